@@ -1,0 +1,66 @@
+# jgrfs - the two commands a newcomer runs: `make demo` and `make test`.
+#
+#   make deps      install what is missing (Debian packages; needs root)
+#   make build     configure and build (address+undefined sanitizers) in build/
+#   make test      deps + build + every test suite (unit, crash, integration)
+#   make valgrind  the unit suite under valgrind, in a build without sanitizers
+#   make demo      a 4-disk RAID5 over sparse files in ./demo, mounted at ./demo/mnt
+#   make release   an optimised build without sanitizers in build-release/ (benchmarks)
+
+BUILD ?= build
+RELEASE ?= build-release
+VGBUILD ?= build-valgrind
+MESON_TEST_FLAGS ?= --print-errorlogs --num-processes 2
+
+PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
+	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync
+
+.PHONY: all deps build test unit valgrind demo demo-stop release clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: not root; install these first:$$missing" >&2; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+test: build
+	meson test -C $(BUILD) $(MESON_TEST_FLAGS)
+	$(MAKE) --no-print-directory valgrind
+
+unit: build
+	meson test -C $(BUILD) $(MESON_TEST_FLAGS) --suite unit
+
+$(VGBUILD)/build.ninja:
+	meson setup $(VGBUILD) -Dwerror=true
+
+valgrind: deps $(VGBUILD)/build.ninja
+	ninja -C $(VGBUILD)
+	meson test -C $(VGBUILD) $(MESON_TEST_FLAGS) --suite unit --setup valgrind
+
+$(RELEASE)/build.ninja:
+	meson setup $(RELEASE) --buildtype=release -Dtests=false
+
+release: deps $(RELEASE)/build.ninja
+	ninja -C $(RELEASE)
+
+demo: build
+	sh tools/demo.sh $(BUILD)/tools/jgrfs
+
+demo-stop:
+	sh tools/demo.sh --stop $(BUILD)/tools/jgrfs
+
+clean:
+	rm -rf $(BUILD) $(RELEASE) $(VGBUILD)

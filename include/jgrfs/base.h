@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * include/jgrfs/base.h - helpers shared by every layer: logging, little-endian
+ * on-disk integers, crc32c (ISA-L), sequence comparison, the common metadata
+ * block header and aligned block buffers.
+ *
+ * Interface:
+ *   jg_log()                 one logging call for every layer (STYLE.md §9)
+ *   le16/le32/le64           on-disk integers; only jg_le*()/jg_cpu_to_le*() touch them
+ *   jg_crc32c()              ISA-L crc32_iscsi with a seed; jg_crc_seed() from a UUID
+ *   jg_blk_seal/jg_blk_check every metadata block's 32-byte header (FORMAT.md §1)
+ *   jg_seq_after()           wrap-safe comparison of sequence numbers
+ */
+#ifndef JGRFS_BASE_H
+#define JGRFS_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The block size of every layer: filesystem block, journal block, RAID block. */
+#define JG_BLOCK_SIZE 4096u
+#define JG_BLOCK_SHIFT 12
+
+/* ---------------------------------------------------------------- logging */
+
+enum jg_log_level {
+	JG_LOG_ERR = 0,
+	JG_LOG_WARN = 1,
+	JG_LOG_INFO = 2,
+	JG_LOG_DEBUG = 3,
+};
+
+typedef void (*jg_log_sink_fn)(void *ctx, int level, const char *subsys, const char *msg);
+
+/* Log "subsys: msg" at @level. Thread-safe. Messages above the set level are dropped. */
+void jg_log(int level, const char *subsys, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Replace the sink (default: stderr). NULL restores the default. Not thread-safe:
+ * call at start-up. */
+void jg_log_set_sink(jg_log_sink_fn fn, void *ctx);
+/* Messages with level > @level are dropped (default JG_LOG_INFO). */
+void jg_log_set_level(int level);
+int jg_log_get_level(void);
+
+/* ------------------------------------------------------- on-disk integers */
+
+/* One-member structs, so that a missed conversion fails to compile. */
+typedef struct { uint16_t v; } le16;
+typedef struct { uint32_t v; } le32;
+typedef struct { uint64_t v; } le64;
+
+static inline uint16_t jg_le16(le16 x) { return x.v; }
+static inline uint32_t jg_le32(le32 x) { return x.v; }
+static inline uint64_t jg_le64(le64 x) { return x.v; }
+static inline le16 jg_cpu_to_le16(uint16_t v) { le16 x = { v }; return x; }
+static inline le32 jg_cpu_to_le32(uint32_t v) { le32 x = { v }; return x; }
+static inline le64 jg_cpu_to_le64(uint64_t v) { le64 x = { v }; return x; }
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "jgrfs stores little-endian fields natively; add byte swapping for big-endian hosts"
+#endif
+
+/* ------------------------------------------------------------------ crc32c */
+
+/*
+ * CRC-32C (Castagnoli) by ISA-L's crc32_iscsi. crc32_iscsi applies no inversion:
+ * the standard CRC-32C of a buffer is ~jg_crc32c(~0u, p, n) (0xe3069283 for
+ * "123456789"). On-disk checksums use a seed from jg_crc_seed(), never 0, so that
+ * an all-zero block never verifies.
+ */
+uint32_t jg_crc32c(uint32_t seed, const void *p, size_t n);
+/* Seed for an array's checksums, derived from its UUID; never 0. */
+uint32_t jg_crc_seed(const uint8_t uuid[16]);
+
+/* ---------------------------------------------------------------- sequence */
+
+/* true when sequence number @a is after @b, modulo 2^64 wrap (jbd2 tid_gt). */
+static inline bool jg_seq_after(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) > 0;
+}
+
+/* ------------------------------------------------------------ block header */
+
+/* 32 bytes at offset 0 of every metadata block; FORMAT.md §1. */
+struct jg_blk_hdr {
+/*00*/	le32 magic;	/* one value per block type */
+/*04*/	le16 version;	/* format version of the writer */
+/*06*/	le16 flags;	/* per block type */
+/*08*/	le64 seq;	/* tid or event count; compare only with jg_seq_after() */
+/*10*/	le64 blkno;	/* the block's home address: catches misdirected writes */
+/*18*/	le32 crc;	/* crc32c of the whole block with this field zero */
+/*1c*/	le32 reserved;	/* written as zero, ignored on read */
+};
+_Static_assert(sizeof(struct jg_blk_hdr) == 32, "jg_blk_hdr size");
+_Static_assert(offsetof(struct jg_blk_hdr, seq) == 0x08, "jg_blk_hdr.seq offset");
+_Static_assert(offsetof(struct jg_blk_hdr, blkno) == 0x10, "jg_blk_hdr.blkno offset");
+_Static_assert(offsetof(struct jg_blk_hdr, crc) == 0x18, "jg_blk_hdr.crc offset");
+
+/*
+ * Fill the header of the @len-byte block @blk and set its crc (over @len bytes
+ * with the crc field zero, seeded with @seed). Call last, after the body is final.
+ */
+void jg_blk_seal(void *blk, size_t len, uint32_t magic, uint16_t version, uint16_t flags,
+		 uint64_t seq, uint64_t blkno, uint32_t seed);
+/* Recompute and store the crc only (header fields already set). */
+void jg_blk_crc_set(void *blk, size_t len, uint32_t seed);
+/* true when the stored crc matches. Does not log. */
+bool jg_blk_crc_ok(const void *blk, size_t len, uint32_t seed);
+
+/*
+ * Verify a block in the fixed order magic -> crc -> version (<= @max_version) ->
+ * home address (@blkno, or skip with JG_BLKNO_ANY). On failure logs
+ * "<subsys>: <what> dev=<dev> blkno=<n> bad <check>: expected ... found ..." and
+ * returns -EUCLEAN (-EOPNOTSUPP for a newer version). Never writes.
+ */
+#define JG_BLKNO_ANY UINT64_MAX
+int jg_blk_check(const void *blk, size_t len, uint32_t magic, uint16_t max_version,
+		 uint64_t blkno, uint32_t seed, const char *subsys, const char *what,
+		 const char *dev);
+
+/* ------------------------------------------------------------------ memory */
+
+/* @nblocks * JG_BLOCK_SIZE bytes aligned for O_DIRECT; NULL on failure. free() it. */
+void *jg_alloc_blocks(size_t nblocks);
+/* As jg_alloc_blocks, zero-filled. */
+void *jg_zalloc_blocks(size_t nblocks);
+
+/* ------------------------------------------------------------------- UUIDs */
+
+void jg_uuid_generate(uint8_t uuid[16]);
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" into @out (at least 37 bytes). */
+void jg_uuid_format(const uint8_t uuid[16], char out[37]);
+bool jg_uuid_is_zero(const uint8_t uuid[16]);
+
+/* Monotonic time in seconds, for reports. */
+double jg_now_seconds(void);
+
+#endif /* JGRFS_BASE_H */

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * include/jgrfs/blkreq.h - the block request: the one interface between layers.
+ *
+ * Everything below the filesystem is a struct blk_dev: a member device (a file or
+ * block device over io_uring, a memory device, a fault-injecting wrapper) and the
+ * RAID array itself. A user hands a device a batch of requests and waits once:
+ *
+ *	struct blk_req r[2] = {
+ *		{ .op = BLK_OP_WRITE, .blkno = 10, .nblocks = 1, .buf = a, .flags = BLK_FS_RAIDSYNC },
+ *		{ .op = BLK_OP_WRITE, .blkno = 99, .nblocks = 4, .buf = b },
+ *	};
+ *	rc = blk_submit(dev, r, 2);
+ *
+ * The flags carry the journal-guided resync protocol of shared/seeds/:
+ *   BLK_FS_RAIDSYNC  on writes: the filesystem has declared this write in its
+ *                    journal and takes responsibility for resyncing the stripe
+ *                    after a crash; the RAID layer does not record it in its
+ *                    write-intent bitmap (seed 002).
+ *   BLK_SYNCRAID     on reads and writes issued by journal recovery: resync the
+ *                    parity of the stripe holding each block first, once per
+ *                    recovery (seed 003).
+ *   BLK_PREFLUSH     flush the device's volatile state before this request.
+ *   BLK_FUA          this write is durable when the request completes.
+ * A device ignores flags it has no use for (a memory device ignores all four).
+ */
+#ifndef JGRFS_BLKREQ_H
+#define JGRFS_BLKREQ_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "jgrfs/base.h"
+
+enum blk_op {
+	BLK_OP_READ = 0,
+	BLK_OP_WRITE = 1,
+	BLK_OP_FLUSH = 2,	/* make every completed write durable; blkno/nblocks/buf unused */
+};
+
+#define BLK_FS_RAIDSYNC (1u << 0)
+#define BLK_SYNCRAID (1u << 1)
+#define BLK_PREFLUSH (1u << 2)
+#define BLK_FUA (1u << 3)
+
+struct blk_req {
+	uint8_t op;		/* enum blk_op */
+	uint32_t flags;		/* BLK_* above */
+	uint64_t blkno;		/* first block, in JG_BLOCK_SIZE units */
+	uint32_t nblocks;	/* count of blocks; 0 only for BLK_OP_FLUSH */
+	void *buf;		/* nblocks * JG_BLOCK_SIZE bytes, JG_BLOCK_SIZE-aligned */
+	int result;		/* out: 0 or -errno, set by the device */
+};
+
+struct blk_dev;
+
+/*
+ * Operations of a device. Every member is called from any thread; a device is
+ * thread-safe unless its constructor says otherwise.
+ */
+struct blk_dev_ops {
+	/*
+	 * Required. Carry out @n requests and return when all have completed.
+	 * Requests in one batch may run in any order and concurrently, so a batch
+	 * must not hold two requests that overlap unless both are reads. A
+	 * BLK_OP_FLUSH in a batch covers the writes completed before the batch
+	 * began. Sets every req->result. Returns 0 when every request succeeded,
+	 * else the first negative errno found (-EIO, -EINVAL for an out-of-range
+	 * block, -ENOMEM).
+	 */
+	int (*submit)(struct blk_dev *dev, struct blk_req *reqs, unsigned int n);
+
+	/*
+	 * Optional (NULL: every command answers -ENOTTY). Control commands, as an
+	 * ioctl on a block device: BLK_CTL_* below. Returns 0, a positive value
+	 * where the command says so, or a negative errno; -ENOTTY for a command the
+	 * device does not know.
+	 */
+	int (*ctl)(struct blk_dev *dev, unsigned int cmd, void *arg);
+
+	/* Required. Release the device; no request may be in flight. */
+	void (*close)(struct blk_dev *dev);
+};
+
+struct blk_dev {
+	const struct blk_dev_ops *ops;
+	uint64_t nblocks;	/* size in JG_BLOCK_SIZE blocks */
+	char name[64];		/* for messages: a path, "mem0", "raid5(4)" */
+};
+
+/* Control commands (struct blk_dev_ops.ctl). @arg is per command. */
+enum blk_ctl_cmd {
+	/* Seeds' SET_RESYNC_ALL / CLEAR_RESYNC_ALL: while on, every read resyncs the
+	 * stripe it touches (once per stripe until BLK_CTL_SYNCRAID_DONE). arg NULL. */
+	BLK_CTL_SET_RESYNC_ALL = 1,
+	BLK_CTL_CLEAR_RESYNC_ALL = 2,
+	/* Recovery is over: forget which stripes SYNCRAID already resynced. arg NULL. */
+	BLK_CTL_SYNCRAID_DONE = 3,
+	/* The member-superblock flag "filesystem-guided resync pending": set at mount in
+	 * declared mode (durably, before the first declared write), cleared once the
+	 * journal has been replayed and at clean unmount. arg NULL. */
+	BLK_CTL_SET_JNL_PENDING = 4,
+	BLK_CTL_CLEAR_JNL_PENDING = 5,
+	/* Returns 1 when the flag above is set, 0 when not. arg NULL. */
+	BLK_CTL_GET_JNL_PENDING = 6,
+	/* Fill a struct blk_stats (arg). */
+	BLK_CTL_GET_STATS = 7,
+};
+
+/* Counters a device keeps since it was opened (BLK_CTL_GET_STATS). */
+struct blk_stats {
+	uint64_t reads, writes, flushes;	/* requests completed */
+	uint64_t read_blocks, write_blocks;
+	uint64_t syncraid_rows;		/* stripe rows resynced because of BLK_SYNCRAID or resync-all */
+	uint64_t resync_rows_checked;	/* every row resync looked at (syncraid, bitmap, full) */
+	uint64_t resync_rows_repaired;	/* of those, rows whose parity was wrong and was rewritten */
+	uint64_t bitmap_bits_set;	/* write-intent bits set durably (a bitmap write each) */
+};
+
+static inline int blk_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+{
+	return dev->ops->submit(dev, reqs, n);
+}
+
+static inline int blk_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
+{
+	return dev->ops->ctl ? dev->ops->ctl(dev, cmd, arg) : -ENOTTY;
+}
+
+static inline void blk_close(struct blk_dev *dev)
+{
+	if (dev)
+		dev->ops->close(dev);
+}
+
+/* One request, synchronously: convenience for cold paths (superblocks, tools). */
+int blk_rw(struct blk_dev *dev, int op, uint64_t blkno, uint32_t nblocks, void *buf,
+	   uint32_t flags);
+/* A BLK_OP_FLUSH on its own. */
+int blk_flush(struct blk_dev *dev);
+
+#endif /* JGRFS_BLKREQ_H */

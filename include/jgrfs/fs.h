@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * include/jgrfs/fs.h - the ext3-like filesystem, by inode number, independent of
+ * FUSE so that tests and benchmarks drive it in-process.
+ *
+ * The filesystem lives on a struct blk_dev (the array in production, a memory
+ * device in unit tests) and does every read through its buffer cache and the
+ * journal, every write through a journal handle (include/jgrfs/journal.h).
+ *
+ * Conventions: every call returns 0 (or a count) on success, a negative errno on
+ * failure: -ENOENT, -EEXIST, -ENOTDIR, -EISDIR, -ENOTEMPTY, -ENAMETOOLONG, -ENOSPC,
+ * -EFBIG, -EROFS (read-only after an error), -EUCLEAN (a damaged structure,
+ * logged with its block), -EIO. The struct fs is thread-safe (one big lock inside
+ * at first; see docs/DESIGN.md for the lock order).
+ *
+ * Inode references: the FUSE layer holds kernel references (lookup counts); an
+ * inode whose link count drops to 0 is freed only when the last reference goes
+ * (fs_forget), and is kept on the orphan list until then so a crash frees it at
+ * the next mount.
+ */
+#ifndef JGRFS_FS_H
+#define JGRFS_FS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "jgrfs/blkreq.h"
+#include "jgrfs/journal.h"
+
+#define FS_ROOT_INO 1u
+#define FS_NAME_MAX 255u
+#define FS_SYMLINK_MAX 4095u
+
+struct fs;
+
+struct fs_attr {
+	uint64_t ino;
+	uint32_t mode;		/* S_IFMT type and permission bits */
+	uint32_t nlink;
+	uint32_t uid, gid;
+	uint64_t size;		/* bytes */
+	uint64_t blocks;	/* 512-byte units allocated, as st_blocks */
+	uint64_t rdev;
+	uint64_t generation;
+	struct timespec atime, mtime, ctime, btime;
+};
+
+/* Which fields of fs_setattr's @attr to apply. */
+#define FS_SET_MODE (1u << 0)
+#define FS_SET_UID (1u << 1)
+#define FS_SET_GID (1u << 2)
+#define FS_SET_SIZE (1u << 3)
+#define FS_SET_ATIME (1u << 4)
+#define FS_SET_MTIME (1u << 5)
+#define FS_SET_ATIME_NOW (1u << 6)
+#define FS_SET_MTIME_NOW (1u << 7)
+#define FS_SET_CTIME (1u << 8)
+
+/* fs_rename flags, as renameat2. */
+#define FS_RENAME_NOREPLACE (1u << 0)
+#define FS_RENAME_EXCHANGE (1u << 1)
+
+struct fs_mkfs_opts {
+	uint64_t journal_blocks;	/* 0: sized from the device (mkfs picks; see FORMAT.md) */
+	uint32_t inode_ratio;		/* bytes per inode; 0: 16384 */
+	const char *label;		/* up to 63 bytes; NULL for none */
+	bool force;			/* overwrite an existing jgrfs filesystem */
+};
+
+/* Write a new filesystem (superblock, groups, root directory, journal) on @dev. */
+int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts);
+
+struct fs_mount_opts {
+	enum jnl_data_mode data_mode;	/* default (zero) JNL_DATA_WRITEBACK: callers set it;
+					 * the daemon defaults to declared */
+	unsigned int commit_interval_ms;/* 0: journal default (5 s) */
+	bool no_commit_thread;		/* unit tests */
+	bool readonly;
+	uint64_t cache_blocks;		/* buffer cache bound; 0: 16384 (64 MiB) */
+};
+
+/*
+ * Mount: read and verify the superblock, open the journal, recover it (the report
+ * is in fs_info.recovery), free orphans, start the journal. @dev is not owned.
+ */
+int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **out);
+/* Commit, checkpoint, mark clean, free. Frees even on error. */
+int fs_unmount(struct fs *fs);
+/* Free without writing (simulated crash). */
+void fs_abandon(struct fs *fs);
+
+int fs_lookup(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *out);
+int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *out);
+int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *attr, unsigned int valid,
+	       struct fs_attr *out);
+/* Create a regular file, device, fifo or socket (@mode carries the type). */
+int fs_mknod(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint64_t rdev,
+	     uint32_t uid, uint32_t gid, struct fs_attr *out);
+int fs_mkdir(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint32_t uid,
+	     uint32_t gid, struct fs_attr *out);
+int fs_unlink(struct fs *fs, uint64_t parent, const char *name);
+int fs_rmdir(struct fs *fs, uint64_t parent, const char *name);
+int fs_symlink(struct fs *fs, uint64_t parent, const char *name, const char *target,
+	       uint32_t uid, uint32_t gid, struct fs_attr *out);
+/* Copies at most @size bytes of the target (no NUL); returns its length. */
+ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size);
+int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+	    struct fs_attr *out);
+int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newparent,
+	      const char *newname, unsigned int flags);
+
+/* Take @n references on @ino (a FUSE lookup); fs_lookup/fs_mknod/... do not take one. */
+int fs_ref(struct fs *fs, uint64_t ino, uint64_t n);
+/* Drop @n references; an unlinked inode with none left is freed. */
+int fs_forget(struct fs *fs, uint64_t ino, uint64_t n);
+
+ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *buf);
+ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf);
+/* mode 0 (allocate, extend size) and FALLOC_FL_KEEP_SIZE at least; -EOPNOTSUPP otherwise. */
+int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
+/* Durable on return: the inode's last transaction is committed (data per mode). */
+int fs_fsync(struct fs *fs, uint64_t ino, bool datasync);
+/* Everything durable (syncfs). */
+int fs_sync(struct fs *fs);
+
+/*
+ * Call @fn for each entry of directory @ino from offset @off ("." and ".." first).
+ * @next_off is the offset to resume after this entry; offsets stay valid while the
+ * directory changes (an entry is never returned twice nor skipped if it stays).
+ * @fn returns non-zero to stop (buffer full). Returns 0 or a negative errno.
+ */
+typedef int (*fs_readdir_fn)(void *ctx, const char *name, uint64_t ino, uint32_t mode,
+			     uint64_t next_off);
+int fs_readdir(struct fs *fs, uint64_t ino, uint64_t off, fs_readdir_fn fn, void *ctx);
+
+struct fs_statfs {
+	uint64_t block_size;
+	uint64_t blocks, blocks_free, blocks_avail;
+	uint64_t inodes, inodes_free;
+	uint32_t name_max;
+};
+int fs_statfs(struct fs *fs, struct fs_statfs *out);
+
+/* user.* extended attributes (others: -EOPNOTSUPP). As the xattr(7) calls:
+ * get/list with @size 0 return the size needed; -ERANGE when too small. */
+int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value,
+		size_t size, int flags);
+ssize_t fs_getxattr(struct fs *fs, uint64_t ino, const char *name, void *value, size_t size);
+ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *list, size_t size);
+int fs_removexattr(struct fs *fs, uint64_t ino, const char *name);
+
+struct fs_info {
+	enum jnl_data_mode data_mode;
+	bool readonly;			/* mounted read-only, or turned read-only by an error */
+	struct jnl_info journal;
+	struct jnl_recovery_report recovery; /* what recovery did at this mount */
+	uint64_t orphans_freed;		/* at this mount */
+	char label[64];
+};
+void fs_info_get(struct fs *fs, struct fs_info *out);
+
+/* ------------------------------------------------------------------ fsck */
+
+struct fsck_opts {
+	bool repair;		/* -y: repair; else (-n) only report, never write */
+	bool verbose;
+};
+struct fsck_report {
+	uint64_t problems_found;
+	uint64_t problems_fixed;
+	uint64_t inodes_checked;
+	uint64_t dirs_checked;
+	uint64_t blocks_used;
+	struct jnl_recovery_report recovery;
+};
+/*
+ * Replay the journal with resync-all on (BLK_CTL_SET_RESYNC_ALL, seeds 006), then
+ * check every structure. Logs each problem. Returns the e2fsck exit code: 0 clean,
+ * 1 problems repaired, 4 problems left, 8 operational error.
+ */
+int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_report *rep);
+
+#endif /* JGRFS_FS_H */

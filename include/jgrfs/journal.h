@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * include/jgrfs/journal.h - JBD-style write-ahead log on a block device (the
+ * array), with the four data modes and journal-guided resync (seeds 004, 005).
+ *
+ * The journal lives in a contiguous region of the device. The filesystem reads
+ * every block through jnl_read() and writes every block through a handle:
+ *
+ *	jnl_handle_start(j, credits, &h);       join the running transaction
+ *	jnl_handle_dirty_meta(h, blkno, buf);   metadata: logged, then checkpointed home
+ *	jnl_handle_dirty_data(h, blkno, buf);   file data: written per the data mode
+ *	jnl_handle_revoke(h, blkno);            a metadata block was freed
+ *	jnl_handle_stop(h);
+ *	jnl_commit(j, tid, true);               fsync: wait until tid is durable
+ *
+ * The journal copies each block it is handed (the caller's buffer is free on
+ * return) and keeps the newest copy until it is home on the device; jnl_read()
+ * returns that copy, so callers never see a stale block.
+ *
+ * Data modes (mount option data=):
+ *   writeback  data written at or before commit, in no order with the commit block
+ *   ordered    data complete on the device before the commit block is written
+ *   journal    data logged like metadata
+ *   declared   ordered, and before any data block reaches the device a *declare
+ *              block* listing it is durable in the log; every write the journal
+ *              issues carries BLK_FS_RAIDSYNC
+ *
+ * Crash behaviour: a transaction is replayed at recovery only when its commit
+ * block is on disk and every checksum of it matches; in declared mode recovery
+ * also resyncs (BLK_SYNCRAID) the blocks named by declare blocks of transactions
+ * that did not commit and the log window being written at the crash.
+ *
+ * Failure: an I/O error on the log aborts the journal: later jnl_handle_start()
+ * returns -EROFS (sticky).
+ */
+#ifndef JGRFS_JOURNAL_H
+#define JGRFS_JOURNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jgrfs/blkreq.h"
+
+enum jnl_data_mode {
+	JNL_DATA_WRITEBACK = 0,
+	JNL_DATA_ORDERED = 1,
+	JNL_DATA_JOURNAL = 2,
+	JNL_DATA_DECLARED = 3,
+};
+/* "writeback", "ordered", "journal", "declared"; NULL for an unknown value. */
+const char *jnl_data_mode_name(enum jnl_data_mode m);
+/* -EINVAL when unknown. */
+int jnl_data_mode_parse(const char *s, enum jnl_data_mode *out);
+
+/* Smallest and default journal sizes, in blocks (mkfs sizes it within these). */
+#define JNL_MIN_BLOCKS 1024u
+
+/*
+ * mkfs: write an empty journal superblock at @start_blkno covering @nblocks blocks
+ * (the superblock included), checksums seeded from @uuid. Does not need the region
+ * zeroed.
+ */
+int jnl_format(struct blk_dev *dev, uint64_t start_blkno, uint64_t nblocks,
+	       const uint8_t uuid[16]);
+
+struct jnl_cfg {
+	uint64_t start_blkno;		/* the journal superblock (region start) */
+	enum jnl_data_mode mode;	/* default JNL_DATA_ORDERED (zero-filled config) */
+	unsigned int commit_interval_ms;/* commit timer; default 5000; 0 uses the default */
+	bool no_commit_thread;		/* unit tests: commit only when asked or full */
+	uint64_t max_txn_data_blocks;	/* buffered data blocks that force early writeback
+					 * (ordered/declared) or commit; default 16384 (64 MiB) */
+	bool readonly;			/* fsck -n: recover in memory only, never write */
+};
+
+struct jnl;
+struct jnl_handle;
+
+/*
+ * Read and verify the journal superblock at cfg->start_blkno of @dev (not owned).
+ * -EUCLEAN for a damaged superblock (logged), -EOPNOTSUPP for unknown incompat
+ * features. Does not recover and starts no thread.
+ */
+int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out);
+
+/* true when the log holds transactions not yet checkpointed (an unclean stop). */
+bool jnl_needs_recovery(const struct jnl *j);
+
+struct jnl_recovery_report {
+	bool was_clean;			/* nothing to do */
+	uint64_t transactions_replayed;
+	uint64_t blocks_replayed;	/* home writes of logged blocks */
+	uint64_t blocks_revoked;	/* logged blocks skipped because revoked */
+	uint64_t declared_blocks_resynced; /* blocks named by declare blocks, read with SYNCRAID */
+	uint64_t log_blocks_resynced;	/* log window read with SYNCRAID */
+	uint64_t rows_resynced;		/* from the device's stats (BLK_CTL_GET_STATS), when it keeps them */
+	double seconds;
+};
+
+/*
+ * Recover: scan, revoke and replay passes (jbd2_journal_recover), then, when the
+ * log was written in declared mode, the SYNCRAID passes. Empties the log. Call
+ * once after jnl_open(), before jnl_start(). In readonly mode the replayed blocks
+ * are kept in memory (jnl_read() returns them) and nothing is written.
+ */
+int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep);
+
+/*
+ * Begin service: mark the log in use (declare feature on in declared mode),
+ * start the commit thread. Handles may start after this.
+ */
+int jnl_start(struct jnl *j);
+
+/*
+ * Commit the running transaction, checkpoint everything, mark the log clean and
+ * the declare feature off, stop the thread, free. Frees even on error.
+ */
+int jnl_close(struct jnl *j);
+
+/* Free without writing anything (a simulated crash for tests). */
+void jnl_abandon(struct jnl *j);
+
+/*
+ * Join the running transaction, reserving @credits: the most blocks (metadata,
+ * and data in journal mode) this handle will dirty. May sleep while a commit
+ * makes room. -EROFS once aborted; -EINVAL if @credits can never fit.
+ */
+int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **out);
+/* The transaction the handle belongs to (for fsync: jnl_commit(j, tid, true)). */
+uint64_t jnl_handle_tid(const struct jnl_handle *h);
+/* Metadata block @blkno now holds @block (copied). Counts against credits once per block. */
+int jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
+/* File data block @blkno now holds @block (copied); handled per the data mode. */
+int jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block);
+/* Metadata block @blkno was freed: recovery must not replay older logged copies. */
+int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno);
+/* Block @blkno (data or metadata) was freed: drop any pending write of it. */
+int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno);
+/* Leave the transaction; frees @h, also on error. */
+int jnl_handle_stop(struct jnl_handle *h);
+
+/*
+ * Read @nblocks from @blkno: the newest copy the journal holds for each block
+ * (running, committing or not yet checkpointed transactions), else the device.
+ */
+int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf);
+
+/*
+ * Commit transaction @tid (0: the running one). With @wait, return once it is
+ * durable (fsync). Returns 0 at once when @tid is already durable.
+ */
+int jnl_commit(struct jnl *j, uint64_t tid, bool wait);
+
+/* Write every committed block home and move the log tail. */
+int jnl_checkpoint(struct jnl *j);
+
+struct jnl_info {
+	enum jnl_data_mode mode;
+	uint64_t log_blocks;		/* size of the region */
+	uint64_t log_used_blocks;	/* not yet checkpointed */
+	uint64_t running_tid;
+	uint64_t commits;		/* transactions committed since jnl_start */
+	uint64_t declare_blocks;	/* declare blocks written since jnl_start */
+	uint64_t flushes;		/* device flushes issued since jnl_start */
+	bool aborted;
+	struct jnl_recovery_report last_recovery;
+};
+void jnl_info_get(struct jnl *j, struct jnl_info *out);
+
+#endif /* JGRFS_JOURNAL_H */

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * include/jgrfs/raid.h - the RAID4/5/6 array and its member devices.
+ *
+ * Member devices (struct blk_dev, include/jgrfs/blkreq.h):
+ *   raid_dev_uring_open()   a file or block device, O_DIRECT, io_uring
+ *   raid_dev_mem_open()     memory, for unit tests
+ *   raid_dev_fault_open()   wraps another device: fails chosen blocks, models a
+ *                           power cut (writes after the Nth dropped or torn)
+ *
+ * The array: raid_create() writes member superblocks; raid_assemble() checks that
+ * members belong together and returns a struct raid_array; raid_array_dev() is the
+ * array as a struct blk_dev that upper layers submit to. Crash protection by
+ * policy (enum raid_resync_policy): the recovery resync runs in raid_assemble()
+ * for a dirty array; BLK_SYNCRAID reads and writes resync rows on demand.
+ *
+ * Vocabulary (docs/FORMAT.md): a *chunk* is one member's contiguous part of a
+ * stripe row; a *stripe row* ("row") is one chunk from every member; array
+ * blocks are numbered over the data chunks only.
+ */
+#ifndef JGRFS_RAID_H
+#define JGRFS_RAID_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jgrfs/blkreq.h"
+
+/* ------------------------------------------------------------ member devices */
+
+/*
+ * Open @path (regular file or block device) O_DIRECT for I/O through io_uring.
+ * @create_blocks: when non-zero and @path is missing or a shorter regular file,
+ * create/extend it (sparse) to that many blocks. Fails with a message naming the
+ * path (-EINVAL where the underlying filesystem refuses O_DIRECT).
+ * Thread-safe: any thread may submit.
+ */
+int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev **out);
+
+/* A zero-filled memory device of @nblocks blocks named @name. */
+int raid_dev_mem_open(const char *name, uint64_t nblocks, struct blk_dev **out);
+
+/*
+ * Fault injection, shared by every member of one array: a *power domain* counts the
+ * writes of all its members. When the count reaches @cut_after_writes (0: never)
+ * the power is cut: that write and every later write on every member of the
+ * domain is dropped (reported as success, as the dying process would see), and of
+ * the writes completed since each member's last flush, each is kept or reverted
+ * at random (seeded): reverted whole, or with @tear, reverted on a random subset
+ * of its 512-byte sectors. Reads keep working on what survived.
+ */
+struct raid_fault_domain;
+struct raid_fault_cfg {
+	uint64_t cut_after_writes;	/* 0: never; else the write number (1-based) that is lost */
+	uint64_t seed;			/* for the keep/revert choices; same seed, same result */
+	unsigned int keep_percent;	/* chance (0..100) that an unflushed write survives; default 50 */
+	bool tear;			/* revert partial writes sector by sector */
+};
+int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_domain **out);
+void raid_fault_domain_free(struct raid_fault_domain *d);
+/* true once the power has been cut. */
+bool raid_fault_domain_is_cut(const struct raid_fault_domain *d);
+/* Writes seen so far by the domain (to find the write positions of a workload). */
+uint64_t raid_fault_domain_writes(const struct raid_fault_domain *d);
+/* Cut the power now (as if the count had been reached). */
+void raid_fault_domain_cut(struct raid_fault_domain *d);
+
+/*
+ * Wrap @lower (not owned: the caller closes it after this one) in domain @d.
+ * raid_dev_fault_fail_block() makes I/O touching @blkno fail with -EIO
+ * (@on_read/@on_write choose which), to model a failing member.
+ */
+int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, struct blk_dev **out);
+int raid_dev_fault_fail_block(struct blk_dev *fault_dev, uint64_t blkno, bool on_read, bool on_write);
+/* Every I/O fails with -EIO from now on (a dead member). */
+int raid_dev_fault_fail_all(struct blk_dev *fault_dev);
+
+/* ------------------------------------------------------------------ array */
+
+enum raid_resync_policy {
+	RAID_RESYNC_OFF = 0,	 /* UNSAFE, for tests: no resync after a crash at all */
+	RAID_RESYNC_FULL = 1,	 /* no bitmap; resync every row of a dirty array */
+	RAID_RESYNC_BITMAP = 2,	 /* write-intent bitmap; resync dirty regions */
+	RAID_RESYNC_JOURNAL = 3, /* bitmap for writes without BLK_FS_RAIDSYNC; the
+				  * filesystem's journal resyncs the rest (SYNCRAID) */
+};
+/* "off", "full", "bitmap", "journal"; NULL for an unknown value. */
+const char *raid_resync_policy_name(enum raid_resync_policy p);
+/* Parse a name as above; -EINVAL when unknown. */
+int raid_resync_policy_parse(const char *s, enum raid_resync_policy *out);
+
+struct raid_create_cfg {
+	unsigned int level;		/* 4, 5 or 6 */
+	uint32_t chunk_blocks;		/* chunk size in blocks; power of two, 1..1024; default 16 (64 KiB) */
+	enum raid_resync_policy resync;	/* default RAID_RESYNC_JOURNAL */
+	uint32_t bitmap_region_blocks;	/* blocks of array data per bitmap bit; power of two;
+					 * default 16384 (64 MiB); 0: default */
+	uint64_t member_blocks;		/* usable blocks per member; 0: the smallest member */
+};
+
+/*
+ * Write a new array over @n members (role i = members[i]): member superblocks,
+ * bitmaps, and parity consistent with the (zeroed-by-us-only-if-needed) data: the
+ * new array starts clean and in sync. Refuses (-EEXIST, naming the device) a
+ * member that already holds a jgrfs superblock unless @force.
+ */
+int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
+		bool force);
+
+struct raid_assemble_cfg {
+	bool force;		/* assemble a dirty and degraded array despite the write hole */
+	bool readonly;		/* never write: no superblock update, no resync */
+	bool no_resync;		/* assemble a dirty array without the recovery resync (fsck -n, examine) */
+};
+
+struct raid_array;
+
+/* Report of one resync pass (recovery, scrub, rebuild). */
+struct raid_resync_report {
+	uint64_t rows_checked;
+	uint64_t rows_repaired;	/* rows whose parity did not match and was rewritten */
+	double seconds;
+};
+
+/*
+ * Assemble an array from @n devices given in any order (NULL entries allowed for
+ * missing members). Checks magic, crc, UUIDs, roles, event counts; names the
+ * device that is foreign, duplicated, missing or stale (-EUCLEAN, -EINVAL). A
+ * dirty array is resynced by its policy before this returns (report in
+ * raid_info.last_resync), unless cfg->no_resync or readonly. A dirty and degraded
+ * array is refused (-EUCLEAN) unless cfg->force. On success the array is marked
+ * dirty (in use) and the member event counters advanced.
+ * The array takes ownership of the member devices on success (raid_stop closes
+ * them); on failure the caller keeps them.
+ */
+int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
+		  struct raid_array **out);
+
+/* The array as a block device; valid until raid_stop(). */
+struct blk_dev *raid_array_dev(struct raid_array *a);
+
+/* Flush, mark clean (unless failed/readonly), close the members, free. Frees even on error. */
+int raid_stop(struct raid_array *a);
+
+/* Abandon the array without writing anything (a crash, for tests): close, free. */
+void raid_abandon(struct raid_array *a);
+
+struct raid_member_info {
+	char name[64];
+	unsigned int role;
+	bool present;
+	bool failed;
+	bool rebuilding;
+};
+
+struct raid_info {
+	uint8_t uuid[16];
+	unsigned int level;
+	unsigned int nmembers;
+	unsigned int ndata;		/* data members per row: n-1 (RAID4/5), n-2 (RAID6) */
+	uint32_t chunk_blocks;
+	uint64_t member_blocks;		/* data area per member */
+	uint64_t array_blocks;		/* usable array size */
+	uint64_t rows;
+	enum raid_resync_policy resync;
+	uint32_t bitmap_region_blocks;
+	uint64_t bitmap_dirty_regions;
+	bool degraded;
+	bool was_dirty;			/* the array was not shut down cleanly before this assembly */
+	bool jnl_pending;		/* filesystem-guided resync pending */
+	bool resync_all;
+	uint64_t events;
+	double rebuild_progress;	/* 0..1, or -1 when no rebuild runs */
+	struct raid_resync_report last_resync; /* the recovery resync of this assembly */
+	struct raid_member_info members[32];
+};
+void raid_info_get(struct raid_array *a, struct raid_info *out);
+
+/* Progress callback for long operations: @done of @total rows; return non-zero to stop. */
+typedef int (*raid_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/*
+ * Read every row and count rows whose parity does not match the data (MD's
+ * mismatch_cnt); with @repair rewrite their parity. Needs a non-degraded array.
+ * Returns the count of mismatched rows (>= 0) or a negative errno.
+ */
+int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void *ctx,
+		   struct raid_resync_report *rep);
+
+/*
+ * Reconstruct the member of role @role onto @newdev (owned by the array from now
+ * on) while the array stays usable; the member superblock is written last.
+ */
+int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+		 raid_progress_fn fn, void *ctx);
+
+/* Mark member @role failed (as an I/O error would), in the other superblocks. */
+int raid_fail_member(struct raid_array *a, unsigned int role);
+
+#endif /* JGRFS_RAID_H */

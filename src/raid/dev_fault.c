@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/raid/dev_fault.c - a fault-injecting member: failing blocks and power cuts.
+ *
+ * Model of a power cut (as SQLite's test6.c and littlefs's emubd): a disk keeps
+ * completed writes in a volatile cache until a flush. Each fault device remembers,
+ * for every write completed since its last flush, the bytes it overwrote. The
+ * power domain, shared by the members of one array, counts writes over all of
+ * them; when the count reaches cut_after_writes:
+ *   1. that write and every later write or flush on any member is dropped (and
+ *      reported as success: the process that issued it is about to die);
+ *   2. each member's unflushed writes are visited newest first, and each is kept
+ *      (with probability keep_percent) or reverted to the bytes it overwrote --
+ *      whole, or with cfg.tear, on a random subset of its 512-byte sectors.
+ * Every block then holds one of the versions it had since the last flush, which
+ * is what a real disk may show after losing power, and members disagree: the
+ * RAID write hole. Same seed, same outcome.
+ *
+ * Writes are serialised on the domain lock: fault devices are for tests, and
+ * serial writes make "the Nth write" well defined.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jgrfs/raid.h"
+
+#define FAULT_SECTOR 512u
+
+struct fault_pending {		/* one write completed since the last flush */
+	uint64_t blkno;
+	uint32_t nblocks;
+	uint8_t *old;		/* the bytes it overwrote */
+	struct fault_pending *next; /* newer first */
+};
+
+struct fault_bad {		/* a block whose I/O fails */
+	uint64_t blkno;
+	bool on_read, on_write;
+	struct fault_bad *next;
+};
+
+struct dev_fault;
+
+struct raid_fault_domain {
+	pthread_mutex_t lock;	/* protects everything below and every member's lists */
+	struct raid_fault_cfg cfg;
+	uint64_t writes;	/* writes seen, over all members */
+	bool cut;
+	uint64_t rng;		/* xorshift64* state */
+	struct dev_fault *members;
+};
+
+struct dev_fault {
+	struct blk_dev dev;	/* first: container_of by cast */
+	struct raid_fault_domain *dom;
+	struct blk_dev *lower;
+	struct fault_pending *pending;
+	struct fault_bad *bad;
+	bool fail_all;
+	struct dev_fault *next_member;
+};
+
+static uint64_t raid_fault_rand(struct raid_fault_domain *d)
+{
+	uint64_t x = d->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	d->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_domain **out)
+{
+	struct raid_fault_domain *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	pthread_mutex_init(&d->lock, NULL);
+	d->cfg = *cfg;
+	if (d->cfg.keep_percent > 100)
+		d->cfg.keep_percent = 100;
+	d->rng = cfg->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	if (!d->rng)
+		d->rng = 1;
+	*out = d;
+	return 0;
+}
+
+void raid_fault_domain_free(struct raid_fault_domain *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+bool raid_fault_domain_is_cut(const struct raid_fault_domain *d)
+{
+	return __atomic_load_n(&d->cut, __ATOMIC_ACQUIRE);
+}
+
+uint64_t raid_fault_domain_writes(const struct raid_fault_domain *d)
+{
+	return __atomic_load_n(&d->writes, __ATOMIC_ACQUIRE);
+}
+
+static void raid_fault_pending_drop(struct dev_fault *f)
+{
+	while (f->pending) {
+		struct fault_pending *p = f->pending;
+
+		f->pending = p->next;
+		free(p->old);
+		free(p);
+	}
+}
+
+/* Revert one unflushed write, whole or sector by sector. Domain lock held. */
+static void raid_fault_revert_locked(struct dev_fault *f, struct fault_pending *p)
+{
+	struct raid_fault_domain *d = f->dom;
+	size_t len = (size_t)p->nblocks * JG_BLOCK_SIZE;
+	uint8_t *cur;
+
+	if (!d->cfg.tear) {
+		blk_rw(f->lower, BLK_OP_WRITE, p->blkno, p->nblocks, p->old, 0);
+		return;
+	}
+	cur = jg_alloc_blocks(p->nblocks);
+	if (!cur || blk_rw(f->lower, BLK_OP_READ, p->blkno, p->nblocks, cur, 0)) {
+		/* cannot tear without the current bytes: revert whole */
+		blk_rw(f->lower, BLK_OP_WRITE, p->blkno, p->nblocks, p->old, 0);
+		free(cur);
+		return;
+	}
+	for (size_t s = 0; s < len; s += FAULT_SECTOR)
+		if (raid_fault_rand(d) & 1)
+			memcpy(cur + s, p->old + s, FAULT_SECTOR);
+	blk_rw(f->lower, BLK_OP_WRITE, p->blkno, p->nblocks, cur, 0);
+	free(cur);
+}
+
+static void raid_fault_cut_locked(struct raid_fault_domain *d)
+{
+	if (d->cut)
+		return;
+	d->cut = true;
+	for (struct dev_fault *f = d->members; f; f = f->next_member) {
+		for (struct fault_pending *p = f->pending; p; p = p->next)
+			if (raid_fault_rand(d) % 100 >= d->cfg.keep_percent)
+				raid_fault_revert_locked(f, p);
+		raid_fault_pending_drop(f);
+	}
+	__atomic_store_n(&d->cut, true, __ATOMIC_RELEASE);
+}
+
+void raid_fault_domain_cut(struct raid_fault_domain *d)
+{
+	pthread_mutex_lock(&d->lock);
+	raid_fault_cut_locked(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static bool raid_fault_is_bad_locked(struct dev_fault *f, const struct blk_req *r)
+{
+	if (f->fail_all)
+		return true;
+	for (struct fault_bad *b = f->bad; b; b = b->next) {
+		if (b->blkno < r->blkno || b->blkno >= r->blkno + r->nblocks)
+			continue;
+		if ((r->op == BLK_OP_READ && b->on_read) || (r->op == BLK_OP_WRITE && b->on_write))
+			return true;
+	}
+	return false;
+}
+
+/* One write: remember what it overwrites, then write. Domain lock held. */
+static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
+{
+	struct raid_fault_domain *d = f->dom;
+	struct fault_pending *p;
+	int rc;
+
+	d->writes++;
+	if (d->cfg.cut_after_writes && d->writes >= d->cfg.cut_after_writes)
+		raid_fault_cut_locked(d);
+	if (d->cut)
+		return 0; /* lost with the power */
+	if (r->flags & BLK_PREFLUSH)
+		raid_fault_pending_drop(f);
+	if (r->flags & BLK_FUA)
+		return blk_submit(f->lower, r, 1);
+
+	p = calloc(1, sizeof(*p));
+	if (p)
+		p->old = jg_alloc_blocks(r->nblocks);
+	if (!p || !p->old) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->blkno = r->blkno;
+	p->nblocks = r->nblocks;
+	rc = blk_rw(f->lower, BLK_OP_READ, r->blkno, r->nblocks, p->old, 0);
+	if (!rc)
+		rc = blk_submit(f->lower, r, 1);
+	if (rc) {
+		free(p->old);
+		free(p);
+		return rc;
+	}
+	p->next = f->pending;
+	f->pending = p;
+	return 0;
+}
+
+static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+	struct raid_fault_domain *d = f->dom;
+	int first = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_req *r = &reqs[i];
+		int rc = 0;
+
+		pthread_mutex_lock(&d->lock);
+		if (r->op != BLK_OP_FLUSH && raid_fault_is_bad_locked(f, r)) {
+			rc = -EIO;
+		} else if (r->op == BLK_OP_READ) {
+			rc = blk_submit(f->lower, r, 1);
+		} else if (r->op == BLK_OP_WRITE) {
+			rc = raid_fault_write_locked(f, r);
+		} else if (r->op == BLK_OP_FLUSH) {
+			if (f->fail_all) {
+				rc = -EIO;
+			} else if (!d->cut) {
+				rc = blk_submit(f->lower, r, 1);
+				if (!rc)
+					raid_fault_pending_drop(f);
+			}
+		} else {
+			rc = -EINVAL;
+		}
+		pthread_mutex_unlock(&d->lock);
+		r->result = rc;
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
+}
+
+static int raid_dev_fault_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+
+	return blk_ctl(f->lower, cmd, arg);
+}
+
+static void raid_dev_fault_close(struct blk_dev *dev)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+	struct raid_fault_domain *d = f->dom;
+
+	pthread_mutex_lock(&d->lock);
+	for (struct dev_fault **pp = &d->members; *pp; pp = &(*pp)->next_member) {
+		if (*pp == f) {
+			*pp = f->next_member;
+			break;
+		}
+	}
+	raid_fault_pending_drop(f);
+	while (f->bad) {
+		struct fault_bad *b = f->bad;
+
+		f->bad = b->next;
+		free(b);
+	}
+	pthread_mutex_unlock(&d->lock);
+	free(f);
+}
+
+static const struct blk_dev_ops raid_dev_fault_ops = {
+	.submit = raid_dev_fault_submit,
+	.ctl = raid_dev_fault_ctl,
+	.close = raid_dev_fault_close,
+};
+
+int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, struct blk_dev **out)
+{
+	struct dev_fault *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->dev.ops = &raid_dev_fault_ops;
+	f->dev.nblocks = lower->nblocks;
+	snprintf(f->dev.name, sizeof(f->dev.name), "%s", lower->name);
+	f->dom = d;
+	f->lower = lower;
+	pthread_mutex_lock(&d->lock);
+	f->next_member = d->members;
+	d->members = f;
+	pthread_mutex_unlock(&d->lock);
+	*out = &f->dev;
+	return 0;
+}
+
+int raid_dev_fault_fail_block(struct blk_dev *dev, uint64_t blkno, bool on_read, bool on_write)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+	struct fault_bad *b;
+
+	if (dev->ops != &raid_dev_fault_ops)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->blkno = blkno;
+	b->on_read = on_read;
+	b->on_write = on_write;
+	pthread_mutex_lock(&f->dom->lock);
+	b->next = f->bad;
+	f->bad = b;
+	pthread_mutex_unlock(&f->dom->lock);
+	return 0;
+}
+
+int raid_dev_fault_fail_all(struct blk_dev *dev)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+
+	if (dev->ops != &raid_dev_fault_ops)
+		return -EINVAL;
+	pthread_mutex_lock(&f->dom->lock);
+	f->fail_all = true;
+	pthread_mutex_unlock(&f->dom->lock);
+	return 0;
+}

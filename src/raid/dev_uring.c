@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/raid/dev_uring.c - a member device over a file or block device: O_DIRECT,
+ * io_uring.
+ *
+ * A ring has one owner thread (liburing io_uring_setup_flags.7): every thread that
+ * submits gets its own ring, made on first use and freed when the thread exits,
+ * shared by all devices that thread submits to. A batch is one io_uring_submit()
+ * (more only when it exceeds the ring), then one wait per completion: no syscall
+ * per 4 KiB block.
+ *
+ * A short transfer (possible on files) is continued for the remainder; -EAGAIN
+ * and -EINTR completions are resubmitted. BLK_PREFLUSH is an fdatasync before the
+ * request; BLK_FUA an fdatasync after it (files have no FUA).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <liburing.h>
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#else
+#define VALGRIND_MAKE_MEM_DEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
+#include "jgrfs/raid.h"
+
+#define URING_DEPTH 256u
+
+struct dev_uring {
+	struct blk_dev dev;	/* first: container_of by cast */
+	int fd;
+	bool is_blockdev;
+};
+
+struct uring_thread {		/* one per submitting thread */
+	struct io_uring ring;
+};
+
+static pthread_key_t raid_uring_key;
+static pthread_once_t raid_uring_once = PTHREAD_ONCE_INIT;
+
+static void raid_uring_thread_free(void *p)
+{
+	struct uring_thread *t = p;
+
+	io_uring_queue_exit(&t->ring);
+	free(t);
+}
+
+static void raid_uring_key_make(void)
+{
+	pthread_key_create(&raid_uring_key, raid_uring_thread_free);
+}
+
+static struct uring_thread *raid_uring_thread_get(int *err)
+{
+	struct uring_thread *t;
+
+	pthread_once(&raid_uring_once, raid_uring_key_make);
+	t = pthread_getspecific(raid_uring_key);
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = io_uring_queue_init(URING_DEPTH, &t->ring, 0);
+	if (*err) {
+		jg_log(JG_LOG_ERR, "raid", "io_uring_queue_init failed: %s", strerror(-*err));
+		free(t);
+		return NULL;
+	}
+	pthread_setspecific(raid_uring_key, t);
+	return t;
+}
+
+/* Per-request progress while a batch runs. */
+struct uring_op {
+	struct blk_req *req;
+	size_t done;		/* bytes transferred so far */
+	int stage;		/* 0: preflush, 1: transfer, 2: fua flush, 3: finished */
+};
+
+static size_t raid_uring_len(const struct blk_req *r)
+{
+	return (size_t)r->nblocks * JG_BLOCK_SIZE;
+}
+
+/* Queue the next step of @op; returns false when it is finished. */
+static bool raid_uring_prep(struct dev_uring *u, struct io_uring *ring, struct uring_op *op)
+{
+	struct blk_req *r = op->req;
+	struct io_uring_sqe *sqe;
+
+	/* skip the steps this request does not have */
+	if (op->stage == 0 && !(r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH)))
+		op->stage = 1;
+	if (op->stage == 1 && (r->op == BLK_OP_FLUSH || op->done == raid_uring_len(r)))
+		op->stage = 2;
+	if (op->stage == 2 && !(r->op == BLK_OP_WRITE && (r->flags & BLK_FUA)))
+		op->stage = 3;
+	if (op->stage == 3)
+		return false;
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe) {
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+	}
+	if (op->stage == 1) {
+		uint8_t *p = (uint8_t *)r->buf + op->done;
+		unsigned int left = (unsigned int)(raid_uring_len(r) - op->done);
+		uint64_t off = r->blkno * JG_BLOCK_SIZE + op->done;
+
+		if (r->op == BLK_OP_READ)
+			io_uring_prep_read(sqe, u->fd, p, left, off);
+		else
+			io_uring_prep_write(sqe, u->fd, p, left, off);
+	} else {
+		io_uring_prep_fsync(sqe, u->fd, IORING_FSYNC_DATASYNC);
+	}
+	io_uring_sqe_set_data(sqe, op);
+	return true;
+}
+
+static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsigned int n)
+{
+	struct dev_uring *u = (struct dev_uring *)d;
+	struct uring_thread *t;
+	struct uring_op *ops;
+	unsigned int inflight = 0, next = 0;
+	int rc = 0, first = 0;
+
+	t = raid_uring_thread_get(&rc);
+	if (!t)
+		return rc;
+	ops = calloc(n ? n : 1, sizeof(*ops));
+	if (!ops)
+		return -ENOMEM;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_req *r = &reqs[i];
+
+		ops[i].req = r;
+		r->result = 0;
+		if (r->op > BLK_OP_FLUSH ||
+		    (r->op != BLK_OP_FLUSH &&
+		     (r->nblocks == 0 || r->blkno > d->nblocks || r->nblocks > d->nblocks - r->blkno))) {
+			r->result = -EINVAL;
+			ops[i].stage = 3;
+		}
+	}
+
+	while (next < n || inflight) {
+		struct io_uring_cqe *cqe;
+		struct uring_op *op;
+
+		/* fill the ring with first steps of requests not started yet */
+		while (next < n && inflight < URING_DEPTH) {
+			if (ops[next].stage != 3 && raid_uring_prep(u, &t->ring, &ops[next]))
+				inflight++;
+			next++;
+		}
+		if (!inflight)
+			continue;	/* the rest were invalid: nothing to wait for */
+		rc = io_uring_submit_and_wait(&t->ring, 1);
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN) {
+			jg_log(JG_LOG_ERR, "raid", "dev=%s io_uring_submit failed: %s", d->name,
+			       strerror(-rc));
+			break;
+		}
+		rc = 0;
+		while (io_uring_peek_cqe(&t->ring, &cqe) == 0) {
+			op = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+
+			io_uring_cqe_seen(&t->ring, cqe);
+			inflight--;
+			if (res == -EAGAIN || res == -EINTR) {
+				/* retry the same step */
+			} else if (res < 0) {
+				op->req->result = res;
+				op->stage = 3;
+			} else if (op->stage == 1) {
+				if (res == 0) {	/* read past the end of a file */
+					op->req->result = -EIO;
+					op->stage = 3;
+				} else {
+					/* valgrind cannot see the kernel fill the buffer */
+					if (op->req->op == BLK_OP_READ)
+						VALGRIND_MAKE_MEM_DEFINED((uint8_t *)op->req->buf + op->done,
+									  (size_t)res);
+					op->done += (size_t)res;
+				}
+			} else {
+				op->stage++;
+			}
+			if (op->stage != 3 && raid_uring_prep(u, &t->ring, op))
+				inflight++;
+		}
+	}
+	if (rc) {
+		/* the ring failed: drain what is in flight before the buffers go */
+		while (inflight) {
+			struct io_uring_cqe *cqe;
+
+			if (io_uring_wait_cqe(&t->ring, &cqe))
+				break;
+			io_uring_cqe_seen(&t->ring, cqe);
+			inflight--;
+		}
+		first = rc;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (!first && reqs[i].result)
+			first = reqs[i].result;
+		if (reqs[i].result)
+			jg_log(JG_LOG_ERR, "raid", "dev=%s blkno=%llu nblocks=%u op=%u failed: %s",
+			       d->name, (unsigned long long)reqs[i].blkno, reqs[i].nblocks,
+			       reqs[i].op, strerror(-reqs[i].result));
+	}
+	free(ops);
+	return first;
+}
+
+static void raid_dev_uring_close(struct blk_dev *d)
+{
+	struct dev_uring *u = (struct dev_uring *)d;
+
+	close(u->fd);
+	free(u);
+}
+
+static const struct blk_dev_ops raid_dev_uring_ops = {
+	.submit = raid_dev_uring_submit,
+	.close = raid_dev_uring_close,
+};
+
+int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev **out)
+{
+	struct dev_uring *u;
+	struct stat st;
+	uint64_t bytes;
+	int fd, flags = O_RDWR | O_DIRECT | O_CLOEXEC;
+
+	if (create_blocks)
+		flags |= O_CREAT;
+	fd = open(path, flags, 0600);
+	if (fd < 0 && errno == EINVAL) {
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: the filesystem holding it refuses O_DIRECT; "
+		       "put member files on ext4, xfs or btrfs, or use block devices", path);
+		return -EINVAL;
+	}
+	if (fd < 0) {
+		int err = -errno;
+
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: cannot open: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, &bytes)) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+	} else if (S_ISREG(st.st_mode)) {
+		bytes = (uint64_t)st.st_size;
+		if (create_blocks && bytes < create_blocks * JG_BLOCK_SIZE) {
+			if (ftruncate(fd, (off_t)(create_blocks * JG_BLOCK_SIZE))) {
+				int err = -errno;
+
+				jg_log(JG_LOG_ERR, "raid", "dev=%s: cannot size to %llu blocks: %s",
+				       path, (unsigned long long)create_blocks, strerror(errno));
+				close(fd);
+				return err;
+			}
+			bytes = create_blocks * JG_BLOCK_SIZE;
+		}
+	} else {
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: neither a regular file nor a block device", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (bytes < JG_BLOCK_SIZE) {
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: too small (%llu bytes)", path,
+		       (unsigned long long)bytes);
+		close(fd);
+		return -EINVAL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		close(fd);
+		return -ENOMEM;
+	}
+	u->fd = fd;
+	u->is_blockdev = S_ISBLK(st.st_mode);
+	u->dev.ops = &raid_dev_uring_ops;
+	u->dev.nblocks = bytes / JG_BLOCK_SIZE;
+	snprintf(u->dev.name, sizeof(u->dev.name), "%s", path);
+	*out = &u->dev;
+	return 0;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/base/test_block.c - crc32c known answers, the block header, and the
+ * memory, fault and io_uring member devices.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "jgrfs/base.h"
+#include "jgrfs/raid.h"
+
+/* Pins the ISA-L call: standard CRC-32C of "123456789" is 0xe3069283. */
+static void test_crc32c_known_answer(void **state)
+{
+	(void)state;
+	assert_int_equal(~jg_crc32c(~0u, "123456789", 9), 0xe3069283u);
+	/* seed 0 over zeros gives 0: the trap the never-zero seed avoids */
+	uint8_t z[64] = { 0 };
+	assert_int_equal(jg_crc32c(0, z, sizeof(z)), 0);
+}
+
+static void test_crc_seed_never_zero(void **state)
+{
+	uint8_t uuid[16] = { 0 };
+
+	(void)state;
+	assert_int_not_equal(jg_crc_seed(uuid), 0);
+	jg_uuid_generate(uuid);
+	assert_int_not_equal(jg_crc_seed(uuid), 0);
+	assert_false(jg_uuid_is_zero(uuid));
+}
+
+static void test_blk_seal_check(void **state)
+{
+	uint8_t *b = jg_zalloc_blocks(1);
+	uint32_t seed = 0x12345678;
+
+	(void)state;
+	memset(b + 64, 0xab, 100);
+	jg_blk_seal(b, JG_BLOCK_SIZE, 0x4a470001, 1, 0, 7, 42, seed);
+	assert_int_equal(jg_blk_check(b, JG_BLOCK_SIZE, 0x4a470001, 1, 42, seed, "test", "blk", "mem"), 0);
+	/* wrong home address, newer version, wrong magic, a flipped bit, a zero block */
+	assert_int_equal(jg_blk_check(b, JG_BLOCK_SIZE, 0x4a470001, 1, 43, seed, "test", "blk", "mem"), -EUCLEAN);
+	assert_int_equal(jg_blk_check(b, JG_BLOCK_SIZE, 0x4a470001, 0, 42, seed, "test", "blk", "mem"), -EOPNOTSUPP);
+	assert_int_equal(jg_blk_check(b, JG_BLOCK_SIZE, 0x4a470002, 1, 42, seed, "test", "blk", "mem"), -EUCLEAN);
+	b[100] ^= 1;
+	assert_int_equal(jg_blk_check(b, JG_BLOCK_SIZE, 0x4a470001, 1, 42, seed, "test", "blk", "mem"), -EUCLEAN);
+	memset(b, 0, JG_BLOCK_SIZE);
+	assert_false(jg_blk_crc_ok(b, JG_BLOCK_SIZE, seed));
+	free(b);
+}
+
+static void test_seq_after_wraps(void **state)
+{
+	(void)state;
+	assert_true(jg_seq_after(2, 1));
+	assert_false(jg_seq_after(1, 1));
+	assert_true(jg_seq_after(0, UINT64_MAX));
+	assert_false(jg_seq_after(UINT64_MAX, 0));
+}
+
+static void test_dev_mem_rw(void **state)
+{
+	struct blk_dev *d;
+	uint8_t *w = jg_alloc_blocks(2), *r = jg_alloc_blocks(2);
+
+	(void)state;
+	assert_int_equal(raid_dev_mem_open("m", 16, &d), 0);
+	memset(w, 0x5a, 2 * JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 14, 2, w, 0), 0);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 14, 2, r, 0), 0);
+	assert_memory_equal(w, r, 2 * JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 15, 2, r, 0), -EINVAL);
+	assert_int_equal(blk_flush(d), 0);
+	blk_close(d);
+	free(w);
+	free(r);
+}
+
+/* A power cut reverts unflushed writes only, and drops every later write. */
+static void test_dev_fault_power_cut(void **state)
+{
+	struct raid_fault_cfg cfg = { .cut_after_writes = 4, .seed = 1, .keep_percent = 0 };
+	struct raid_fault_domain *dom;
+	struct blk_dev *m, *f;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	(void)state;
+	assert_int_equal(raid_dev_mem_open("m", 8, &m), 0);
+	assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
+	assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+	memset(b, 1, JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 1, b, 0), 0);	/* write 1, flushed */
+	assert_int_equal(blk_flush(f), 0);
+	memset(b, 2, JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 1, b, 0), 0);	/* write 2, unflushed */
+	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 1, b, BLK_FUA), 0); /* write 3, durable */
+	assert_false(raid_fault_domain_is_cut(dom));
+	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 2, 1, b, 0), 0);	/* write 4: the cut */
+	assert_true(raid_fault_domain_is_cut(dom));
+	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 3, 1, b, 0), 0);	/* dropped */
+	assert_int_equal(raid_fault_domain_writes(dom), 5);
+
+	assert_int_equal(blk_rw(m, BLK_OP_READ, 0, 1, b, 0), 0);
+	assert_int_equal(b[0], 1);	/* keep_percent 0: the unflushed write reverted */
+	assert_int_equal(blk_rw(m, BLK_OP_READ, 1, 1, b, 0), 0);
+	assert_int_equal(b[0], 2);	/* FUA survived */
+	assert_int_equal(blk_rw(m, BLK_OP_READ, 2, 1, b, 0), 0);
+	assert_int_equal(b[0], 0);	/* the cut write never happened */
+	assert_int_equal(blk_rw(m, BLK_OP_READ, 3, 1, b, 0), 0);
+	assert_int_equal(b[0], 0);
+	blk_close(f);
+	blk_close(m);
+	raid_fault_domain_free(dom);
+	free(b);
+}
+
+static void test_dev_fault_tear_is_seeded(void **state)
+{
+	uint8_t out[2][JG_BLOCK_SIZE];
+
+	(void)state;
+	for (int run = 0; run < 2; run++) {
+		struct raid_fault_cfg cfg = { .cut_after_writes = 2, .seed = 99, .keep_percent = 0, .tear = true };
+		struct raid_fault_domain *dom;
+		struct blk_dev *m, *f;
+		uint8_t *b = jg_alloc_blocks(1);
+
+		assert_int_equal(raid_dev_mem_open("m", 4, &m), 0);
+		assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
+		assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+		memset(b, 7, JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 1, b, 0), 0);
+		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 1, b, 0), 0); /* cut */
+		assert_int_equal(blk_rw(m, BLK_OP_READ, 0, 1, b, 0), 0);
+		memcpy(out[run], b, JG_BLOCK_SIZE);
+		int torn = 0, kept = 0;
+		for (int s = 0; s < 8; s++) {
+			torn += b[s * 512] == 0;
+			kept += b[s * 512] == 7;
+		}
+		assert_int_equal(torn + kept, 8);
+		assert_true(torn > 0 && kept > 0); /* seed 99 tears this block part-way */
+		blk_close(f);
+		blk_close(m);
+		raid_fault_domain_free(dom);
+		free(b);
+	}
+	assert_memory_equal(out[0], out[1], JG_BLOCK_SIZE);
+}
+
+static void test_dev_fault_fail_block(void **state)
+{
+	struct raid_fault_cfg cfg = { 0 };
+	struct raid_fault_domain *dom;
+	struct blk_dev *m, *f;
+	uint8_t *b = jg_zalloc_blocks(2);
+
+	(void)state;
+	assert_int_equal(raid_dev_mem_open("m", 4, &m), 0);
+	assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
+	assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+	assert_int_equal(raid_dev_fault_fail_block(f, 2, true, false), 0);
+	assert_int_equal(blk_rw(f, BLK_OP_READ, 1, 2, b, 0), -EIO);
+	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 2, b, 0), 0);
+	assert_int_equal(blk_rw(f, BLK_OP_READ, 0, 1, b, 0), 0);
+	assert_int_equal(raid_dev_fault_fail_all(f), 0);
+	assert_int_equal(blk_rw(f, BLK_OP_READ, 0, 1, b, 0), -EIO);
+	blk_close(f);
+	blk_close(m);
+	raid_fault_domain_free(dom);
+	free(b);
+}
+
+/* Real io_uring on a real file: a batch of writes, a flush, reads back. */
+static void test_dev_uring_file(void **state)
+{
+	char path[] = "/tmp/jgrfs-test-uring-XXXXXX";
+	int fd = mkstemp(path);
+	struct blk_dev *d;
+	struct blk_req reqs[64];
+	uint8_t *w = jg_alloc_blocks(64), *r = jg_alloc_blocks(64);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(raid_dev_uring_open(path, 1024, &d), 0);
+	assert_int_equal(d->nblocks, 1024);
+	for (int i = 0; i < 64; i++) {
+		memset(w + (size_t)i * JG_BLOCK_SIZE, i + 1, JG_BLOCK_SIZE);
+		reqs[i] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = (uint64_t)i * 16,
+					    .nblocks = 1, .buf = w + (size_t)i * JG_BLOCK_SIZE };
+	}
+	reqs[63].flags = BLK_FUA;
+	assert_int_equal(blk_submit(d, reqs, 64), 0);
+	assert_int_equal(blk_flush(d), 0);
+	for (int i = 0; i < 64; i++) {
+		reqs[i].op = BLK_OP_READ;
+		reqs[i].flags = 0;
+		reqs[i].buf = r + (size_t)i * JG_BLOCK_SIZE;
+	}
+	assert_int_equal(blk_submit(d, reqs, 64), 0);
+	assert_memory_equal(w, r, 64 * JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 1023, 2, r, 0), -EINVAL);
+	blk_close(d);
+	unlink(path);
+	free(w);
+	free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32c_known_answer),
+		cmocka_unit_test(test_crc_seed_never_zero),
+		cmocka_unit_test(test_blk_seal_check),
+		cmocka_unit_test(test_seq_after_wraps),
+		cmocka_unit_test(test_dev_mem_rw),
+		cmocka_unit_test(test_dev_fault_power_cut),
+		cmocka_unit_test(test_dev_fault_tear_is_seeded),
+		cmocka_unit_test(test_dev_fault_fail_block),
+		cmocka_unit_test(test_dev_uring_file),
+	};
+
+	jg_log_set_level(JG_LOG_DEBUG - 2); /* errors only: the tests provoke them */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli.c - helpers shared by the subcommands (tools/cli.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "jgrfs/raid.h"
+
+const char *cli_prog = "jgrfs";
+
+int cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	case 't': case 'T': shift = 40; break;
+	default: return -EINVAL;
+	}
+	if (*end && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+/* The fault domain made from JGRFS_POWERCUT, shared by the members of one open. */
+static struct raid_fault_domain *cli_domain;
+static struct blk_dev *cli_lower[64];
+
+static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
+{
+	char buf[256], *save = NULL;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->keep_percent = 50;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (!strncmp(tok, "after=", 6) && !cli_parse_u64(tok + 6, UINT64_MAX, &v))
+			cfg->cut_after_writes = v;
+		else if (!strncmp(tok, "seed=", 5) && !cli_parse_u64(tok + 5, UINT64_MAX, &v))
+			cfg->seed = v;
+		else if (!strncmp(tok, "keep=", 5) && !cli_parse_u64(tok + 5, 100, &v))
+			cfg->keep_percent = (unsigned int)v;
+		else if (!strcmp(tok, "tear"))
+			cfg->tear = true;
+		else
+			return -EINVAL;
+	}
+	return cfg->cut_after_writes ? 0 : -EINVAL;
+}
+
+int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs)
+{
+	const char *spec = getenv("JGRFS_POWERCUT");
+	struct raid_fault_cfg fcfg;
+	int rc = 0, i;
+
+	if (n <= 0 || n > 64)
+		return cli_err("between 1 and 64 member devices, not %d", n), -EINVAL;
+	if (spec && *spec) {
+		if (cli_parse_powercut(spec, &fcfg))
+			return cli_err("JGRFS_POWERCUT=%s: expected after=N[,seed=S][,keep=P][,tear]",
+				       spec), -EINVAL;
+		rc = raid_fault_domain_new(&fcfg, &cli_domain);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < n; i++) {
+		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
+		if (rc) {
+			cli_err("%s: cannot open member: %s", paths[i], strerror(-rc));
+			break;
+		}
+		if (cli_domain) {
+			cli_lower[i] = devs[i];
+			rc = raid_dev_fault_open(cli_domain, cli_lower[i], &devs[i]);
+			if (rc) {
+				blk_close(cli_lower[i]);
+				break;
+			}
+		}
+	}
+	if (rc) {
+		cli_close_members(devs, i);
+		return rc;
+	}
+	return 0;
+}
+
+void cli_close_members(struct blk_dev **devs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		blk_close(devs[i]);
+		devs[i] = NULL;
+		if (cli_domain) {
+			blk_close(cli_lower[i]);
+			cli_lower[i] = NULL;
+		}
+	}
+	if (cli_domain) {
+		raid_fault_domain_free(cli_domain);
+		cli_domain = NULL;
+	}
+}
+
+int cli_progress(void *label, uint64_t done, uint64_t total)
+{
+	static int last_decile = -1;
+	int pct = total ? (int)(done * 100 / total) : 100;
+
+	if (isatty(STDERR_FILENO)) {
+		fprintf(stderr, "\r%s: %3d%% (%llu/%llu)", (const char *)label, pct,
+			(unsigned long long)done, (unsigned long long)total);
+		fflush(stderr);
+	} else if (pct / 10 != last_decile) {
+		last_decile = pct / 10;
+		fprintf(stderr, "%s: %d%% (%llu/%llu)\n", (const char *)label, pct,
+			(unsigned long long)done, (unsigned long long)total);
+	}
+	return 0;
+}
+
+void cli_progress_done(void *label)
+{
+	(void)label;
+	if (isatty(STDERR_FILENO))
+		fputc('\n', stderr);
+}
+
+const char *cli_human_bytes(uint64_t bytes, char *buf, int len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, (size_t)len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/cli.h - what every subcommand of the jgrfs program shares: the command
+ * table, error messages, sizes, member devices, progress display.
+ */
+#ifndef JGRFS_TOOLS_CLI_H
+#define JGRFS_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jgrfs/blkreq.h"
+
+/* A subcommand: "create", or "bench raid" (two words) for benchmarks. */
+struct cli_cmd {
+	const char *name;
+	const char *summary;	/* one line for `jgrfs --help` */
+	int (*main)(int argc, char **argv); /* argv[0] is the subcommand's name */
+};
+
+/* The name used in messages: "jgrfs create", set by the dispatcher. */
+extern const char *cli_prog;
+
+/* "jgrfs create: <message>" on stderr. Returns 1, for `return cli_err(...)`. */
+int cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse "4096", "64K", "1M", "4G", "2T" (powers of 1024) into bytes; -EINVAL when bad. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+/* Parse an unsigned decimal; -EINVAL when bad or above @max. */
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/*
+ * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
+ * files are created sparse at that size. On failure prints which path and why,
+ * closes what it opened, returns the negative errno.
+ * JGRFS_POWERCUT="after=N[,seed=S][,keep=P][,tear]" in the environment wraps the
+ * members in one fault domain (tests of power cuts through the real daemon);
+ * cli_close_members() then frees it.
+ */
+int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
+void cli_close_members(struct blk_dev **devs, int n);
+
+/* Progress on stderr when it is a terminal, else a line every 10%: "label: 42% (done/total)". */
+int cli_progress(void *label, uint64_t done, uint64_t total);
+/* End a progress display (newline on a terminal). */
+void cli_progress_done(void *label);
+
+/* Format @bytes as "1.5 GiB" into @buf. */
+const char *cli_human_bytes(uint64_t bytes, char *buf, int len);
+
+#endif /* JGRFS_TOOLS_CLI_H */
