@@ -50,6 +50,7 @@ struct blk_req {
 	uint32_t nblocks;	/* count of blocks; 0 only for BLK_OP_FLUSH */
 	void *buf;		/* nblocks * JG_BLOCK_SIZE bytes, JG_BLOCK_SIZE-aligned */
 	int result;		/* out: 0 or -errno, set by the device */
+	struct blk_dev *dev;	/* the target, for blk_submit_multi() only; else unused */
 };
 
 struct blk_dev;
@@ -77,6 +78,14 @@ struct blk_dev_ops {
 	 * device does not know.
 	 */
 	int (*ctl)(struct blk_dev *dev, unsigned int cmd, void *arg);
+
+	/*
+	 * Optional. As submit, for requests to several devices that share this ops
+	 * table, each naming its device in req->dev, all in flight together (one
+	 * io_uring submit for a whole stripe row). NULL: blk_submit_multi() falls
+	 * back to one submit per device, one after another.
+	 */
+	int (*submit_multi)(struct blk_req *reqs, unsigned int n);
 
 	/* Required. Release the device; no request may be in flight. */
 	void (*close)(struct blk_dev *dev);
@@ -132,6 +141,14 @@ static inline void blk_close(struct blk_dev *dev)
 	if (dev)
 		dev->ops->close(dev);
 }
+
+/*
+ * Submit @n requests to several devices (req->dev names each) and wait for all:
+ * how the RAID layer reaches its members in parallel. Requests of one device keep
+ * their relative order in the arrays handed to the device. Returns 0 or the first
+ * negative errno; every req->result is set.
+ */
+int blk_submit_multi(struct blk_req *reqs, unsigned int n);
 
 /* One request, synchronously: convenience for cold paths (superblocks, tools). */
 int blk_rw(struct blk_dev *dev, int op, uint64_t blkno, uint32_t nblocks, void *buf,

@@ -169,6 +169,37 @@ int blk_rw(struct blk_dev *dev, int op, uint64_t blkno, uint32_t nblocks, void *
 	return blk_submit(dev, &r, 1);
 }
 
+int blk_submit_multi(struct blk_req *reqs, unsigned int n)
+{
+	unsigned int i = 0;
+	int first = 0;
+
+	/*
+	 * Runs of requests whose devices share an ops table with submit_multi go in
+	 * one call; the rest go device by device. Callers group requests by device
+	 * (the RAID layer builds them member by member), so runs are long.
+	 */
+	while (i < n) {
+		const struct blk_dev_ops *ops = reqs[i].dev->ops;
+		unsigned int j = i + 1;
+		int rc;
+
+		if (ops->submit_multi) {
+			while (j < n && reqs[j].dev->ops == ops)
+				j++;
+			rc = ops->submit_multi(reqs + i, j - i);
+		} else {
+			while (j < n && reqs[j].dev == reqs[i].dev)
+				j++;
+			rc = blk_submit(reqs[i].dev, reqs + i, j - i);
+		}
+		if (rc && !first)
+			first = rc;
+		i = j;
+	}
+	return first;
+}
+
 int blk_flush(struct blk_dev *dev)
 {
 	struct blk_req r = { .op = BLK_OP_FLUSH };

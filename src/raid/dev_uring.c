@@ -97,8 +97,9 @@ static size_t raid_uring_len(const struct blk_req *r)
 }
 
 /* Queue the next step of @op; returns false when it is finished. */
-static bool raid_uring_prep(struct dev_uring *u, struct io_uring *ring, struct uring_op *op)
+static bool raid_uring_prep(struct io_uring *ring, struct uring_op *op)
 {
+	struct dev_uring *u = (struct dev_uring *)op->req->dev;
 	struct blk_req *r = op->req;
 	struct io_uring_sqe *sqe;
 
@@ -132,9 +133,9 @@ static bool raid_uring_prep(struct dev_uring *u, struct io_uring *ring, struct u
 	return true;
 }
 
-static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsigned int n)
+/* Run a batch; every request's ->dev is a dev_uring. */
+static int raid_dev_uring_submit_multi(struct blk_req *reqs, unsigned int n)
 {
-	struct dev_uring *u = (struct dev_uring *)d;
 	struct uring_thread *t;
 	struct uring_op *ops;
 	unsigned int inflight = 0, next = 0;
@@ -149,6 +150,8 @@ static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsign
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct blk_req *r = &reqs[i];
+
+		struct blk_dev *d = r->dev;
 
 		ops[i].req = r;
 		r->result = 0;
@@ -166,7 +169,7 @@ static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsign
 
 		/* fill the ring with first steps of requests not started yet */
 		while (next < n && inflight < URING_DEPTH) {
-			if (ops[next].stage != 3 && raid_uring_prep(u, &t->ring, &ops[next]))
+			if (ops[next].stage != 3 && raid_uring_prep(&t->ring, &ops[next]))
 				inflight++;
 			next++;
 		}
@@ -174,8 +177,7 @@ static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsign
 			continue;	/* the rest were invalid: nothing to wait for */
 		rc = io_uring_submit_and_wait(&t->ring, 1);
 		if (rc < 0 && rc != -EINTR && rc != -EAGAIN) {
-			jg_log(JG_LOG_ERR, "raid", "dev=%s io_uring_submit failed: %s", d->name,
-			       strerror(-rc));
+			jg_log(JG_LOG_ERR, "raid", "io_uring_submit failed: %s", strerror(-rc));
 			break;
 		}
 		rc = 0;
@@ -204,7 +206,7 @@ static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsign
 			} else {
 				op->stage++;
 			}
-			if (op->stage != 3 && raid_uring_prep(u, &t->ring, op))
+			if (op->stage != 3 && raid_uring_prep(&t->ring, op))
 				inflight++;
 		}
 	}
@@ -225,11 +227,18 @@ static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsign
 			first = reqs[i].result;
 		if (reqs[i].result)
 			jg_log(JG_LOG_ERR, "raid", "dev=%s blkno=%llu nblocks=%u op=%u failed: %s",
-			       d->name, (unsigned long long)reqs[i].blkno, reqs[i].nblocks,
+			       reqs[i].dev->name, (unsigned long long)reqs[i].blkno, reqs[i].nblocks,
 			       reqs[i].op, strerror(-reqs[i].result));
 	}
 	free(ops);
 	return first;
+}
+
+static int raid_dev_uring_submit(struct blk_dev *d, struct blk_req *reqs, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		reqs[i].dev = d;
+	return raid_dev_uring_submit_multi(reqs, n);
 }
 
 static void raid_dev_uring_close(struct blk_dev *d)
@@ -242,6 +251,7 @@ static void raid_dev_uring_close(struct blk_dev *d)
 
 static const struct blk_dev_ops raid_dev_uring_ops = {
 	.submit = raid_dev_uring_submit,
+	.submit_multi = raid_dev_uring_submit_multi,
 	.close = raid_dev_uring_close,
 };
 

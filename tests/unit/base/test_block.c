@@ -216,6 +216,39 @@ static void test_dev_uring_file(void **state)
 	free(r);
 }
 
+/* One batch over two files and a memory device: each request lands on its own device. */
+static void test_blk_submit_multi(void **state)
+{
+	char p0[] = "/tmp/jgrfs-test-multi-XXXXXX", p1[] = "/tmp/jgrfs-test-multi-XXXXXX";
+	struct blk_dev *d[3];
+	struct blk_req reqs[6];
+	uint8_t *b = jg_alloc_blocks(6), *r = jg_alloc_blocks(1);
+
+	(void)state;
+	close(mkstemp(p0));
+	close(mkstemp(p1));
+	assert_int_equal(raid_dev_uring_open(p0, 8, &d[0]), 0);
+	assert_int_equal(raid_dev_uring_open(p1, 8, &d[1]), 0);
+	assert_int_equal(raid_dev_mem_open("m", 8, &d[2]), 0);
+	for (int i = 0; i < 6; i++) {
+		memset(b + (size_t)i * JG_BLOCK_SIZE, 0x10 + i, JG_BLOCK_SIZE);
+		reqs[i] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = (uint64_t)(i % 2),
+					    .nblocks = 1, .buf = b + (size_t)i * JG_BLOCK_SIZE,
+					    .dev = d[i / 2] };
+	}
+	assert_int_equal(blk_submit_multi(reqs, 6), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(blk_rw(d[i / 2], BLK_OP_READ, (uint64_t)(i % 2), 1, r, 0), 0);
+		assert_int_equal(r[0], 0x10 + i);
+	}
+	for (int i = 0; i < 3; i++)
+		blk_close(d[i]);
+	unlink(p0);
+	unlink(p1);
+	free(b);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_dev_fault_tear_is_seeded),
 		cmocka_unit_test(test_dev_fault_fail_block),
 		cmocka_unit_test(test_dev_uring_file),
+		cmocka_unit_test(test_blk_submit_multi),
 	};
 
 	jg_log_set_level(JG_LOG_DEBUG - 2); /* errors only: the tests provoke them */
