@@ -188,3 +188,72 @@ const char *cli_human_bytes(uint64_t bytes, char *buf, int len)
 	snprintf(buf, (size_t)len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 	return buf;
 }
+
+const struct option cli_raid_longopts[] = {
+	{ "level", required_argument, NULL, 'l' },
+	{ "chunk", required_argument, NULL, 'c' },
+	{ "resync", required_argument, NULL, 'r' },
+	{ "bitmap-region", required_argument, NULL, 'b' },
+	{ "size", required_argument, NULL, 's' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cli_raid_opts_init(struct cli_raid_opts *o, struct raid_create_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->level = 5;
+	cfg->chunk_blocks = 16;
+	cfg->resync = RAID_RESYNC_JOURNAL;
+	cfg->bitmap_region_blocks = 16384;
+	o->cfg = cfg;
+	o->size_bytes = 0;
+}
+
+static bool cli_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'l':
+		if (cli_parse_u64(arg, 6, &v) || v < 4)
+			return cli_err("--level %s: expected 4, 5 or 6", arg), -EINVAL;
+		o->cfg->level = (unsigned int)v;
+		return 0;
+	case 'c':
+		if (cli_parse_size(arg, &v) || v < JG_BLOCK_SIZE || v > (4u << 20) || !cli_pow2(v))
+			return cli_err("--chunk %s: expected a power of two from 4K to 4M", arg),
+			       -EINVAL;
+		o->cfg->chunk_blocks = (uint32_t)(v / JG_BLOCK_SIZE);
+		return 0;
+	case 'r': {
+		enum raid_resync_policy p;
+
+		if (raid_resync_policy_parse(arg, &p))
+			return cli_err("--resync %s: expected journal, bitmap, full or off", arg),
+			       -EINVAL;
+		o->cfg->resync = p;
+		return 0;
+	}
+	case 'b':
+		if (cli_parse_size(arg, &v) || v < JG_BLOCK_SIZE || !cli_pow2(v) ||
+		    v / JG_BLOCK_SIZE > UINT32_MAX)
+			return cli_err("--bitmap-region %s: expected a power of two of at least 4K",
+				       arg), -EINVAL;
+		o->cfg->bitmap_region_blocks = (uint32_t)(v / JG_BLOCK_SIZE);
+		return 0;
+	case 's':
+		if (cli_parse_size(arg, &v) || v < 16 * JG_BLOCK_SIZE)
+			return cli_err("--size %s: expected a size such as 1G (at least 64K)", arg),
+			       -EINVAL;
+		o->size_bytes = v - v % JG_BLOCK_SIZE;
+		o->cfg->member_blocks = 0; /* the array uses what the members have */
+		return 0;
+	default:
+		return 1;
+	}
+}

@@ -7,6 +7,7 @@
 #define JGRFS_TOOLS_CLI_H
 
 #include <stdbool.h>
+#include <getopt.h>
 #include <stdint.h>
 
 #include "jgrfs/blkreq.h"
@@ -47,5 +48,34 @@ void cli_progress_done(void *label);
 
 /* Format @bytes as "1.5 GiB" into @buf. */
 const char *cli_human_bytes(uint64_t bytes, char *buf, int len);
+
+/*
+ * The array options shared by `jgrfs create` and `jgrfs mkfs`:
+ *   -l, --level 4|5|6          (default 5)
+ *   -c, --chunk SIZE           chunk size, 4K..4M, power of two (default 64K)
+ *   -r, --resync POLICY        full|bitmap|journal|off (default journal)
+ *   -b, --bitmap-region SIZE   array data per bitmap bit (default 64M)
+ *   -s, --size SIZE            per member; creates missing member files sparse
+ * cli_raid_opts_init() sets the defaults; cli_raid_opt() takes one option found
+ * by getopt_long with cli_raid_longopts (0 when taken, 1 when not ours, -EINVAL
+ * with a message when its value is bad).
+ */
+struct raid_create_cfg;
+struct cli_raid_opts {
+	struct raid_create_cfg *cfg;
+	uint64_t size_bytes;	/* --size, 0 when not given */
+};
+#define CLI_RAID_SHORTOPTS "l:c:r:b:s:"
+#define CLI_RAID_HELP \
+	"  -l, --level N            RAID level 4, 5 or 6 (default 5)\n" \
+	"  -c, --chunk SIZE         chunk size, 4K to 4M, a power of two (default 64K)\n" \
+	"  -r, --resync POLICY      crash protection: journal (default), bitmap, full, or\n" \
+	"                           off (UNSAFE: no resync after a crash; for tests)\n" \
+	"  -b, --bitmap-region SIZE array data covered by one bitmap bit (default 64M)\n" \
+	"  -s, --size SIZE          use SIZE of each member; creates missing member files\n" \
+	"                           sparse at that size\n"
+extern const struct option cli_raid_longopts[]; /* terminated by a zero entry */
+void cli_raid_opts_init(struct cli_raid_opts *o, struct raid_create_cfg *cfg);
+int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg);
 
 #endif /* JGRFS_TOOLS_CLI_H */
