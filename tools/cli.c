@@ -3,6 +3,7 @@
  * tools/cli.c - helpers shared by the subcommands (tools/cli.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,12 +74,23 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 static struct raid_fault_domain *cli_domain;
 static struct blk_dev *cli_lower[64];
 
+/*
+ * The power cut of JGRFS_POWERCUT: the process dies at once, as a machine does,
+ * so nothing it does after the cut (acknowledging an fsync) can be seen.
+ */
+static void cli_powercut_die(void *arg)
+{
+	(void)arg;
+	kill(getpid(), SIGKILL);
+}
+
 static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
 {
 	char buf[256], *save = NULL;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->keep_percent = 50;
+	cfg->on_cut = cli_powercut_die;
 	snprintf(buf, sizeof(buf), "%s", spec);
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;

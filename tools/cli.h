@@ -36,7 +36,8 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * closes what it opened, returns the negative errno.
  * JGRFS_POWERCUT="after=N[,seed=S][,keep=P][,tear]" in the environment wraps the
  * members in one fault domain (tests of power cuts through the real daemon);
- * cli_close_members() then frees it.
+ * cli_close_members() then frees it. When the power is cut the process kills
+ * itself with SIGKILL on the spot (raid_fault_cfg.on_cut).
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);

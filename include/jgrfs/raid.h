@@ -55,6 +55,11 @@ struct raid_fault_cfg {
 	uint64_t seed;			/* for the keep/revert choices; same seed, same result */
 	unsigned int keep_percent;	/* chance (0..100) that an unflushed write survives; default 50 */
 	bool tear;			/* revert partial writes sector by sector */
+	/* Optional: called once, right after the cut, with the domain lock held (it
+	 * must not touch the domain's devices). The daemon under test uses it to die
+	 * on the spot, as a machine does when its power goes. */
+	void (*on_cut)(void *arg);
+	void *on_cut_arg;
 };
 int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_domain **out);
 void raid_fault_domain_free(struct raid_fault_domain *d);

@@ -157,6 +157,8 @@ static void raid_fault_cut_locked(struct raid_fault_domain *d)
 		raid_fault_pending_drop(f);
 	}
 	__atomic_store_n(&d->cut, true, __ATOMIC_RELEASE);
+	if (d->cfg.on_cut)
+		d->cfg.on_cut(d->cfg.on_cut_arg);
 }
 
 void raid_fault_domain_cut(struct raid_fault_domain *d)
