@@ -3,6 +3,7 @@
  * tools/cli.c - helpers shared by the subcommands (tools/cli.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 
 /* The fault domain made from JGRFS_POWERCUT, shared by the members of one open. */
 static struct raid_fault_domain *cli_domain;
+static bool cli_powercut_signal;	/* cut on SIGUSR1 rather than (or before) write N */
 static struct blk_dev *cli_lower[64];
 
 /*
@@ -103,10 +105,52 @@ static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
 			cfg->keep_percent = (unsigned int)v;
 		else if (!strcmp(tok, "tear"))
 			cfg->tear = true;
+		else if (!strcmp(tok, "signal"))
+			cli_powercut_signal = true;
 		else
 			return -EINVAL;
 	}
-	return cfg->cut_after_writes ? 0 : -EINVAL;
+	return cfg->cut_after_writes || cli_powercut_signal ? 0 : -EINVAL;
+}
+
+/* Waits for SIGUSR1 (blocked in every other thread) and cuts the power. */
+static void *cli_powercut_waiter(void *arg)
+{
+	sigset_t set;
+	int sig;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	for (;;) {
+		if (sigwait(&set, &sig) == 0 && sig == SIGUSR1 && cli_domain) {
+			raid_fault_domain_cut(cli_domain); /* kills the process */
+			return NULL;
+		}
+	}
+}
+
+/*
+ * Block SIGUSR1 here, before the daemon starts its threads (they inherit the
+ * mask), so that only the waiter receives it: the cut takes the domain lock,
+ * which a signal handler could not do safely.
+ */
+static int cli_powercut_arm(void)
+{
+	static pthread_t waiter;
+	sigset_t set;
+	int rc;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	rc = pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (rc)
+		return -rc;
+	rc = pthread_create(&waiter, NULL, cli_powercut_waiter, NULL);
+	if (rc)
+		return -rc;
+	pthread_detach(waiter);
+	return 0;
 }
 
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs)
@@ -119,11 +163,17 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 		return cli_err("between 1 and 64 member devices, not %d", n), -EINVAL;
 	if (spec && *spec) {
 		if (cli_parse_powercut(spec, &fcfg))
-			return cli_err("JGRFS_POWERCUT=%s: expected after=N[,seed=S][,keep=P][,tear]",
+			return cli_err("JGRFS_POWERCUT=%s: expected after=N|signal[,seed=S][,keep=P][,tear]",
 				       spec), -EINVAL;
 		rc = raid_fault_domain_new(&fcfg, &cli_domain);
 		if (rc)
 			return rc;
+		if (cli_powercut_signal) {
+			rc = cli_powercut_arm();
+			if (rc)
+				return cli_err("JGRFS_POWERCUT: cannot start the signal waiter: %s",
+					       strerror(-rc)), rc;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);

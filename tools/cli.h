@@ -34,8 +34,10 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
  * files are created sparse at that size. On failure prints which path and why,
  * closes what it opened, returns the negative errno.
- * JGRFS_POWERCUT="after=N[,seed=S][,keep=P][,tear]" in the environment wraps the
- * members in one fault domain (tests of power cuts through the real daemon);
+ * JGRFS_POWERCUT="after=N|signal[,seed=S][,keep=P][,tear]" in the environment
+ * wraps the members in one fault domain (tests of power cuts through the real
+ * daemon): the power goes at member write N, or when the process receives
+ * SIGUSR1 (foreground processes only: the waiter thread does not survive a fork);
  * cli_close_members() then frees it. When the power is cut the process kills
  * itself with SIGKILL on the spot (raid_fault_cfg.on_cut).
  */
