@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * include/jgrfs/fop.h - the FUSE daemon: mount options, the serving loop, and the
+ * ioctls a mounted volume answers (resync-all on/off, status).
+ *
+ * Interface (tools/cmd_mount.c is the one caller):
+ *
+ *	fop_opts_init(&o);
+ *	fop_opts_parse(&o, "data=declared,commit=5");  each -o string, in order
+ *	fop_background_start(&code);     background mode: fork now, before any thread
+ *	... open the members, raid_assemble() ...
+ *	fop_serve(array, mountpoint, &o);   mount, tell the parent, serve, unmount
+ *
+ * fop_serve() owns the array from its call on: the filesystem is mounted on it
+ * (journal replay and journal-guided resync happen there, reported in one log
+ * line), the FUSE session is mounted, and in background mode the waiting parent
+ * is told "mounted" only then, so that every error before that point reaches the
+ * user's terminal and the parent's exit status. On fusermount3 -u, umount, SIGTERM,
+ * SIGINT or SIGHUP the volume is unmounted cleanly: fs_unmount() (commit,
+ * checkpoint, mark clean), raid_stop() (array clean).
+ *
+ * ioctls: issued on any file or directory of a mounted jgrfs (FUSE restricted
+ * ioctls, so every command has a fixed size encoded in its number). The seeds'
+ * SET_RESYNC_ALL / CLEAR_RESYNC_ALL (shared/seeds/006) become FOP_IOC_SET_RESYNC_ALL
+ * and FOP_IOC_CLEAR_RESYNC_ALL; they need root or the user who mounted.
+ */
+#ifndef JGRFS_FOP_H
+#define JGRFS_FOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+#include "jgrfs/journal.h"
+#include "jgrfs/raid.h"
+
+/* ------------------------------------------------------------ mount options */
+
+/*
+ * The options of `jgrfs mount -o ...`. fop_opts_init() sets every default;
+ * fop_opts_parse() applies one comma-separated option string.
+ */
+struct fop_opts {
+	enum jnl_data_mode data_mode;	/* data=; default JNL_DATA_DECLARED */
+	bool resync_given;		/* resync= was given: must equal the array's policy */
+	enum raid_resync_policy resync;	/* resync=; chosen at create/mkfs, checked here */
+	unsigned int commit_s;		/* commit=SECONDS, 1..3600; 0: journal default (5 s) */
+	uint64_t cache_blocks;		/* cache=SIZE: buffer cache bound; 0: fs default (64 MiB) */
+	bool readonly;			/* ro */
+	bool allow_other;		/* allow_other: other users may use the mount */
+	bool foreground;		/* -f: do not fork (also -d) */
+	bool debug;			/* -d / debug: libfuse traces every request on stderr */
+	bool writeback_cache;		/* kernel writeback cache; default on (writeback_cache,
+					 * no_writeback_cache) */
+	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
+	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
+	double timeout_s;		/* timeout=: entry and attribute cache, default 1.0 s */
+	char *members;			/* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
+	char *fuse_opts;		/* options handed on to libfuse (nodev, noatime, fsname=, ...);
+					 * malloc'd, comma-separated, or NULL */
+};
+
+/* Defaults as above. */
+void fop_opts_init(struct fop_opts *o);
+/*
+ * Apply @optstr ("data=journal,ro,noatime"). Options jgrfs does not know are kept
+ * for libfuse, which refuses the ones it does not know either (at fop_serve()).
+ * Options mount(8) and mount.fuse3 pass along (defaults, auto, noauto, nofail,
+ * _netdev, user, users, x-*, comment=*) are ignored. Returns 0, or -EINVAL after
+ * logging which option is wrong and why.
+ */
+int fop_opts_parse(struct fop_opts *o, const char *optstr);
+/* Free what parsing allocated. */
+void fop_opts_free(struct fop_opts *o);
+/* The -o options, for --help. */
+#define FOP_OPTS_HELP \
+	"  data=MODE           declared (default), ordered, journal or writeback\n" \
+	"  resync=POLICY       must equal the array's crash protection policy (journal,\n" \
+	"                      bitmap, full, off), which is chosen by `jgrfs mkfs -r`;\n" \
+	"                      a different value is refused, naming the array's\n" \
+	"  commit=SECONDS      journal commit interval (default 5)\n" \
+	"  cache=SIZE          buffer cache size (default 64M)\n" \
+	"  ro                  read-only (a dirty journal is replayed in memory only)\n" \
+	"  allow_other         let other users use the mount (root, or user_allow_other\n" \
+	"                      in /etc/fuse.conf)\n" \
+	"  no_writeback_cache  send every write to the daemon at once (default: the\n" \
+	"                      kernel's writeback cache; fsync and close still flush)\n" \
+	"  max_write=SIZE      largest write request, 4K..1M (default 1M)\n" \
+	"  threads=N           FUSE worker threads (default 8)\n" \
+	"  timeout=SECONDS     kernel cache of names and attributes (default 1)\n" \
+	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n" \
+	"  debug               trace every FUSE request (implies -f)\n" \
+	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"
+
+/* ------------------------------------------------------------------ daemon */
+
+/*
+ * Background mode, called before any thread exists and before the members are
+ * opened: fork. In the child returns 0 and sets *@exit_code to -1: carry on, then
+ * call fop_serve() (or just return on error: the parent sees the child's exit
+ * status). In the parent returns 1 once the child has mounted the volume (exit
+ * code 0) or has died (its exit code, at least 1): the caller exits with
+ * *@exit_code. Returns a negative errno when fork fails.
+ */
+int fop_background_start(int *exit_code);
+
+/*
+ * Mount the filesystem on array @a at @mountpoint and serve it until unmounted
+ * or signalled; then unmount cleanly and stop the array. Owns @a from the call on
+ * (stopped or abandoned before return, also on error). Before serving, logs one
+ * line with what recovery did when the array or the journal was not clean.
+ * Returns 0 after a clean unmount, else a negative errno (logged).
+ */
+int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o);
+
+/* ------------------------------------------------------------------ ioctls */
+
+#define FOP_IOC_MAGIC 'J'
+
+/* Seeds' SET_RESYNC_ALL: every read of the array resyncs the stripe row it touches. */
+#define FOP_IOC_SET_RESYNC_ALL _IO(FOP_IOC_MAGIC, 0x35)
+/* Seeds' CLEAR_RESYNC_ALL: back to normal reads. */
+#define FOP_IOC_CLEAR_RESYNC_ALL _IO(FOP_IOC_MAGIC, 0x36)
+/* Fill a struct fop_status. */
+#define FOP_IOC_STATUS _IOR(FOP_IOC_MAGIC, 0x40, struct fop_status)
+
+#define FOP_STATUS_VERSION 1u
+#define FOP_STATUS_MEMBERS 32u
+
+/* fop_status_member.flags */
+#define FOP_MEMBER_PRESENT (1u << 0)
+#define FOP_MEMBER_FAILED (1u << 1)
+#define FOP_MEMBER_REBUILDING (1u << 2)
+
+struct fop_status_member {
+	char name[64];			/* path the member was opened by */
+	uint32_t role;
+	uint32_t flags;			/* FOP_MEMBER_* */
+};
+
+/* fop_status.flags */
+#define FOP_ST_DEGRADED (1u << 0)	/* a member is missing or failed */
+#define FOP_ST_RESYNC_ALL (1u << 1)	/* resync-all is on */
+#define FOP_ST_JNL_PENDING (1u << 2)	/* filesystem-guided resync pending (declared mode) */
+#define FOP_ST_READONLY (1u << 3)	/* mounted ro, or turned ro by an error */
+#define FOP_ST_JNL_ABORTED (1u << 4)	/* the journal aborted after an I/O error */
+#define FOP_ST_ARRAY_WAS_DIRTY (1u << 5) /* this mount followed an unclean stop */
+#define FOP_ST_JNL_WAS_CLEAN (1u << 6)	/* journal recovery had nothing to do */
+#define FOP_ST_REBUILDING (1u << 7)	/* rebuild_ppm is valid */
+
+/*
+ * The answer to FOP_IOC_STATUS: fixed size, integers only (no pointers, no
+ * doubles), so that a status tool of another build reads it; version first.
+ */
+struct fop_status {
+	uint32_t version;		/* FOP_STATUS_VERSION */
+	uint32_t size;			/* sizeof(struct fop_status) */
+	uint32_t flags;			/* FOP_ST_* */
+	uint32_t daemon_pid;
+	/* the array */
+	uint8_t uuid[16];
+	uint32_t level;			/* 4, 5, 6 */
+	uint32_t nmembers;
+	uint32_t ndata;			/* data members per row */
+	uint32_t nfailed;		/* members missing or failed */
+	uint32_t chunk_blocks;
+	uint32_t resync_policy;		/* enum raid_resync_policy */
+	uint64_t array_blocks;
+	uint64_t rows;
+	uint64_t bitmap_dirty_regions;
+	uint64_t events;
+	uint32_t rebuild_ppm;		/* rebuild progress, parts per million (FOP_ST_REBUILDING) */
+	uint32_t data_mode;		/* enum jnl_data_mode */
+	/* the journal */
+	uint64_t log_blocks;
+	uint64_t log_used_blocks;
+	uint64_t commits;		/* since mount */
+	uint64_t declare_blocks;	/* since mount */
+	uint64_t running_tid;
+	/* the array device's counters since assembly (struct blk_stats) */
+	uint64_t reads, writes, flushes, read_blocks, write_blocks;
+	uint64_t syncraid_rows, resync_rows_checked, resync_rows_repaired, bitmap_bits_set;
+	/* recovery at this mount: the array's resync (raid_info.last_resync) */
+	uint64_t raid_resync_rows_checked;
+	uint64_t raid_resync_rows_repaired;
+	uint64_t raid_resync_usec;
+	/* ... and the journal's (fs_info.recovery) */
+	uint64_t rec_transactions_replayed;
+	uint64_t rec_blocks_replayed;
+	uint64_t rec_blocks_revoked;
+	uint64_t rec_declared_blocks_resynced;
+	uint64_t rec_log_blocks_resynced;
+	uint64_t rec_rows_resynced;
+	uint64_t rec_usec;
+	uint64_t orphans_freed;
+	uint64_t mount_time;		/* seconds since the epoch */
+	char label[64];
+	struct fop_status_member members[FOP_STATUS_MEMBERS];
+};
+_Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
+
+#endif /* JGRFS_FOP_H */

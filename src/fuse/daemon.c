@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fuse/daemon.c - the daemon's life: background start, mount, serve, clean
+ * unmount (include/jgrfs/fop.h).
+ *
+ * Background mode forks before anything else happens (threads do not survive a
+ * fork: the journal's commit thread, the member rings' owners). The parent waits
+ * on a pipe; the child opens the members, assembles the array, mounts the
+ * filesystem and the FUSE session, and only then writes one byte to the pipe and
+ * detaches (setsid, stdio to /dev/null, logs to syslog). So every error before
+ * the mount reaches the user's terminal, and the parent exits 0 only when the
+ * volume is mounted; if the child dies first, the parent exits with its status.
+ *
+ * Stopping: SIGTERM, SIGINT and SIGHUP only write to a pipe (async-signal-safe);
+ * a stopper thread reads it and unmounts the mountpoint as umount(8) would. The
+ * kernel then writes back its dirty pages through us, ends the connection, and
+ * the FUSE loop returns; fusermount3 -u and umount end up at the same place.
+ * After the loop: fs_unmount() (commit, checkpoint, mark clean), raid_stop()
+ * (array clean). A second signal aborts the connection instead (files still open
+ * keep a lazy unmount waiting), and the same clean stop follows.
+ *
+ * After kill -9 nothing of this runs: the next mount recovers, in raid_assemble()
+ * (bitmap or full resync of a dirty array) and fs_mount() (journal replay and
+ * journal-guided resync), and fop_serve() logs one line saying what they did.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "fop_i.h"
+
+/* Background mode: the child's end of the pipe the parent waits on; -1 otherwise. */
+static int fop_ready_fd = -1;
+/* Set once the daemon has detached: logs go to syslog from then on. */
+static atomic_bool fop_log_syslog;
+/* Written by the signal handler, read by the stopper thread. */
+static int fop_sig_pipe[2] = { -1, -1 };
+
+/* ------------------------------------------------------------------ logs */
+
+static void fop_log_sink(void *ctx, int level, const char *subsys, const char *msg)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	static const char *const what[] = { "error: ", "warning: ", "", "" };
+	int l = level >= 0 && level <= JG_LOG_DEBUG ? level : JG_LOG_INFO;
+
+	/* syslog carries the severity itself; a terminal reader wants to see it */
+	if (atomic_load(&fop_log_syslog))
+		syslog(prio[l], "%s: %s", subsys, msg);
+	else
+		fprintf(stderr, "jgrfs: %s: %s%s\n", subsys, what[l], msg);
+}
+
+/* libfuse's own messages (bad options, mount failures) take the same way. */
+static void fop_log_fuse(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	jg_log(level <= FUSE_LOG_ERR ? JG_LOG_ERR : level <= FUSE_LOG_WARNING ? JG_LOG_WARN :
+	       level <= FUSE_LOG_INFO ? JG_LOG_INFO : JG_LOG_DEBUG, "libfuse", "%s", msg);
+}
+
+/* ------------------------------------------------------------- background */
+
+int fop_background_start(int *exit_code)
+{
+	int fds[2], status;
+	pid_t pid;
+	ssize_t n;
+	char c;
+
+	*exit_code = -1;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		fop_ready_fd = fds[1];
+		return 0;
+	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == 1) {
+		*exit_code = 0;	/* mounted: the child serves on */
+		return 1;
+	}
+	/* the child ended before mounting: its errors are on the terminal already */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status))
+		*exit_code = WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
+	else
+		*exit_code = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return 1;
+}
+
+/* The volume is mounted: tell the waiting parent, detach from the terminal. */
+static void fop_background_ready(void)
+{
+	int fd;
+
+	if (fop_ready_fd < 0)
+		return;
+	setsid();
+	if (chdir("/"))
+		jg_log(JG_LOG_WARN, "fuse", "chdir /: %s", strerror(errno));
+	openlog("jgrfs", LOG_PID, LOG_DAEMON);
+	atomic_store(&fop_log_syslog, true);
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	if (write(fop_ready_fd, "", 1) != 1)
+		jg_log(JG_LOG_WARN, "fuse", "cannot tell the parent: %s", strerror(errno));
+	close(fop_ready_fd);
+	fop_ready_fd = -1;
+}
+
+/* --------------------------------------------------------------- stopping */
+
+static void fop_signal_handler(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (write(fop_sig_pipe[1], &c, 1) < 0) {
+		/* nothing safe to do here; the pipe is only full if signals pile up */
+	}
+	errno = saved;
+}
+
+static int fop_signals_install(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+
+	if (pipe2(fop_sig_pipe, O_CLOEXEC))
+		return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fop_signal_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -errno;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;	/* a reader of a closed pipe must not kill the daemon */
+	return sigaction(SIGPIPE, &sa, NULL) ? -errno : 0;
+}
+
+static void fop_signals_remove(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	close(fop_sig_pipe[0]);
+	close(fop_sig_pipe[1]);
+	fop_sig_pipe[0] = fop_sig_pipe[1] = -1;
+}
+
+/* Unmount @mnt as umount(8) or, without privilege, fusermount3 -u would. */
+static void fop_unmount_kernel(const char *mnt, bool force)
+{
+	pid_t pid;
+
+	if (geteuid() == 0) {
+		if (force) {
+			/* MNT_FORCE makes FUSE abort the connection: the loop ends now */
+			if (umount2(mnt, MNT_FORCE) && errno != EINVAL)
+				jg_log(JG_LOG_WARN, "fuse", "umount -f %s: %s", mnt, strerror(errno));
+			return;
+		}
+		if (!umount2(mnt, 0))
+			return;
+		if (errno == EBUSY) {
+			jg_log(JG_LOG_WARN, "fuse", "%s is busy: unmounting lazily; the volume "
+			       "stops when the last file is closed (signal again to force)", mnt);
+			if (!umount2(mnt, MNT_DETACH))
+				return;
+		}
+		jg_log(JG_LOG_ERR, "fuse", "umount %s: %s", mnt, strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", "--", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+struct fop_stopper {
+	pthread_t thread;
+	const char *mnt;
+	struct fuse_session *se;
+};
+
+/* Reads signals from the pipe; a zero byte from fop_serve() says "the loop is over". */
+static void *fop_stopper_main(void *arg)
+{
+	struct fop_stopper *s = arg;
+	unsigned int count = 0;
+	char c;
+
+	for (;;) {
+		ssize_t n = read(fop_sig_pipe[0], &c, 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != 1 || c == 0)
+			return NULL;
+		count++;
+		jg_log(JG_LOG_INFO, "fuse", "signal %d: %s %s", c,
+		       count == 1 ? "unmounting" : "aborting the connection of", s->mnt);
+		fop_unmount_kernel(s->mnt, count > 1);
+		if (count > 1)
+			fuse_session_exit(s->se);
+	}
+}
+
+/* --------------------------------------------------------------- serving */
+
+/* One line when this mount followed an unclean stop (STYLE.md §9). */
+static void fop_log_recovery(struct fop_ctx *c)
+{
+	struct fs_info fi;
+	const struct jnl_recovery_report *r;
+
+	fs_info_get(c->fs, &fi);
+	r = &fi.recovery;
+	if (!c->array_was_dirty && r->was_clean && !fi.orphans_freed)
+		return;
+	jg_log(JG_LOG_INFO, "fuse",
+	       "recovery: array_was_dirty=%d raid_rows_resynced=%llu raid_rows_repaired=%llu "
+	       "raid_seconds=%.3f transactions_replayed=%llu blocks_replayed=%llu "
+	       "blocks_revoked=%llu declared_blocks_resynced=%llu log_blocks_resynced=%llu "
+	       "journal_rows_resynced=%llu journal_seconds=%.3f orphans_freed=%llu seconds=%.3f",
+	       c->array_was_dirty, (unsigned long long)c->raid_resync.rows_checked,
+	       (unsigned long long)c->raid_resync.rows_repaired, c->raid_resync.seconds,
+	       (unsigned long long)r->transactions_replayed,
+	       (unsigned long long)r->blocks_replayed, (unsigned long long)r->blocks_revoked,
+	       (unsigned long long)r->declared_blocks_resynced,
+	       (unsigned long long)r->log_blocks_resynced, (unsigned long long)r->rows_resynced,
+	       r->seconds, (unsigned long long)fi.orphans_freed,
+	       c->raid_resync.seconds + r->seconds);
+}
+
+/* The libfuse argument vector: our fixed options, then the user's. */
+static int fop_fuse_args(const struct fop_opts *o, struct fuse_args *args)
+{
+	char opts[512];
+	int rc = 0;
+
+	snprintf(opts, sizeof(opts), "default_permissions,subtype=jgrfs,max_write=%u%s%s",
+		 o->max_write_bytes,
+		 o->fuse_opts && strstr(o->fuse_opts, "fsname=") ? "" : ",fsname=jgrfs",
+		 o->readonly ? ",ro" : "");
+	rc |= fuse_opt_add_arg(args, "jgrfs");
+	rc |= fuse_opt_add_arg(args, "-o");
+	rc |= fuse_opt_add_arg(args, opts);
+	if (o->fuse_opts) {
+		rc |= fuse_opt_add_arg(args, "-o");
+		rc |= fuse_opt_add_arg(args, o->fuse_opts);
+	}
+	if (o->debug)
+		rc |= fuse_opt_add_arg(args, "-d");
+	return rc ? -ENOMEM : 0;
+}
+
+/* Check the options against the array before the filesystem sees it. */
+static int fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
+{
+	struct raid_info ri;
+
+	raid_info_get(c->array, &ri);
+	c->array_was_dirty = ri.was_dirty;
+	c->raid_resync = ri.last_resync;
+	if (o->resync_given && o->resync != ri.resync) {
+		jg_log(JG_LOG_ERR, "fuse", "resync=%s: this array was created with resync=%s; the "
+		       "policy is chosen by `jgrfs mkfs --resync` and cannot change at mount",
+		       raid_resync_policy_name(o->resync), raid_resync_policy_name(ri.resync));
+		return -EINVAL;
+	}
+	if (o->data_mode == JNL_DATA_DECLARED && ri.resync != RAID_RESYNC_JOURNAL)
+		jg_log(JG_LOG_WARN, "fuse", "data=declared on an array with resync=%s: declared "
+		       "writes gain nothing there (resync=journal is what they are for)",
+		       raid_resync_policy_name(ri.resync));
+	return 0;
+}
+
+/* The mountpoint as an absolute path; a dead FUSE mount gets a clear message. */
+static int fop_mountpoint(const char *mountpoint, char *out)
+{
+	struct stat st;
+
+	if (!realpath(mountpoint, out) || stat(out, &st)) {
+		int err = -errno;
+
+		if (err == -ENOTCONN)
+			jg_log(JG_LOG_ERR, "fuse", "%s: a dead FUSE mount (was its daemon killed?): "
+			       "run `fusermount3 -u %s` first", mountpoint, mountpoint);
+		else
+			jg_log(JG_LOG_ERR, "fuse", "mountpoint %s: %s", mountpoint, strerror(-err));
+		return err;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		jg_log(JG_LOG_ERR, "fuse", "mountpoint %s: not a directory", mountpoint);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_loop_config *loop = NULL;
+	struct fop_stopper stopper = { 0 };
+	struct fs_mount_opts fso;
+	struct fop_ctx c;
+	char mnt[PATH_MAX];
+	bool mounted = false, stopper_on = false;
+	int rc, rc2;
+
+	memset(&c, 0, sizeof(c));
+	c.array = a;
+	c.opts = o;
+	c.owner_uid = getuid();
+	jg_log_set_sink(fop_log_sink, NULL);
+	fuse_set_log_func(fop_log_fuse);
+
+	rc = fop_mountpoint(mountpoint, mnt);
+	if (rc)
+		goto out;
+	rc = fop_check_array(&c, o);
+	if (rc)
+		goto out;
+
+	memset(&fso, 0, sizeof(fso));
+	fso.data_mode = o->data_mode;
+	fso.commit_interval_ms = o->commit_s * 1000u;
+	fso.readonly = o->readonly;
+	fso.cache_blocks = o->cache_blocks;
+	rc = fs_mount(raid_array_dev(a), &fso, &c.fs);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "fuse", "cannot mount the filesystem: %s", strerror(-rc));
+		goto out;
+	}
+	fop_log_recovery(&c);
+
+	rc = fop_fuse_args(o, &args);
+	if (rc)
+		goto out;
+	c.se = fuse_session_new(&args, &fop_ops, sizeof(fop_ops), &c);
+	if (!c.se) {
+		rc = -EINVAL;	/* libfuse said which option */
+		goto out;
+	}
+	rc = fop_signals_install();
+	if (rc)
+		goto out;
+	if (fuse_session_mount(c.se, mnt)) {
+		rc = -EIO;	/* libfuse said why */
+		goto out;
+	}
+	mounted = true;
+	c.mount_time = time(NULL);
+
+	stopper.mnt = mnt;
+	stopper.se = c.se;
+	rc = -pthread_create(&stopper.thread, NULL, fop_stopper_main, &stopper);
+	if (rc)
+		goto out;
+	stopper_on = true;
+
+	jg_log(JG_LOG_INFO, "fuse", "mounted %s data=%s pid=%d", mnt,
+	       jnl_data_mode_name(o->data_mode), (int)getpid());
+	fop_background_ready();
+
+	rc = -ENOMEM;
+	loop = fuse_loop_cfg_create();
+	if (!loop)
+		goto out;
+	fuse_loop_cfg_set_max_threads(loop, o->max_threads);
+	fuse_loop_cfg_set_clone_fd(loop, 0);
+	rc = fuse_session_loop_mt(c.se, loop);
+	if (rc > 0)
+		rc = -rc;	/* a signal number would be positive; we catch none there */
+	if (rc)
+		jg_log(JG_LOG_ERR, "fuse", "session loop: %s", strerror(-rc));
+out:
+	if (stopper_on) {
+		char z = 0;
+
+		if (write(fop_sig_pipe[1], &z, 1) != 1)
+			pthread_cancel(stopper.thread);
+		pthread_join(stopper.thread, NULL);
+	}
+	if (fop_sig_pipe[0] >= 0)
+		fop_signals_remove();
+	if (loop)
+		fuse_loop_cfg_destroy(loop);
+	if (c.se) {
+		if (mounted)
+			fuse_session_unmount(c.se);
+		fuse_session_destroy(c.se);	/* runs fop_destroy once the session was up */
+	}
+	fuse_opt_free_args(&args);
+	if (c.fs) {
+		rc2 = fs_unmount(c.fs);
+		if (rc2)
+			jg_log(JG_LOG_ERR, "fuse", "unmount of the filesystem failed: %s",
+			       strerror(-rc2));
+		rc = rc ? rc : rc2;
+	}
+	rc2 = raid_stop(a);
+	if (rc2)
+		jg_log(JG_LOG_ERR, "fuse", "stopping the array failed: %s", strerror(-rc2));
+	rc = rc ? rc : rc2;
+	if (mounted && !rc)
+		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
+	fuse_set_log_func(NULL);
+	jg_log_set_sink(NULL, NULL);
+	if (atomic_load(&fop_log_syslog))
+		closelog();
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/fuse/fop_i.h - private to the FUSE daemon: the state every handler sees
+ * (the session's userdata) and the pieces ops.c, ioctl.c and daemon.c share.
+ */
+#ifndef JGRFS_FOP_I_H
+#define JGRFS_FOP_I_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "jgrfs/fop.h"
+#include "jgrfs/fs.h"
+
+/*
+ * One mounted volume. Set up by fop_serve() before the session starts and torn
+ * down after it ends; handlers only read the pointers, so no lock guards them
+ * (the struct fs and the array are thread-safe themselves).
+ */
+struct fop_ctx {
+	struct fs *fs;
+	struct raid_array *array;
+	const struct fop_opts *opts;
+	struct fuse_session *se;
+	uid_t owner_uid;		/* who mounted: may switch resync-all */
+	time_t mount_time;
+	/* what recovery did at this mount, kept for the status ioctl */
+	struct raid_resync_report raid_resync;
+	bool array_was_dirty;
+};
+
+/* The FUSE filesystem inode numbers are ours: the root is the same number. */
+_Static_assert(FS_ROOT_INO == FUSE_ROOT_ID, "fs root inode is FUSE_ROOT_ID");
+
+extern const struct fuse_lowlevel_ops fop_ops;
+
+/* ioctl.c: the FUSE ioctl handler and the status it reports. */
+void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+	       size_t in_bufsz, size_t out_bufsz);
+void fop_status_fill(struct fop_ctx *c, struct fop_status *st);
+
+#endif /* JGRFS_FOP_I_H */

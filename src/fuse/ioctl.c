@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fuse/ioctl.c - the ioctls of a mounted volume (include/jgrfs/fop.h):
+ * resync-all on/off, the seeds' SET_RESYNC_ALL / CLEAR_RESYNC_ALL (seed 006),
+ * passed to the array as blk_ctl(BLK_CTL_SET_RESYNC_ALL / CLEAR_RESYNC_ALL), and
+ * the status that `jgrfs status` prints.
+ *
+ * FUSE forwards only "restricted" ioctls from a normal mount: the kernel copies
+ * in and out the number of bytes encoded in the command, so every command here
+ * is _IO or _IOR with a fixed-size argument and the handler checks the sizes the
+ * kernel announces before trusting them.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fop_i.h"
+
+static uint64_t fop_usec(double seconds)
+{
+	return seconds > 0 ? (uint64_t)(seconds * 1e6) : 0;
+}
+
+void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
+{
+	struct raid_info ri;
+	struct fs_info fi;
+	struct blk_stats bs;
+	unsigned int n;
+
+	raid_info_get(c->array, &ri);
+	fs_info_get(c->fs, &fi);
+	memset(st, 0, sizeof(*st));
+	st->version = FOP_STATUS_VERSION;
+	st->size = sizeof(*st);
+	st->daemon_pid = (uint32_t)getpid();
+	memcpy(st->uuid, ri.uuid, sizeof(st->uuid));
+	st->level = ri.level;
+	st->nmembers = ri.nmembers;
+	st->ndata = ri.ndata;
+	st->chunk_blocks = ri.chunk_blocks;
+	st->resync_policy = ri.resync;
+	st->array_blocks = ri.array_blocks;
+	st->rows = ri.rows;
+	st->bitmap_dirty_regions = ri.bitmap_dirty_regions;
+	st->events = ri.events;
+	if (ri.degraded)
+		st->flags |= FOP_ST_DEGRADED;
+	if (ri.resync_all)
+		st->flags |= FOP_ST_RESYNC_ALL;
+	if (ri.jnl_pending)
+		st->flags |= FOP_ST_JNL_PENDING;
+	if (ri.rebuild_progress >= 0) {
+		st->flags |= FOP_ST_REBUILDING;
+		st->rebuild_ppm = (uint32_t)(ri.rebuild_progress * 1e6);
+	}
+	n = ri.nmembers < FOP_STATUS_MEMBERS ? ri.nmembers : FOP_STATUS_MEMBERS;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct raid_member_info *m = &ri.members[i];
+		struct fop_status_member *sm = &st->members[i];
+
+		memcpy(sm->name, m->name, sizeof(sm->name));
+		sm->name[sizeof(sm->name) - 1] = '\0';
+		sm->role = m->role;
+		if (m->present)
+			sm->flags |= FOP_MEMBER_PRESENT;
+		if (m->failed)
+			sm->flags |= FOP_MEMBER_FAILED;
+		if (m->rebuilding)
+			sm->flags |= FOP_MEMBER_REBUILDING;
+		if (!m->present || m->failed)
+			st->nfailed++;
+	}
+
+	st->data_mode = fi.data_mode;
+	if (fi.readonly)
+		st->flags |= FOP_ST_READONLY;
+	if (fi.journal.aborted)
+		st->flags |= FOP_ST_JNL_ABORTED;
+	st->log_blocks = fi.journal.log_blocks;
+	st->log_used_blocks = fi.journal.log_used_blocks;
+	st->commits = fi.journal.commits;
+	st->declare_blocks = fi.journal.declare_blocks;
+	st->running_tid = fi.journal.running_tid;
+
+	memset(&bs, 0, sizeof(bs));
+	if (blk_ctl(raid_array_dev(c->array), BLK_CTL_GET_STATS, &bs) == 0) {
+		st->reads = bs.reads;
+		st->writes = bs.writes;
+		st->flushes = bs.flushes;
+		st->read_blocks = bs.read_blocks;
+		st->write_blocks = bs.write_blocks;
+		st->syncraid_rows = bs.syncraid_rows;
+		st->resync_rows_checked = bs.resync_rows_checked;
+		st->resync_rows_repaired = bs.resync_rows_repaired;
+		st->bitmap_bits_set = bs.bitmap_bits_set;
+	}
+
+	if (c->array_was_dirty)
+		st->flags |= FOP_ST_ARRAY_WAS_DIRTY;
+	st->raid_resync_rows_checked = c->raid_resync.rows_checked;
+	st->raid_resync_rows_repaired = c->raid_resync.rows_repaired;
+	st->raid_resync_usec = fop_usec(c->raid_resync.seconds);
+	if (fi.recovery.was_clean)
+		st->flags |= FOP_ST_JNL_WAS_CLEAN;
+	st->rec_transactions_replayed = fi.recovery.transactions_replayed;
+	st->rec_blocks_replayed = fi.recovery.blocks_replayed;
+	st->rec_blocks_revoked = fi.recovery.blocks_revoked;
+	st->rec_declared_blocks_resynced = fi.recovery.declared_blocks_resynced;
+	st->rec_log_blocks_resynced = fi.recovery.log_blocks_resynced;
+	st->rec_rows_resynced = fi.recovery.rows_resynced;
+	st->rec_usec = fop_usec(fi.recovery.seconds);
+	st->orphans_freed = fi.orphans_freed;
+	st->mount_time = (uint64_t)c->mount_time;
+	memcpy(st->label, fi.label, sizeof(st->label));
+	st->label[sizeof(st->label) - 1] = '\0';
+}
+
+/* Switching resync-all changes how the array reads: root or the mounting user only. */
+static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
+{
+	const struct fuse_ctx *who = fuse_req_ctx(req);
+
+	return who->uid == 0 || who->uid == c->owner_uid;
+}
+
+void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+	       size_t in_bufsz, size_t out_bufsz)
+{
+	struct fop_ctx *c = fuse_req_userdata(req);
+	struct fop_status st;
+	int rc;
+
+	if (flags & FUSE_IOCTL_COMPAT) {
+		rc = -ENOSYS;	/* 32-bit callers on a 64-bit kernel: not supported */
+		goto out;
+	}
+	switch (cmd) {
+	case FOP_IOC_SET_RESYNC_ALL:
+	case FOP_IOC_CLEAR_RESYNC_ALL:
+		rc = -EPERM;
+		if (!fop_ioctl_allowed(req, c))
+			goto out;
+		rc = blk_ctl(raid_array_dev(c->array),
+			     cmd == FOP_IOC_SET_RESYNC_ALL ? BLK_CTL_SET_RESYNC_ALL
+							   : BLK_CTL_CLEAR_RESYNC_ALL, NULL);
+		if (rc < 0)
+			goto out;
+		jg_log(JG_LOG_INFO, "fuse", "resync-all %s",
+		       cmd == FOP_IOC_SET_RESYNC_ALL ? "on" : "off");
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FOP_IOC_STATUS:
+		rc = -EINVAL;
+		if (out_bufsz < sizeof(st))
+			goto out;
+		fop_status_fill(c, &st);
+		fuse_reply_ioctl(req, 0, &st, sizeof(st));
+		return;
+	default:
+		rc = -ENOTTY;
+		goto out;
+	}
+out:
+	fuse_reply_err(req, -rc);
+}

@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fuse/ops.c - the libfuse low-level handlers: each turns one kernel request
+ * into fs_* calls on the filesystem's own inode numbers and replies exactly once,
+ * fuse_reply_err(req, -rc) on failure (every layer speaks negative errno, so
+ * there is no translation table).
+ *
+ * Invariants:
+ * (F1) Lookup counts. Every reply that hands the kernel an entry (lookup, create,
+ *      mknod, mkdir, symlink, link, and each readdirplus entry other than "." and
+ *      "..") first takes one reference with fs_ref(); forget and forget_multi drop
+ *      what the kernel says it no longer holds with fs_forget(). An entry that is
+ *      not replied (an error after fs_ref, a readdirplus entry that did not fit)
+ *      gives its reference back, so an unlinked inode is freed exactly when the
+ *      kernel forgets it.
+ * (F2) Negative lookups are cached by the kernel (an entry with ino 0) for the
+ *      entry timeout: this mount is the only writer of the volume, so a name can
+ *      only appear through a request that updates the kernel's dentry cache.
+ * (F3) open() truncates nothing: FUSE_CAP_ATOMIC_O_TRUNC is off, so O_TRUNC reaches
+ *      us as a setattr(size) and the kernel keeps its page cache consistent.
+ * (F4) The writeback cache (FUSE_CAP_WRITEBACK_CACHE) makes the kernel own a
+ *      file's size and mtime while it caches pages; it sends them back with
+ *      setattr. It is negotiated only when the mount is writable. fsync and close
+ *      still write dirty pages back first, so fsync keeps its meaning.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "fop_i.h"
+
+/* Largest readdir reply we fill; the kernel asks for one page at a time. */
+#define FOP_READDIR_MAX (128u * 1024u)
+
+static struct fop_ctx *fop_ctx_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void fop_attr_to_stat(const struct fs_attr *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = a->ino;
+	st->st_mode = a->mode;
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_size = (off_t)a->size;
+	st->st_blocks = (blkcnt_t)a->blocks;
+	st->st_rdev = (dev_t)a->rdev;
+	st->st_blksize = JG_BLOCK_SIZE;
+	st->st_atim = a->atime;
+	st->st_mtim = a->mtime;
+	st->st_ctim = a->ctime;
+}
+
+static void fop_entry_fill(struct fop_ctx *c, const struct fs_attr *a, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = a->ino;
+	e->generation = a->generation;
+	fop_attr_to_stat(a, &e->attr);
+	e->attr_timeout = c->opts->timeout_s;
+	e->entry_timeout = c->opts->timeout_s;
+}
+
+/*
+ * Reply with the entry @a after taking the kernel's reference on it (F1).
+ * @rc is the result of the fs call that produced @a.
+ */
+static void fop_reply_entry(fuse_req_t req, int rc, const struct fs_attr *a)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fuse_entry_param e;
+
+	if (rc)
+		goto out;
+	rc = fs_ref(c->fs, a->ino, 1);
+	if (rc)
+		goto out;
+	fop_entry_fill(c, a, &e);
+	if (fuse_reply_entry(req, &e) == -ENOENT) {
+		/* the request was interrupted: the kernel never saw the entry */
+		fs_forget(c->fs, a->ino, 1);
+	}
+	return;
+out:
+	fuse_reply_err(req, -rc);
+}
+
+/* ------------------------------------------------------------ life cycle */
+
+static void fop_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct fop_ctx *c = userdata;
+	const struct fop_opts *o = c->opts;
+
+	conn->max_write = o->max_write_bytes;
+	/* O_TRUNC comes as setattr (F3); setuid bits are cleared by the kernel */
+	conn->want &= ~(unsigned int)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;	/* status on the mount root */
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* (F4): only for a writable mount */
+	if (o->writeback_cache && !o->readonly && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+	else
+		conn->want &= ~(unsigned int)FUSE_CAP_WRITEBACK_CACHE;
+	conn->time_gran = 1;
+	jg_log(JG_LOG_DEBUG, "fuse", "init proto=%u.%u max_write=%u writeback_cache=%d",
+	       conn->proto_major, conn->proto_minor, conn->max_write,
+	       !!(conn->want & FUSE_CAP_WRITEBACK_CACHE));
+}
+
+/*
+ * The session is going away (after unmount): make everything durable now, while
+ * the volume is still whole; fop_serve() unmounts the filesystem after this.
+ */
+static void fop_destroy(void *userdata)
+{
+	struct fop_ctx *c = userdata;
+	int rc;
+
+	if (c->opts->readonly)
+		return;
+	rc = fs_sync(c->fs);
+	if (rc)
+		jg_log(JG_LOG_ERR, "fuse", "sync at unmount failed: %s", strerror(-rc));
+}
+
+/* ---------------------------------------------------------------- names */
+
+static void fop_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fuse_entry_param e;
+	struct fs_attr a;
+	int rc;
+
+	rc = fs_lookup(c->fs, parent, name, &a);
+	if (rc == -ENOENT) {
+		/* (F2): a negative entry the kernel may cache */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = c->opts->timeout_s;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	fop_reply_entry(req, rc, &a);
+}
+
+static void fop_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	int rc;
+
+	rc = fs_forget(c->fs, ino, nlookup);
+	if (rc)
+		jg_log(JG_LOG_WARN, "fuse", "forget ino=%llu n=%llu: %s", (unsigned long long)ino,
+		       (unsigned long long)nlookup, strerror(-rc));
+	fuse_reply_none(req);
+}
+
+static void fop_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	for (size_t i = 0; i < count; i++) {
+		int rc = fs_forget(c->fs, forgets[i].ino, forgets[i].nlookup);
+
+		if (rc)
+			jg_log(JG_LOG_WARN, "fuse", "forget ino=%llu n=%llu: %s",
+			       (unsigned long long)forgets[i].ino,
+			       (unsigned long long)forgets[i].nlookup, strerror(-rc));
+	}
+	fuse_reply_none(req);
+}
+
+static void fop_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fs_attr a;
+	struct stat st;
+	int rc;
+
+	rc = fs_getattr(c->fs, ino, &a);
+	if (rc)
+		goto out;
+	fop_attr_to_stat(&a, &st);
+	fuse_reply_attr(req, &st, c->opts->timeout_s);
+	return;
+out:
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fs_attr in, out;
+	unsigned int valid = 0;
+	struct stat st;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	in.mode = attr->st_mode;
+	in.uid = attr->st_uid;
+	in.gid = attr->st_gid;
+	in.size = (uint64_t)attr->st_size;
+	in.atime = attr->st_atim;
+	in.mtime = attr->st_mtim;
+	in.ctime = attr->st_ctim;
+	if (to_set & FUSE_SET_ATTR_MODE)
+		valid |= FS_SET_MODE;
+	if (to_set & FUSE_SET_ATTR_UID)
+		valid |= FS_SET_UID;
+	if (to_set & FUSE_SET_ATTR_GID)
+		valid |= FS_SET_GID;
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		valid |= FS_SET_SIZE;
+	if (to_set & FUSE_SET_ATTR_ATIME)
+		valid |= FS_SET_ATIME;
+	if (to_set & FUSE_SET_ATTR_MTIME)
+		valid |= FS_SET_MTIME;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		valid |= FS_SET_ATIME_NOW;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		valid |= FS_SET_MTIME_NOW;
+	if (to_set & FUSE_SET_ATTR_CTIME)
+		valid |= FS_SET_CTIME;
+	rc = fs_setattr(c->fs, ino, &in, valid, &out);
+	if (rc)
+		goto out;
+	fop_attr_to_stat(&out, &st);
+	fuse_reply_attr(req, &st, c->opts->timeout_s);
+	return;
+out:
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	char buf[FS_SYMLINK_MAX + 1];
+	ssize_t n;
+	int rc;
+
+	n = fs_readlink(c->fs, ino, buf, FS_SYMLINK_MAX);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+	return;
+out:
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	const struct fuse_ctx *who = fuse_req_ctx(req);
+	struct fs_attr a;
+	int rc;
+
+	rc = fs_mknod(c->fs, parent, name, mode, rdev, who->uid, who->gid, &a);
+	fop_reply_entry(req, rc, &a);
+}
+
+static void fop_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	const struct fuse_ctx *who = fuse_req_ctx(req);
+	struct fs_attr a;
+	int rc;
+
+	/* the kernel sends permission bits only; the type is ours to add */
+	rc = fs_mkdir(c->fs, parent, name, S_IFDIR | (mode & 07777), who->uid, who->gid, &a);
+	fop_reply_entry(req, rc, &a);
+}
+
+static void fop_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	fuse_reply_err(req, -fs_unlink(c->fs, parent, name));
+}
+
+static void fop_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	fuse_reply_err(req, -fs_rmdir(c->fs, parent, name));
+}
+
+static void fop_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	const struct fuse_ctx *who = fuse_req_ctx(req);
+	struct fs_attr a;
+	int rc;
+
+	rc = fs_symlink(c->fs, parent, name, link, who->uid, who->gid, &a);
+	fop_reply_entry(req, rc, &a);
+}
+
+static void fop_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		       const char *newname, unsigned int flags)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	unsigned int fsflags = 0;
+	int rc = -EINVAL;
+
+	/* RENAME_NOREPLACE 1, RENAME_EXCHANGE 2; RENAME_WHITEOUT (overlayfs) is not ours */
+	if (flags & ~3u)
+		goto out;
+	if (flags & 1u)
+		fsflags |= FS_RENAME_NOREPLACE;
+	if (flags & 2u)
+		fsflags |= FS_RENAME_EXCHANGE;
+	rc = fs_rename(c->fs, parent, name, newparent, newname, fsflags);
+out:
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fs_attr a;
+	int rc;
+
+	rc = fs_link(c->fs, ino, newparent, newname, &a);
+	fop_reply_entry(req, rc, &a);
+}
+
+/* ---------------------------------------------------------------- files */
+
+static void fop_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	if (c->opts->readonly && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	/* this mount is the volume's only writer: cached pages stay valid */
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void fop_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	void *buf = NULL;
+	ssize_t n;
+	int rc = -ENOMEM;
+
+	if (size == 0) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf)
+		goto out;
+	n = fs_read(c->fs, ino, (uint64_t)off, size, buf);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+	return;
+out:
+	free(buf);
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	ssize_t n;
+
+	n = fs_write(c->fs, ino, (uint64_t)off, size, buf);
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	fuse_reply_write(req, (size_t)n);
+}
+
+/* close(2): nothing to do; durability is fsync's business, as on ext4. */
+static void fop_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void fop_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void fop_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	fuse_reply_err(req, -fs_fsync(c->fs, ino, datasync != 0));
+}
+
+static void fop_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			  struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	int rc = -EINVAL;
+
+	if (off < 0 || len <= 0)
+		goto out;
+	rc = fs_fallocate(c->fs, ino, mode, (uint64_t)off, (uint64_t)len);
+out:
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		       struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	const struct fuse_ctx *who = fuse_req_ctx(req);
+	struct fuse_entry_param e;
+	struct fs_attr a;
+	int rc;
+
+	rc = fs_mknod(c->fs, parent, name, S_IFREG | (mode & 07777), 0, who->uid, who->gid, &a);
+	if (rc)
+		goto out;
+	rc = fs_ref(c->fs, a.ino, 1);	/* (F1) */
+	if (rc)
+		goto out;
+	fop_entry_fill(c, &a, &e);
+	fi->keep_cache = 1;
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		fs_forget(c->fs, a.ino, 1);	/* interrupted: never seen */
+	return;
+out:
+	fuse_reply_err(req, -rc);
+}
+
+/* ---------------------------------------------------------- directories */
+
+static void fop_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_open(req, fi);
+}
+
+/* One directory entry gathered from fs_readdir(), sent after it returns. */
+struct fop_dirent {
+	char *name;
+	uint64_t ino;
+	uint32_t mode;
+	uint64_t next_off;
+};
+
+/* What fs_readdir()'s callback collects: as many entries as the reply can hold. */
+struct fop_dirbuf {
+	fuse_req_t req;
+	bool plus;
+	size_t size;		/* the kernel's buffer */
+	size_t used;		/* bytes the gathered entries will take */
+	struct fop_dirent *ents;
+	size_t n, cap;
+	int err;
+};
+
+static int fop_readdir_collect(void *ctx, const char *name, uint64_t ino, uint32_t mode,
+			       uint64_t next_off)
+{
+	struct fop_dirbuf *d = ctx;
+	size_t len;
+
+	/* with a NULL buffer, the add calls only measure the entry */
+	if (d->plus)
+		len = fuse_add_direntry_plus(d->req, NULL, 0, name, NULL, 0);
+	else
+		len = fuse_add_direntry(d->req, NULL, 0, name, NULL, 0);
+	if (d->used + len > d->size)
+		return 1;	/* full: the kernel asks again from next_off */
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 32;
+		struct fop_dirent *p = realloc(d->ents, cap * sizeof(*p));
+
+		if (!p)
+			goto nomem;
+		d->ents = p;
+		d->cap = cap;
+	}
+	d->ents[d->n].name = strdup(name);
+	if (!d->ents[d->n].name)
+		goto nomem;
+	d->ents[d->n].ino = ino;
+	d->ents[d->n].mode = mode;
+	d->ents[d->n].next_off = next_off;
+	d->n++;
+	d->used += len;
+	return 0;
+nomem:
+	d->err = -ENOMEM;
+	return 1;
+}
+
+static bool fop_is_dot(const char *name)
+{
+	return !strcmp(name, ".") || !strcmp(name, "..");
+}
+
+/*
+ * Add entry @de to the reply at @p (room @left). For readdirplus, every entry but
+ * "." and ".." carries attributes and a lookup reference (F1); an entry that went
+ * away since fs_readdir() saw it is left out. Returns the bytes used (0: skipped).
+ */
+static size_t fop_readdir_put(struct fop_ctx *c, struct fop_dirbuf *d, struct fop_dirent *de,
+			      char *p, size_t left)
+{
+	struct fuse_entry_param e;
+	struct fs_attr a;
+	struct stat st;
+	size_t len;
+
+	if (!d->plus) {
+		memset(&st, 0, sizeof(st));
+		st.st_ino = de->ino;
+		st.st_mode = de->mode;
+		return fuse_add_direntry(d->req, p, left, de->name, &st, (off_t)de->next_off);
+	}
+	memset(&e, 0, sizeof(e));
+	if (fop_is_dot(de->name)) {
+		/* the kernel takes no reference for these: ino 0 says "no entry" */
+		e.attr.st_ino = de->ino;
+		e.attr.st_mode = de->mode;
+	} else {
+		if (fs_ref(c->fs, de->ino, 1))
+			return 0;
+		if (fs_getattr(c->fs, de->ino, &a)) {
+			fs_forget(c->fs, de->ino, 1);
+			return 0;
+		}
+		fop_entry_fill(c, &a, &e);
+	}
+	len = fuse_add_direntry_plus(d->req, p, left, de->name, &e, (off_t)de->next_off);
+	if (len > left && e.ino)
+		fs_forget(c->fs, de->ino, 1);	/* did not fit (cannot happen: measured) */
+	return len;
+}
+
+static void fop_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fop_dirbuf d = { .req = req, .plus = plus };
+	char *buf = NULL;
+	size_t pos = 0;
+	int rc;
+
+	d.size = size < FOP_READDIR_MAX ? size : FOP_READDIR_MAX;
+	rc = fs_readdir(c->fs, ino, (uint64_t)off, fop_readdir_collect, &d);
+	if (!rc)
+		rc = d.err;
+	if (rc)
+		goto out;
+	rc = -ENOMEM;
+	buf = malloc(d.size ? d.size : 1);
+	if (!buf)
+		goto out;
+	for (size_t i = 0; i < d.n; i++) {
+		size_t len = fop_readdir_put(c, &d, &d.ents[i], buf + pos, d.size - pos);
+
+		if (len > d.size - pos)
+			break;
+		pos += len;
+	}
+	rc = 0;
+	fuse_reply_buf(req, buf, pos);
+out:
+	if (rc)
+		fuse_reply_err(req, -rc);
+	for (size_t i = 0; i < d.n; i++)
+		free(d.ents[i].name);
+	free(d.ents);
+	free(buf);
+}
+
+static void fop_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	fop_readdir_common(req, ino, size, off, false);
+}
+
+static void fop_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			    struct fuse_file_info *fi)
+{
+	fop_readdir_common(req, ino, size, off, true);
+}
+
+static void fop_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void fop_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	fuse_reply_err(req, -fs_fsync(c->fs, ino, datasync != 0));
+}
+
+/* ------------------------------------------------------------- volume */
+
+static void fop_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	struct fs_statfs s;
+	struct statvfs v;
+	int rc;
+
+	rc = fs_statfs(c->fs, &s);
+	if (rc)
+		goto out;
+	memset(&v, 0, sizeof(v));
+	v.f_bsize = s.block_size;
+	v.f_frsize = s.block_size;
+	v.f_blocks = s.blocks;
+	v.f_bfree = s.blocks_free;
+	v.f_bavail = s.blocks_avail;
+	v.f_files = s.inodes;
+	v.f_ffree = s.inodes_free;
+	v.f_favail = s.inodes_free;
+	v.f_namemax = s.name_max;
+	fuse_reply_statfs(req, &v);
+	return;
+out:
+	fuse_reply_err(req, -rc);
+}
+
+/* ------------------------------------------------------------- xattrs */
+
+static void fop_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			 size_t size, int flags)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	fuse_reply_err(req, -fs_setxattr(c->fs, ino, name, value, size, flags));
+}
+
+static void fop_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	char *buf = NULL;
+	ssize_t n;
+	int rc = -ENOMEM;
+
+	if (size == 0) {
+		/* the caller asks how big the value is */
+		n = fs_getxattr(c->fs, ino, name, NULL, 0);
+		if (n < 0) {
+			rc = (int)n;
+			goto out;
+		}
+		fuse_reply_xattr(req, (size_t)n);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf)
+		goto out;
+	n = fs_getxattr(c->fs, ino, name, buf, size);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+	return;
+out:
+	free(buf);
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+	char *buf = NULL;
+	ssize_t n;
+	int rc = -ENOMEM;
+
+	if (size == 0) {
+		n = fs_listxattr(c->fs, ino, NULL, 0);
+		if (n < 0) {
+			rc = (int)n;
+			goto out;
+		}
+		fuse_reply_xattr(req, (size_t)n);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf)
+		goto out;
+	n = fs_listxattr(c->fs, ino, buf, size);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+	return;
+out:
+	free(buf);
+	fuse_reply_err(req, -rc);
+}
+
+static void fop_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct fop_ctx *c = fop_ctx_of(req);
+
+	fuse_reply_err(req, -fs_removexattr(c->fs, ino, name));
+}
+
+const struct fuse_lowlevel_ops fop_ops = {
+	.init = fop_init,
+	.destroy = fop_destroy,
+	.lookup = fop_lookup,
+	.forget = fop_forget,
+	.forget_multi = fop_forget_multi,
+	.getattr = fop_getattr,
+	.setattr = fop_setattr,
+	.readlink = fop_readlink,
+	.mknod = fop_mknod,
+	.mkdir = fop_mkdir,
+	.unlink = fop_unlink,
+	.rmdir = fop_rmdir,
+	.symlink = fop_symlink,
+	.rename = fop_rename,
+	.link = fop_link,
+	.open = fop_open,
+	.read = fop_read,
+	.write = fop_write,
+	.flush = fop_flush,
+	.release = fop_release,
+	.fsync = fop_fsync,
+	.opendir = fop_opendir,
+	.readdir = fop_readdir,
+	.readdirplus = fop_readdirplus,
+	.releasedir = fop_releasedir,
+	.fsyncdir = fop_fsyncdir,
+	.statfs = fop_statfs,
+	.setxattr = fop_setxattr,
+	.getxattr = fop_getxattr,
+	.listxattr = fop_listxattr,
+	.removexattr = fop_removexattr,
+	.create = fop_create,
+	.fallocate = fop_fallocate,
+	.ioctl = fop_ioctl,
+};

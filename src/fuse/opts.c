@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fuse/opts.c - the -o options of `jgrfs mount` (include/jgrfs/fop.h).
+ *
+ * Options arrive as one or more comma-separated strings: from the command line
+ * (-o, repeated) or from /etc/fstab through mount(8) and mount.fuse3. Ours are
+ * taken here; the ones mount(8) adds for itself are dropped; the rest are handed
+ * to libfuse, which knows the generic FUSE and VFS options and refuses the others
+ * with a message of its own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fop_i.h"
+
+#define FOP_MAX_WRITE_LIMIT (1u << 20)	/* libfuse 3.14's buffer: 256 pages */
+
+void fop_opts_init(struct fop_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->data_mode = JNL_DATA_DECLARED;
+	o->resync = RAID_RESYNC_JOURNAL;
+	o->writeback_cache = true;
+	o->max_write_bytes = FOP_MAX_WRITE_LIMIT;
+	o->max_threads = 8;
+	o->timeout_s = 1.0;
+}
+
+void fop_opts_free(struct fop_opts *o)
+{
+	free(o->members);
+	free(o->fuse_opts);
+	o->members = NULL;
+	o->fuse_opts = NULL;
+}
+
+/* Append @opt to the comma-separated list *@list (malloc'd). */
+static int fop_opts_append(char **list, const char *opt)
+{
+	size_t old = *list ? strlen(*list) : 0, add = strlen(opt);
+	char *p = realloc(*list, old + add + 2);
+
+	if (!p)
+		return -ENOMEM;
+	if (old)
+		p[old++] = ',';
+	memcpy(p + old, opt, add + 1);
+	*list = p;
+	return 0;
+}
+
+static int fop_opts_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "4096", "64K", "1M", "2G" (powers of 1024). */
+static int fop_opts_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	default: return -EINVAL;
+	}
+	if (*end && end[1])
+		return -EINVAL;
+	if (v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* Options mount(8) and mount.fuse3 keep for themselves: never for libfuse. */
+static bool fop_opts_mount_only(const char *opt)
+{
+	static const char *const names[] = { "defaults", "auto", "noauto", "nofail", "_netdev",
+					     "user", "users", "nouser", "owner", "group" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(opt, names[i]))
+			return true;
+	return !strncmp(opt, "x-", 2) || !strncmp(opt, "comment=", 8);
+}
+
+/* Take one option; returns 0 or -EINVAL (logged). */
+static int fop_opts_one(struct fop_opts *o, const char *opt)
+{
+	const char *val = strchr(opt, '=');
+	uint64_t v;
+	int rc = 0;
+
+	val = val ? val + 1 : NULL;
+	if (!strncmp(opt, "data=", 5)) {
+		rc = jnl_data_mode_parse(val, &o->data_mode);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected declared, ordered, journal or writeback",
+			       opt);
+	} else if (!strncmp(opt, "resync=", 7)) {
+		rc = raid_resync_policy_parse(val, &o->resync);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected journal, bitmap, full or off", opt);
+		o->resync_given = !rc;
+	} else if (!strncmp(opt, "commit=", 7)) {
+		rc = fop_opts_u64(val, 3600, &v);
+		if (rc || v == 0) {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 1 to 3600", opt);
+		}
+		o->commit_s = (unsigned int)v;
+	} else if (!strncmp(opt, "cache=", 6)) {
+		rc = fop_opts_size(val, &v);
+		if (rc || v < 64 * JG_BLOCK_SIZE) {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected a size of at least 256K", opt);
+		}
+		o->cache_blocks = v / JG_BLOCK_SIZE;
+	} else if (!strncmp(opt, "max_write=", 10)) {
+		rc = fop_opts_size(val, &v);
+		if (rc || v < JG_BLOCK_SIZE || v > FOP_MAX_WRITE_LIMIT) {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected 4K to 1M", opt);
+		}
+		o->max_write_bytes = (unsigned int)v;
+	} else if (!strncmp(opt, "threads=", 8)) {
+		rc = fop_opts_u64(val, 64, &v);
+		if (rc || v == 0) {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected 1 to 64", opt);
+		}
+		o->max_threads = (unsigned int)v;
+	} else if (!strncmp(opt, "timeout=", 8)) {
+		char *end;
+		double t = strtod(val, &end);
+
+		if (*end || !(t >= 0 && t <= 86400)) {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 0 to 86400", opt);
+		}
+		o->timeout_s = t;
+	} else if (!strncmp(opt, "members=", 8)) {
+		free(o->members);
+		o->members = strdup(val);
+		if (!o->members)
+			rc = -ENOMEM;
+	} else if (!strcmp(opt, "writeback_cache")) {
+		o->writeback_cache = true;
+	} else if (!strcmp(opt, "no_writeback_cache")) {
+		o->writeback_cache = false;
+	} else if (!strcmp(opt, "debug")) {
+		o->debug = true;
+		o->foreground = true;
+	} else if (!strcmp(opt, "default_permissions")) {
+		/* always on */
+	} else if (fop_opts_mount_only(opt)) {
+		/* mount(8)'s business */
+	} else {
+		/* generic options: libfuse takes them; some we also need to know */
+		if (!strcmp(opt, "ro"))
+			o->readonly = true;
+		else if (!strcmp(opt, "rw"))
+			o->readonly = false;
+		else if (!strcmp(opt, "allow_other"))
+			o->allow_other = true;
+		rc = fop_opts_append(&o->fuse_opts, opt);
+	}
+	return rc;
+}
+
+int fop_opts_parse(struct fop_opts *o, const char *optstr)
+{
+	char *buf, *save = NULL;
+	int rc = 0;
+
+	buf = strdup(optstr);
+	if (!buf)
+		return -ENOMEM;
+	for (char *opt = strtok_r(buf, ",", &save); opt && !rc; opt = strtok_r(NULL, ",", &save))
+		rc = fop_opts_one(o, opt);
+	free(buf);
+	return rc;
+}
