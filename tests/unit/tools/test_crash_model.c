@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/tools/test_crash_model.c - the crash harness's model must accept
+ * what a correct volume holds and reject damage: run the seeded workload on a
+ * plain directory, then check it untouched (accepted), and with one sector
+ * corrupted, a durable file removed, a file shortened, a stale sector (each
+ * rejected). A checker that accepts everything would pass every crash test.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../../tools/crash.h"
+
+struct fixture {
+	char dir[64];
+	struct ct_model *m;
+	struct ct_tree t;
+};
+
+static int fixture_setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	unsigned int progress = 0;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/jgrfs-ct-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	if (ct_model_new(42, 300, &f->m) || ct_workload_setup(f->dir))
+		return -1;
+	if (ct_workload_run(f->m, f->dir, &progress) != 300 || progress != 300)
+		return -1;
+	if (ct_tree_read_dir(f->dir, &f->t))
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int fixture_teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	ct_tree_free(&f->t);
+	ct_model_free(f->m);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd))
+		return -1;
+	free(f);
+	return 0;
+}
+
+static void test_ct_model_accepts_intact(void **state)
+{
+	struct fixture *f = *state;
+	char why[256] = "";
+
+	assert_true(f->t.n > 3);
+	assert_true(ct_model_fsyncs(f->m) > 10);
+	if (ct_model_check(f->m, &f->t, why))
+		fail_msg("intact volume rejected: %s", why);
+}
+
+/* The largest file found, to damage. */
+static struct ct_found *pick(struct fixture *f)
+{
+	struct ct_found *best = &f->t.files[0];
+
+	for (unsigned int i = 1; i < f->t.n; i++)
+		if (f->t.files[i].size > best->size)
+			best = &f->t.files[i];
+	return best;
+}
+
+static void test_ct_model_rejects_garbage_sector(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_found *x = pick(f);
+	char why[256] = "";
+
+	assert_true(x->size >= CT_SECTOR);
+	x->data[CT_SECTOR / 2] ^= 0x5a;
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 1);
+	x->data[CT_SECTOR / 2] ^= 0x5a;
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 0);
+}
+
+static void test_ct_model_rejects_missing_file(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_found saved = f->t.files[0];
+	char why[256] = "";
+
+	f->t.files[0] = f->t.files[f->t.n - 1];
+	f->t.n--;
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 1);
+	f->t.files[f->t.n++] = f->t.files[0];
+	f->t.files[0] = saved;
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 0);
+}
+
+static void test_ct_model_rejects_short_file(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_found *x = pick(f);
+	uint64_t size = x->size;
+	char why[256] = "";
+
+	x->size = size - CT_SECTOR / 2; /* a size never written */
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 1);
+	x->size = size;
+}
+
+/* A sector from another file (a misdirected write) is garbage, not data. */
+static void test_ct_model_rejects_foreign_sector(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_found *x = pick(f), *y = NULL;
+	uint8_t saved[CT_SECTOR];
+	char why[256] = "";
+
+	for (unsigned int i = 0; i < f->t.n; i++)
+		if (&f->t.files[i] != x && f->t.files[i].size >= CT_SECTOR)
+			y = &f->t.files[i];
+	assert_non_null(y);
+	memcpy(saved, x->data, CT_SECTOR);
+	memcpy(x->data, y->data, CT_SECTOR);
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 1);
+	memcpy(x->data, saved, CT_SECTOR);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ct_model_accepts_intact),
+		cmocka_unit_test(test_ct_model_rejects_garbage_sector),
+		cmocka_unit_test(test_ct_model_rejects_missing_file),
+		cmocka_unit_test(test_ct_model_rejects_short_file),
+		cmocka_unit_test(test_ct_model_rejects_foreign_sector),
+	};
+
+	return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
+}

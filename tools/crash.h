@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/crash.h - the crash harness's workload and model (tools/crash_model.c),
+ * used by `jgrfs crashtest` (tools/cmd_crashtest.c).
+ *
+ * The workload is a seeded sequence of file operations on a mounted volume:
+ * create, append, overwrite in place, rename, unlink, truncate, fsync, in
+ * alternating fsync-heavy and buffered phases, over many small files and a few
+ * large ones. Every 512-byte sector it writes is self-describing (file id, write
+ * sequence number, sector index, and a fill derived from them), so that after a
+ * crash each sector read back is known to be zero, one of the writes made to it,
+ * or garbage.
+ *
+ * The model records, as the workload runs, what the volume must hold after a
+ * crash at any point:
+ *   (M1) the namespace equals the model's namespace after some operation between
+ *        the last acknowledged fsync and the last operation issued (the journal
+ *        commits operations in order, and an fsync commits all earlier ones);
+ *   (M2) a file that was fsynced holds, in each sector, the value it had at its
+ *        last acknowledged fsync or a value written to that sector afterwards;
+ *        its size is its size at that fsync or a size it had afterwards;
+ *   (M3) no sector holds bytes never written to that file at that place.
+ */
+#ifndef JGRFS_TOOLS_CRASH_H
+#define JGRFS_TOOLS_CRASH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CT_SECTOR 512u
+#define CT_NDIRS 4u
+
+struct ct_model;
+
+/* A file as found on the volume after recovery. */
+struct ct_found {
+	char path[64];		/* "d2/f17", relative to the mount */
+	uint64_t size;
+	uint8_t *data;		/* size bytes */
+};
+
+struct ct_tree {
+	struct ct_found *files;
+	unsigned int n, cap;
+};
+
+int ct_model_new(uint64_t seed, unsigned int nops, struct ct_model **out);
+void ct_model_free(struct ct_model *m);
+
+/*
+ * Run the workload on the volume mounted at @mnt, in the calling thread.
+ * @progress is advanced (atomically) before each operation starts, so another
+ * thread can crash the volume at a chosen operation. Stops at the first failed
+ * call (the daemon died): that operation counts as issued. Returns the number
+ * of operations completed.
+ */
+unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *progress);
+/* Make the directories d0..d3 and fsync them (before the crash window). */
+int ct_workload_setup(const char *mnt);
+
+/* Read every file under @root (the d* directories) into @t. 0 or -errno. */
+int ct_tree_read_dir(const char *root, struct ct_tree *t);
+void ct_tree_free(struct ct_tree *t);
+/* Add a file to @t (takes @data). */
+int ct_tree_add(struct ct_tree *t, const char *path, uint8_t *data, uint64_t size);
+
+/*
+ * Check @t against (M1)-(M3). Writes a one-line reason into @why (>= 256 bytes)
+ * on failure. Returns 0 when consistent, 1 when not.
+ */
+int ct_model_check(const struct ct_model *m, const struct ct_tree *t, char *why);
+
+/* Operations issued / acknowledged fsyncs, for the report. */
+unsigned int ct_model_issued(const struct ct_model *m);
+unsigned int ct_model_fsyncs(const struct ct_model *m);
+
+#endif /* JGRFS_TOOLS_CRASH_H */
