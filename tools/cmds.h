@@ -7,8 +7,15 @@
 #ifndef JGRFS_TOOLS_CMDS_H
 #define JGRFS_TOOLS_CMDS_H
 
+int cmd_mount(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_resync(int argc, char **argv);
+
 /* One line per subcommand, in the order `jgrfs --help` lists them. */
 #define CLI_CMDS \
+	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
+	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
+	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
 	/* end */
 
 #endif /* JGRFS_TOOLS_CMDS_H */

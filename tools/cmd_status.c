@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cmd_status.c - `jgrfs status [--json] MOUNTPOINT`: ask the daemon serving
+ * MOUNTPOINT (FOP_IOC_STATUS on the mount root, include/jgrfs/fop.h) about the
+ * array, the data mode and resync policy, the journal and the last recovery.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "jgrfs/fop.h"
+
+static void status_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: jgrfs status [--json] MOUNTPOINT\n\n"
+		"Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
+		"degraded, rebuild progress), data mode and resync policy, journal use, and\n"
+		"what recovery did at mount.\n\n"
+		"  -j, --json    one JSON object, for scripts\n"
+		"  -h, --help    this text\n\n"
+		"exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
+}
+
+static const char *status_member_state(const struct fop_status_member *m)
+{
+	if (m->flags & FOP_MEMBER_REBUILDING)
+		return "rebuilding";
+	if (m->flags & FOP_MEMBER_FAILED)
+		return "failed";
+	if (!(m->flags & FOP_MEMBER_PRESENT))
+		return "missing";
+	return "ok";
+}
+
+static const char *status_name_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void status_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void status_print_json(const struct fop_status *st)
+{
+	char uuid[37];
+	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
+
+	jg_uuid_format(st->uuid, uuid);
+	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
+	       (unsigned long long)st->mount_time);
+	status_json_str(st->label);
+	printf(",\"array\":{\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"data_members\":%u,"
+	       "\"failed\":%u,\"degraded\":%s,\"chunk_bytes\":%llu,\"size_bytes\":%llu,"
+	       "\"rows\":%llu,\"events\":%llu,\"resync\":\"%s\",\"resync_all\":%s,"
+	       "\"bitmap_dirty_regions\":%llu,\"journal_resync_pending\":%s,",
+	       uuid, st->level, st->nmembers, st->ndata, st->nfailed,
+	       st->flags & FOP_ST_DEGRADED ? "true" : "false",
+	       (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE,
+	       (unsigned long long)st->array_blocks * JG_BLOCK_SIZE,
+	       (unsigned long long)st->rows, (unsigned long long)st->events,
+	       status_name_or(raid_resync_policy_name(st->resync_policy), "unknown"),
+	       st->flags & FOP_ST_RESYNC_ALL ? "true" : "false",
+	       (unsigned long long)st->bitmap_dirty_regions,
+	       st->flags & FOP_ST_JNL_PENDING ? "true" : "false");
+	if (st->flags & FOP_ST_REBUILDING)
+		printf("\"rebuild_progress\":%.4f,", st->rebuild_ppm / 1e6);
+	else
+		printf("\"rebuild_progress\":null,");
+	printf("\"member_list\":[");
+	for (unsigned int i = 0; i < n; i++) {
+		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
+		status_json_str(st->members[i].name);
+		printf(",\"state\":\"%s\"}", status_member_state(&st->members[i]));
+	}
+	printf("]},\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
+	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
+	       "\"declare_blocks\":%llu,\"running_tid\":%llu},",
+	       status_name_or(jnl_data_mode_name(st->data_mode), "unknown"),
+	       st->flags & FOP_ST_READONLY ? "true" : "false",
+	       st->flags & FOP_ST_JNL_ABORTED ? "true" : "false",
+	       (unsigned long long)st->log_blocks, (unsigned long long)st->log_used_blocks,
+	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
+	       (unsigned long long)st->running_tid);
+	printf("\"recovery\":{\"array_was_dirty\":%s,\"raid_rows_resynced\":%llu,"
+	       "\"raid_rows_repaired\":%llu,\"raid_seconds\":%.6f,\"journal_was_clean\":%s,"
+	       "\"transactions_replayed\":%llu,\"blocks_replayed\":%llu,\"blocks_revoked\":%llu,"
+	       "\"declared_blocks_resynced\":%llu,\"log_blocks_resynced\":%llu,"
+	       "\"journal_rows_resynced\":%llu,\"journal_seconds\":%.6f,\"orphans_freed\":%llu},",
+	       st->flags & FOP_ST_ARRAY_WAS_DIRTY ? "true" : "false",
+	       (unsigned long long)st->raid_resync_rows_checked,
+	       (unsigned long long)st->raid_resync_rows_repaired, st->raid_resync_usec / 1e6,
+	       st->flags & FOP_ST_JNL_WAS_CLEAN ? "true" : "false",
+	       (unsigned long long)st->rec_transactions_replayed,
+	       (unsigned long long)st->rec_blocks_replayed,
+	       (unsigned long long)st->rec_blocks_revoked,
+	       (unsigned long long)st->rec_declared_blocks_resynced,
+	       (unsigned long long)st->rec_log_blocks_resynced,
+	       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
+	       (unsigned long long)st->orphans_freed);
+	printf("\"io\":{\"reads\":%llu,\"writes\":%llu,\"flushes\":%llu,\"read_blocks\":%llu,"
+	       "\"write_blocks\":%llu,\"syncraid_rows\":%llu,\"resync_rows_checked\":%llu,"
+	       "\"resync_rows_repaired\":%llu,\"bitmap_bits_set\":%llu}}\n",
+	       (unsigned long long)st->reads, (unsigned long long)st->writes,
+	       (unsigned long long)st->flushes, (unsigned long long)st->read_blocks,
+	       (unsigned long long)st->write_blocks, (unsigned long long)st->syncraid_rows,
+	       (unsigned long long)st->resync_rows_checked,
+	       (unsigned long long)st->resync_rows_repaired,
+	       (unsigned long long)st->bitmap_bits_set);
+}
+
+static void status_print_text(const char *mnt, const struct fop_status *st)
+{
+	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
+	char uuid[37], size[32], when[64];
+	time_t t = (time_t)st->mount_time;
+	struct tm tm;
+
+	jg_uuid_format(st->uuid, uuid);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+	printf("%s: jgrfs%s%s, daemon pid %u, mounted %s\n", mnt, st->label[0] ? " " : "",
+	       st->label, st->daemon_pid, when);
+	printf("array:      raid%u, %u members (%u data), chunk %llu KiB, %s, uuid %s\n",
+	       st->level, st->nmembers, st->ndata,
+	       (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE / 1024,
+	       cli_human_bytes(st->array_blocks * JG_BLOCK_SIZE, size, sizeof(size)), uuid);
+	printf("state:      %s", st->flags & FOP_ST_DEGRADED ? "DEGRADED" : "healthy");
+	if (st->nfailed)
+		printf(", %u member%s failed or missing", st->nfailed, st->nfailed > 1 ? "s" : "");
+	if (st->flags & FOP_ST_REBUILDING)
+		printf(", rebuilding %.1f%%", st->rebuild_ppm / 1e4);
+	if (st->flags & FOP_ST_RESYNC_ALL)
+		printf(", resync-all on");
+	if (st->flags & FOP_ST_READONLY)
+		printf(", read-only");
+	if (st->flags & FOP_ST_JNL_ABORTED)
+		printf(", JOURNAL ABORTED");
+	printf("\n");
+	for (unsigned int i = 0; i < n; i++)
+		printf("  member %2u  %-10s %s\n", st->members[i].role,
+		       status_member_state(&st->members[i]), st->members[i].name);
+	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
+	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),
+	       status_name_or(raid_resync_policy_name(st->resync_policy), "?"),
+	       st->flags & FOP_ST_JNL_PENDING ? ", journal-guided resync armed" : "",
+	       (unsigned long long)st->bitmap_dirty_regions);
+	printf("journal:    %llu of %llu blocks in use; %llu commits, %llu declare blocks "
+	       "since mount\n",
+	       (unsigned long long)st->log_used_blocks, (unsigned long long)st->log_blocks,
+	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks);
+	if (!(st->flags & FOP_ST_ARRAY_WAS_DIRTY) && (st->flags & FOP_ST_JNL_WAS_CLEAN) &&
+	    !st->orphans_freed) {
+		printf("recovery:   none needed (clean at mount)\n");
+	} else {
+		printf("recovery:   array %s: %llu rows resynced, %llu repaired in %.3f s\n",
+		       st->flags & FOP_ST_ARRAY_WAS_DIRTY ? "was dirty" : "was clean",
+		       (unsigned long long)st->raid_resync_rows_checked,
+		       (unsigned long long)st->raid_resync_rows_repaired,
+		       st->raid_resync_usec / 1e6);
+		printf("            journal: %llu transactions replayed (%llu blocks), %llu "
+		       "blocks revoked, %llu declared + %llu log blocks resynced (%llu rows) "
+		       "in %.3f s; %llu orphans freed\n",
+		       (unsigned long long)st->rec_transactions_replayed,
+		       (unsigned long long)st->rec_blocks_replayed,
+		       (unsigned long long)st->rec_blocks_revoked,
+		       (unsigned long long)st->rec_declared_blocks_resynced,
+		       (unsigned long long)st->rec_log_blocks_resynced,
+		       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
+		       (unsigned long long)st->orphans_freed);
+	}
+	printf("io:         %llu reads (%llu blocks), %llu writes (%llu blocks), %llu flushes; "
+	       "%llu rows resynced on demand\n",
+	       (unsigned long long)st->reads, (unsigned long long)st->read_blocks,
+	       (unsigned long long)st->writes, (unsigned long long)st->write_blocks,
+	       (unsigned long long)st->flushes, (unsigned long long)st->syncraid_rows);
+}
+
+/* Open @mnt and issue the status ioctl; prints why not and returns -errno. */
+static int status_query(const char *mnt, struct fop_status *st)
+{
+	int fd, rc = 0;
+
+	fd = open(mnt, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cli_err("%s: %s", mnt, strerror(errno)), -errno;
+	memset(st, 0, sizeof(*st));
+	if (ioctl(fd, FOP_IOC_STATUS, st)) {
+		rc = -errno;
+		if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
+			cli_err("%s: not a jgrfs mount", mnt);
+		else
+			cli_err("%s: status: %s", mnt, strerror(-rc));
+	} else if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st)) {
+		cli_err("%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
+			mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
+		rc = -EPROTO;
+	}
+	close(fd);
+	return rc;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fop_status st;
+	bool json = false;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			status_usage(stdout);
+			return 0;
+		default:
+			status_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		status_usage(stderr);
+		return 2;
+	}
+	if (status_query(argv[optind], &st))
+		return 1;
+	if (json)
+		status_print_json(&st);
+	else
+		status_print_text(argv[optind], &st);
+	return st.flags & FOP_ST_DEGRADED ? 3 : 0;
+}
