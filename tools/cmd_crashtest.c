@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,6 +38,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "crash.h"
+#include "jgrfs/fop.h"
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
 
@@ -73,9 +76,27 @@ struct ct_opts {
 struct ct_result {
 	unsigned int damage[CT_NCHECKS];
 	unsigned int damaged_iterations;
-	double *recovery_s;	/* per iteration */
+	double *recovery_s;	/* per iteration: remount to ready */
+	double *rows;		/* per iteration: stripe rows resynced by recovery */
 	unsigned int n;
 };
+
+/* Rows the recovery of the mount at @mnt resynced: the array's own pass (full,
+ * bitmap) plus the journal-guided one (declared). -1 when status is unavailable. */
+static double ct_rows_resynced(const char *mnt)
+{
+	struct fop_status st;
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	double rows = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&st, 0, sizeof(st));
+	if (!ioctl(fd, FOP_IOC_STATUS, &st) && st.version == FOP_STATUS_VERSION)
+		rows = (double)(st.raid_resync_rows_checked + st.rec_rows_resynced);
+	close(fd);
+	return rows;
+}
 
 /* ---------------------------------------------------------------- processes */
 
@@ -319,7 +340,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	struct ct_workload_arg w = { 0 };
 	struct ct_tree found = { 0 };
 	unsigned int a = 0, kill_at, damage[CT_NCHECKS] = { 0 };
-	double rec_s = 0;
+	double rec_s = 0, rows = -1;
 	pthread_t th;
 	pid_t pid;
 	int rc;
@@ -414,6 +435,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 		damage[CT_ERROR]++;
 		goto report;
 	}
+	rows = ct_rows_resynced(mnt);
 	rc = ct_tree_read_dir(mnt, &found);
 	if (rc) {
 		snprintf(why, sizeof(why), "reading the volume back: %s", strerror(-rc));
@@ -480,7 +502,8 @@ report:
 			bad |= damage[c] != 0;
 		}
 		res->damaged_iterations += bad;
-		res->recovery_s[res->n++] = rec_s;
+		res->recovery_s[res->n] = rec_s;
+		res->rows[res->n++] = rows;
 		if (bad || o->verbose)
 			printf("%-8s iter %3u seed %016llx crash at op %u/%u: %s%s\n",
 			       ct_modes[mode].name, it, (unsigned long long)seed,
@@ -646,7 +669,8 @@ int cmd_crashtest(int argc, char **argv)
 		if (!(o.modes & (1u << m)))
 			continue;
 		res[m].recovery_s = calloc(o.iterations, sizeof(double));
-		if (!res[m].recovery_s)
+		res[m].rows = calloc(o.iterations, sizeof(double));
+		if (!res[m].recovery_s || !res[m].rows)
 			return cli_err("out of memory"), 2;
 		for (unsigned int it = 0; it < o.iterations; it++) {
 			int rc = ct_iteration(&o, (enum ct_mode)m, it, &res[m]);
@@ -662,23 +686,27 @@ int cmd_crashtest(int argc, char **argv)
 	printf("\n%-9s %5s", "mode", "iters");
 	for (int c2 = 0; c2 < CT_NCHECKS; c2++)
 		printf(" %9s", ct_check_names[c2]);
-	printf(" %8s %12s %12s\n", "damaged", "recovery_med", "recovery_max");
+	printf(" %8s %12s %12s %9s %9s\n", "damaged", "recovery_med", "recovery_max",
+	       "rows_med", "rows_max");
 	for (int m = 0; m < CT_NMODES; m++) {
 		struct ct_result *r = &res[m];
 
 		if (!(o.modes & (1u << m)) || !r->n)
 			continue;
 		qsort(r->recovery_s, r->n, sizeof(double), ct_cmp_double);
+		qsort(r->rows, r->n, sizeof(double), ct_cmp_double);
 		printf("%-9s %5u", ct_modes[m].name, r->n);
 		for (int c2 = 0; c2 < CT_NCHECKS; c2++)
 			printf(" %9u", r->damage[c2]);
-		printf(" %8u %11.3fs %11.3fs\n", r->damaged_iterations, r->recovery_s[r->n / 2],
-		       r->recovery_s[r->n - 1]);
+		printf(" %8u %11.3fs %11.3fs %9.0f %9.0f\n", r->damaged_iterations,
+		       r->recovery_s[r->n / 2], r->recovery_s[r->n - 1], r->rows[r->n / 2],
+		       r->rows[r->n - 1]);
 		if (ct_modes[m].protected_mode && r->damaged_iterations)
 			protected_damage = true;
 		if (r->damage[CT_ERROR])
 			errors = true;
 		free(r->recovery_s);
+		free(r->rows);
 	}
 	if (!o.keep)
 		rmdir(o.dir);
