@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/bench.h - the measuring parts of `jgrfs bench raid`: an I/O workload run
+ * by several submitting threads, against the raw member devices or against the
+ * array, and ISA-L parity generation on one core.
+ *
+ * The same workload shape is used for both targets, so that their ratio says what
+ * the engine costs:
+ *   sequential  the region is cut into units and the threads take batches of
+ *               units in order, starting over at the end until time is up. Raw: a unit is one chunk on every member at the
+ *               same offset, submitted with blk_submit_multi() (all members in
+ *               one io_uring batch). Array: a unit is one full stripe row of data
+ *               (data members x chunk), one request each, blk_submit() of a batch.
+ *   random      4 KiB writes at random blocks (seeded xorshift per thread), a
+ *               batch per submit, for a fixed time. Raw: a random member per write.
+ */
+#ifndef JGRFS_TOOLS_BENCH_H
+#define JGRFS_TOOLS_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jgrfs/blkreq.h"
+
+enum bench_pattern {
+	BENCH_SEQ_WRITE = 0,
+	BENCH_SEQ_READ = 1,
+	BENCH_RAND_WRITE = 2,
+};
+
+struct bench_job {
+	enum bench_pattern pattern;
+	bool raw;		/* true: devs are the members; false: devs[0] is the array */
+	struct blk_dev **devs;
+	unsigned int ndevs;
+	uint32_t unit_blocks;	/* sequential unit: raw chunk per member, array row data */
+	uint64_t units;		/* sequential: units in the region */
+	uint64_t rand_blocks;	/* random: blocks to choose from (per member when raw) */
+	unsigned int batch;	/* units (sequential) or 4 KiB writes (random) per submit */
+	unsigned int threads;	/* submitting threads, 1..16 */
+	double seconds;		/* run this long; sequential with !once starts over at the end */
+	bool once;		/* sequential: one pass over the region, however long it takes */
+	uint64_t seed;		/* random block choice; thread t uses seed + t */
+};
+
+struct bench_result {
+	uint64_t bytes;		/* raw: to all members; array: array data */
+	uint64_t ops;		/* requests completed (random: 4 KiB writes) */
+	uint64_t units;		/* sequential units completed */
+	double seconds;		/* wall time from the first submit to the last completion */
+	double cpu;		/* process CPU seconds over the same time (user + system) */
+	int err;		/* 0 or the first negative errno */
+};
+
+/* Run @job; returns 0 or a negative errno (also in res->err). */
+int bench_io_run(const struct bench_job *job, struct bench_result *res);
+
+/*
+ * Generate parity for rows of @ndisks chunks of @chunk_bytes (level 5: xor_gen,
+ * P; level 6: pq_gen, P and Q) on the calling thread for about @seconds, over a
+ * working set of a few rows. Returns data bytes per second (parity not counted),
+ * or a negative value when ISA-L refused or memory ran out.
+ */
+double bench_parity_run(unsigned int level, unsigned int ndisks, uint32_t chunk_bytes,
+			double seconds);
+
+/* The median of @n values (sorts @v). */
+double bench_median(double *v, unsigned int n);
+
+#endif /* JGRFS_TOOLS_BENCH_H */

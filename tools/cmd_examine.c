@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cmd_examine.c - `jgrfs examine`: show what the member superblocks say
+ * (mdadm --examine), without changing anything.
+ *
+ *	jgrfs examine [--json] DEV...
+ *
+ * raid.h has no call that reads one member's superblock on its own, so the
+ * members given are first assembled together with readonly and no_resync: the
+ * engine verifies every superblock (magic, crc, version, home address, UUID,
+ * roles, events) and writes nothing, and raid_info_get() reports the array and
+ * each role. Per device, the tool then shows what its own superblock says
+ * (role, event count, state, data offset: src/raid/raid_format.h, which tools
+ * may read), verified again with jg_blk_check() against the array's UUID.
+ *
+ * When the devices do not assemble (one member of a larger array, or members
+ * of different arrays), each superblock is verified on its own (seeded with the
+ * UUID it names) and shown, as mdadm --examine does; a device whose superblock
+ * does not verify - foreign, damaged, never a member - makes the exit status 2.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "raidcli.h"
+#include "jgrfs/raid.h"
+#include "../src/raid/raid_format.h"
+
+static const char cmd_examine_help[] =
+	"usage: jgrfs examine [--json] DEV...\n"
+	"\n"
+	"Show the superblocks of the members DEV of one array: UUID, level, role of\n"
+	"each device, chunk, sizes, event count, clean/dirty state, resync policy,\n"
+	"bitmap geometry and dirty regions, failed members and whether a\n"
+	"filesystem-guided (journal) resync is pending. Nothing is written: the\n"
+	"members are assembled read-only and without the recovery resync. When they\n"
+	"do not assemble (say, one member of a larger array), each device's own\n"
+	"superblock is verified and shown.\n"
+	"\n"
+	"options:\n"
+	"  -j, --json               one JSON object on stdout\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"examples:\n"
+	"  jgrfs examine d0.img d1.img d2.img d3.img\n"
+	"  jgrfs examine --json /dev/sd[b-e]\n"
+	"\n"
+	"exit status: 0 shown, 1 bad options, 2 a device is not a jgrfs member, its\n"
+	"superblock is damaged, or it cannot be read\n";
+
+/* One device given on the command line and its superblock as read. */
+struct examine_dev {
+	const char *path;
+	uint8_t *blk;		/* member block RAID_SB_BLKNO */
+	int rc;			/* 0: read and verified; else why not (-errno) */
+};
+
+static const struct raid_sb *cmd_examine_sb(const struct examine_dev *d)
+{
+	return (const struct raid_sb *)d->blk;
+}
+
+/*
+ * Verify @d's superblock (jg_blk_check: magic, crc, version, home address, then
+ * the fields shown) seeded from @uuid, or from the UUID it names when NULL. Logs
+ * the failed check naming the device; never writes.
+ */
+static int cmd_examine_verify(struct examine_dev *d, const uint8_t *uuid)
+{
+	const struct raid_sb *sb = cmd_examine_sb(d);
+	uint32_t level, n, role, chunk;
+
+	if (d->rc)
+		return d->rc;
+	d->rc = jg_blk_check(d->blk, JG_BLOCK_SIZE, RAID_SB_MAGIC, RAID_FORMAT_VERSION,
+			     RAID_SB_BLKNO, jg_crc_seed(uuid ? uuid : sb->uuid), "examine",
+			     "member superblock", d->path);
+	if (d->rc)
+		return d->rc;
+	level = jg_le32(sb->level);
+	n = jg_le32(sb->nmembers);
+	role = jg_le32(sb->role);
+	chunk = jg_le32(sb->chunk_blocks);
+	if ((level != 4 && level != 5 && level != 6) || n < 2 || n > RAID_MAX_MEMBERS ||
+	    role >= n || !chunk || chunk > 1024 || (chunk & (chunk - 1))) {
+		jg_log(JG_LOG_ERR, "examine", "member superblock dev=%s blkno=%u bad geometry: "
+		       "level=%u members=%u role=%u chunk_blocks=%u", d->path, RAID_SB_BLKNO,
+		       level, n, role, chunk);
+		d->rc = -EUCLEAN;
+	}
+	return d->rc;
+}
+
+static const char *cmd_examine_why(int rc)
+{
+	switch (rc) {
+	case -EUCLEAN:
+		return "not a jgrfs member, or its superblock is damaged (see the message above)";
+	case -EOPNOTSUPP:
+		return "written by a newer jgrfs";
+	default:
+		return strerror(-rc);
+	}
+}
+
+static const char *cmd_examine_member_state(const struct raid_member_info *m)
+{
+	if (m->failed)
+		return "failed";
+	if (!m->present)
+		return "missing";
+	if (m->rebuilding)
+		return "rebuilding";
+	return "active";
+}
+
+/* ------------------------------------------------------------ text */
+
+/* The whole superblock of a device that did not assemble. */
+static void cmd_examine_sb_text(const struct examine_dev *d)
+{
+	const struct raid_sb *sb = cmd_examine_sb(d);
+	const char *pol = raid_resync_policy_name(jg_le32(sb->resync_policy));
+	uint32_t failed = jg_le32(sb->failed_mask), n = jg_le32(sb->nmembers);
+	uint32_t chunk = jg_le32(sb->chunk_blocks);
+	unsigned int npar = jg_le32(sb->level) == 6 ? 2 : 1;
+	char uuid[37], b[32];
+
+	jg_uuid_format(sb->uuid, uuid);
+	printf("%s:\n", d->path);
+	printf("  uuid          %s\n", uuid);
+	printf("  level         RAID%u, %u members (%u data + %u parity per row)\n",
+	       jg_le32(sb->level), n, n - npar, npar);
+	printf("  role          %u\n", jg_le32(sb->role));
+	printf("  chunk         %s (%u blocks)\n",
+	       cli_human_bytes((uint64_t)chunk * JG_BLOCK_SIZE, b, sizeof(b)), chunk);
+	printf("  data offset   %" PRIu64 " blocks\n", jg_le64(sb->data_offset));
+	printf("  member size   %s (%" PRIu64 " blocks of data area)\n",
+	       cli_human_bytes(jg_le64(sb->data_blocks) * JG_BLOCK_SIZE, b, sizeof(b)),
+	       jg_le64(sb->data_blocks));
+	printf("  usable size   %s (%" PRIu64 " blocks)\n",
+	       cli_human_bytes(jg_le64(sb->array_blocks) * JG_BLOCK_SIZE, b, sizeof(b)),
+	       jg_le64(sb->array_blocks));
+	printf("  events        %" PRIu64 "\n", jg_le64(sb->hdr.seq));
+	printf("  state         %s\n", jg_le32(sb->state) == RAID_STATE_CLEAN ? "clean" : "dirty");
+	printf("  policy        %s\n", pol ? pol : "unknown");
+	if (jg_le32(sb->bitmap_blocks))
+		printf("  bitmap        %s per bit, %" PRIu64 " regions in %u blocks per member\n",
+		       cli_human_bytes((uint64_t)jg_le32(sb->bitmap_region_blocks) * JG_BLOCK_SIZE,
+				       b, sizeof(b)),
+		       jg_le64(sb->bitmap_regions), jg_le32(sb->bitmap_blocks));
+	else
+		printf("  bitmap        none\n");
+	printf("  jnl pending   %s\n",
+	       jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING ? "yes" : "no");
+	printf("  failed        ");
+	if (!failed)
+		printf("none");
+	for (unsigned int r = 0, k = 0; r < 32; r++)
+		if (failed & (1u << r))
+			printf("%srole %u", k++ ? ", " : "", r);
+	printf("\n");
+}
+
+static void cmd_examine_text(const struct raid_info *info, const struct examine_dev *devs, int n)
+{
+	char b[32];
+	unsigned int nfailed = 0;
+
+	printf("array (assembled read-only, nothing written):\n");
+	raidcli_summary_print(stdout, info);
+	printf("  events        %" PRIu64 "\n", info->events);
+	printf("  state         %s\n", info->was_dirty ? "dirty (not shut down cleanly)" :
+		"clean");
+	printf("  degraded      %s\n", info->degraded ? "yes" : "no");
+	if (info->resync == RAID_RESYNC_BITMAP || info->resync == RAID_RESYNC_JOURNAL)
+		printf("  bitmap        %s per bit, %" PRIu64 " dirty region%s\n",
+		       cli_human_bytes((uint64_t)info->bitmap_region_blocks * JG_BLOCK_SIZE, b,
+				       sizeof(b)),
+		       info->bitmap_dirty_regions, info->bitmap_dirty_regions == 1 ? "" : "s");
+	else
+		printf("  bitmap        none\n");
+	printf("  jnl pending   %s\n", info->jnl_pending ?
+		"yes (filesystem-guided resync pending: replay the journal before trusting parity)" :
+		"no");
+	printf("  resync all    %s\n", info->resync_all ? "yes" : "no");
+	printf("  failed        ");
+	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		if (!info->members[i].failed)
+			continue;
+		printf("%srole %u", nfailed ? ", " : "", info->members[i].role);
+		nfailed++;
+	}
+	printf("%s\n", nfailed ? "" : "none");
+	if (info->rebuild_progress >= 0)
+		printf("  rebuild       %.0f%%\n", info->rebuild_progress * 100);
+	printf("roles:\n");
+	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info->members[i];
+
+		printf("  role %-3u %-10s %s\n", m->role, cmd_examine_member_state(m),
+		       m->present ? m->name : "-");
+	}
+	printf("devices (their own superblocks):\n");
+	for (int i = 0; i < n; i++) {
+		const struct raid_sb *sb = cmd_examine_sb(&devs[i]);
+
+		if (devs[i].rc) {
+			printf("  %s: %s\n", devs[i].path, cmd_examine_why(devs[i].rc));
+			continue;
+		}
+		printf("  %s: role %u, events %" PRIu64 ", %s, data offset %" PRIu64 " blocks\n",
+		       devs[i].path, jg_le32(sb->role), jg_le64(sb->hdr.seq),
+		       jg_le32(sb->state) == RAID_STATE_CLEAN ? "clean" : "dirty",
+		       jg_le64(sb->data_offset));
+	}
+}
+
+/* ------------------------------------------------------------ JSON */
+
+static void cmd_examine_sb_json(const struct examine_dev *d)
+{
+	const struct raid_sb *sb = cmd_examine_sb(d);
+	const char *pol;
+	char uuid[37];
+
+	printf("{\"path\":");
+	raidcli_json_str(stdout, d->path);
+	if (d->rc) {
+		printf(",\"ok\":false,\"error\":");
+		raidcli_json_str(stdout, cmd_examine_why(d->rc));
+		printf("}");
+		return;
+	}
+	pol = raid_resync_policy_name(jg_le32(sb->resync_policy));
+	jg_uuid_format(sb->uuid, uuid);
+	printf(",\"ok\":true,\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"role\":%u,"
+	       "\"chunk_bytes\":%" PRIu64 ",\"data_offset_blocks\":%" PRIu64 ","
+	       "\"data_blocks\":%" PRIu64 ",\"array_blocks\":%" PRIu64 ",\"events\":%" PRIu64 ","
+	       "\"state\":\"%s\",\"policy\":", uuid, jg_le32(sb->level), jg_le32(sb->nmembers),
+	       jg_le32(sb->role), (uint64_t)jg_le32(sb->chunk_blocks) * JG_BLOCK_SIZE,
+	       jg_le64(sb->data_offset), jg_le64(sb->data_blocks), jg_le64(sb->array_blocks),
+	       jg_le64(sb->hdr.seq), jg_le32(sb->state) == RAID_STATE_CLEAN ? "clean" : "dirty");
+	raidcli_json_str(stdout, pol ? pol : "unknown");
+	printf(",\"bitmap_region_bytes\":%" PRIu64 ",\"bitmap_blocks\":%u,"
+	       "\"jnl_pending\":%s,\"failed_mask\":%u}",
+	       (uint64_t)jg_le32(sb->bitmap_region_blocks) * JG_BLOCK_SIZE,
+	       jg_le32(sb->bitmap_blocks),
+	       jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING ? "true" : "false",
+	       jg_le32(sb->failed_mask));
+}
+
+static void cmd_examine_json(const struct raid_info *info, const struct examine_dev *devs, int n)
+{
+	char uuid[37];
+	const char *pol;
+	bool first = true;
+
+	printf("{\"assembled\":%s,", info ? "true" : "false");
+	if (info) {
+		pol = raid_resync_policy_name(info->resync);
+		jg_uuid_format(info->uuid, uuid);
+		printf("\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"data_members\":%u,", uuid,
+		       info->level, info->nmembers, info->ndata);
+		printf("\"chunk_bytes\":%" PRIu64 ",\"member_blocks\":%" PRIu64
+		       ",\"array_blocks\":%" PRIu64 ",\"rows\":%" PRIu64 ",",
+		       (uint64_t)info->chunk_blocks * JG_BLOCK_SIZE, info->member_blocks,
+		       info->array_blocks, info->rows);
+		printf("\"block_bytes\":%u,\"policy\":", JG_BLOCK_SIZE);
+		raidcli_json_str(stdout, pol ? pol : "unknown");
+		printf(",\"bitmap_region_bytes\":%" PRIu64 ",\"bitmap_dirty_regions\":%" PRIu64
+		       ",", (uint64_t)info->bitmap_region_blocks * JG_BLOCK_SIZE,
+		       info->bitmap_dirty_regions);
+		printf("\"events\":%" PRIu64 ",\"state\":\"%s\",\"degraded\":%s,"
+		       "\"jnl_pending\":%s,\"resync_all\":%s,\"rebuild_progress\":%.3f,"
+		       "\"failed\":[", info->events, info->was_dirty ? "dirty" : "clean",
+		       info->degraded ? "true" : "false", info->jnl_pending ? "true" : "false",
+		       info->resync_all ? "true" : "false", info->rebuild_progress);
+		for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+			if (!info->members[i].failed)
+				continue;
+			printf("%s%u", first ? "" : ",", info->members[i].role);
+			first = false;
+		}
+		printf("],\"roles\":[");
+		for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+			const struct raid_member_info *m = &info->members[i];
+
+			printf("%s{\"role\":%u,\"state\":\"%s\",\"name\":", i ? "," : "", m->role,
+			       cmd_examine_member_state(m));
+			if (m->present)
+				raidcli_json_str(stdout, m->name);
+			else
+				printf("null");
+			printf("}");
+		}
+		printf("],");
+	}
+	printf("\"devices\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			printf(",");
+		cmd_examine_sb_json(&devs[i]);
+	}
+	printf("]}\n");
+}
+
+/* ------------------------------------------------------------ command */
+
+int cmd_examine(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* never write: no superblock update, no recovery resync */
+	struct raid_assemble_cfg cfg = { .force = true, .readonly = true, .no_resync = true };
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct examine_dev ed[RAIDCLI_MAX_MEMBERS] = { 0 };
+	struct raid_array *a = NULL;
+	struct raid_info info;
+	bool json = false;
+	int opt, n, rc, arc, ret = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(cmd_examine_help, stdout);
+			return 0;
+		default:
+			fputs(cmd_examine_help, stderr);
+			return 1;
+		}
+	}
+	n = argc - optind;
+	if (n < 1) {
+		cli_err("no member devices given");
+		fputs(cmd_examine_help, stderr);
+		return 1;
+	}
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
+	if (cli_open_members(argv + optind, n, 0, devs))
+		return 2;
+	for (int i = 0; i < n; i++) {
+		ed[i].path = argv[optind + i];
+		ed[i].blk = jg_alloc_blocks(1);
+		if (!ed[i].blk) {
+			ret = cli_err("out of memory") + 1;
+			cli_close_members(devs, n);
+			goto out;
+		}
+		ed[i].rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, 1, ed[i].blk, 0);
+		if (ed[i].rc)
+			cli_err("%s: cannot read the superblock: %s", ed[i].path,
+				strerror(-ed[i].rc));
+	}
+
+	arc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
+	if (!arc) {
+		raid_info_get(a, &info);
+		for (int i = 0; i < n; i++)
+			if (cmd_examine_verify(&ed[i], info.uuid))
+				ret = 2;
+		if (json)
+			cmd_examine_json(&info, ed, n);
+		else
+			cmd_examine_text(&info, ed, n);
+		rc = raidcli_stop(a, devs, n);
+		if (rc) {
+			cli_err("closing the array failed: %s", strerror(-rc));
+			ret = 2;
+		}
+		goto out;
+	}
+
+	/* not one array: show each device's own superblock, as mdadm --examine */
+	cli_close_members(devs, n);
+	for (int i = 0; i < n; i++) {
+		if (!cmd_examine_verify(&ed[i], NULL))
+			continue;
+		cli_err("%s: %s", ed[i].path, cmd_examine_why(ed[i].rc));
+		ret = 2;
+	}
+	if (json) {
+		cmd_examine_json(NULL, ed, n);
+	} else {
+		for (int i = 0; i < n; i++)
+			if (!ed[i].rc)
+				cmd_examine_sb_text(&ed[i]);
+	}
+	if (!ret && !json)
+		printf("(not assembled: %s; each device's own superblock shown)\n",
+		       arc == -EINVAL || arc == -ENODEV ?
+		       "not enough members of one array given" : strerror(-arc));
+out:
+	for (int i = 0; i < n; i++)
+		free(ed[i].blk);
+	return ret;
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cmd_rebuild.c - `jgrfs rebuild`: reconstruct a missing or failed member
+ * onto a new device (mdadm --add/--replace with the recovery run to the end).
+ *
+ *	jgrfs rebuild [--role N] --new PATH DEV...
+ *
+ * DEV... are the members still there (the failed one may be among them); the
+ * array is assembled degraded, the role to rebuild found (or taken from --role),
+ * and raid_rebuild() writes every row's chunk of that role onto PATH, its member
+ * superblock last, so an interrupted rebuild leaves PATH unusable rather than
+ * half right. A missing PATH file is created sparse at the size of the largest
+ * member given (or --size).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "raidcli.h"
+#include "jgrfs/raid.h"
+
+static const char cmd_rebuild_help[] =
+	"usage: jgrfs rebuild [--role N] --new PATH DEV...\n"
+	"\n"
+	"Assemble the array from the members DEV that are still there (degraded) and\n"
+	"reconstruct the missing or failed member onto the new device PATH, with a\n"
+	"progress display. Without --role, the one missing or failed role is rebuilt\n"
+	"(with two missing in a RAID6, --role picks one; run again for the other).\n"
+	"A missing PATH file is created sparse, as large as the largest DEV file.\n"
+	"\n"
+	"options:\n"
+	"  -n, --new PATH           the device or file to rebuild onto (required)\n"
+	"  -o, --role N             the role to rebuild (see jgrfs examine)\n"
+	"  -F, --fail               mark role N failed first, to replace a member that\n"
+	"                           is present but going bad (needs --role)\n"
+	"  -s, --size SIZE          size of a new PATH file (default: as the members)\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"examples:\n"
+	"  jgrfs rebuild --new d2new.img d0.img d1.img d3.img\n"
+	"      d2.img is gone: rebuild its role onto a new file d2new.img\n"
+	"  jgrfs rebuild --role 1 --fail --new /dev/sdf /dev/sd[b-e]\n"
+	"      replace the member of role 1 by /dev/sdf\n"
+	"\n"
+	"exit status: 0 rebuilt, 1 bad options, 2 the rebuild failed\n";
+
+/*
+ * Create @path sparse at @bytes when it does not exist. 0, or -errno after a
+ * message. An existing path (file or block device) is left as it is.
+ */
+static int cmd_rebuild_new_file(const char *path, uint64_t bytes)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	if (!stat(path, &st))
+		return 0;
+	if (errno != ENOENT)
+		return rc = -errno, cli_err("%s: %s", path, strerror(errno)), rc;
+	if (!bytes)
+		return cli_err("%s does not exist and no member size is known; give --size",
+			       path), -EINVAL;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return rc = -errno, cli_err("%s: cannot create: %s", path, strerror(errno)), rc;
+	if (ftruncate(fd, (off_t)bytes)) {
+		rc = -errno;
+		cli_err("%s: cannot size to %llu bytes: %s", path, (unsigned long long)bytes,
+			strerror(errno));
+		unlink(path);
+	}
+	close(fd);
+	return rc;
+}
+
+/* The role to rebuild: @want, or the only missing/failed one. -1 after a message. */
+static int cmd_rebuild_pick_role(const struct raid_info *info, long want)
+{
+	int found = -1, count = 0;
+
+	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info->members[i];
+
+		if (want >= 0 && m->role == (unsigned int)want)
+			return (int)m->role;
+		if (!m->present || m->failed) {
+			found = (int)m->role;
+			count++;
+		}
+	}
+	if (want >= 0)
+		return cli_err("--role %ld: the array has roles 0 to %u", want,
+			       info->nmembers - 1), -1;
+	if (count == 0)
+		return cli_err("no member is missing or failed; use --role N --fail to replace "
+			       "one"), -1;
+	if (count > 1)
+		return cli_err("%d members are missing or failed; choose one with --role", count),
+		       -1;
+	return found;
+}
+
+int cmd_rebuild(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "new", required_argument, NULL, 'n' },
+		{ "role", required_argument, NULL, 'o' },
+		{ "fail", no_argument, NULL, 'F' },
+		{ "size", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct raid_assemble_cfg cfg = { 0 };
+	char *paths[RAIDCLI_MAX_MEMBERS + 1];
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS + 1];
+	struct raid_array *a = NULL;
+	struct raid_info info;
+	const char *newpath = NULL;
+	uint64_t size_bytes = 0, member_bytes = 0, v;
+	long want = -1;
+	bool fail = false;
+	int opt, n, rc, role, ret = 2;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "n:o:Fs:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			newpath = optarg;
+			break;
+		case 'o':
+			if (cli_parse_u64(optarg, RAIDCLI_MAX_MEMBERS - 1, &v))
+				return cli_err("--role %s: expected a role number 0 to %d", optarg,
+					       RAIDCLI_MAX_MEMBERS - 1);
+			want = (long)v;
+			break;
+		case 'F':
+			fail = true;
+			break;
+		case 's':
+			if (cli_parse_size(optarg, &size_bytes) || size_bytes < 16 * JG_BLOCK_SIZE)
+				return cli_err("--size %s: expected a size such as 1G", optarg);
+			break;
+		case 'h':
+			fputs(cmd_rebuild_help, stdout);
+			return 0;
+		default:
+			fputs(cmd_rebuild_help, stderr);
+			return 1;
+		}
+	}
+	n = argc - optind;
+	if (!newpath || n < 1) {
+		cli_err(!newpath ? "--new PATH is required" : "no member devices given");
+		fputs(cmd_rebuild_help, stderr);
+		return 1;
+	}
+	if (fail && want < 0)
+		return cli_err("--fail needs --role N");
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		paths[i] = argv[optind + i];
+		if (!strcmp(paths[i], newpath))
+			return cli_err("%s: the new device is also given as a member", newpath);
+		if (!size_bytes && !stat(paths[i], &st) && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size > member_bytes)
+			member_bytes = (uint64_t)st.st_size;
+	}
+	paths[n] = (char *)newpath;
+	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes))
+		return 2;
+	/* one open for all, so that a JGRFS_POWERCUT domain spans the new member too */
+	if (cli_open_members(paths, n + 1, 0, devs))
+		return 2;
+	rc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
+	if (rc) {
+		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
+			rc == -EUCLEAN ? "a member failed verification, or the array is dirty "
+					 "and degraded (see the message above)" : strerror(-rc));
+		cli_close_members(devs, n + 1);
+		return 2;
+	}
+	raid_info_get(a, &info);
+	role = cmd_rebuild_pick_role(&info, want);
+	if (role < 0)
+		goto out;
+	if (fail) {
+		rc = raid_fail_member(a, (unsigned int)role);
+		if (rc) {
+			cli_err("cannot mark role %d failed: %s", role, strerror(-rc));
+			goto out;
+		}
+	} else {
+		for (unsigned int i = 0; i < info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+			const struct raid_member_info *m = &info.members[i];
+
+			if (m->role == (unsigned int)role && m->present && !m->failed) {
+				cli_err("role %d (%s) is present and healthy; add --fail to "
+					"replace it", role, m->name);
+				goto out;
+			}
+		}
+	}
+	fprintf(stderr, "rebuilding role %d of %u onto %s\n", role, info.nmembers, newpath);
+	rc = raid_rebuild(a, (unsigned int)role, devs[n], cli_progress, "rebuild");
+	devs[n] = NULL;	/* the array owns it now, also on failure */
+	cli_progress_done("rebuild");
+	if (rc) {
+		cli_err("rebuild of role %d onto %s failed: %s", role, newpath, strerror(-rc));
+		goto out;
+	}
+	printf("rebuilt role %d onto %s\n", role, newpath);
+	ret = 0;
+out:
+	/* the new device, when the array did not take it */
+	if (devs[n]) {
+		blk_close(devs[n]);
+		devs[n] = NULL;
+	}
+	rc = raidcli_stop(a, devs, n + 1);
+	if (rc && !ret)
+		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
+	return ret;
+}
