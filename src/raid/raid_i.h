@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/raid/raid_i.h - the body of struct raid_array and the RAID layer's internal
+ * interfaces between its files (layout, parity, stripe, bitmap, resync, super).
+ * Included by src/raid and by tests/unit/raid only.
+ *
+ * Lock order (docs/DESIGN.md: ... raid stripe -> member queue):
+ *	row locks (ascending bucket) -> bm_lock -> sb_lock -> sync_lock / stats_lock
+ * Nothing that holds a later lock takes an earlier one.
+ */
+#ifndef JGRFS_RAID_I_H
+#define JGRFS_RAID_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jgrfs/raid.h"
+#include "raid_format.h"
+
+#define RAID_BS JG_BLOCK_SIZE
+#define RAID_LOCK_BUCKETS 1024u		/* hashed row locks: row % RAID_LOCK_BUCKETS */
+#define RAID_GROUP_MAX_ROWS 256u	/* rows handled per member batch */
+#define RAID_GROUP_MAX_BYTES (32u << 20) /* scratch per member batch */
+
+/* ------------------------------------------------------------------ layout */
+
+struct raid_geo {
+	unsigned int level;		/* 4, 5, 6 */
+	unsigned int layout;		/* RAID_LAYOUT_* */
+	unsigned int n;			/* members */
+	unsigned int ndata;		/* data chunks per row */
+	unsigned int npar;		/* parity chunks per row: 1 or 2 */
+	uint32_t chunk_blocks;
+	uint32_t row_blocks;		/* ndata * chunk_blocks: array blocks per row */
+	uint64_t data_offset;		/* member block of the data area */
+	uint64_t data_blocks;		/* per member */
+	uint64_t rows;
+	uint64_t array_blocks;
+};
+
+/*
+ * Positions in a row: 0 .. ndata-1 the data chunks in array order, ndata = P,
+ * ndata + 1 = Q (RAID6). raid_layout_member() maps a position to a member role.
+ */
+#define RAID_POS_P(g) ((g)->ndata)
+#define RAID_POS_Q(g) ((g)->ndata + 1)
+int raid_geo_init(struct raid_geo *g, unsigned int level, unsigned int n, uint32_t chunk_blocks,
+		  uint64_t data_offset, uint64_t data_blocks);
+unsigned int raid_layout_member(const struct raid_geo *g, uint64_t row, unsigned int pos);
+/* The position of member @role in @row (inverse of raid_layout_member). */
+unsigned int raid_layout_pos(const struct raid_geo *g, uint64_t row, unsigned int role);
+/* Array block -> member role and member block. */
+void raid_layout_map(const struct raid_geo *g, uint64_t blkno, unsigned int *role,
+		     uint64_t *member_blkno);
+
+/* ------------------------------------------------------------------ parity */
+
+/* P (and Q) of @ndata data vectors of @len bytes (32-byte aligned) into p (q). */
+void raid_parity_gen(unsigned int ndata, unsigned int npar, size_t len, uint8_t **data, uint8_t *p,
+		     uint8_t *q);
+/*
+ * Rebuild the positions set in @missing (bit = position, at most npar bits) of a
+ * row whose vectors are @vec[0 .. ndata+npar-1] (data, P, Q), in place. The other
+ * vectors must hold good contents. Returns 0 or -EINVAL (too many missing).
+ */
+int raid_parity_reconstruct(unsigned int ndata, unsigned int npar, size_t len, uint8_t **vec,
+			    uint32_t missing);
+/* dest ^= src (len bytes). */
+void raid_parity_xor_into(size_t len, uint8_t *dest, const uint8_t *src);
+/* dest ^= 2^pos * src over GF(2^8) (0x11d), len >= 64. */
+void raid_parity_q_mad(unsigned int pos, size_t len, uint8_t *dest, uint8_t *src);
+
+/* ------------------------------------------------------------------- array */
+
+struct raid_member {
+	struct blk_dev *dev;		/* NULL: missing */
+	bool failed;			/* I/O error or raid_fail_member(); never read or written */
+	bool rebuilding;		/* written, not yet readable */
+	char name[64];
+};
+
+struct raid_array {
+	struct blk_dev dev;		/* first: container_of by cast; raid_array_dev() */
+	struct raid_geo geo;
+	uint8_t uuid[16];
+	uint32_t seed;			/* jg_crc_seed(uuid) */
+	enum raid_resync_policy policy;
+	bool readonly;
+	bool was_dirty;
+	uint64_t ctime;
+
+	pthread_mutex_t sb_lock;	/* protects members, events, sb_flags, masks, retired */
+	struct raid_member m[RAID_MAX_MEMBERS];
+	uint64_t events;
+	uint32_t sb_flags;		/* RAID_SB_FLAG_* */
+	uint32_t read_missing;		/* roles not readable: absent, failed, rebuilding (atomic) */
+	uint32_t write_missing;		/* roles not writable: absent, failed (atomic) */
+	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
+	unsigned int nretired;
+
+	pthread_rwlock_t row_lock[RAID_LOCK_BUCKETS]; /* serialise row updates (hashed) */
+
+	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
+	pthread_mutex_t bm_lock;
+	uint32_t bm_region_blocks;
+	uint32_t bm_blocks;		/* per member; 0: no bitmap */
+	uint64_t bm_regions;
+	uint8_t *bm_bits;		/* in-memory bits, durable when set */
+	uint32_t *bm_inflight;		/* writes in flight per region */
+	uint64_t *bm_last_epoch;	/* flush epoch of the region's last write completion */
+	double *bm_last_time;		/* time of the region's last write completion */
+	uint64_t bm_epoch;		/* array flushes completed */
+	uint64_t bm_dirty;		/* set bits */
+
+	pthread_mutex_t sync_lock;	/* protects synced, resync_all */
+	uint8_t *synced;		/* rows resynced this recovery (SYNCRAID / resync-all) */
+	bool resync_all;
+
+	pthread_mutex_t stats_lock;	/* protects stats, last_resync, rebuild_progress */
+	struct blk_stats stats;
+	struct raid_resync_report last_resync;
+	double rebuild_progress;
+};
+
+/* Bitmap clearing delay (seconds a region must be idle); tests set 0. */
+extern double raid_bitmap_clear_delay;
+
+/* super.c */
+int raid_sb_write_all(struct raid_array *a, uint32_t state);
+int raid_member_fail(struct raid_array *a, unsigned int role, int err);
+uint32_t raid_missing_read(struct raid_array *a);
+uint32_t raid_missing_write(struct raid_array *a);
+
+/* stripe.c */
+/* Tests: 0 MD's rule for partial lines, 1 always reconstruct-write, 2 always RMW. */
+extern int raid_stripe_force_partial;
+extern const struct blk_dev_ops raid_array_ops;
+enum raid_row_mode {
+	RAID_ROWS_CHECK = 1,		/* compare parity, rewrite it when it differs */
+	RAID_ROWS_SCRUB,		/* compare parity only */
+	RAID_ROWS_REBUILD,		/* reconstruct rebuilding members */
+};
+/*
+ * Run @mode over rows [first, first + count) in member batches. Adds to
+ * @checked and @repaired (mismatched rows). Takes row locks.
+ */
+int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
+		  uint64_t *checked, uint64_t *repaired);
+/* Scrub rows: count mismatches, with @repair rewrite their parity. */
+int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
+		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired);
+/* Flush the writable members in @roles; a member failing with -EIO is failed. */
+int raid_members_flush(struct raid_array *a, uint32_t roles);
+
+/* bitmap.c */
+int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,
+		     uint64_t regions);
+void raid_bitmap_free(struct raid_array *a);
+/* Read and OR the bitmaps of every readable member (assembly). Never writes. */
+int raid_bitmap_load(struct raid_array *a);
+/* Write bitmap blocks [first, first+count) to every writable member (or @only_role). */
+int raid_bitmap_write(struct raid_array *a, uint32_t first, uint32_t count, int only_role);
+/* Regions [r0, r1] gain a writer: set their bits durably first. */
+int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned int n);
+void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int n);
+/* After an array flush: clear idle regions. */
+void raid_bitmap_flushed(struct raid_array *a);
+/* Clear every bit (all regions in sync), write the bitmap. */
+int raid_bitmap_clear_all(struct raid_array *a);
+
+/* resync.c */
+int raid_resync_recovery(struct raid_array *a);
+bool raid_sync_row_needed(struct raid_array *a, uint64_t row);
+void raid_sync_row_done(struct raid_array *a, uint64_t row);
+void raid_sync_reset(struct raid_array *a);
+
+void raid_stats_add_resync(struct raid_array *a, uint64_t checked, uint64_t repaired,
+			   uint64_t syncraid);
+
+#endif /* JGRFS_RAID_I_H */

@@ -1,0 +1,1097 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/raid/stripe.c - the array's I/O path: the struct blk_dev of raid_array_dev().
+ *
+ * A batch (one blk_submit on the array) is cut into per-row segments, sorted by
+ * row and handled in *groups* of rows (at most RAID_GROUP_MAX_ROWS rows and
+ * RAID_GROUP_MAX_BYTES of scratch). For each group:
+ *   1. bitmap: the regions the group writes get their bits set durably, in one
+ *      bitmap write round (bitmap.c (B1));
+ *   2. row locks: hashed buckets taken in ascending order (shared for plain
+ *      reads of a healthy array, exclusive for anything that computes parity);
+ *   3. phase A: every member read the group needs -- user reads, RMW/RCW
+ *      pre-reads, whole chunks for the row path -- in one blk_submit_multi();
+ *   4. parity: ISA-L, per 4 KiB line for the fast path, per chunk for the row path;
+ *   5. phase C: every member write of the group in one blk_submit_multi();
+ *   6. FUA: the members written are flushed.
+ * Contiguous blocks of one member in one row go in one request.
+ *
+ * Fast path (every member readable, no resync asked): per line k (the k-th block
+ * of every chunk of the row) a write covering all data blocks computes parity
+ * with no read; a partial line does read-modify-write (read old data and parity)
+ * or reconstruct-write (read the other data), whichever reads fewer blocks (MD's
+ * rule; a tie goes to reconstruct-write).
+ *
+ * Row path (a member missing or rebuilding, or the row must be resynced): read
+ * every readable chunk of the row, reconstruct what is missing, check parity when
+ * asked (resync: count and rewrite a mismatch), merge the writes, recompute the
+ * parity, write what changed -- and whole chunks to a member being rebuilt.
+ *
+ * Failure: a member request that fails with -EIO marks that member failed
+ * (super.c, superblocks updated) and the group is retried on the degraded array.
+ *
+ * Invariants:
+ * (W1) Writes to a row happen only under its exclusive row lock, so parity is
+ *      computed from data nobody else changes meanwhile.
+ * (W2) No member write of a group is issued before its bitmap bits are durable.
+ * (W3) A row flagged for resync (BLK_SYNCRAID, resync-all) is made consistent
+ *      before the request's data is returned or merged, and remembered so it is
+ *      resynced once per recovery.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raid_i.h"
+
+enum raid_grp_mode {
+	RAID_GRP_USER,			/* user requests */
+	RAID_GRP_CHECK = RAID_ROWS_CHECK,
+	RAID_GRP_SCRUB = RAID_ROWS_SCRUB,
+	RAID_GRP_REBUILD = RAID_ROWS_REBUILD,
+};
+_Static_assert(RAID_ROWS_CHECK != 0 && RAID_ROWS_SCRUB != 0 && RAID_ROWS_REBUILD != 0,
+	       "row modes differ from RAID_GRP_USER");
+
+enum raid_line_mode { RAID_LINE_NONE, RAID_LINE_FULL, RAID_LINE_RCW, RAID_LINE_RMW };
+
+int raid_stripe_force_partial;
+
+struct raid_seg {		/* one user request's part inside one row */
+	uint64_t row;
+	uint32_t slot;		/* first array block of the row it covers */
+	uint32_t nblocks;
+	uint8_t *buf;
+	unsigned int req;	/* index of the user request */
+	bool write;
+	uint32_t flags;
+};
+
+struct raid_row {
+	uint64_t row;
+	unsigned int seg0, nseg;
+	bool write, read, sync, row_path, mismatch, checked;
+	uint8_t *pos_buf[RAID_MAX_MEMBERS];	/* chunk buffers per position */
+	uint8_t *newpar[2];			/* new P, Q */
+	uint8_t **wsrc;				/* per slot: source of its write, or NULL */
+	uint8_t *line;				/* per line: enum raid_line_mode */
+};
+
+struct raid_grp {
+	struct raid_array *a;
+	enum raid_grp_mode mode;
+	bool repair;
+	struct raid_row *rows;
+	unsigned int nrows;
+	struct raid_seg *segs;
+	struct blk_req *mr;	/* member requests */
+	unsigned int *mrole;
+	unsigned int nmr, capmr;
+	uint8_t *arena;
+	uint8_t *tmp;		/* one block, RAID6 RMW */
+	uint32_t written;	/* roles written, for FUA */
+	uint64_t checked, mismatched, repaired, syncraid;
+	bool fua;
+	uint64_t *regions;	/* bitmap regions written */
+	unsigned int nregions;
+};
+
+/* ------------------------------------------------------------ row locks */
+
+static int raid_u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static unsigned int raid_grp_buckets(struct raid_grp *g, uint32_t *b)
+{
+	unsigned int nb = 0, k = 0;
+
+	for (unsigned int i = 0; i < g->nrows; i++)
+		b[nb++] = (uint32_t)(g->rows[i].row % RAID_LOCK_BUCKETS);
+	qsort(b, nb, sizeof(*b), raid_u32_cmp);
+	for (unsigned int i = 0; i < nb; i++)
+		if (!k || b[k - 1] != b[i])
+			b[k++] = b[i];
+	return k;
+}
+
+static void raid_grp_lock(struct raid_grp *g, const uint32_t *b, unsigned int nb, bool excl)
+{
+	/* ascending bucket order: no deadlock between groups */
+	for (unsigned int i = 0; i < nb; i++) {
+		if (excl)
+			pthread_rwlock_wrlock(&g->a->row_lock[b[i]]);
+		else
+			pthread_rwlock_rdlock(&g->a->row_lock[b[i]]);
+	}
+}
+
+static void raid_grp_unlock(struct raid_grp *g, const uint32_t *b, unsigned int nb)
+{
+	for (unsigned int i = nb; i-- > 0;)
+		pthread_rwlock_unlock(&g->a->row_lock[b[i]]);
+}
+
+/* -------------------------------------------------------- member requests */
+
+static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64_t row, uint32_t k,
+		       uint32_t nblocks, uint8_t *buf)
+{
+	const struct raid_geo *geo = &g->a->geo;
+
+	if (g->nmr == g->capmr) {
+		unsigned int cap = g->capmr ? 2 * g->capmr : 64;
+		struct blk_req *mr = realloc(g->mr, cap * sizeof(*mr));
+		unsigned int *ro;
+
+		if (!mr)
+			return -ENOMEM;
+		g->mr = mr;
+		ro = realloc(g->mrole, cap * sizeof(*ro));
+		if (!ro)
+			return -ENOMEM;
+		g->mrole = ro;
+		g->capmr = cap;
+	}
+	g->mr[g->nmr] = (struct blk_req){ .op = op, .blkno = geo->data_offset + row * geo->chunk_blocks + k,
+					  .nblocks = nblocks, .buf = buf, .dev = g->a->m[role].dev };
+	g->mrole[g->nmr] = role;
+	g->nmr++;
+	if (op == BLK_OP_WRITE)
+		g->written |= 1u << role;
+	return 0;
+}
+
+/*
+ * Submit the member requests, grouped by member (blk_submit_multi keeps one
+ * device's requests together when it falls back to per-device submits). Returns
+ * 0, or -EIO with *failed the roles that failed with -EIO, or another errno.
+ */
+static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
+{
+	struct blk_req *sorted;
+	unsigned int cnt[RAID_MAX_MEMBERS + 1] = { 0 }, pos[RAID_MAX_MEMBERS];
+	unsigned int *srole;
+	int rc, other = 0;
+
+	*failed = 0;
+	if (!g->nmr)
+		return 0;
+	sorted = malloc(g->nmr * sizeof(*sorted));
+	srole = malloc(g->nmr * sizeof(*srole));
+	if (!sorted || !srole) {
+		free(sorted);
+		free(srole);
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < g->nmr; i++)
+		cnt[g->mrole[i] + 1]++;
+	for (unsigned int m = 0; m < RAID_MAX_MEMBERS; m++) {
+		pos[m] = cnt[m];
+		cnt[m + 1] += cnt[m];
+	}
+	for (unsigned int i = 0; i < g->nmr; i++) {
+		unsigned int at = pos[g->mrole[i]]++;
+
+		sorted[at] = g->mr[i];
+		srole[at] = g->mrole[i];
+	}
+	rc = blk_submit_multi(sorted, g->nmr);
+	if (rc) {
+		for (unsigned int i = 0; i < g->nmr; i++) {
+			if (sorted[i].result == -EIO)
+				*failed |= 1u << srole[i];
+			else if (sorted[i].result && !other)
+				other = sorted[i].result;
+		}
+		rc = other ? other : -EIO;
+	}
+	free(sorted);
+	free(srole);
+	g->nmr = 0;
+	return rc;
+}
+
+/* Mark the roles in @failed failed; 0 when the array can go on degraded. */
+static int raid_fail_roles(struct raid_array *a, uint32_t failed)
+{
+	int rc = failed ? 0 : -EIO;
+
+	for (unsigned int m = 0; m < a->geo.n; m++)
+		if ((failed & (1u << m)) && raid_member_fail(a, m, -EIO))
+			rc = -EIO;
+	return rc;
+}
+
+int raid_members_flush(struct raid_array *a, uint32_t roles)
+{
+	struct blk_req reqs[RAID_MAX_MEMBERS];
+	unsigned int role[RAID_MAX_MEMBERS], nr = 0;
+	uint32_t wmiss = raid_missing_write(a), failed = 0;
+	int rc;
+
+	for (unsigned int m = 0; m < a->geo.n; m++) {
+		if ((wmiss & (1u << m)) || !(roles & (1u << m)))
+			continue;
+		role[nr] = m;
+		reqs[nr++] = (struct blk_req){ .op = BLK_OP_FLUSH, .dev = a->m[m].dev };
+	}
+	rc = blk_submit_multi(reqs, nr);
+	if (!rc)
+		return 0;
+	for (unsigned int i = 0; i < nr; i++)
+		if (reqs[i].result == -EIO)
+			failed |= 1u << role[i];
+	if (failed && !raid_fail_roles(a, failed))
+		return 0; /* the others are durable; the failed one is out */
+	return rc;
+}
+
+/* ------------------------------------------------------------------ plan */
+
+static size_t raid_chunk_bytes(const struct raid_geo *geo)
+{
+	return (size_t)geo->chunk_blocks * RAID_BS;
+}
+
+/* Decide fast path or row path, line modes, and carve scratch. */
+static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
+{
+	struct raid_array *a = g->a;
+	const struct raid_geo *geo = &a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	size_t cb = raid_chunk_bytes(geo), need = 0;
+	uint32_t C = geo->chunk_blocks;
+	uint8_t *p;
+
+	for (unsigned int i = 0; i < g->nrows; i++) {
+		struct raid_row *r = &g->rows[i];
+		bool touches_missing = false;
+
+		r->mismatch = false;
+		r->checked = false;
+		memset(r->pos_buf, 0, sizeof(r->pos_buf));
+		r->newpar[0] = r->newpar[1] = NULL;
+		if (g->mode != RAID_GRP_USER) {
+			r->row_path = true;
+		} else if (r->sync || (rmiss && r->write)) {
+			r->row_path = true;
+		} else {
+			for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
+				const struct raid_seg *sg = &g->segs[s];
+
+				for (uint32_t d = sg->slot / C; d <= (sg->slot + sg->nblocks - 1) / C; d++)
+					if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
+						touches_missing = true;
+			}
+			r->row_path = touches_missing;
+		}
+		if (r->row_path) {
+			need += (npos + geo->npar) * cb;
+		} else if (r->write) {
+			bool partial = false;
+
+			for (uint32_t k = 0; k < C; k++) {
+				unsigned int w = 0;
+
+				for (unsigned int d = 0; d < geo->ndata; d++)
+					w += r->wsrc[d * C + k] != NULL;
+				if (!w)
+					r->line[k] = RAID_LINE_NONE;
+				else if (w == geo->ndata)
+					r->line[k] = RAID_LINE_FULL;
+				else if (raid_stripe_force_partial)
+					r->line[k] = raid_stripe_force_partial == 1 ? RAID_LINE_RCW : RAID_LINE_RMW;
+				else if (w + geo->npar < geo->ndata - w)
+					r->line[k] = RAID_LINE_RMW;
+				else
+					r->line[k] = RAID_LINE_RCW;
+				partial |= w && w < geo->ndata;
+			}
+			need += (partial ? npos + geo->npar : geo->npar) * cb;
+		}
+	}
+	free(g->arena);
+	g->arena = need ? jg_alloc_blocks(need / RAID_BS) : NULL;
+	if (need && !g->arena)
+		return -ENOMEM;
+	p = g->arena;
+	for (unsigned int i = 0; i < g->nrows; i++) {
+		struct raid_row *r = &g->rows[i];
+		bool partial = false;
+
+		if (!r->row_path && !r->write)
+			continue;
+		if (!r->row_path)
+			for (uint32_t k = 0; k < C; k++)
+				partial |= r->line[k] == RAID_LINE_RCW || r->line[k] == RAID_LINE_RMW;
+		if (r->row_path || partial) {
+			for (unsigned int q = 0; q < npos; q++, p += cb)
+				r->pos_buf[q] = p;
+		}
+		for (unsigned int j = 0; j < geo->npar; j++, p += cb)
+			r->newpar[j] = p;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ phase A */
+
+/* Reads of position @q of row @r at lines where need[k], coalesced. */
+static int raid_read_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, const bool *need)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+	unsigned int role = raid_layout_member(geo, r->row, q);
+	int rc = 0;
+
+	for (uint32_t k = 0; k < C && !rc;) {
+		uint32_t e;
+
+		if (!need[k]) {
+			k++;
+			continue;
+		}
+		for (e = k; e < C && need[e]; e++)
+			;
+		rc = raid_mr_add(g, BLK_OP_READ, role, r->row, k, e - k, r->pos_buf[q] + (size_t)k * RAID_BS);
+		k = e;
+	}
+	return rc;
+}
+
+static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+	unsigned int npos = geo->ndata + geo->npar;
+	bool need[1024];
+	int rc = 0;
+
+	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
+		struct raid_row *r = &g->rows[i];
+
+		if (r->row_path) {
+			for (unsigned int q = 0; q < npos && !rc; q++) {
+				unsigned int role = raid_layout_member(geo, r->row, q);
+
+				if (!(rmiss & (1u << role)))
+					rc = raid_mr_add(g, BLK_OP_READ, role, r->row, 0, C, r->pos_buf[q]);
+			}
+			continue;
+		}
+		/* fast path: user reads straight into their buffers, one request per chunk piece */
+		for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && !rc; s++) {
+			const struct raid_seg *sg = &g->segs[s];
+			uint32_t slot = sg->slot, left = sg->nblocks;
+			uint8_t *buf = sg->buf;
+
+			if (sg->write)
+				continue;
+			while (left && !rc) {
+				uint32_t d = slot / C, k = slot % C, len = C - k < left ? C - k : left;
+
+				rc = raid_mr_add(g, BLK_OP_READ, raid_layout_member(geo, r->row, d), r->row, k,
+						 len, buf);
+				slot += len;
+				left -= len;
+				buf += (size_t)len * RAID_BS;
+			}
+		}
+		if (!r->write || !r->pos_buf[0])
+			continue;
+		/* pre-reads of the partial lines */
+		for (unsigned int q = 0; q < npos && !rc; q++) {
+			bool any = false;
+
+			for (uint32_t k = 0; k < C; k++) {
+				bool wr = q < geo->ndata && r->wsrc[q * C + k];
+
+				need[k] = (r->line[k] == RAID_LINE_RCW && q < geo->ndata && !wr) ||
+					  (r->line[k] == RAID_LINE_RMW && (q >= geo->ndata || wr));
+				any |= need[k];
+			}
+			if (any)
+				rc = raid_read_runs(g, r, q, need);
+		}
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------- compute */
+
+static void raid_row_gen_parity(const struct raid_geo *geo, struct raid_row *r, size_t off, size_t len)
+{
+	uint8_t *data[RAID_MAX_MEMBERS];
+
+	for (unsigned int d = 0; d < geo->ndata; d++)
+		data[d] = r->pos_buf[d] + off;
+	raid_parity_gen(geo->ndata, geo->npar, len, data, r->newpar[0] + off,
+			geo->npar == 2 ? r->newpar[1] + off : NULL);
+}
+
+/* Fast path parity, line by line. */
+static void raid_row_fast_parity(struct raid_grp *g, struct raid_row *r)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+
+	for (uint32_t k = 0; k < C; k++) {
+		size_t off = (size_t)k * RAID_BS;
+		uint8_t *data[RAID_MAX_MEMBERS];
+		uint8_t *np = r->newpar[0] + off, *nq = geo->npar == 2 ? r->newpar[1] + off : NULL;
+
+		switch (r->line[k]) {
+		case RAID_LINE_NONE:
+			break;
+		case RAID_LINE_FULL:
+		case RAID_LINE_RCW:
+			for (unsigned int d = 0; d < geo->ndata; d++)
+				data[d] = r->wsrc[d * C + k] ? r->wsrc[d * C + k] : r->pos_buf[d] + off;
+			raid_parity_gen(geo->ndata, geo->npar, RAID_BS, data, np, nq);
+			break;
+		case RAID_LINE_RMW:
+			memcpy(np, r->pos_buf[RAID_POS_P(geo)] + off, RAID_BS);
+			if (nq)
+				memcpy(nq, r->pos_buf[RAID_POS_Q(geo)] + off, RAID_BS);
+			for (unsigned int d = 0; d < geo->ndata; d++) {
+				uint8_t *nw = r->wsrc[d * C + k];
+
+				if (!nw)
+					continue;
+				/* P ^= old ^ new; Q ^= 2^d (old ^ new) */
+				memcpy(g->tmp, r->pos_buf[d] + off, RAID_BS);
+				raid_parity_xor_into(RAID_BS, g->tmp, nw);
+				raid_parity_xor_into(RAID_BS, np, g->tmp);
+				if (nq)
+					raid_parity_q_mad(d, RAID_BS, nq, g->tmp);
+			}
+			break;
+		}
+	}
+}
+
+/* Row path: reconstruct, check, serve reads, merge writes, new parity. */
+static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_t rmiss)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks, lost = 0;
+	unsigned int npos = geo->ndata + geo->npar;
+	size_t cb = raid_chunk_bytes(geo);
+	int rc;
+
+	for (unsigned int q = 0; q < npos; q++)
+		if (rmiss & (1u << raid_layout_member(geo, r->row, q)))
+			lost |= 1u << q;
+	if (lost) {
+		rc = raid_parity_reconstruct(geo->ndata, geo->npar, cb, r->pos_buf, lost);
+		if (rc)
+			return -EIO;
+	}
+	if ((r->sync || g->mode == RAID_GRP_CHECK || g->mode == RAID_GRP_SCRUB) && !lost) {
+		/* (W3) does the parity on the members match the data? */
+		raid_row_gen_parity(geo, r, 0, cb);
+		r->checked = true;
+		for (unsigned int j = 0; j < geo->npar; j++)
+			if (memcmp(r->newpar[j], r->pos_buf[geo->ndata + j], cb))
+				r->mismatch = true;
+	}
+	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
+		const struct raid_seg *sg = &g->segs[s];
+
+		if (sg->write)
+			continue;
+		for (uint32_t b = 0; b < sg->nblocks; b++) {
+			uint32_t slot = sg->slot + b;
+
+			memcpy(sg->buf + (size_t)b * RAID_BS,
+			       r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS, RAID_BS);
+		}
+	}
+	if (r->write) {
+		for (uint32_t slot = 0; slot < geo->row_blocks; slot++)
+			if (r->wsrc[slot])
+				memcpy(r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS, r->wsrc[slot],
+				       RAID_BS);
+		raid_row_gen_parity(geo, r, 0, cb);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ phase C */
+
+static int raid_write_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, uint8_t *base,
+			   const bool *sel)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+	unsigned int role = raid_layout_member(geo, r->row, q);
+	int rc = 0;
+
+	for (uint32_t k = 0; k < C && !rc;) {
+		uint32_t e;
+
+		if (!sel[k]) {
+			k++;
+			continue;
+		}
+		for (e = k; e < C && sel[e]; e++)
+			;
+		rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k, base + (size_t)k * RAID_BS);
+		k = e;
+	}
+	return rc;
+}
+
+static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+	unsigned int npos = geo->ndata + geo->npar;
+	bool sel[1024];
+	int rc = 0;
+
+	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
+		struct raid_row *r = &g->rows[i];
+		bool par_changed = r->write || (r->mismatch && g->repair);
+
+		if (!r->row_path) {
+			if (!r->write)
+				continue;
+			/* data straight from the user's buffers, runs of contiguous sources */
+			for (unsigned int d = 0; d < geo->ndata && !rc; d++) {
+				unsigned int role = raid_layout_member(geo, r->row, d);
+
+				for (uint32_t k = 0; k < C && !rc;) {
+					uint8_t **w = r->wsrc + d * C;
+					uint32_t e;
+
+					if (!w[k]) {
+						k++;
+						continue;
+					}
+					for (e = k + 1; e < C && w[e] == w[e - 1] + RAID_BS; e++)
+						;
+					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k, w[k]);
+					k = e;
+				}
+			}
+			for (uint32_t k = 0; k < C; k++)
+				sel[k] = r->line[k] != RAID_LINE_NONE;
+			for (unsigned int j = 0; j < geo->npar && !rc; j++)
+				rc = raid_write_runs(g, r, geo->ndata + j, r->newpar[j], sel);
+			continue;
+		}
+		for (unsigned int q = 0; q < npos && !rc; q++) {
+			unsigned int role = raid_layout_member(geo, r->row, q);
+			bool rebuilding = (rmiss & (1u << role)) && !(wmiss & (1u << role));
+			uint8_t *src = q < geo->ndata ? r->pos_buf[q] :
+				       par_changed ? r->newpar[q - geo->ndata] : r->pos_buf[q];
+
+			if (wmiss & (1u << role))
+				continue;
+			if (rebuilding) {
+				/* a member being rebuilt gets whole chunks: rows stay whole on it */
+				if (g->mode == RAID_GRP_REBUILD || r->write)
+					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
+				continue;
+			}
+			if (q >= geo->ndata && r->mismatch && g->repair) {
+				rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
+				continue;
+			}
+			if (!r->write)
+				continue;
+			for (uint32_t k = 0; k < C; k++) {
+				sel[k] = false;
+				for (unsigned int d = 0; d < geo->ndata; d++)
+					if (q < geo->ndata ? d == q && r->wsrc[d * C + k] : r->wsrc[d * C + k] != NULL)
+						sel[k] = true;
+			}
+			rc = raid_write_runs(g, r, q, src, sel);
+		}
+	}
+	return rc;
+}
+
+/* ----------------------------------------------------------------- group */
+
+static int raid_grp_run(struct raid_grp *g)
+{
+	struct raid_array *a = g->a;
+	uint32_t buckets[RAID_GROUP_MAX_ROWS];
+	unsigned int nb = raid_grp_buckets(g, buckets);
+	bool excl = g->mode != RAID_GRP_USER;
+	int rc = 0;
+
+	for (unsigned int i = 0; i < g->nrows && !excl; i++)
+		excl = g->rows[i].write || g->rows[i].sync;
+	if (raid_missing_read(a))
+		excl = true;
+	raid_grp_lock(g, buckets, nb, excl);
+	for (unsigned int attempt = 0; attempt <= a->geo.npar + 1; attempt++) {
+		uint32_t rmiss = raid_missing_read(a), wmiss = raid_missing_write(a), failed = 0;
+		bool any_slow = false;
+
+		if ((unsigned int)__builtin_popcount(rmiss) > a->geo.npar) {
+			rc = -EIO;
+			break;
+		}
+		g->nmr = 0;
+		g->written = 0;
+		rc = raid_grp_plan(g, rmiss);
+		if (rc)
+			break;
+		for (unsigned int i = 0; i < g->nrows; i++)
+			any_slow |= g->rows[i].row_path;
+		if (any_slow && !excl) {
+			/* degraded since we looked: redo under exclusive locks */
+			raid_grp_unlock(g, buckets, nb);
+			excl = true;
+			raid_grp_lock(g, buckets, nb, excl);
+			attempt--;
+			continue;
+		}
+		for (unsigned int i = 0; i < g->nrows; i++)
+			g->rows[i].checked = g->rows[i].mismatch = false;
+		rc = raid_grp_reads(g, rmiss);
+		if (!rc)
+			rc = raid_mr_submit(g, &failed);
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed))
+			continue;
+		if (rc)
+			break;
+		for (unsigned int i = 0; i < g->nrows && !rc; i++) {
+			struct raid_row *r = &g->rows[i];
+
+			if (r->row_path)
+				rc = raid_row_slow_compute(g, r, rmiss);
+			else if (r->write)
+				raid_row_fast_parity(g, r);
+		}
+		if (rc)
+			break;
+		g->written = 0;
+		rc = raid_grp_writes(g, rmiss, wmiss);
+		if (!rc)
+			rc = raid_mr_submit(g, &failed);
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed))
+			continue;
+		if (rc)
+			break;
+		if (g->fua && g->written)
+			rc = raid_members_flush(a, g->written);
+		break;
+	}
+	raid_grp_unlock(g, buckets, nb);
+	if (rc)
+		return rc;
+	for (unsigned int i = 0; i < g->nrows; i++) {
+		struct raid_row *r = &g->rows[i];
+
+		g->checked += r->checked;
+		g->mismatched += r->mismatch;
+		g->repaired += r->mismatch && g->repair;
+		if (r->sync) {
+			raid_sync_row_done(a, r->row);
+			g->syncraid++;
+		}
+	}
+	return 0;
+}
+
+static void raid_grp_reset(struct raid_grp *g)
+{
+	free(g->arena);
+	g->arena = NULL;
+}
+
+static void raid_grp_free(struct raid_grp *g)
+{
+	raid_grp_reset(g);
+	free(g->mr);
+	free(g->mrole);
+	free(g->tmp);
+	free(g->regions);
+}
+
+/* Rows per group: bounded by RAID_GROUP_MAX_ROWS and the worst-case scratch. */
+static unsigned int raid_grp_max_rows(const struct raid_geo *geo)
+{
+	size_t per = (geo->ndata + 2 * geo->npar) * raid_chunk_bytes(geo);
+	size_t n = RAID_GROUP_MAX_BYTES / per;
+
+	if (n < 1)
+		n = 1;
+	return n > RAID_GROUP_MAX_ROWS ? RAID_GROUP_MAX_ROWS : (unsigned int)n;
+}
+
+int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
+		  uint64_t *checked, uint64_t *repaired)
+{
+	struct raid_grp g = { .a = a, .mode = (enum raid_grp_mode)mode, .repair = mode == RAID_ROWS_CHECK };
+	unsigned int maxr = raid_grp_max_rows(&a->geo);
+	int rc = 0;
+
+	g.rows = calloc(maxr, sizeof(*g.rows));
+	g.tmp = jg_alloc_blocks(1);
+	if (!g.rows || !g.tmp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t r = first; r < first + count && !rc; r += maxr) {
+		uint64_t n = first + count - r < maxr ? first + count - r : maxr;
+
+		memset(g.rows, 0, maxr * sizeof(*g.rows));
+		for (unsigned int i = 0; i < n; i++)
+			g.rows[i].row = r + i;
+		g.nrows = (unsigned int)n;
+		rc = raid_grp_run(&g);
+		raid_grp_reset(&g);
+	}
+	*checked += g.checked;
+	*repaired += mode == RAID_ROWS_SCRUB ? g.mismatched : g.repaired;
+out:
+	free(g.rows);
+	raid_grp_free(&g);
+	return rc;
+}
+
+int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
+		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired)
+{
+	struct raid_grp g = { .a = a, .mode = RAID_GRP_SCRUB, .repair = repair };
+	unsigned int maxr = raid_grp_max_rows(&a->geo);
+	int rc = 0;
+
+	g.rows = calloc(maxr, sizeof(*g.rows));
+	g.tmp = jg_alloc_blocks(1);
+	if (!g.rows || !g.tmp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t r = first; r < first + count && !rc; r += maxr) {
+		uint64_t n = first + count - r < maxr ? first + count - r : maxr;
+
+		memset(g.rows, 0, maxr * sizeof(*g.rows));
+		for (unsigned int i = 0; i < n; i++)
+			g.rows[i].row = r + i;
+		g.nrows = (unsigned int)n;
+		rc = raid_grp_run(&g);
+		raid_grp_reset(&g);
+	}
+	*checked += g.checked;
+	*mismatched += g.mismatched;
+	*repaired += g.repaired;
+out:
+	free(g.rows);
+	raid_grp_free(&g);
+	return rc;
+}
+
+/* ------------------------------------------------------------ the device */
+
+static int raid_seg_cmp(const void *x, const void *y)
+{
+	const struct raid_seg *a = x, *b = y;
+
+	if (a->row != b->row)
+		return a->row < b->row ? -1 : 1;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+static int raid_array_flush(struct raid_array *a)
+{
+	int rc = raid_members_flush(a, ~0u);
+
+	if (!rc)
+		raid_bitmap_flushed(a);
+	pthread_mutex_lock(&a->stats_lock);
+	a->stats.flushes++;
+	pthread_mutex_unlock(&a->stats_lock);
+	return rc;
+}
+
+static int raid_u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Build group rows from segs[s0, s1) (sorted, rows ascending) and run it. */
+static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int s0, unsigned int s1,
+			 struct blk_req *reqs)
+{
+	struct raid_array *a = g->a;
+	const struct raid_geo *geo = &a->geo;
+	bool journal = a->policy == RAID_RESYNC_JOURNAL, resync_all;
+	unsigned int nrows = 0;
+	uint8_t **wsrc = NULL;
+	uint8_t *lines = NULL;
+	int rc;
+
+	pthread_mutex_lock(&a->sync_lock);
+	resync_all = a->resync_all;
+	pthread_mutex_unlock(&a->sync_lock);
+	g->segs = segs;
+	g->fua = false;
+	g->nregions = 0;
+	for (unsigned int s = s0; s < s1; s++) {
+		struct raid_seg *sg = &segs[s];
+		struct raid_row *r;
+
+		if (!nrows || g->rows[nrows - 1].row != sg->row) {
+			r = &g->rows[nrows++];
+			memset(r, 0, sizeof(*r));
+			r->row = sg->row;
+			r->seg0 = s;
+		}
+		r = &g->rows[nrows - 1];
+		r->nseg++;
+		r->write |= sg->write;
+		r->read |= !sg->write;
+		if ((sg->flags & BLK_SYNCRAID) || resync_all)
+			r->sync = true;
+		if (sg->write && (sg->flags & BLK_FUA))
+			g->fua = true;
+		if (sg->write && a->bm_blocks && !(journal && (sg->flags & BLK_FS_RAIDSYNC))) {
+			uint64_t b0 = sg->row * geo->row_blocks + sg->slot;
+			uint64_t r0 = b0 / a->bm_region_blocks, r1 = (b0 + sg->nblocks - 1) / a->bm_region_blocks;
+
+			for (uint64_t x = r0; x <= r1; x++)
+				g->regions[g->nregions++] = x;
+		}
+	}
+	g->nrows = nrows;
+	for (unsigned int i = 0; i < nrows; i++) {
+		struct raid_row *r = &g->rows[i];
+
+		/* (W3) once per recovery */
+		if (r->sync && !raid_sync_row_needed(a, r->row))
+			r->sync = false;
+	}
+	wsrc = calloc((size_t)nrows * geo->row_blocks, sizeof(*wsrc));
+	lines = calloc((size_t)nrows * geo->chunk_blocks, 1);
+	if (!wsrc || !lines) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int i = 0; i < nrows; i++) {
+		struct raid_row *r = &g->rows[i];
+
+		r->wsrc = wsrc + (size_t)i * geo->row_blocks;
+		r->line = lines + (size_t)i * geo->chunk_blocks;
+		for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
+			const struct raid_seg *sg = &segs[s];
+
+			if (!sg->write)
+				continue;
+			for (uint32_t b = 0; b < sg->nblocks; b++)
+				r->wsrc[sg->slot + b] = sg->buf + (size_t)b * RAID_BS;
+		}
+	}
+	/* (W2) bits durable before any member write */
+	if (g->nregions) {
+		unsigned int k = 0;
+
+		qsort(g->regions, g->nregions, sizeof(*g->regions), raid_u64_cmp);
+		for (unsigned int i = 0; i < g->nregions; i++)
+			if (!k || g->regions[k - 1] != g->regions[i])
+				g->regions[k++] = g->regions[i];
+		g->nregions = k;
+	}
+	rc = raid_bitmap_start(a, g->regions, g->nregions);
+	if (rc)
+		goto out;
+	rc = raid_grp_run(g);
+	raid_bitmap_end(a, g->regions, g->nregions);
+out:
+	if (rc)
+		for (unsigned int s = s0; s < s1; s++)
+			if (!reqs[segs[s].req].result)
+				reqs[segs[s].req].result = rc;
+	raid_grp_reset(g);
+	free(wsrc);
+	free(lines);
+	return rc;
+}
+
+static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+{
+	struct raid_array *a = (struct raid_array *)dev;
+	const struct raid_geo *geo = &a->geo;
+	struct raid_grp g = { .a = a, .mode = RAID_GRP_USER };
+	struct raid_seg *segs = NULL;
+	unsigned int nseg = 0, cap = 0, maxr = raid_grp_max_rows(geo);
+	uint64_t rd = 0, wr = 0, rdb = 0, wrb = 0, syncraid;
+	bool flush = false;
+	int first = 0, rc;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_req *r = &reqs[i];
+
+		r->result = 0;
+		if (r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH))
+			flush = true;
+		if (r->op == BLK_OP_FLUSH)
+			continue;
+		if ((r->op != BLK_OP_READ && r->op != BLK_OP_WRITE) || !r->nblocks ||
+		    r->blkno > geo->array_blocks || r->nblocks > geo->array_blocks - r->blkno) {
+			r->result = -EINVAL;
+			continue;
+		}
+		if (r->op == BLK_OP_WRITE && a->readonly) {
+			r->result = -EROFS;
+			continue;
+		}
+		cap += r->nblocks / geo->row_blocks + 2;
+	}
+	/* a flush covers the writes completed before the batch: first */
+	if (flush && !a->readonly) {
+		rc = raid_array_flush(a);
+		if (rc) {
+			for (unsigned int i = 0; i < n; i++)
+				if (reqs[i].op == BLK_OP_FLUSH || (reqs[i].flags & BLK_PREFLUSH))
+					reqs[i].result = rc;
+		}
+	}
+	segs = calloc(cap ? cap : 1, sizeof(*segs));
+	g.rows = calloc(maxr, sizeof(*g.rows));
+	g.tmp = jg_alloc_blocks(1);
+	if (!segs || !g.rows || !g.tmp) {
+		for (unsigned int i = 0; i < n; i++)
+			if (!reqs[i].result && reqs[i].op != BLK_OP_FLUSH)
+				reqs[i].result = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_req *r = &reqs[i];
+		uint64_t b = r->blkno;
+		uint32_t left = r->nblocks;
+		uint8_t *buf = r->buf;
+
+		if (r->op == BLK_OP_FLUSH || r->result)
+			continue;
+		while (left) {
+			uint64_t row = b / geo->row_blocks;
+			uint32_t slot = (uint32_t)(b % geo->row_blocks);
+			uint32_t len = geo->row_blocks - slot < left ? geo->row_blocks - slot : left;
+
+			segs[nseg++] = (struct raid_seg){ .row = row, .slot = slot, .nblocks = len, .buf = buf,
+							  .req = i, .write = r->op == BLK_OP_WRITE,
+							  .flags = r->flags };
+			b += len;
+			left -= len;
+			buf += (size_t)len * RAID_BS;
+		}
+		if (r->op == BLK_OP_WRITE) {
+			wr++;
+			wrb += r->nblocks;
+		} else {
+			rd++;
+			rdb += r->nblocks;
+		}
+	}
+	qsort(segs, nseg, sizeof(*segs), raid_seg_cmp);
+	/* every seg may add two regions at most when regions are smaller than a row */
+	g.regions = calloc((size_t)nseg * (geo->row_blocks / (a->bm_region_blocks ? a->bm_region_blocks : 1) + 2) + 1,
+			   sizeof(*g.regions));
+	if (!g.regions) {
+		first = -ENOMEM;
+		goto out;
+	}
+	syncraid = 0;
+	for (unsigned int s0 = 0; s0 < nseg;) {
+		unsigned int s1 = s0, rows = 0;
+
+		while (s1 < nseg) {
+			if (s1 == s0 || segs[s1].row != segs[s1 - 1].row) {
+				if (rows == maxr)
+					break;
+				rows++;
+			}
+			s1++;
+		}
+		raid_grp_user(&g, segs, s0, s1, reqs);
+		s0 = s1;
+	}
+	syncraid = g.syncraid;
+	pthread_mutex_lock(&a->stats_lock);
+	a->stats.reads += rd;
+	a->stats.writes += wr;
+	a->stats.read_blocks += rdb;
+	a->stats.write_blocks += wrb;
+	a->stats.syncraid_rows += syncraid;
+	a->stats.resync_rows_checked += g.checked;
+	a->stats.resync_rows_repaired += g.repaired;
+	pthread_mutex_unlock(&a->stats_lock);
+out:
+	for (unsigned int i = 0; i < n && !first; i++)
+		first = reqs[i].result;
+	free(segs);
+	free(g.rows);
+	raid_grp_free(&g);
+	return first;
+}
+
+static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
+{
+	struct raid_array *a = (struct raid_array *)dev;
+	int rc = 0;
+
+	switch (cmd) {
+	case BLK_CTL_SET_RESYNC_ALL:
+	case BLK_CTL_CLEAR_RESYNC_ALL:
+		pthread_mutex_lock(&a->sync_lock);
+		a->resync_all = cmd == BLK_CTL_SET_RESYNC_ALL;
+		pthread_mutex_unlock(&a->sync_lock);
+		jg_log(JG_LOG_INFO, "raid", "%s resync_all=%d", a->dev.name, cmd == BLK_CTL_SET_RESYNC_ALL);
+		return 0;
+	case BLK_CTL_SYNCRAID_DONE:
+		raid_sync_reset(a);
+		return 0;
+	case BLK_CTL_SET_JNL_PENDING:
+	case BLK_CTL_CLEAR_JNL_PENDING:
+		if (a->readonly)
+			return -EROFS;
+		pthread_mutex_lock(&a->sb_lock);
+		if (cmd == BLK_CTL_SET_JNL_PENDING)
+			a->sb_flags |= RAID_SB_FLAG_JNL_PENDING;
+		else
+			a->sb_flags &= ~RAID_SB_FLAG_JNL_PENDING;
+		pthread_mutex_unlock(&a->sb_lock);
+		/* durable on every member before the caller goes on */
+		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
+		return rc;
+	case BLK_CTL_GET_JNL_PENDING:
+		pthread_mutex_lock(&a->sb_lock);
+		rc = (a->sb_flags & RAID_SB_FLAG_JNL_PENDING) ? 1 : 0;
+		pthread_mutex_unlock(&a->sb_lock);
+		return rc;
+	case BLK_CTL_GET_STATS:
+		if (!arg)
+			return -EINVAL;
+		pthread_mutex_lock(&a->stats_lock);
+		*(struct blk_stats *)arg = a->stats;
+		pthread_mutex_unlock(&a->stats_lock);
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static void raid_array_close(struct blk_dev *dev)
+{
+	/* the array is closed by raid_stop() / raid_abandon(), not through its device */
+	(void)dev;
+}
+
+const struct blk_dev_ops raid_array_ops = {
+	.submit = raid_array_submit,
+	.ctl = raid_array_ctl,
+	.close = raid_array_close,
+};

@@ -1,0 +1,834 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/raid/super.c - member superblocks, array creation, assembly, stop.
+ *
+ * Invariants:
+ * (S1) Every superblock update advances the event counter (jg_blk_hdr.seq) and is
+ *      written to every writable member, then flushed; a member that missed an
+ *      update (failed, absent) is stale and is refused at assembly.
+ * (S2) Assembly verifies every given device (magic -> crc -> version -> home ->
+ *      ranges -> same array -> unique role -> events) before it writes anything.
+ * (S3) A dirty array is marked dirty in the superblocks before its first write,
+ *      and clean only after every write has been flushed (raid_stop).
+ * (S4) A dirty and degraded array may have rows whose parity does not match and
+ *      no redundancy left to find out which chunk is wrong (the write hole):
+ *      assembly refuses it without cfg->force.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "raid_i.h"
+
+#define RAID_DEFAULT_CHUNK 16u
+#define RAID_DEFAULT_REGION 16384u
+
+static unsigned int raid_popcount(uint32_t x)
+{
+	return (unsigned int)__builtin_popcount(x);
+}
+
+uint32_t raid_missing_read(struct raid_array *a)
+{
+	return __atomic_load_n(&a->read_missing, __ATOMIC_ACQUIRE);
+}
+
+uint32_t raid_missing_write(struct raid_array *a)
+{
+	return __atomic_load_n(&a->write_missing, __ATOMIC_ACQUIRE);
+}
+
+/* Recompute the masks from members[]. sb_lock held. */
+static void raid_masks_update_locked(struct raid_array *a)
+{
+	unsigned int n = a->geo.n < RAID_MAX_MEMBERS ? a->geo.n : RAID_MAX_MEMBERS;
+	uint32_t r = 0, w = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (!a->m[i].dev || a->m[i].failed)
+			w |= 1u << i;
+		if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
+			r |= 1u << i;
+	}
+	__atomic_store_n(&a->read_missing, r, __ATOMIC_RELEASE);
+	__atomic_store_n(&a->write_missing, w, __ATOMIC_RELEASE);
+}
+
+static uint32_t raid_failed_mask_locked(struct raid_array *a)
+{
+	uint32_t f = 0;
+
+	for (unsigned int i = 0; i < a->geo.n; i++)
+		if (a->m[i].failed)
+			f |= 1u << i;
+	return f;
+}
+
+/* ------------------------------------------------------------ superblock */
+
+static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int role, uint32_t state,
+			 uint32_t failed, uint64_t events)
+{
+	struct raid_sb *sb = blk;
+
+	memset(blk, 0, RAID_BS);
+	memcpy(sb->uuid, a->uuid, 16);
+	sb->version_minor = jg_cpu_to_le16(RAID_FORMAT_MINOR);
+	sb->role = jg_cpu_to_le32(role);
+	sb->nmembers = jg_cpu_to_le32(a->geo.n);
+	sb->level = jg_cpu_to_le32(a->geo.level);
+	sb->layout = jg_cpu_to_le32(a->geo.layout);
+	sb->chunk_blocks = jg_cpu_to_le32(a->geo.chunk_blocks);
+	sb->resync_policy = jg_cpu_to_le32((uint32_t)a->policy);
+	sb->state = jg_cpu_to_le32(state);
+	sb->flags = jg_cpu_to_le32(a->sb_flags);
+	sb->data_offset = jg_cpu_to_le64(a->geo.data_offset);
+	sb->data_blocks = jg_cpu_to_le64(a->geo.data_blocks);
+	sb->array_blocks = jg_cpu_to_le64(a->geo.array_blocks);
+	sb->bitmap_region_blocks = jg_cpu_to_le32(a->bm_region_blocks);
+	sb->bitmap_blocks = jg_cpu_to_le32(a->bm_blocks);
+	sb->bitmap_regions = jg_cpu_to_le64(a->bm_regions);
+	sb->failed_mask = jg_cpu_to_le32(failed);
+	sb->ctime = jg_cpu_to_le64(a->ctime);
+	sb->utime = jg_cpu_to_le64((uint64_t)time(NULL));
+	jg_blk_seal(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, 0, events, RAID_SB_BLKNO,
+		    a->seed);
+}
+
+/*
+ * (S1) Write the superblock, with @state, to every writable member and flush.
+ * A member whose write fails is marked failed and the update is repeated on the
+ * others (so that they record it). sb_lock held.
+ */
+static int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
+{
+	struct blk_req reqs[2 * RAID_MAX_MEMBERS];
+	unsigned int roles[RAID_MAX_MEMBERS];
+	uint8_t *bufs = NULL;
+	int rc = 0;
+
+	if (a->readonly)
+		return -EROFS;
+	bufs = jg_alloc_blocks(a->geo.n);
+	if (!bufs)
+		return -ENOMEM;
+	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
+		uint32_t failed = raid_failed_mask_locked(a);
+		unsigned int nr = 0;
+		bool again = false;
+
+		a->events++;
+		for (unsigned int i = 0; i < a->geo.n; i++) {
+			if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
+				continue;
+			raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed, a->events);
+			roles[nr] = i;
+			reqs[nr] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = RAID_SB_BLKNO,
+						     .nblocks = 1, .buf = bufs + (size_t)i * RAID_BS,
+						     .flags = BLK_FUA, .dev = a->m[i].dev };
+			nr++;
+		}
+		for (unsigned int i = 0; i < nr; i++)
+			reqs[nr + i] = (struct blk_req){ .op = BLK_OP_FLUSH, .dev = reqs[i].dev };
+		rc = blk_submit_multi(reqs, nr);
+		if (!rc)
+			rc = blk_submit_multi(reqs + nr, nr);
+		if (!rc)
+			break;
+		for (unsigned int i = 0; i < 2 * nr; i++) {
+			unsigned int role = roles[i % nr];
+
+			if (reqs[i].result == -EIO && !a->m[role].failed) {
+				uint32_t miss = raid_missing_write(a) | (1u << role);
+
+				if (raid_popcount(miss) > a->geo.npar)
+					goto out;
+				jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u superblock write failed: marking member failed",
+				       a->m[role].name, role);
+				a->m[role].failed = true;
+				raid_masks_update_locked(a);
+				again = true;
+			}
+		}
+		if (!again)
+			goto out;
+	}
+out:
+	free(bufs);
+	return rc;
+}
+
+int raid_sb_write_all(struct raid_array *a, uint32_t state)
+{
+	int rc;
+
+	pthread_mutex_lock(&a->sb_lock);
+	rc = raid_sb_write_all_locked(a, state);
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+int raid_member_fail(struct raid_array *a, unsigned int role, int err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&a->sb_lock);
+	if (role >= a->geo.n || !a->m[role].dev) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (a->m[role].failed)
+		goto out;
+	if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar) {
+		jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u error=%d: no redundancy left, not failing it",
+		       a->m[role].name, role, err);
+		rc = -EIO;
+		goto out;
+	}
+	jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u error=%d: member failed, array continues degraded",
+	       a->m[role].name, role, err);
+	a->m[role].failed = true;
+	a->m[role].rebuilding = false;
+	raid_masks_update_locked(a);
+	if (!a->readonly)
+		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+out:
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+int raid_fail_member(struct raid_array *a, unsigned int role)
+{
+	return raid_member_fail(a, role, 0);
+}
+
+/* ------------------------------------------------------------ array object */
+
+static uint64_t raid_div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static struct raid_array *raid_array_alloc(void)
+{
+	struct raid_array *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	pthread_mutex_init(&a->sb_lock, NULL);
+	pthread_mutex_init(&a->bm_lock, NULL);
+	pthread_mutex_init(&a->sync_lock, NULL);
+	pthread_mutex_init(&a->stats_lock, NULL);
+	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
+		pthread_rwlock_init(&a->row_lock[i], NULL);
+	a->dev.ops = &raid_array_ops;
+	a->rebuild_progress = -1;
+	return a;
+}
+
+/* Free without touching the members. */
+static void raid_array_free(struct raid_array *a)
+{
+	if (!a)
+		return;
+	raid_bitmap_free(a);
+	free(a->synced);
+	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
+		pthread_rwlock_destroy(&a->row_lock[i]);
+	pthread_mutex_destroy(&a->sb_lock);
+	pthread_mutex_destroy(&a->bm_lock);
+	pthread_mutex_destroy(&a->sync_lock);
+	pthread_mutex_destroy(&a->stats_lock);
+	free(a);
+}
+
+static void raid_array_close_members(struct raid_array *a)
+{
+	for (unsigned int i = 0; i < a->geo.n; i++) {
+		blk_close(a->m[i].dev);
+		a->m[i].dev = NULL;
+	}
+	for (unsigned int i = 0; i < a->nretired; i++)
+		blk_close(a->retired[i]);
+	a->nretired = 0;
+}
+
+static void raid_array_name(struct raid_array *a)
+{
+	snprintf(a->dev.name, sizeof(a->dev.name), "raid%u(%u)", a->geo.level, a->geo.n);
+	a->dev.nblocks = a->geo.array_blocks;
+}
+
+/* ------------------------------------------------------------------ create */
+
+int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
+		bool force)
+{
+	struct raid_array *a = NULL;
+	uint32_t chunk = cfg->chunk_blocks ? cfg->chunk_blocks : RAID_DEFAULT_CHUNK;
+	uint32_t region = cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
+	uint64_t mblocks = cfg->member_blocks, regions = 0, checked = 0, repaired = 0;
+	uint32_t bm_blocks = 0;
+	struct raid_geo g;
+	uint8_t *buf = NULL;
+	bool use_bitmap = cfg->resync == RAID_RESYNC_BITMAP || cfg->resync == RAID_RESYNC_JOURNAL;
+	int rc;
+
+	if (!members || n < 2 || n > RAID_MAX_MEMBERS || (unsigned int)cfg->resync > RAID_RESYNC_JOURNAL ||
+	    (region & (region - 1))) {
+		jg_log(JG_LOG_ERR, "raid", "create: bad arguments n=%u resync=%d region=%u", n,
+		       (int)cfg->resync, region);
+		return -EINVAL;
+	}
+	rc = raid_geo_init(&g, cfg->level, n, chunk, 0, 0);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "raid", "create: bad geometry level=%u members=%u chunk_blocks=%u",
+		       cfg->level, n, chunk);
+		return rc;
+	}
+	buf = jg_alloc_blocks(1);
+	if (!buf)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++) {
+		if (!members[i]) {
+			jg_log(JG_LOG_ERR, "raid", "create: member %u missing", i);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (!cfg->member_blocks && (!mblocks || members[i]->nblocks < mblocks))
+			mblocks = members[i]->nblocks;
+		if (cfg->member_blocks && members[i]->nblocks < cfg->member_blocks) {
+			jg_log(JG_LOG_ERR, "raid", "create: dev=%s too small: %llu blocks < member_blocks=%llu",
+			       members[i]->name, (unsigned long long)members[i]->nblocks,
+			       (unsigned long long)cfg->member_blocks);
+			rc = -EINVAL;
+			goto out;
+		}
+		rc = blk_rw(members[i], BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+		if (rc) {
+			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block 0: %d", members[i]->name, rc);
+			goto out;
+		}
+		if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
+			jg_log(JG_LOG_ERR, "raid", "create: dev=%s already holds a jgrfs raid superblock (use force)",
+			       members[i]->name);
+			rc = -EEXIST;
+			goto out;
+		}
+	}
+	if (use_bitmap) {
+		regions = raid_div_up(mblocks * g.ndata, region);
+		bm_blocks = (uint32_t)raid_div_up(regions, RAID_BITMAP_BITS_PER_BLOCK);
+	}
+	{
+		uint64_t off = raid_div_up(1 + (uint64_t)bm_blocks, chunk) * chunk;
+
+		if (mblocks < off + chunk) {
+			jg_log(JG_LOG_ERR, "raid", "create: members too small: %llu blocks, need %llu",
+			       (unsigned long long)mblocks, (unsigned long long)(off + chunk));
+			rc = -EINVAL;
+			goto out;
+		}
+		rc = raid_geo_init(&g, cfg->level, n, chunk, off, mblocks - off);
+		if (rc)
+			goto out;
+	}
+	if (use_bitmap)
+		regions = raid_div_up(g.array_blocks, region);
+	a = raid_array_alloc();
+	if (!a) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	a->geo = g;
+	jg_uuid_generate(a->uuid);
+	a->seed = jg_crc_seed(a->uuid);
+	a->policy = cfg->resync;
+	a->ctime = (uint64_t)time(NULL);
+	raid_array_name(a);
+	for (unsigned int i = 0; i < n; i++) {
+		a->m[i].dev = members[i];
+		snprintf(a->m[i].name, sizeof(a->m[i].name), "%s", members[i]->name);
+	}
+	raid_masks_update_locked(a);
+	rc = raid_bitmap_init(a, use_bitmap ? region : 0, bm_blocks, regions);
+	if (rc)
+		goto out;
+	/* dirty until the initial sync is done: a crash here resyncs at assembly */
+	if (bm_blocks) {
+		rc = raid_bitmap_write(a, 0, bm_blocks, -1);
+		if (rc)
+			goto out;
+	}
+	rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
+	if (rc)
+		goto out;
+	/*
+	 * Parity consistent with whatever the data area holds: rows that already
+	 * match (all-zero sparse files) cost reads only, no writes.
+	 */
+	rc = raid_rows_run(a, 0, g.rows, RAID_ROWS_CHECK, &checked, &repaired);
+	if (!rc)
+		rc = raid_members_flush(a, ~0u);
+	if (!rc)
+		rc = raid_sb_write_all(a, RAID_STATE_CLEAN);
+	if (!rc) {
+		char u[37];
+
+		jg_uuid_format(a->uuid, u);
+		jg_log(JG_LOG_INFO, "raid",
+		       "created uuid=%s level=%u members=%u chunk_blocks=%u array_blocks=%llu resync=%s rows_synced=%llu",
+		       u, g.level, n, chunk, (unsigned long long)g.array_blocks,
+		       raid_resync_policy_name(a->policy), (unsigned long long)repaired);
+	}
+out:
+	free(buf);
+	raid_array_free(a); /* the caller keeps the members */
+	return rc;
+}
+
+/* ---------------------------------------------------------------- assembly */
+
+struct raid_cand {		/* one given device during assembly */
+	struct blk_dev *dev;
+	struct raid_sb sb;
+	uint64_t events;
+	unsigned int role;
+};
+
+/* (S2) Verify one superblock: magic -> crc -> version -> home -> ranges. */
+static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand *c)
+{
+	const struct raid_sb *sb = (const struct raid_sb *)blk;
+	uint32_t seed = jg_crc_seed(sb->uuid);
+	uint32_t level, n, chunk;
+	uint64_t off, dblocks;
+	struct raid_geo g;
+	int rc;
+
+	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "member superblock dev=%s blkno=0 bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
+		       name, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
+		return -EINVAL;
+	}
+	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, RAID_SB_BLKNO, seed, "raid",
+			  "member superblock", name);
+	if (rc)
+		return rc;
+	if (jg_le32(sb->feature_incompat) & ~RAID_FEATURE_INCOMPAT_SUPP) {
+		jg_log(JG_LOG_ERR, "raid", "member superblock dev=%s blkno=0 unknown incompat features 0x%x",
+		       name, jg_le32(sb->feature_incompat));
+		return -EOPNOTSUPP;
+	}
+	level = jg_le32(sb->level);
+	n = jg_le32(sb->nmembers);
+	chunk = jg_le32(sb->chunk_blocks);
+	off = jg_le64(sb->data_offset);
+	dblocks = jg_le64(sb->data_blocks);
+	if (raid_geo_init(&g, level, n, chunk, off, dblocks) || jg_le32(sb->role) >= n ||
+	    jg_le32(sb->layout) != g.layout || off % chunk || dblocks % chunk ||
+	    g.array_blocks != jg_le64(sb->array_blocks) ||
+	    jg_le32(sb->resync_policy) > RAID_RESYNC_JOURNAL || jg_le32(sb->state) > RAID_STATE_DIRTY ||
+	    off < 1 + (uint64_t)jg_le32(sb->bitmap_blocks) ||
+	    (jg_le32(sb->bitmap_blocks) &&
+	     (!jg_le32(sb->bitmap_region_blocks) ||
+	      (jg_le32(sb->bitmap_region_blocks) & (jg_le32(sb->bitmap_region_blocks) - 1)) ||
+	      jg_le64(sb->bitmap_regions) != raid_div_up(g.array_blocks, jg_le32(sb->bitmap_region_blocks)) ||
+	      jg_le64(sb->bitmap_regions) > (uint64_t)jg_le32(sb->bitmap_blocks) * RAID_BITMAP_BITS_PER_BLOCK)) ||
+	    (jg_le32(sb->failed_mask) >> n)) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "member superblock dev=%s blkno=0 bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
+		       name, level, n, jg_le32(sb->role), chunk, (unsigned long long)off,
+		       (unsigned long long)dblocks);
+		return -EUCLEAN;
+	}
+	memcpy(&c->sb, sb, sizeof(c->sb));
+	c->events = jg_le64(sb->hdr.seq);
+	c->role = jg_le32(sb->role);
+	return 0;
+}
+
+static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb *y)
+{
+	return !memcmp(x->uuid, y->uuid, 16) && jg_le32(x->nmembers) == jg_le32(y->nmembers) &&
+	       jg_le32(x->level) == jg_le32(y->level) && jg_le32(x->layout) == jg_le32(y->layout) &&
+	       jg_le32(x->chunk_blocks) == jg_le32(y->chunk_blocks) &&
+	       jg_le64(x->data_offset) == jg_le64(y->data_offset) &&
+	       jg_le64(x->data_blocks) == jg_le64(y->data_blocks) &&
+	       jg_le32(x->bitmap_blocks) == jg_le32(y->bitmap_blocks) &&
+	       jg_le32(x->bitmap_region_blocks) == jg_le32(y->bitmap_region_blocks);
+}
+
+int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
+		  struct raid_array **out)
+{
+	struct raid_assemble_cfg dflt = { 0 };
+	struct raid_cand *c = NULL;
+	struct raid_array *a = NULL;
+	unsigned int nc = 0, ref = 0, nmem, level;
+	int by_role[RAID_MAX_MEMBERS];
+	uint8_t *buf = NULL;
+	const struct raid_sb *sb;
+	uint64_t maxev;
+	uint32_t missing = 0, state;
+	char u[37];
+	int rc = 0;
+
+	if (!cfg)
+		cfg = &dflt;
+	*out = NULL;
+	if (!devs || !n || n > 2 * RAID_MAX_MEMBERS)
+		return -EINVAL;
+	c = calloc(n, sizeof(*c));
+	buf = jg_alloc_blocks(1);
+	if (!c || !buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		if (!devs[i])
+			continue;
+		rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+		if (rc) {
+			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s cannot read the member superblock: %d",
+			       devs[i]->name, rc);
+			goto out;
+		}
+		rc = raid_sb_verify(buf, devs[i]->name, &c[nc]);
+		if (rc)
+			goto out;
+		c[nc].dev = devs[i];
+		nc++;
+	}
+	if (!nc) {
+		jg_log(JG_LOG_ERR, "raid", "assemble: no member devices given");
+		rc = -EINVAL;
+		goto out;
+	}
+	/* the reference superblock: the array most of the given devices belong to */
+	{
+		unsigned int best = 0;
+
+		for (unsigned int i = 0; i < nc; i++) {
+			unsigned int same = 0;
+
+			for (unsigned int j = 0; j < nc; j++)
+				same += !memcmp(c[i].sb.uuid, c[j].sb.uuid, 16);
+			if (same > best) {
+				best = same;
+				ref = i;
+			}
+		}
+	}
+	jg_uuid_format(c[ref].sb.uuid, u);
+	for (unsigned int i = 0; i < nc; i++) {
+		if (memcmp(c[i].sb.uuid, c[ref].sb.uuid, 16)) {
+			char o[37];
+
+			jg_uuid_format(c[i].sb.uuid, o);
+			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s belongs to another array (uuid=%s, not %s)",
+			       c[i].dev->name, o, u);
+			rc = -EINVAL;
+			goto out;
+		}
+		if (!raid_sb_same_geometry(&c[i].sb, &c[ref].sb)) {
+			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s geometry differs from dev=%s in array uuid=%s",
+			       c[i].dev->name, c[ref].dev->name, u);
+			rc = -EUCLEAN;
+			goto out;
+		}
+	}
+	nmem = jg_le32(c[ref].sb.nmembers);
+	level = jg_le32(c[ref].sb.level);
+	for (unsigned int r = 0; r < RAID_MAX_MEMBERS; r++)
+		by_role[r] = -1;
+	maxev = c[0].events;
+	for (unsigned int i = 0; i < nc; i++) {
+		if (by_role[c[i].role] >= 0) {
+			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s and dev=%s both claim role %u of array uuid=%s (duplicated member)",
+			       c[by_role[c[i].role]].dev->name, c[i].dev->name, c[i].role, u);
+			rc = -EINVAL;
+			goto out;
+		}
+		by_role[c[i].role] = (int)i;
+		if (jg_seq_after(c[i].events, maxev))
+			maxev = c[i].events;
+	}
+	/* the freshest superblock speaks for the array */
+	for (unsigned int i = 0; i < nc; i++)
+		if (c[i].events == maxev)
+			ref = i;
+	sb = &c[ref].sb;
+	for (unsigned int i = 0; i < nc; i++) {
+		if (c[i].events != maxev) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "assemble: dev=%s role=%u is stale: events=%llu, array at %llu; assemble without it and rebuild it",
+			       c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
+			       (unsigned long long)maxev);
+			rc = -EUCLEAN;
+			goto out;
+		}
+		if (jg_le32(sb->failed_mask) & (1u << c[i].role)) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
+			       c[i].dev->name, c[i].role);
+			rc = -EUCLEAN;
+			goto out;
+		}
+		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
+			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s too small: %llu blocks, the array needs %llu",
+			       c[i].dev->name, (unsigned long long)c[i].dev->nblocks,
+			       (unsigned long long)(jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)));
+			rc = -EUCLEAN;
+			goto out;
+		}
+	}
+	for (unsigned int r = 0; r < nmem; r++)
+		if (by_role[r] < 0 || (jg_le32(sb->failed_mask) & (1u << r)))
+			missing |= 1u << r;
+	for (unsigned int r = 0; r < nmem; r++)
+		if (missing & (1u << r))
+			jg_log(JG_LOG_WARN, "raid", "assemble: array uuid=%s role=%u is missing", u, r);
+	if (raid_popcount(missing) > (level == 6 ? 2u : 1u)) {
+		jg_log(JG_LOG_ERR, "raid", "assemble: array uuid=%s has %u of %u members, too few to run",
+		       u, nmem - raid_popcount(missing), nmem);
+		rc = -EINVAL;
+		goto out;
+	}
+	state = jg_le32(sb->state);
+	if (state == RAID_STATE_DIRTY && missing && !cfg->force && !cfg->readonly) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "assemble: array uuid=%s is dirty and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		       u);
+		rc = -EUCLEAN;
+		goto out;
+	}
+
+	/* (S2) everything verified: build the array */
+	a = raid_array_alloc();
+	if (!a) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	raid_geo_init(&a->geo, level, nmem, jg_le32(sb->chunk_blocks), jg_le64(sb->data_offset),
+		      jg_le64(sb->data_blocks));
+	memcpy(a->uuid, sb->uuid, 16);
+	a->seed = jg_crc_seed(a->uuid);
+	a->policy = (enum raid_resync_policy)jg_le32(sb->resync_policy);
+	a->readonly = cfg->readonly;
+	a->was_dirty = state == RAID_STATE_DIRTY;
+	a->events = maxev;
+	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
+	a->ctime = jg_le64(sb->ctime);
+	raid_array_name(a);
+	for (unsigned int r = 0; r < nmem; r++) {
+		if (by_role[r] >= 0) {
+			a->m[r].dev = c[by_role[r]].dev;
+			snprintf(a->m[r].name, sizeof(a->m[r].name), "%s", a->m[r].dev->name);
+		} else {
+			snprintf(a->m[r].name, sizeof(a->m[r].name), "(missing)");
+		}
+	}
+	raid_masks_update_locked(a);
+	rc = raid_bitmap_init(a, jg_le32(sb->bitmap_region_blocks), jg_le32(sb->bitmap_blocks),
+			      jg_le64(sb->bitmap_regions));
+	if (!rc)
+		rc = raid_bitmap_load(a);
+	if (rc)
+		goto out_free;
+	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
+		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", u);
+	if (!a->readonly) {
+		/* (S3) dirty on disk before anything else is written */
+		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
+		if (rc)
+			goto out_free;
+		if (a->was_dirty && !cfg->no_resync) {
+			rc = raid_resync_recovery(a);
+			if (rc)
+				goto out_free;
+		}
+	}
+	jg_log(JG_LOG_INFO, "raid",
+	       "assembled uuid=%s level=%u members=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
+	       u, level, nmem, missing, a->was_dirty, raid_resync_policy_name(a->policy),
+	       (unsigned long long)a->events);
+	*out = a;
+	a = NULL;
+	goto out;
+out_free:
+	raid_array_free(a); /* the caller keeps the devices */
+out:
+	free(c);
+	free(buf);
+	return rc;
+}
+
+struct blk_dev *raid_array_dev(struct raid_array *a)
+{
+	return &a->dev;
+}
+
+int raid_stop(struct raid_array *a)
+{
+	int rc = 0, rc2;
+
+	if (!a)
+		return 0;
+	if (!a->readonly) {
+		/* (S3) every write flushed before clean is written */
+		rc = raid_members_flush(a, ~0u);
+		if (!rc)
+			rc = raid_bitmap_clear_all(a);
+		if (!rc)
+			rc = raid_members_flush(a, ~0u);
+		if (!rc) {
+			rc2 = raid_sb_write_all(a, RAID_STATE_CLEAN);
+			if (rc2)
+				rc = rc2;
+		}
+		if (rc)
+			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %d", a->dev.name, rc);
+	}
+	raid_array_close_members(a);
+	raid_array_free(a);
+	return rc;
+}
+
+void raid_abandon(struct raid_array *a)
+{
+	if (!a)
+		return;
+	raid_array_close_members(a);
+	raid_array_free(a);
+}
+
+void raid_info_get(struct raid_array *a, struct raid_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->uuid, a->uuid, 16);
+	out->level = a->geo.level;
+	out->nmembers = a->geo.n;
+	out->ndata = a->geo.ndata;
+	out->chunk_blocks = a->geo.chunk_blocks;
+	out->member_blocks = a->geo.data_blocks;
+	out->array_blocks = a->geo.array_blocks;
+	out->rows = a->geo.rows;
+	out->resync = a->policy;
+	out->bitmap_region_blocks = a->bm_region_blocks;
+	out->was_dirty = a->was_dirty;
+	pthread_mutex_lock(&a->bm_lock);
+	out->bitmap_dirty_regions = a->bm_dirty;
+	pthread_mutex_unlock(&a->bm_lock);
+	pthread_mutex_lock(&a->sync_lock);
+	out->resync_all = a->resync_all;
+	pthread_mutex_unlock(&a->sync_lock);
+	pthread_mutex_lock(&a->sb_lock);
+	out->degraded = raid_missing_read(a) != 0;
+	out->jnl_pending = a->sb_flags & RAID_SB_FLAG_JNL_PENDING;
+	out->events = a->events;
+	for (unsigned int i = 0; i < a->geo.n; i++) {
+		struct raid_member_info *mi = &out->members[i];
+
+		snprintf(mi->name, sizeof(mi->name), "%s", a->m[i].name);
+		mi->role = i;
+		mi->present = a->m[i].dev != NULL;
+		mi->failed = a->m[i].failed;
+		mi->rebuilding = a->m[i].rebuilding;
+	}
+	pthread_mutex_unlock(&a->sb_lock);
+	pthread_mutex_lock(&a->stats_lock);
+	out->rebuild_progress = a->rebuild_progress;
+	out->last_resync = a->last_resync;
+	pthread_mutex_unlock(&a->stats_lock);
+}
+
+/* ----------------------------------------------------------------- rebuild */
+
+static int raid_rebuild_progress(struct raid_array *a, double p)
+{
+	pthread_mutex_lock(&a->stats_lock);
+	a->rebuild_progress = p;
+	pthread_mutex_unlock(&a->stats_lock);
+	return 0;
+}
+
+int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+		 raid_progress_fn fn, void *ctx)
+{
+	const struct raid_geo *g = &a->geo;
+	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0;
+	double t0 = jg_now_seconds();
+	int rc = 0;
+
+	if (a->readonly)
+		return -EROFS;
+	if (role >= g->n || !newdev) {
+		jg_log(JG_LOG_ERR, "raid", "rebuild: bad role %u", role);
+		return -EINVAL;
+	}
+	if (newdev->nblocks < g->data_offset + g->data_blocks) {
+		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s too small: %llu blocks, need %llu", newdev->name,
+		       (unsigned long long)newdev->nblocks,
+		       (unsigned long long)(g->data_offset + g->data_blocks));
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&a->sb_lock);
+	if (a->m[role].dev && !a->m[role].failed) {
+		pthread_mutex_unlock(&a->sb_lock);
+		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is working; fail it first", role,
+		       a->m[role].name);
+		return -EBUSY;
+	}
+	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
+		a->retired[a->nretired++] = a->m[role].dev;
+	a->m[role].dev = newdev;
+	a->m[role].failed = false;
+	a->m[role].rebuilding = true;
+	snprintf(a->m[role].name, sizeof(a->m[role].name), "%s", newdev->name);
+	raid_masks_update_locked(a);
+	pthread_mutex_unlock(&a->sb_lock);
+	jg_log(JG_LOG_INFO, "raid", "rebuild start dev=%s role=%u rows=%llu", newdev->name, role,
+	       (unsigned long long)g->rows);
+	raid_rebuild_progress(a, 0);
+	for (uint64_t r = 0; r < g->rows; r += step) {
+		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
+
+		rc = raid_rows_run(a, r, cnt, RAID_ROWS_REBUILD, &checked, &repaired);
+		if (!rc && (raid_missing_write(a) & (1u << role)))
+			rc = -EIO; /* the new member failed */
+		if (rc)
+			break;
+		raid_rebuild_progress(a, (double)(r + cnt) / (double)g->rows);
+		if (fn && fn(ctx, r + cnt, g->rows)) {
+			rc = -ECANCELED;
+			break;
+		}
+	}
+	if (!rc)
+		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
+	if (!rc)
+		rc = raid_members_flush(a, 1u << role);
+	pthread_mutex_lock(&a->sb_lock);
+	if (rc) {
+		/* the member is not usable: failed, the superblocks say so */
+		a->m[role].rebuilding = false;
+		a->m[role].failed = true;
+		raid_masks_update_locked(a);
+		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", newdev->name, role, rc);
+	} else {
+		/* the superblock last: only now is the member part of the array */
+		a->m[role].rebuilding = false;
+		raid_masks_update_locked(a);
+		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+		jg_log(JG_LOG_INFO, "raid", "rebuild done dev=%s role=%u rows=%llu seconds=%.3f",
+		       newdev->name, role, (unsigned long long)checked, jg_now_seconds() - t0);
+	}
+	pthread_mutex_unlock(&a->sb_lock);
+	raid_rebuild_progress(a, -1);
+	return rc;
+}
