@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A member that fails while mounted: the volume keeps working degraded and
+# `jgrfs status` says so.
+#
+# The failing member is a real block device: a loop device over a file. While
+# the daemon holds it open, its backing file is truncated to nothing and the
+# loop device resized (losetup -c): from then on every read of the member hits
+# the end of the device (the daemon's member I/O returns -EIO) and every write
+# fails with -ENOSPC, as a disk that dropped off the bus. Then: every file reads
+# back right (through parity, with the kernel's page cache dropped so that the
+# reads reach the daemon), new files can be written, status reports degraded
+# and the member failed; the volume unmounts cleanly, mounts again degraded from
+# the three remaining members, and fsck -n is clean.
+#
+#   fuse_degraded.sh PATH/TO/jgrfs
+. "$(dirname "$0")/fuse_lib.sh"
+it_setup "$@"
+command -v losetup >/dev/null || it_skip "no losetup"
+
+it_make_members 4 256M
+loop=$(losetup -f --show "$T/disk3.img" 2>/dev/null) || it_skip "no free loop device"
+IT_LOOPS=$loop
+DEVS="$T/disk0.img $T/disk1.img $T/disk2.img $loop"
+it_mkfs -l 5
+it_mount
+
+it_log "fill the volume"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)/src
+cp -a "$SRC" "$MNT/src" || it_fail "cp -a"
+head -c 16M /dev/urandom >"$T/rand"
+dd if="$T/rand" of="$MNT/rand" bs=1M conv=fsync status=none || it_fail "dd"
+"$JGRFS" status "$MNT" | grep -q healthy || it_fail "status: healthy before the failure"
+
+it_log "member $loop fails"
+truncate -s 0 "$T/disk3.img"
+losetup -c "$loop" || it_fail "losetup -c"
+[ "$(blockdev --getsize64 "$loop")" = 0 ] || it_fail "loop device did not shrink"
+
+sync
+echo 3 >/proc/sys/vm/drop_caches
+diff -r "$SRC" "$MNT/src" || it_fail "diff -r with a failed member"
+cmp "$T/rand" "$MNT/rand" || it_fail "read with a failed member"
+head -c 5M /dev/urandom >"$T/new"
+dd if="$T/new" of="$MNT/new" bs=1M conv=fsync status=none || it_fail "write with a failed member"
+mkdir "$MNT/newdir" && cp -a "$SRC/base" "$MNT/newdir/" || it_fail "create with a failed member"
+echo 3 >/proc/sys/vm/drop_caches
+cmp "$T/new" "$MNT/new" || it_fail "read back a file written degraded"
+
+it_log "status says degraded"
+"$JGRFS" status "$MNT" >"$T/status.txt"
+rc=$?
+cat "$T/status.txt"
+[ $rc = 3 ] || it_fail "status exit $rc, expected 3 (degraded)"
+grep -q DEGRADED "$T/status.txt" || it_fail "status: DEGRADED"
+grep -q "failed .*$loop" "$T/status.txt" || it_fail "status: member $loop failed"
+"$JGRFS" status --json "$MNT" | grep -q '"degraded":true' || it_fail "status --json degraded"
+
+it_log "unmount, mount again from the three members left"
+it_unmount
+DEVS="$T/disk0.img $T/disk1.img $T/disk2.img"
+it_mount
+"$JGRFS" status "$MNT" | grep -q DEGRADED || it_fail "remounted volume not degraded"
+diff -r "$SRC" "$MNT/src" || it_fail "diff -r after degraded remount"
+cmp "$T/rand" "$MNT/rand" && cmp "$T/new" "$MNT/new" || it_fail "data after degraded remount"
+diff -r "$SRC/base" "$MNT/newdir/base" || it_fail "newdir after degraded remount"
+it_unmount
+it_fsck_clean
+it_finish

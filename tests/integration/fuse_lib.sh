@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: MIT
+# tests/integration/fuse_lib.sh - sourced by the FUSE integration tests.
+#
+# Each test: `. fuse_lib.sh; it_setup "$@"` gives it
+#   $JGRFS   the jgrfs binary (first argument)
+#   $T       a private directory on a disk filesystem (members need O_DIRECT)
+#   $MNT     an empty mountpoint
+#   $DEVS    the member paths (it_make_members)
+# and a trap that unmounts, kills a daemon left behind, detaches loop devices and
+# removes $T, whatever happens. Exit 77 skips (no /dev/fuse, not root).
+# Sanitizer reports of every jgrfs process land in $T/san.*; it_finish fails the
+# test when there is one.
+set -u
+
+it_log() {
+	echo "[$(date +%H:%M:%S)] $*"
+}
+
+it_fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+it_cleanup() {
+	local rc=$?
+	set +e
+	trap - EXIT INT TERM
+	if [ -n "${MNT:-}" ] && grep -q " $MNT fuse" /proc/mounts; then
+		local pid
+		pid=$(it_daemon_pid 2>/dev/null)
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+		[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	fi
+	for p in ${IT_PIDS:-}; do
+		kill -9 "$p" 2>/dev/null
+	done
+	for l in ${IT_LOOPS:-}; do
+		losetup -d "$l" 2>/dev/null
+	done
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${T:-}" ]; then
+		for f in "$T"/san.* "$T"/*.log; do
+			[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
+		done
+	fi
+	[ -n "${T:-}" ] && rm -rf "$T"
+	exit "$rc"
+}
+
+it_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+it_setup() {
+	JGRFS=${1:?usage: $0 PATH/TO/jgrfs}
+	case "$JGRFS" in /*) ;; *) JGRFS=$(pwd)/$JGRFS ;; esac
+	[ -x "$JGRFS" ] || it_fail "$JGRFS: not executable"
+	[ -c /dev/fuse ] || it_skip "no /dev/fuse"
+	[ "$(id -u)" = 0 ] || it_skip "needs root (chown, loop devices, drop_caches)"
+	command -v fusermount3 >/dev/null || it_skip "no fusermount3"
+	local base=${JGRFS_TEST_DIR:-/var/tmp}
+	if [ "$(stat -f -c %T "$base" 2>/dev/null)" = tmpfs ]; then
+		base=$(pwd)	# the build directory: members need O_DIRECT
+	fi
+	T=$(mktemp -d "$base/jgrfs-it.XXXXXX") || it_fail "mktemp in $base"
+	MNT=$T/mnt
+	mkdir "$MNT"
+	IT_PIDS=""
+	IT_LOOPS=""
+	trap it_cleanup EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/san"
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/san:print_stacktrace=1"
+}
+
+# it_make_members N SIZE: N sparse member files; sets DEVS.
+it_make_members() {
+	DEVS=""
+	for i in $(seq 0 $(($1 - 1))); do
+		truncate -s "$2" "$T/disk$i.img" || it_fail "truncate"
+		DEVS="$DEVS $T/disk$i.img"
+	done
+}
+
+it_mkfs() {
+	# shellcheck disable=SC2086
+	"$JGRFS" mkfs "$@" $DEVS >"$T/mkfs.log" 2>&1 || { cat "$T/mkfs.log"; it_fail "mkfs $*"; }
+}
+
+# it_mount [-o OPTS]: background mount; the output (with the recovery line) in $T/mount.log
+it_mount() {
+	# shellcheck disable=SC2086
+	"$JGRFS" mount "$@" $DEVS "$MNT" >"$T/mount.log" 2>&1 || {
+		cat "$T/mount.log"
+		it_fail "mount $*"
+	}
+	grep -q " $MNT fuse" /proc/mounts || it_fail "mount returned 0 but $MNT is not mounted"
+}
+
+it_daemon_pid() {
+	"$JGRFS" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p'
+}
+
+# Clean unmount; waits for the daemon to finish (commit, checkpoint, array clean).
+it_unmount() {
+	local pid i=0
+	pid=$(it_daemon_pid)
+	[ -n "$pid" ] || it_fail "no daemon pid from status"
+	fusermount3 -u "$MNT" || it_fail "fusermount3 -u"
+	while kill -0 "$pid" 2>/dev/null; do
+		[ $i -lt 600 ] || it_fail "daemon $pid still running 60 s after unmount"
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# kill -9 the daemon and clear the dead mount, as after a crash.
+it_crash() {
+	local pid
+	pid=$(it_daemon_pid)
+	[ -n "$pid" ] || it_fail "no daemon pid from status"
+	kill -9 "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" || it_fail "cannot clear dead mount"
+}
+
+it_fsck_clean() {
+	# shellcheck disable=SC2086
+	"$JGRFS" fsck -n $DEVS >"$T/fsck.log" 2>&1
+	local rc=$?
+	[ $rc = 0 ] || { cat "$T/fsck.log"; it_fail "fsck -n exit $rc (expected 0: clean)"; }
+}
+
+# Fails when a sanitizer reported anything from any jgrfs process.
+it_finish() {
+	local f
+	for f in "$T"/san.*; do
+		[ -f "$f" ] || continue
+		cat "$f"
+		it_fail "sanitizer report in $f"
+	done
+	it_log "PASS"
+}
