@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "crash.h"
+#include "spawn.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
@@ -96,112 +97,6 @@ static double ct_rows_resynced(const char *mnt)
 		rows = (double)(st.raid_resync_rows_checked + st.rec_rows_resynced);
 	close(fd);
 	return rows;
-}
-
-/* ---------------------------------------------------------------- processes */
-
-/* Run this program with @argv (NULL-terminated, argv[0] ignored); output to @log. */
-static int ct_run(const struct ct_opts *o, const char *log, char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		FILE *f = freopen(log, "a", stdout);
-
-		if (f)
-			dup2(fileno(stdout), STDERR_FILENO);
-		execv(o->self, argv);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static bool ct_is_mounted(const char *mnt)
-{
-	char parent[PATH_MAX];
-	struct stat a, b;
-
-	snprintf(parent, sizeof(parent), "%s/..", mnt);
-	return !stat(mnt, &a) && !stat(parent, &b) && a.st_dev != b.st_dev;
-}
-
-/*
- * Start `jgrfs mount -f` and wait until the mount is there. Returns the daemon's
- * pid (> 0), or a negative errno (the daemon exited, or 60 s passed).
- */
-static pid_t ct_mount(const struct ct_opts *o, enum ct_mode mode, char **members,
-		      unsigned int n, const char *mnt, const char *log, const char *powercut,
-		      bool readonly, double *seconds)
-{
-	char opt[128];
-	char *argv[16 + 8];
-	unsigned int a = 0;
-	double t0 = jg_now_seconds();
-	pid_t pid;
-
-	snprintf(opt, sizeof(opt), "data=%s%s", ct_modes[mode].data, readonly ? ",ro" : "");
-	argv[a++] = "jgrfs";
-	argv[a++] = "mount";
-	argv[a++] = "-f";
-	argv[a++] = "-o";
-	argv[a++] = opt;
-	for (unsigned int i = 0; i < n; i++)
-		argv[a++] = members[i];
-	argv[a++] = (char *)mnt;
-	argv[a] = NULL;
-
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		FILE *f = freopen(log, "a", stdout);
-
-		if (f)
-			dup2(fileno(stdout), STDERR_FILENO);
-		if (powercut)
-			setenv("JGRFS_POWERCUT", powercut, 1);
-		else
-			unsetenv("JGRFS_POWERCUT");
-		execv(o->self, argv);
-		_exit(127);
-	}
-	for (int i = 0; i < 6000; i++) {
-		int st;
-
-		if (ct_is_mounted(mnt)) {
-			*seconds = jg_now_seconds() - t0;
-			return pid;
-		}
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return -ECHILD;
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return -ETIMEDOUT;
-}
-
-/* Clean unmount: the daemon commits, checkpoints, marks clean, exits 0. */
-static int ct_umount(const char *mnt, pid_t pid)
-{
-	int st;
-
-	if (umount2(mnt, 0)) {
-		int rc = -errno;
-
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		umount2(mnt, MNT_DETACH);
-		return rc;
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
 /* ---------------------------------------------------------------- the write hole */
@@ -335,7 +230,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
 	unsigned int nmem = o->level == 6 ? 5 : 4;
 	char idir[640], mnt[704], log[704], powercut[96], why[256] = "";
-	char *members[8], sizearg[32], levelarg[8];
+	char *members[8], sizearg[32], levelarg[8], mopts[64];
 	char *mkfs_argv[24];
 	struct ct_workload_arg w = { 0 };
 	struct ct_tree found = { 0 };
@@ -373,15 +268,16 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	for (unsigned int i = 0; i < nmem; i++)
 		mkfs_argv[a++] = members[i];
 	mkfs_argv[a] = NULL;
-	rc = ct_run(o, log, mkfs_argv);
+	rc = sp_run(o->self, log, mkfs_argv);
 	if (rc) {
 		snprintf(why, sizeof(why), "mkfs exited %d (see %.150s)", rc, log);
 		damage[CT_ERROR]++;
 		goto report;
 	}
 	snprintf(powercut, sizeof(powercut), "signal,seed=%llu,tear", (unsigned long long)seed);
-	pid = ct_mount(o, mode, members, nmem, mnt, log, o->power_cut ? powercut : NULL, false,
-		       &rec_s);
+	snprintf(mopts, sizeof(mopts), "data=%s", ct_modes[mode].data);
+	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, o->power_cut ? powercut : NULL,
+		       60, &rec_s);
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "mount failed: %s (see %.150s)", strerror((int)-pid), log);
 		damage[CT_ERROR]++;
@@ -395,9 +291,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	if (rc) {
 		snprintf(why, sizeof(why), "workload setup: %s", strerror(-rc));
 		damage[CT_ERROR]++;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		umount2(mnt, MNT_DETACH);
+		sp_crash(mnt, pid);
 		goto report;
 	}
 	w.mnt = mnt;
@@ -428,7 +322,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	umount2(mnt, MNT_DETACH);
 
 	/* 4. remount: recovery */
-	pid = ct_mount(o, mode, members, nmem, mnt, log, NULL, false, &rec_s);
+	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, NULL, 600, &rec_s);
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "remount after the crash failed: %s (see %.150s)",
 			 strerror((int)-pid), log);
@@ -443,7 +337,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	} else if (ct_model_check(w.model, &found, why)) {
 		damage[CT_CONTENT]++;
 	}
-	rc = ct_umount(mnt, pid);
+	rc = sp_umount(mnt, pid);
 	if (rc) {
 		snprintf(why, sizeof(why), "clean unmount failed: %s (see %.150s)", strerror(-rc), log);
 		damage[CT_ERROR]++;
@@ -458,7 +352,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 		for (unsigned int i = 0; i < nmem; i++)
 			argv[k++] = members[i];
 		argv[k] = NULL;
-		rc = ct_run(o, log, argv);
+		rc = sp_run(o->self, log, argv);
 		if (rc) {
 			damage[rc >= 8 ? CT_ERROR : CT_FSCK]++;
 			if (!why[0])
@@ -473,7 +367,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 		for (unsigned int i = 0; i < nmem; i++)
 			argv[k++] = members[i];
 		argv[k] = NULL;
-		rc = ct_run(o, log, argv);
+		rc = sp_run(o->self, log, argv);
 		if (rc) {
 			damage[rc == 1 ? CT_SCRUB : CT_ERROR]++;
 			if (!why[0])
@@ -582,7 +476,6 @@ int cmd_crashtest(int argc, char **argv)
 	};
 	struct ct_result res[CT_NMODES];
 	bool protected_damage = false, errors = false;
-	ssize_t len;
 	uint64_t v;
 	int c;
 
@@ -651,10 +544,8 @@ int cmd_crashtest(int argc, char **argv)
 		return cli_err("unexpected argument '%s'", argv[optind]), 2;
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
 		return cli_err("needs root and /dev/fuse"), 2;
-	len = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
-	if (len <= 0)
+	if (sp_self(o.self, sizeof(o.self)))
 		return cli_err("cannot find this program: %s", strerror(errno)), 2;
-	o.self[len] = '\0';
 	if (mkdir(o.dir, 0755) && errno != EEXIST)
 		return cli_err("%s: %s", o.dir, strerror(errno)), 2;
 	/* this process reads and writes through the mount while the daemon dies */
