@@ -4,13 +4,16 @@
  * by several submitting threads, against the raw member devices or against the
  * array, and ISA-L parity generation on one core.
  *
- * The same workload shape is used for both targets, so that their ratio says what
- * the engine costs:
+ * The same rows are walked for both targets, so that their ratio says what the
+ * engine costs:
  *   sequential  the region is cut into units and the threads take batches of
- *               units in order, starting over at the end until time is up. Raw: a unit is one chunk on every member at the
- *               same offset, submitted with blk_submit_multi() (all members in
- *               one io_uring batch). Array: a unit is one full stripe row of data
- *               (data members x chunk), one request each, blk_submit() of a batch.
+ *               units in order, starting over at the end until time is up.
+ *               Raw: a unit is one chunk on every member at the same offset; a
+ *               batch is one request of batch x chunk per member, all members in
+ *               one blk_submit_multi() (one io_uring batch): what the members
+ *               can do, the baseline. Array: a unit is one full stripe row of
+ *               data (data members x chunk), one request per row, a batch in one
+ *               blk_submit().
  *   random      4 KiB writes at random blocks (seeded xorshift per thread), a
  *               batch per submit, for a fixed time. Raw: a random member per write.
  */

@@ -58,6 +58,7 @@ static int bench_io_seq(struct bench_run *run, uint8_t *buf, struct blk_req *req
 	while (!atomic_load(&run->err) && jg_now_seconds() < run->deadline) {
 		uint64_t u0 = atomic_fetch_add(&run->next_unit, job->batch);
 		unsigned int cnt, nreq = 0;
+		uint64_t bytes;
 		int rc;
 
 		if (job->once && u0 >= job->units)
@@ -65,23 +66,40 @@ static int bench_io_seq(struct bench_run *run, uint8_t *buf, struct blk_req *req
 		u0 %= job->units;
 		/* a batch never wraps: the tail of the region is a short batch */
 		cnt = (unsigned int)(job->units - u0 < job->batch ? job->units - u0 : job->batch);
-		for (unsigned int k = 0; k < cnt; k++) {
-			for (unsigned int d = 0; d < (job->raw ? job->ndevs : 1); d++) {
+		if (job->raw) {
+			/* the batch's chunks of one member are contiguous: one large request
+			 * per member, all members in one blk_submit_multi() */
+			for (unsigned int d = 0; d < job->ndevs; d++) {
+				struct blk_req *r = &reqs[nreq];
+
+				memset(r, 0, sizeof(*r));
+				r->op = op;
+				r->blkno = u0 * job->unit_blocks;
+				r->nblocks = cnt * job->unit_blocks;
+				r->buf = buf + (size_t)d * job->batch * unit_bytes;
+				r->dev = job->devs[d];
+				nreq++;
+			}
+			rc = blk_submit_multi(reqs, nreq);
+			bytes = (uint64_t)cnt * job->ndevs * unit_bytes;
+		} else {
+			/* one request per full stripe row, the batch in one blk_submit() */
+			for (unsigned int k = 0; k < cnt; k++) {
 				struct blk_req *r = &reqs[nreq];
 
 				memset(r, 0, sizeof(*r));
 				r->op = op;
 				r->blkno = (u0 + k) * job->unit_blocks;
 				r->nblocks = job->unit_blocks;
-				r->buf = buf + (size_t)nreq * unit_bytes;
-				r->dev = job->devs[d];
+				r->buf = buf + (size_t)k * unit_bytes;
 				nreq++;
 			}
+			rc = blk_submit(job->devs[0], reqs, nreq);
+			bytes = (uint64_t)cnt * unit_bytes;
 		}
-		rc = job->raw ? blk_submit_multi(reqs, nreq) : blk_submit(job->devs[0], reqs, nreq);
 		if (rc)
 			return rc;
-		atomic_fetch_add(&run->bytes, (uint64_t)nreq * unit_bytes);
+		atomic_fetch_add(&run->bytes, bytes);
 		atomic_fetch_add(&run->ops, nreq);
 		atomic_fetch_add(&run->units, cnt);
 	}

@@ -8,8 +8,9 @@
  *
  * Phases, each measurement repeated --runs times and the median reported:
  *   raw     the member files straight through raid_dev_uring_open() and
- *           blk_submit_multi(): sequential chunk-sized writes and reads to all
- *           members at once, random 4 KiB writes (tools/bench_io.c);
+ *           blk_submit_multi(): sequential writes and reads of --batch chunks
+ *           per member, all members at once, random 4 KiB writes
+ *           (tools/bench_io.c, tools/bench.h);
  *   RAID5,  an array created over the same files with resync=full (no bitmap:
  *   RAID6   the engine alone), full-row sequential writes, sequential reads,
  *           random 4 KiB writes, through raid_array_dev();
@@ -345,7 +346,14 @@ static void bench_row(const char *name, const struct bench_meas *m, const struct
 {
 	double ratio = raw && raw->mbs_med > 0 ? m->mbs_med / raw->mbs_med : 0;
 
-	printf("  %-26s %9.1f %10.0f %5.0f%%", name, m->mbs_med, m->iops_med, m->cpu_med * 100);
+	double lo = m->mbs[0], hi = m->mbs[0];
+
+	for (unsigned int i = 1; i < m->n; i++) {
+		lo = m->mbs[i] < lo ? m->mbs[i] : lo;
+		hi = m->mbs[i] > hi ? m->mbs[i] : hi;
+	}
+	printf("  %-28s %8.1f %4.0f%% %9.0f %4.0f%%", name, m->mbs_med,
+	       m->mbs_med > 0 ? (hi - lo) / m->mbs_med * 100 : 0, m->iops_med, m->cpu_med * 100);
 	if (!raw) {
 		printf("\n");
 		return;
@@ -366,7 +374,7 @@ static void bench_report_text(const struct bench_state *st)
 	       cli_human_bytes(st->o.size_bytes, b, sizeof(b)), st->dir,
 	       cli_human_bytes((uint64_t)st->o.chunk_blocks * JG_BLOCK_SIZE, b + 16, 16),
 	       st->o.threads, st->o.batch, st->o.runs);
-	printf("  %-26s %9s %10s %6s  %5s  %5s  %6s  %s\n", "", "MB/s", "IO/s", "cpu",
+	printf("  %-28s %8s %5s %9s %5s  %5s  %5s  %6s  %s\n", "", "MB/s", "+-", "IO/s", "cpu",
 	       "ratio", "ideal", "of ideal", "target");
 	bench_row("raw seq write (all members)", &st->raw.seq_write, NULL, 0, 0);
 	bench_row("raw seq read", &st->raw.seq_read, NULL, 0, 0);
@@ -386,18 +394,19 @@ static void bench_report_text(const struct bench_state *st)
 		/* read-modify-write: (1 + parities) reads and as many writes per write */
 		bench_row(name, &s->rand_write, &st->raw.rand_write,
 			  1.0 / (2.0 * (1 + st->o.members - s->ndata)), 0);
-		printf("  %-26s %.2f s\n", "  create + assemble", s->create_seconds);
+		printf("  %-28s %.2f s\n", "  create + assemble", s->create_seconds);
 	}
 	printf("\n  parity on one core, %u x %s chunks:\n", st->o.members,
 	       cli_human_bytes((uint64_t)st->o.chunk_blocks * JG_BLOCK_SIZE, b, sizeof(b)));
-	printf("  %-26s %6.2f GB/s  >=4 GB/s %s\n", "xor_gen (RAID5 P)", st->xor_gbs.mbs_med,
+	printf("  %-28s %6.2f GB/s  >=4 GB/s %s\n", "xor_gen (RAID5 P)", st->xor_gbs.mbs_med,
 	       st->xor_gbs.mbs_med >= 4 ? "met" : "MISSED");
 	if (st->o.members >= 4)
-		printf("  %-26s %6.2f GB/s  >=4 GB/s %s\n", "pq_gen (RAID6 P+Q)",
+		printf("  %-28s %6.2f GB/s  >=4 GB/s %s\n", "pq_gen (RAID6 P+Q)",
 		       st->pq_gbs.mbs_med, st->pq_gbs.mbs_med >= 4 ? "met" : "MISSED");
-	printf("\n  ratio: array data MB/s / raw MB/s; ideal: data members / members (random\n"
-	       "  writes: 1 / (2 x (1 + parity members)), read-modify-write); cpu: process\n"
-	       "  CPU time per wall second (100%% = one core)\n");
+	printf("\n  +-: spread of the runs (max - min) / median; ratio: array data MB/s / raw\n"
+	       "  MB/s; ideal: data members / members (random writes: 1 / (2 x (1 + parity\n"
+	       "  members)), read-modify-write); cpu: process CPU time per wall second\n"
+	       "  (100%% = one core)\n");
 }
 
 static void bench_json_meas(const char *name, const struct bench_meas *m, bool comma)

@@ -11,11 +11,23 @@ int cmd_mount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
 
+/* the array: tools/cmd_{create,examine,scrub,rebuild,bench_raid}.c */
+int cmd_create(int argc, char **argv);
+int cmd_examine(int argc, char **argv);
+int cmd_scrub(int argc, char **argv);
+int cmd_rebuild(int argc, char **argv);
+int cmd_bench_raid(int argc, char **argv);
+
 /* One line per subcommand, in the order `jgrfs --help` lists them. */
 #define CLI_CMDS \
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
+	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \
+	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
+	{ "scrub", "check (and --repair) the parity of every stripe row", cmd_scrub }, \
+	{ "rebuild", "reconstruct a missing or failed member onto a new device", cmd_rebuild }, \
+	{ "bench raid", "measure array throughput against the raw members", cmd_bench_raid }, \
 	/* end */
 
 #endif /* JGRFS_TOOLS_CMDS_H */
