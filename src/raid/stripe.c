@@ -523,6 +523,12 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 
 /* ------------------------------------------------------------ phase C */
 
+/* Rewrite this row's parity? Resync (user SYNCRAID rows, CHECK) always; scrub on request. */
+static bool raid_row_fix(const struct raid_grp *g, const struct raid_row *r)
+{
+	return r->mismatch && (g->repair || g->mode == RAID_GRP_USER);
+}
+
 static int raid_write_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, uint8_t *base,
 			   const bool *sel)
 {
@@ -556,7 +562,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 
 	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
 		struct raid_row *r = &g->rows[i];
-		bool par_changed = r->write || (r->mismatch && g->repair);
+		bool fix = raid_row_fix(g, r), par_changed = r->write || fix;
 
 		if (!r->row_path) {
 			if (!r->write)
@@ -599,7 +605,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
 				continue;
 			}
-			if (q >= geo->ndata && r->mismatch && g->repair) {
+			if (q >= geo->ndata && fix) {
 				rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
 				continue;
 			}
@@ -694,7 +700,7 @@ static int raid_grp_run(struct raid_grp *g)
 
 		g->checked += r->checked;
 		g->mismatched += r->mismatch;
-		g->repaired += r->mismatch && g->repair;
+		g->repaired += raid_row_fix(g, r);
 		if (r->sync) {
 			raid_sync_row_done(a, r->row);
 			g->syncraid++;

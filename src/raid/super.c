@@ -187,8 +187,12 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EIO;
 		goto out;
 	}
-	jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u error=%d: member failed, array continues degraded",
-	       a->m[role].name, role, err);
+	if (err)
+		jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u error=%d: member failed, array continues degraded",
+		       a->m[role].name, role, err);
+	else
+		jg_log(JG_LOG_WARN, "raid", "dev=%s role=%u failed on request, array continues degraded",
+		       a->m[role].name, role);
 	a->m[role].failed = true;
 	a->m[role].rebuilding = false;
 	raid_masks_update_locked(a);

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/raid/test_super.c - member superblocks, create and assembly: members
+ * in any order, bad input (wrong magic, bad crc, two arrays, a duplicated member,
+ * too few members, a stale member) refused with nothing written, dirty+degraded
+ * refused without force, the jnl-pending flag across stop/assemble, read-only.
+ */
+#include "raid_test.h"
+
+static const struct geo_case geos[] = {
+	{ 5, 3, 2 }, { 5, 5, 4 }, { 4, 4, 2 }, { 6, 4, 2 }, { 6, 6, 4 },
+};
+#define NGEO (sizeof(geos) / sizeof(geos[0]))
+#define MB 96
+
+static void t_fail(const struct geo_case *g, const char *what)
+{
+	fail_msg("%s: level=%u members=%u chunk=%u", what, g->level, g->n, g->chunk);
+}
+
+/* Images of every member, to prove a refused assembly wrote nothing. */
+struct t_snap {
+	uint8_t *img[RAID_MAX_MEMBERS];
+	unsigned int n;
+};
+
+static void t_snap_take(struct tarr *t, struct t_snap *s)
+{
+	s->n = t->n;
+	for (unsigned int i = 0; i < t->n; i++)
+		s->img[i] = t_member_image(t, i);
+}
+
+static void t_snap_same(struct tarr *t, struct t_snap *s, const struct geo_case *gc)
+{
+	for (unsigned int i = 0; i < s->n; i++) {
+		uint8_t *now = t_member_image(t, i);
+
+		if (memcmp(now, s->img[i], t->member_blocks * JG_BLOCK_SIZE))
+			t_fail(gc, "a refused assembly wrote to a member");
+		free(now);
+		free(s->img[i]);
+	}
+}
+
+static void test_super_any_order(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct blk_dev *devs[RAID_MAX_MEMBERS];
+		struct raid_array *a;
+		struct raid_info info;
+		struct tarr t;
+		uint64_t ev;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+		t_assemble(&t);
+		raid_info_get(t.a, &info);
+		ev = info.events;
+		if (info.was_dirty || info.degraded || info.level != gc->level || info.nmembers != gc->n)
+			t_fail(gc, "fresh array info wrong");
+		t_stop(&t);
+		/* reversed order */
+		for (unsigned int i = 0; i < gc->n; i++)
+			devs[i] = t_keep(t.top[gc->n - 1 - i]);
+		assert_int_equal(raid_assemble(devs, gc->n, NULL, &a), 0);
+		raid_info_get(a, &info);
+		if (!jg_seq_after(info.events, ev) || info.was_dirty)
+			t_fail(gc, "events did not advance or clean array seen dirty");
+		for (unsigned int i = 0; i < gc->n; i++)
+			if (strcmp(info.members[i].name, t.top[i]->name))
+				t_fail(gc, "role order not restored");
+		assert_int_equal(raid_stop(a), 0);
+		t_free(&t);
+	}
+}
+
+static void test_super_bad_input_writes_nothing(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct blk_dev *devs[RAID_MAX_MEMBERS + 1];
+		struct tarr t, other;
+		struct raid_array *a;
+		struct t_snap s;
+		uint8_t *b = jg_alloc_blocks(1);
+		int rc;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+		t_make(&other, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+
+		/* wrong magic */
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, b, 0), 0);
+		{
+			uint8_t *z = jg_zalloc_blocks(1);
+
+			assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, z, 0), 0);
+			free(z);
+		}
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~0u, NULL) != -EINVAL)
+			t_fail(gc, "wrong magic accepted");
+		t_snap_same(&t, &s, gc);
+		/* bad crc: one flipped bit in the body */
+		b[0x48] ^= 0x10;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, b, 0), 0);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
+			t_fail(gc, "bad crc accepted");
+		t_snap_same(&t, &s, gc);
+		b[0x48] ^= 0x10;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, b, 0), 0);
+
+		/* a member of another array */
+		t_snap_take(&t, &s);
+		for (unsigned int i = 0; i < gc->n; i++)
+			devs[i] = t_keep(i == 2 ? other.top[2] : t.top[i]);
+		rc = raid_assemble(devs, gc->n, NULL, &a);
+		for (unsigned int i = 0; i < gc->n; i++)
+			blk_close(devs[i]);
+		if (rc != -EINVAL)
+			t_fail(gc, "member of another array accepted");
+		t_snap_same(&t, &s, gc);
+
+		/* a duplicated member (given twice, instead of another) */
+		t_snap_take(&t, &s);
+		for (unsigned int i = 0; i < gc->n; i++)
+			devs[i] = t_keep(t.top[i == 1 ? 0 : i]);
+		rc = raid_assemble(devs, gc->n, NULL, &a);
+		for (unsigned int i = 0; i < gc->n; i++)
+			blk_close(devs[i]);
+		if (rc != -EINVAL)
+			t_fail(gc, "duplicated member accepted");
+		t_snap_same(&t, &s, gc);
+
+		/* too few members */
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, gc->level == 6 ? ~7u : ~3u, NULL) != -EINVAL)
+			t_fail(gc, "too few members accepted");
+		t_snap_same(&t, &s, gc);
+
+		/* a stale member: the array went on without role 0 */
+		assert_int_equal(t_assemble_mask(&t, ~1u, NULL), 0);
+		t_stop(&t);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
+			t_fail(gc, "stale member accepted");
+		t_snap_same(&t, &s, gc);
+
+		/* a newer format version */
+		assert_int_equal(t_assemble_mask(&t, ~1u, NULL), 0);
+		t_stop(&t);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, b, 0), 0);
+		((struct raid_sb *)b)->hdr.version = jg_cpu_to_le16(RAID_FORMAT_VERSION + 1);
+		jg_blk_crc_set(b, JG_BLOCK_SIZE, jg_crc_seed(((struct raid_sb *)b)->uuid));
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, b, 0), 0);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~1u, NULL) != -EOPNOTSUPP)
+			t_fail(gc, "newer version accepted");
+		t_snap_same(&t, &s, gc);
+
+		free(b);
+		t_free(&t);
+		t_free(&other);
+	}
+}
+
+static void test_super_dirty_degraded_needs_force(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct raid_assemble_cfg force = { .force = true };
+		struct raid_info info;
+		struct tarr t;
+		struct t_snap s;
+
+		t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL);
+		t_assemble(&t);
+		raid_abandon(t.a); /* crash: dirty */
+		t.a = NULL;
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~1u, NULL) != -EUCLEAN)
+			t_fail(gc, "dirty degraded array assembled without force");
+		t_snap_same(&t, &s, gc);
+		assert_int_equal(t_assemble_mask(&t, ~1u, &force), 0);
+		raid_info_get(t.a, &info);
+		if (!info.was_dirty || !info.degraded)
+			t_fail(gc, "forced assembly info wrong");
+		t_stop(&t);
+		t_free(&t);
+	}
+}
+
+static void test_super_create_refuses_existing(void **state)
+{
+	static const struct geo_case gc = { 5, 3, 2 };
+	struct raid_create_cfg cfg = { .level = 5, .chunk_blocks = 2, .resync = RAID_RESYNC_FULL };
+	struct blk_dev *devs[3];
+	struct tarr t;
+
+	(void)state;
+	t_make(&t, &gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	for (unsigned int i = 0; i < 3; i++)
+		devs[i] = t.mem[i];
+	assert_int_equal(raid_create(devs, 3, &cfg, false), -EEXIST);
+	assert_int_equal(raid_create(devs, 3, &cfg, true), 0);
+	cfg.level = 7;
+	assert_int_equal(raid_create(devs, 3, &cfg, true), -EINVAL);
+	cfg.level = 5;
+	cfg.chunk_blocks = 3;
+	assert_int_equal(raid_create(devs, 3, &cfg, true), -EINVAL);
+	t_free(&t);
+}
+
+static void test_super_jnl_pending_persists(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct raid_info info;
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+		t_assemble(&t);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_GET_JNL_PENDING, NULL), 0);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_GET_JNL_PENDING, NULL), 1);
+		t_stop(&t);
+		t_assemble(&t);
+		raid_info_get(t.a, &info);
+		if (blk_ctl(t.dev, BLK_CTL_GET_JNL_PENDING, NULL) != 1 || !info.jnl_pending)
+			t_fail(gc, "jnl-pending lost across stop/assemble");
+		/* durable at once: a crash right after setting keeps it too */
+		raid_abandon(t.a);
+		t.a = NULL;
+		t_assemble(&t);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_GET_JNL_PENDING, NULL), 1);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_CLEAR_JNL_PENDING, NULL), 0);
+		raid_abandon(t.a);
+		t.a = NULL;
+		t_assemble(&t);
+		if (blk_ctl(t.dev, BLK_CTL_GET_JNL_PENDING, NULL) != 0)
+			t_fail(gc, "jnl-pending clear lost");
+		t_stop(&t);
+		t_free(&t);
+	}
+}
+
+static void test_super_readonly_writes_nothing(void **state)
+{
+	static const struct geo_case gc = { 6, 5, 2 };
+	struct raid_assemble_cfg ro = { .readonly = true };
+	struct tarr t;
+	struct t_snap s;
+	uint8_t *b = jg_zalloc_blocks(1);
+
+	(void)state;
+	t_make(&t, &gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	t_assemble(&t);
+	raid_abandon(t.a);
+	t.a = NULL;
+	t_snap_take(&t, &s);
+	assert_int_equal(t_assemble_mask(&t, ~0u, &ro), 0);
+	assert_int_equal(t_io(&t, BLK_OP_READ, 0, 1, b, 0), 0);
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, 1, b, 0), -EROFS);
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), -EROFS);
+	t_stop(&t);
+	t_snap_same(&t, &s, &gc);
+	free(b);
+	t_free(&t);
+}
+
+static void test_super_fail_member(void **state)
+{
+	static const struct geo_case gc = { 6, 5, 2 };
+	struct raid_info info;
+	struct tarr t;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	(void)state;
+	t_make(&t, &gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	t_assemble(&t);
+	assert_int_equal(raid_fail_member(t.a, 3), 0);
+	assert_int_equal(raid_fail_member(t.a, 1), 0);
+	assert_int_equal(raid_fail_member(t.a, 0), -EIO); /* a third: no redundancy left */
+	raid_info_get(t.a, &info);
+	assert_true(info.degraded && info.members[3].failed && info.members[1].failed);
+	assert_false(info.members[0].failed);
+	assert_int_equal(blk_rw(t.mem[0], BLK_OP_READ, 0, 1, b, 0), 0);
+	assert_int_equal(jg_le32(((struct raid_sb *)b)->failed_mask), (1u << 3) | (1u << 1));
+	t_stop(&t);
+	free(b);
+	t_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_super_any_order),
+		cmocka_unit_test(test_super_bad_input_writes_nothing),
+		cmocka_unit_test(test_super_dirty_degraded_needs_force),
+		cmocka_unit_test(test_super_create_refuses_existing),
+		cmocka_unit_test(test_super_jnl_pending_persists),
+		cmocka_unit_test(test_super_readonly_writes_nothing),
+		cmocka_unit_test(test_super_fail_member),
+	};
+
+	jg_log_set_level(JG_LOG_ERR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
