@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/journal/commit.c - committing a transaction and the commit thread
+ * (jbd2 commit.c, kjournald).
+ *
+ * Steps of a commit (jnl_commit_running, then jnl_commit_io under io_lock):
+ *   1. lock: the running transaction becomes the committing one, a new running
+ *      transaction takes new handles, the locked one's copies are frozen
+ *      (bh->run -> bh->com); wait until its handles have stopped.
+ *   2. build the log image: [declare][descriptor, copies]*[revoke]...[commit].
+ *   3. write, per data mode (C1-C4 below), then the commit block: THE COMMIT
+ *      POINT. Once the commit block is durable (and every checksum of the
+ *      transaction matches) recovery replays the transaction.
+ *   4. the logged copies become checkpoint copies (bh->cp); the data copies,
+ *      now home, are freed.
+ *
+ * Ordering per mode (docs/FORMAT-journal.md, "Flushes per commit"):
+ *   (C1) writeback, journal: log blocks, data and commit block in one batch, then
+ *        one FLUSH. Safe because the commit block counts only when the descriptor
+ *        tags' crc32c match every logged block (jbd2 async_commit); writeback
+ *        data has no ordering promise and journal data is logged.
+ *   (C2) ordered: log blocks and data in one batch; then the commit block with
+ *        PREFLUSH|FUA: data and log are durable before the commit block can be.
+ *   (C3) declared: declare blocks and log blocks in one batch, FLUSH; then the
+ *        data (D1: only after its declare block is durable); then the commit
+ *        block with PREFLUSH|FUA.
+ *   (C4) jnl_commit(wait) returns only after the last step of its mode.
+ * A crash before the commit point leaves a transaction recovery drops; in
+ * declared mode recovery resyncs the blocks its declare blocks list.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jnl_i.h"
+
+static bool jnl_txn_empty(const struct jnl_txn *t)
+{
+	return !t->nchanges && !t->declare_written;
+}
+
+static bool jnl_is_magic(const uint8_t *blk)
+{
+	uint32_t m;
+
+	memcpy(&m, blk, sizeof(m));
+	return m == JNL_MAGIC_SB || m == JNL_MAGIC_DESC || m == JNL_MAGIC_COMMIT ||
+	       m == JNL_MAGIC_REVOKE || m == JNL_MAGIC_DECLARE;
+}
+
+/* Requests writing @n image blocks from log position @pos (split where the log wraps). */
+static unsigned int jnl_log_reqs(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t n,
+				 uint32_t flags, struct blk_req *r)
+{
+	unsigned int nr = 0;
+
+	while (n) {
+		uint64_t run = j->nblocks - pos;
+
+		if (run > n)
+			run = n;
+		r[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = flags,
+					    .blkno = jnl_abs(j, pos), .nblocks = (uint32_t)run,
+					    .buf = img };
+		img += run * JG_BLOCK_SIZE;
+		n -= run;
+		pos = jnl_next_pos(j, pos, run);
+	}
+	return nr;
+}
+
+struct jnl_commit_lists {
+	struct jnl_wb *meta, *data;
+	uint64_t *revoke, *forget;
+	size_t nmeta, ndata, nrevoke, nforget;
+};
+
+static void jnl_commit_lists_free(struct jnl_commit_lists *l)
+{
+	free(l->meta);
+	free(l->data);
+	free(l->revoke);
+	free(l->forget);
+}
+
+/* Gather the frozen copies of @t. lock held. */
+static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl_commit_lists *l)
+{
+	size_t n = t->blocks.n ? t->blocks.n : 1;
+
+	l->meta = malloc(n * sizeof(*l->meta));
+	l->data = malloc(n * sizeof(*l->data));
+	l->revoke = malloc(n * sizeof(*l->revoke));
+	l->forget = malloc(n * sizeof(*l->forget));
+	if (!l->meta || !l->data || !l->revoke || !l->forget)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->blocks.cap; i++) {
+		uint64_t b = t->blocks.keys[i], f = t->blocks.vals[i];
+		struct jnl_bh *bh;
+
+		if (b == JNL_MAP_EMPTY)
+			continue;
+		bh = jnl_bh_find(j, b);
+		if (f & JNL_TB_REVOKE)
+			l->revoke[l->nrevoke++] = b;
+		if (f & (JNL_TB_FORGET | JNL_TB_REVOKE))
+			l->forget[l->nforget++] = b;
+		if (!bh || !bh->com)
+			continue;
+		/* a copy dirtied and then revoked in one transaction is a freed block:
+		 * recovery would not replay it, so it is not logged nor checkpointed */
+		if ((f & JNL_TB_META) && !(f & JNL_TB_REVOKE))
+			l->meta[l->nmeta++] = (struct jnl_wb){ b, bh->com };
+		else if (f & JNL_TB_DATA)
+			l->data[l->ndata++] = (struct jnl_wb){ b, bh->com };
+	}
+	return 0;
+}
+
+/* Descriptor blocks and copies from image block @k at log position @pos. */
+static void jnl_commit_fill_desc(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+				 const struct jnl_commit_lists *l)
+{
+	size_t i = 0;
+
+	while (i < l->nmeta) {
+		size_t nt = l->nmeta - i;
+		uint8_t *desc = img;
+		struct jnl_list_hdr *dh = (struct jnl_list_hdr *)desc;
+		struct jnl_tag *tags = (struct jnl_tag *)(desc + sizeof(*dh));
+		uint64_t dpos = pos;
+
+		if (nt > JNL_DESC_TAGS)
+			nt = JNL_DESC_TAGS;
+		memset(desc, 0, JG_BLOCK_SIZE);
+		dh->count = jg_cpu_to_le32((uint32_t)nt);
+		img += JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, 1);
+		for (size_t k = 0; k < nt; k++, i++) {
+			uint32_t tf = 0;
+
+			memcpy(img, l->meta[i].buf, JG_BLOCK_SIZE);
+			/* a copy that looks like a log block is stored escaped, so that a
+			 * scan can never take it for one (jbd2 JBD2_FLAG_ESCAPE) */
+			if (jnl_is_magic(img)) {
+				tf |= JNL_TAG_ESCAPED | ((uint32_t)img[0] << JNL_TAG_ESCAPE_SHIFT);
+				memset(img, 0, 4);
+			}
+			tags[k].blkno = jg_cpu_to_le64(l->meta[i].blkno);
+			tags[k].flags = jg_cpu_to_le32(tf);
+			tags[k].crc = jg_cpu_to_le32(jg_crc32c(j->seed, img, JG_BLOCK_SIZE));
+			img += JG_BLOCK_SIZE;
+			pos = jnl_next_pos(j, pos, 1);
+		}
+		jg_blk_seal(desc, JG_BLOCK_SIZE, JNL_MAGIC_DESC, JNL_VERSION, 0, tid,
+			    jnl_abs(j, dpos), j->seed);
+	}
+}
+
+/* Write transaction @t (the committing one). io_lock held; no handle of @t is open. */
+static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
+{
+	struct jnl_commit_lists l = { 0 };
+	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
+	uint64_t ndecl, ndesc, nrevb, nimg, pos0, pos, cpos, *dblk = NULL;
+	uint8_t *img = NULL, *p;
+	struct blk_req *reqs = NULL;
+	unsigned int nlog, nr;
+	void **stage = NULL;
+	size_t nstage = 0;
+	struct jnl_commit_blk *cb;
+	struct timespec ts;
+	uint32_t wf = j->write_flags;
+	int rc, nd;
+
+	pthread_mutex_lock(&j->lock);
+	rc = jnl_commit_gather_locked(j, t, &l);
+	pthread_mutex_unlock(&j->lock);
+	if (rc)
+		goto out;
+	jnl_wb_sort(l.data, l.ndata);
+	jnl_wb_sort(l.meta, l.nmeta);
+	ndecl = declared ? jnl_declare_blocks_for(l.ndata) : 0;
+	ndesc = (l.nmeta + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
+	nrevb = (l.nrevoke + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
+	nimg = ndecl + ndesc + l.nmeta + nrevb + 1;
+	rc = jnl_log_reserve_locked(j, nimg);
+	if (rc)
+		goto out;
+
+	rc = -ENOMEM;
+	img = jg_alloc_blocks(nimg);
+	dblk = malloc((l.ndata + 1) * sizeof(*dblk));
+	reqs = malloc((l.ndata + 8) * sizeof(*reqs));
+	if (!img || !dblk || !reqs)
+		goto out;
+	pos0 = pos = j->head;
+	p = img;
+	/* 2. the image */
+	for (size_t i = 0; i < l.ndata; i++)
+		dblk[i] = l.data[i].blkno;
+	if (ndecl) {
+		jnl_declare_fill(j, p, pos, t->tid, dblk, l.ndata);
+		p += ndecl * JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, ndecl);
+	}
+	jnl_commit_fill_desc(j, p, pos, t->tid, &l);
+	p += (ndesc + l.nmeta) * JG_BLOCK_SIZE;
+	pos = jnl_next_pos(j, pos, ndesc + l.nmeta);
+	if (nrevb) {
+		jnl_revoke_fill(j, p, pos, t->tid, l.revoke, l.nrevoke);
+		p += nrevb * JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, nrevb);
+	}
+	cpos = pos;
+	cb = (struct jnl_commit_blk *)p;
+	memset(p, 0, JG_BLOCK_SIZE);
+	cb->txn_first = jg_cpu_to_le64(t->log_first ? t->log_first : pos0);
+	cb->txn_blocks = jg_cpu_to_le32((uint32_t)(t->declare_written + nimg));
+	cb->data_blocks = jg_cpu_to_le32((uint32_t)(l.ndata + t->data_written));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cb->commit_ns = jg_cpu_to_le64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+	cb->data_mode = jg_cpu_to_le32((uint32_t)j->cfg.mode);
+	jg_blk_seal(p, JG_BLOCK_SIZE, JNL_MAGIC_COMMIT, JNL_VERSION, 0, t->tid, jnl_abs(j, cpos),
+		    j->seed);
+
+	/* 3. the writes; reqs: [log image but the commit block][data] */
+	nlog = jnl_log_reqs(j, img, pos0, nimg - 1, wf, reqs);
+	nd = jnl_wb_reqs(l.data, l.ndata, wf, reqs + nlog, &stage, &nstage);
+	if (nd < 0) {
+		rc = nd;
+		goto out;
+	}
+	nr = nlog + (unsigned int)nd;
+	if (j->cfg.mode == JNL_DATA_WRITEBACK || j->cfg.mode == JNL_DATA_JOURNAL) {
+		/* (C1) async commit: one batch, one flush */
+		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf, .blkno = jnl_abs(j, cpos),
+					       .nblocks = 1, .buf = p };
+		rc = jnl_io(j, reqs, nr);
+		if (!rc) {
+			struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
+
+			rc = jnl_io(j, &fl, 1);	/* the commit point */
+		}
+	} else {
+		if (declared && l.ndata) {
+			struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
+
+			/* (C3) declare (and log) blocks durable before any data (D1) */
+			rc = jnl_io(j, reqs, nlog);
+			if (!rc)
+				rc = jnl_io(j, &fl, 1);
+			/* crash after this: declare blocks, no commit -> recovery resyncs
+			 * the listed blocks and drops the transaction */
+			if (!rc && nd)
+				rc = jnl_io(j, reqs + nlog, (unsigned int)nd);
+		} else {
+			/* (C2) data and log blocks together */
+			rc = jnl_io(j, reqs, nr);
+		}
+		if (!rc) {
+			struct blk_req c = { .op = BLK_OP_WRITE, .flags = wf | BLK_PREFLUSH | BLK_FUA,
+					     .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
+
+			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
+		}
+	}
+	if (rc) {
+		jnl_abort(j, rc, "commit write");
+		goto out;
+	}
+
+	/* 4. copies move on */
+	pthread_mutex_lock(&j->lock);
+	j->head = jnl_next_pos(j, pos0, nimg);
+	j->used += nimg;
+	for (size_t i = 0; i < l.nforget; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, l.forget[i]);
+
+		/* freed (or revoked) in this transaction: older copies never go home */
+		if (bh && bh->cp && jg_seq_after(t->tid, bh->cp_tid)) {
+			free(bh->cp);
+			bh->cp = NULL;
+			jnl_bh_gc(j, bh);
+		}
+	}
+	for (size_t i = 0; i < l.ndata; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, l.data[i].blkno);
+
+		free(bh->com);
+		bh->com = NULL;
+		/* the device now holds newer contents than any older logged copy */
+		free(bh->cp);
+		bh->cp = NULL;
+		jnl_bh_gc(j, bh);
+	}
+	for (size_t i = 0; i < t->blocks.cap; i++) {
+		uint64_t b = t->blocks.keys[i];
+		struct jnl_bh *bh;
+
+		if (b == JNL_MAP_EMPTY)
+			continue;
+		bh = jnl_bh_find(j, b);
+		if (!bh || !bh->com)
+			continue;
+		if ((t->blocks.vals[i] & JNL_TB_META) && !(t->blocks.vals[i] & JNL_TB_REVOKE)) {
+			free(bh->cp);
+			bh->cp = bh->com;
+			bh->cp_tid = t->tid;
+			if (jnl_cp_add(j, bh)) {
+				/* cannot track it for checkpoint: keep correctness by aborting */
+				pthread_mutex_unlock(&j->lock);
+				jnl_abort(j, -ENOMEM, "checkpoint list");
+				pthread_mutex_lock(&j->lock);
+			}
+		} else {
+			free(bh->com);
+		}
+		bh->com = NULL;
+		jnl_bh_gc(j, bh);
+	}
+	j->committed_tid = t->tid;
+	j->committing = NULL;
+	j->commits++;
+	j->declare_blocks += ndecl;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	jnl_txn_free(t);
+	t = NULL;
+	rc = 0;
+	if (j->used > j->cap / 2)
+		rc = jnl_checkpoint_locked(j, false);
+out:
+	jnl_stage_free(stage, nstage);
+	jnl_commit_lists_free(&l);
+	free(img);
+	free(dblk);
+	free(reqs);
+	return rc;
+}
+
+int jnl_commit_running(struct jnl *j)
+{
+	struct jnl_txn *t, *nt;
+	int rc = 0;
+
+	pthread_mutex_lock(&j->lock);
+	while (j->committing && !j->aborted)	/* (J3) one at a time */
+		pthread_cond_wait(&j->cond, &j->lock);
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out;
+	}
+	t = j->running;
+	if (!t || jnl_txn_empty(t))
+		goto out;
+	nt = jnl_txn_new(t->tid + 1);
+	if (!nt) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* 1. lock the transaction: new handles join nt; freeze its copies */
+	j->committing = t;
+	j->running = nt;
+	for (size_t i = 0; i < t->blocks.cap; i++) {
+		struct jnl_bh *bh;
+
+		if (t->blocks.keys[i] == JNL_MAP_EMPTY)
+			continue;
+		bh = jnl_bh_find(j, t->blocks.keys[i]);
+		if (!bh || !bh->run)
+			continue;
+		bh->com = bh->run;
+		bh->com_kind = bh->run_kind;
+		bh->run = NULL;
+	}
+	pthread_cond_broadcast(&j->cond);
+	while (t->updates && !j->aborted)
+		pthread_cond_wait(&j->cond, &j->lock);
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out;
+	}
+	pthread_mutex_unlock(&j->lock);
+	pthread_mutex_lock(&j->io_lock);
+	rc = jnl_commit_io(j, t);
+	pthread_mutex_unlock(&j->io_lock);
+	return rc;
+out:
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
+int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
+{
+	uint64_t target;
+	int rc = 0;
+
+	pthread_mutex_lock(&j->lock);
+	if (!j->started) {
+		rc = j->cfg.readonly ? 0 : -EINVAL;
+		goto out;
+	}
+	if (tid) {
+		target = tid;
+	} else if (!jnl_txn_empty(j->running)) {
+		target = j->running->tid;
+	} else if (j->committing) {
+		target = j->committing->tid;
+	} else {
+		goto out;
+	}
+	if (jg_seq_after(target, j->running->tid)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	if (!jg_seq_after(target, j->committed_tid))
+		goto out;	/* already durable */
+	if (target == j->running->tid && jnl_txn_empty(j->running))
+		goto out;	/* nothing in it: nothing to make durable */
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out;
+	}
+	if (j->thread_on) {
+		if (!j->commit_req_set || jg_seq_after(target, j->commit_req)) {
+			j->commit_req = target;
+			j->commit_req_set = true;
+		}
+		pthread_cond_broadcast(&j->cond);
+		while (wait && jg_seq_after(target, j->committed_tid) && !j->aborted)
+			pthread_cond_wait(&j->cond, &j->lock);
+		if (wait && jg_seq_after(target, j->committed_tid))
+			rc = -EROFS;
+		goto out;
+	}
+	/* no commit thread: commit here, in the caller */
+	while (jg_seq_after(target, j->committed_tid) && !j->aborted) {
+		pthread_mutex_unlock(&j->lock);
+		rc = jnl_commit_running(j);
+		pthread_mutex_lock(&j->lock);
+		if (rc)
+			break;
+	}
+	if (!rc && j->aborted)
+		rc = -EROFS;
+out:
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- thread */
+
+static void *jnl_thread_main(void *arg)
+{
+	struct jnl *j = arg;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->stop) {
+		struct jnl_txn *t = j->running;
+		double now = jg_now_seconds();
+		double interval = j->cfg.commit_interval_ms / 1000.0;
+		bool due = false;
+		struct timespec ts;
+		double wake;
+
+		if (!j->aborted && t && !jnl_txn_empty(t)) {
+			if (j->commit_req_set && !jg_seq_after(t->tid, j->commit_req))
+				due = true;
+			if (now - t->start_time >= interval)
+				due = true;
+			if (jnl_txn_footprint(j, t, 0) >= j->soft_txn_blocks)
+				due = true;
+		}
+		if (due) {
+			pthread_mutex_unlock(&j->lock);
+			jnl_commit_running(j);
+			pthread_mutex_lock(&j->lock);
+			continue;
+		}
+		if (j->commit_req_set && t && jg_seq_after(t->tid, j->commit_req))
+			j->commit_req_set = false;
+		wake = (t && !jnl_txn_empty(t) ? t->start_time : now) + interval;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		{
+			double d = wake - now;
+			long long ns;
+
+			if (d < 0.001)
+				d = 0.001;
+			ns = (long long)(d * 1e9) + ts.tv_nsec;
+			ts.tv_sec += ns / 1000000000ll;
+			ts.tv_nsec = ns % 1000000000ll;
+		}
+		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+	}
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int jnl_thread_start(struct jnl *j)
+{
+	int rc;
+
+	j->stop = false;
+	rc = -pthread_create(&j->thread, NULL, jnl_thread_main, j);
+	if (!rc)
+		j->thread_on = true;
+	return rc;
+}
+
+void jnl_thread_stop(struct jnl *j)
+{
+	if (!j->thread_on)
+		return;
+	pthread_mutex_lock(&j->lock);
+	j->stop = true;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	pthread_join(j->thread, NULL);
+	j->thread_on = false;
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/journal/declare.c - declare blocks and early data writeback (seed 004).
+ *
+ * In declared mode the journal, not the array's write-intent bitmap, answers for
+ * the parity of every stripe it writes. Invariants:
+ *   (D1) A data block of a declared transaction reaches the device only after a
+ *        declare block naming it is durable in the log.
+ *   (D2) Every write the journal issues in declared mode carries BLK_FS_RAIDSYNC
+ *        (j->write_flags): data, log blocks, checkpoint writes, the superblock.
+ *   (D3) The commit block is submitted only after the transaction's data and log
+ *        blocks are complete and flushed (commit.c, C3).
+ *
+ * Early writeback: once a declare block's worth of data (JNL_LIST_ENTRIES) is
+ * pending in the running transaction, it is declared (one FUA write), written
+ * home and its copies freed, so data writeback does not wait for the commit and
+ * memory stays bounded. In ordered and writeback mode the same happens without a
+ * declare block once cfg.max_txn_data_blocks are pending.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jnl_i.h"
+
+void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		      const uint64_t *blknos, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		struct jnl_list_hdr *h = (struct jnl_list_hdr *)img;
+		le64 *e = (le64 *)(img + sizeof(*h));
+		size_t cnt = n - i;
+
+		if (cnt > JNL_LIST_ENTRIES)
+			cnt = JNL_LIST_ENTRIES;
+		memset(img, 0, JG_BLOCK_SIZE);
+		h->count = jg_cpu_to_le32((uint32_t)cnt);
+		for (size_t k = 0; k < cnt; k++)
+			e[k] = jg_cpu_to_le64(blknos[i++]);
+		jg_blk_seal(img, JG_BLOCK_SIZE, JNL_MAGIC_DECLARE, JNL_VERSION, 0, tid,
+			    jnl_abs(j, pos), j->seed);
+		img += JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, 1);
+	}
+}
+
+int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
+{
+	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
+	struct jnl_wb *wb = NULL;
+	struct blk_req *reqs = NULL;
+	uint64_t *dblk = NULL;
+	uint8_t *img = NULL;
+	void **stage = NULL;
+	size_t nstage = 0, n = 0;
+	uint64_t ndecl = 0, pos = 0;
+	int rc = 0, nd;
+
+	pthread_mutex_lock(&j->lock);
+	/* (J3) our declare blocks must follow the committing transaction's log */
+	while (j->committing && j->running == t && !j->aborted)
+		pthread_cond_wait(&j->cond, &j->lock);
+	pthread_mutex_unlock(&j->lock);
+
+	pthread_mutex_lock(&j->io_lock);
+	pthread_mutex_lock(&j->lock);
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out_unlock;
+	}
+	if (j->running != t || j->committing)
+		goto out_unlock;	/* being committed: the commit writes the data */
+	wb = malloc((t->ndata_pending + 1) * sizeof(*wb));
+	if (!wb) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	for (size_t i = 0; i < t->blocks.cap && n < t->ndata_pending; i++) {
+		struct jnl_bh *bh;
+
+		if (t->blocks.keys[i] == JNL_MAP_EMPTY || !(t->blocks.vals[i] & JNL_TB_DATA))
+			continue;
+		bh = jnl_bh_find(j, t->blocks.keys[i]);
+		if (!bh || !bh->run || bh->run_kind != JNL_KIND_DATA)
+			continue;
+		/* readers see the inflight copy until it is home (J1) */
+		bh->inflight = bh->run;
+		bh->run = NULL;
+		wb[n++] = (struct jnl_wb){ bh->blkno, bh->inflight };
+	}
+	t->ndata_pending = 0;
+	pthread_mutex_unlock(&j->lock);
+	if (!n)
+		goto out_io;
+
+	jnl_wb_sort(wb, n);
+	rc = -ENOMEM;
+	reqs = malloc((n + 2) * sizeof(*reqs));
+	dblk = malloc(n * sizeof(*dblk));
+	if (!reqs || !dblk)
+		goto out_fail;
+	if (declared) {
+		unsigned int nr = 0;
+
+		ndecl = jnl_declare_blocks_for(n);
+		rc = jnl_log_reserve_locked(j, ndecl);
+		if (rc)
+			goto out_fail;
+		rc = -ENOMEM;
+		img = jg_alloc_blocks(ndecl);
+		if (!img)
+			goto out_fail;
+		for (size_t i = 0; i < n; i++)
+			dblk[i] = wb[i].blkno;
+		pthread_mutex_lock(&j->lock);
+		pos = j->head;
+		if (!t->log_first)
+			t->log_first = pos;	/* (J4) from now on the tail stays before it */
+		pthread_mutex_unlock(&j->lock);
+		jnl_declare_fill(j, img, pos, t->tid, dblk, n);
+		for (uint64_t k = 0, p = pos; k < ndecl;) {
+			uint64_t run = j->nblocks - p;
+
+			if (run > ndecl - k)
+				run = ndecl - k;
+			reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE,
+						       .flags = j->write_flags | BLK_FUA,
+						       .blkno = jnl_abs(j, p), .nblocks = (uint32_t)run,
+						       .buf = img + k * JG_BLOCK_SIZE };
+			k += run;
+			p = jnl_next_pos(j, p, run);
+		}
+		rc = jnl_io(j, reqs, nr);	/* (D1) durable before the data below */
+		if (rc)
+			goto out_fail;
+		/* crash after this: declare blocks, no commit -> recovery resyncs the
+		 * listed blocks; the transaction is not replayed */
+		pthread_mutex_lock(&j->lock);
+		j->head = jnl_next_pos(j, pos, ndecl);
+		j->used += ndecl;
+		t->declare_written += ndecl;
+		j->declare_blocks += ndecl;
+		pthread_mutex_unlock(&j->lock);
+	}
+	nd = jnl_wb_reqs(wb, n, j->write_flags, reqs, &stage, &nstage);
+	if (nd < 0) {
+		rc = nd;
+		goto out_fail;
+	}
+	rc = jnl_io(j, reqs, (unsigned int)nd);
+	if (rc)
+		goto out_fail;
+	pthread_mutex_lock(&j->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
+
+		free(bh->inflight);
+		bh->inflight = NULL;
+		/* home now holds newer contents than any older logged copy */
+		free(bh->cp);
+		bh->cp = NULL;
+		jnl_bh_gc(j, bh);
+	}
+	t->data_written += n;
+	goto out_unlock;
+
+out_fail:
+	jnl_abort(j, rc, "early data writeback");
+	pthread_mutex_lock(&j->lock);
+	/* keep the copies readable: back to the run stage unless re-dirtied */
+	for (size_t i = 0; i < n; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
+
+		if (!bh->run) {
+			bh->run = bh->inflight;
+			bh->run_kind = JNL_KIND_DATA;
+		} else {
+			free(bh->inflight);
+		}
+		bh->inflight = NULL;
+	}
+out_unlock:
+	pthread_mutex_unlock(&j->lock);
+out_io:
+	pthread_mutex_unlock(&j->io_lock);
+	jnl_stage_free(stage, nstage);
+	free(wb);
+	free(reqs);
+	free(dblk);
+	free(img);
+	return rc;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/journal/handle.c - handles: join the running transaction with credits,
+ * dirty metadata and data, revoke, forget, stop (jbd2 transaction.c).
+ *
+ * A handle belongs to one transaction for its whole life. When that transaction
+ * is locked for commit while the handle is open, the handle keeps writing into
+ * the transaction's frozen stage (bh->com); handles started afterwards join the
+ * next transaction (bh->run). The commit waits until no handle of its
+ * transaction is open.
+ *
+ * Credits bound the log footprint of a transaction (jnl_txn_footprint() <=
+ * max_txn_blocks), which bounds the log window recovery resyncs in declared mode.
+ * A thread must not start a second handle while it holds one, nor call
+ * jnl_commit(wait) holding a handle: the commit waits for that handle.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jnl_i.h"
+
+/* Ask the commit thread (if any) to commit @tid. lock held. */
+static void jnl_commit_request_locked(struct jnl *j, uint64_t tid)
+{
+	if (!j->commit_req_set || jg_seq_after(tid, j->commit_req)) {
+		j->commit_req = tid;
+		j->commit_req_set = true;
+	}
+	pthread_cond_broadcast(&j->cond);
+}
+
+int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **out)
+{
+	struct jnl_handle *h = calloc(1, sizeof(*h));
+	struct jnl_txn empty = { 0 };
+	struct jnl_txn *t;
+	int rc = 0;
+
+	if (!h)
+		return -ENOMEM;
+	empty.credits = credits;
+	pthread_mutex_lock(&j->lock);
+	if (!j->started || jnl_txn_footprint(j, &empty, 0) > j->max_txn_blocks) {
+		rc = -EINVAL;
+		goto out;
+	}
+	for (;;) {
+		if (j->aborted) {
+			rc = -EROFS;
+			goto out;
+		}
+		t = j->running;
+		if (jnl_txn_footprint(j, t, credits) <= j->max_txn_blocks)
+			break;
+		/* the running transaction is full: commit it and join the next one */
+		if (j->thread_on) {
+			jnl_commit_request_locked(j, t->tid);
+			while (j->running == t && !j->aborted)
+				pthread_cond_wait(&j->cond, &j->lock);
+		} else if (!t->updates) {
+			pthread_mutex_unlock(&j->lock);
+			rc = jnl_commit_running(j);
+			pthread_mutex_lock(&j->lock);
+			if (rc)
+				goto out;
+		} else {
+			pthread_cond_wait(&j->cond, &j->lock);
+		}
+	}
+	t->updates++;
+	t->credits += credits;
+	h->j = j;
+	h->t = t;
+	h->credits = credits;
+	*out = h;
+	h = NULL;
+out:
+	pthread_mutex_unlock(&j->lock);
+	free(h);
+	return rc;
+}
+
+uint64_t jnl_handle_tid(const struct jnl_handle *h)
+{
+	return h->t->tid;
+}
+
+/* The copy slot of @bh for the stage of @t. lock held. */
+static uint8_t **jnl_handle_slot_locked(struct jnl *j, struct jnl_txn *t, struct jnl_bh *bh,
+					uint8_t **kind)
+{
+	if (t == j->running) {
+		*kind = &bh->run_kind;
+		return &bh->run;
+	}
+	*kind = &bh->com_kind;
+	return &bh->com;
+}
+
+static int jnl_handle_check_blkno(struct jnl *j, uint64_t blkno)
+{
+	if (blkno >= j->dev->nblocks ||
+	    (blkno >= j->start_blkno && blkno < j->start_blkno + j->nblocks)) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s blkno=%llu outside the device or inside the journal",
+		       j->dev->name, (unsigned long long)blkno);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *block,
+			    enum jnl_kind kind)
+{
+	struct jnl *j = h->j;
+	struct jnl_txn *t = h->t;
+	struct jnl_bh *bh;
+	uint8_t *buf, **slot, *slot_kind;
+	uint64_t *flags;
+	bool is_new, early = false, running;
+	int rc;
+
+	rc = jnl_handle_check_blkno(j, blkno);
+	if (rc)
+		return rc;
+	buf = jg_alloc_blocks(1);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, block, JG_BLOCK_SIZE);
+	pthread_mutex_lock(&j->lock);
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out;
+	}
+	running = t == j->running;
+	bh = jnl_bh_get(j, blkno);
+	if (!bh) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = jnl_map_get(&t->blocks, blkno, &flags, &is_new);
+	if (rc) {
+		jnl_bh_gc(j, bh);
+		goto out;
+	}
+	if (kind == JNL_KIND_META) {
+		if (!(*flags & JNL_TB_META)) {
+			/* new in this transaction: charge a credit; the footprint bound holds
+			 * even for a handle that under-reserved */
+			if (h->used >= h->credits &&
+			    jnl_txn_footprint(j, t, 1) > j->max_txn_blocks) {
+				rc = -ENOSPC;
+				if (is_new)
+					jnl_map_del(&t->blocks, blkno);
+				jnl_bh_gc(j, bh);
+				goto out;
+			}
+			h->used++;
+			t->nmeta++;
+		}
+		*flags |= JNL_TB_META;
+		*flags &= ~(uint64_t)JNL_TB_DATA;
+		if (*flags & JNL_TB_REVOKE) {	/* logged again: cancel the revoke (jbd2 cancel_revoke) */
+			*flags &= ~(uint64_t)JNL_TB_REVOKE;
+			t->nrevoke--;
+		}
+	} else {
+		if (*flags & JNL_TB_META)
+			t->nmeta--;
+		*flags |= JNL_TB_DATA;
+		*flags &= ~(uint64_t)JNL_TB_META;
+		t->ndata_total++;
+	}
+	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
+	if (running && *slot && *slot_kind == JNL_KIND_DATA)
+		t->ndata_pending--;
+	if (running && kind == JNL_KIND_DATA)
+		t->ndata_pending++;
+	free(*slot);
+	*slot = buf;
+	*slot_kind = (uint8_t)kind;
+	buf = NULL;
+	if (!t->nchanges)
+		t->start_time = jg_now_seconds();
+	t->nchanges++;
+	if (running && kind == JNL_KIND_DATA) {
+		uint64_t limit = j->cfg.max_txn_data_blocks;
+
+		/* declared: write a declare block's worth as soon as it is pending */
+		if (j->cfg.mode == JNL_DATA_DECLARED && limit > JNL_LIST_ENTRIES)
+			limit = JNL_LIST_ENTRIES;
+		early = t->ndata_pending >= limit;
+	}
+out:
+	pthread_mutex_unlock(&j->lock);
+	free(buf);
+	if (!rc && early)
+		rc = jnl_early_writeback(j, t);
+	return rc;
+}
+
+int jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block)
+{
+	return jnl_handle_dirty(h, blkno, block, JNL_KIND_META);
+}
+
+int jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block)
+{
+	/* data=journal: file data is logged like metadata */
+	return jnl_handle_dirty(h, blkno, block,
+				h->j->cfg.mode == JNL_DATA_JOURNAL ? JNL_KIND_META : JNL_KIND_DATA);
+}
+
+int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno)
+{
+	struct jnl *j = h->j;
+	struct jnl_txn *t = h->t;
+	uint64_t *flags;
+	bool is_new;
+	int rc;
+
+	rc = jnl_handle_check_blkno(j, blkno);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&j->lock);
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out;
+	}
+	rc = jnl_map_get(&t->blocks, blkno, &flags, &is_new);
+	if (rc)
+		goto out;
+	if (!(*flags & JNL_TB_REVOKE)) {
+		t->nrevoke++;
+		if (jnl_txn_footprint(j, t, 0) > j->max_txn_blocks) {
+			t->nrevoke--;
+			if (is_new)
+				jnl_map_del(&t->blocks, blkno);
+			rc = -ENOSPC;
+			goto out;
+		}
+		*flags |= JNL_TB_REVOKE;
+	}
+	if (!t->nchanges)
+		t->start_time = jg_now_seconds();
+	t->nchanges++;
+out:
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
+int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno)
+{
+	struct jnl *j = h->j;
+	struct jnl_txn *t = h->t;
+	struct jnl_bh *bh;
+	uint8_t **slot, *slot_kind;
+	uint64_t *flags;
+	int rc;
+
+	rc = jnl_handle_check_blkno(j, blkno);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&j->lock);
+	if (j->aborted) {
+		rc = -EROFS;
+		goto out;
+	}
+	rc = jnl_map_get(&t->blocks, blkno, &flags, NULL);
+	if (rc)
+		goto out;
+	bh = jnl_bh_find(j, blkno);
+	if (bh) {
+		slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
+		if (t == j->running && *slot && *slot_kind == JNL_KIND_DATA)
+			t->ndata_pending--;
+		free(*slot);
+		*slot = NULL;
+		jnl_bh_gc(j, bh);
+	}
+	if (*flags & JNL_TB_META)
+		t->nmeta--;
+	/* older committed copies are dropped when this transaction commits */
+	*flags &= ~(uint64_t)(JNL_TB_META | JNL_TB_DATA);
+	*flags |= JNL_TB_FORGET;
+	if (!t->nchanges)
+		t->start_time = jg_now_seconds();
+	t->nchanges++;
+out:
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
+int jnl_handle_stop(struct jnl_handle *h)
+{
+	struct jnl *j;
+	struct jnl_txn *t;
+
+	if (!h)
+		return 0;
+	j = h->j;
+	t = h->t;
+	pthread_mutex_lock(&j->lock);
+	t->updates--;
+	if (h->credits > h->used)
+		t->credits -= h->credits - h->used;
+	if (!t->updates)
+		pthread_cond_broadcast(&j->cond);
+	if (t == j->running && j->thread_on &&
+	    (jnl_txn_footprint(j, t, 0) >= j->soft_txn_blocks ||
+	     (j->cfg.mode == JNL_DATA_JOURNAL && t->nmeta >= j->cfg.max_txn_data_blocks)))
+		jnl_commit_request_locked(j, t->tid);
+	pthread_mutex_unlock(&j->lock);
+	free(h);
+	return 0;
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/journal/jnl_i.h - the journal's private state, shared by its files.
+ *
+ * Copies of blocks. The journal holds, per block number, at most one copy per
+ * stage (struct jnl_bh), and jnl_read() returns the first present in this order,
+ * newest first:
+ *   run       dirtied by a handle of the running transaction
+ *   com       dirtied by the committing transaction (frozen when it was locked)
+ *   inflight  data of the running transaction being written home early
+ *   cp        the newest committed metadata copy not yet written home
+ * Invariants:
+ *   (J1) A copy is freed only after a newer copy exists or it is on the device.
+ *   (J2) Every write the journal issues happens with io_lock held, so writes of
+ *        one block reach the device in stage order (inflight/com before newer).
+ *   (J3) At most one transaction commits at a time; the log holds transactions
+ *        in tid order, each contiguous: early declare blocks of a transaction are
+ *        written only while no other transaction is committing.
+ *   (J4) The log tail never passes the first log block of a transaction that has
+ *        not committed (its early declare blocks must survive a crash).
+ *
+ * Lock order: io_lock -> lock. Nothing waits for io_lock holding lock.
+ */
+#ifndef JGRFS_JNL_I_H
+#define JGRFS_JNL_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jgrfs/journal.h"
+#include "jnl_format.h"
+
+#define JNL_SUBSYS "jnl"
+
+/* ------------------------------------------------------------ u64 map (map.c) */
+
+/* Open addressing, linear probing; key UINT64_MAX is reserved (empty slot). */
+struct jnl_map {
+	uint64_t *keys;
+	uint64_t *vals;
+	size_t cap;		/* power of two, or 0 */
+	size_t n;
+};
+#define JNL_MAP_EMPTY UINT64_MAX
+
+void jnl_map_init(struct jnl_map *m);
+void jnl_map_free(struct jnl_map *m);
+/* Pointer to the value of @key, or NULL. */
+uint64_t *jnl_map_find(const struct jnl_map *m, uint64_t key);
+/* Insert or find; *@val_out points at the value (0 for a new key). -ENOMEM. */
+int jnl_map_get(struct jnl_map *m, uint64_t key, uint64_t **val_out, bool *is_new);
+bool jnl_map_del(struct jnl_map *m, uint64_t key);
+/* Iterate: for (size_t i = 0; i < m->cap; i++) if (m->keys[i] != JNL_MAP_EMPTY) ... */
+
+/* ------------------------------------------------------- block copies, txns */
+
+enum jnl_kind {
+	JNL_KIND_META = 1,
+	JNL_KIND_DATA = 2,
+};
+
+struct jnl_bh {
+	uint64_t blkno;
+	uint8_t *run;		/* see the stages above; each NULL or one block */
+	uint8_t *com;
+	uint8_t *inflight;
+	uint8_t *cp;
+	uint64_t cp_tid;	/* transaction of the cp copy */
+	uint8_t run_kind, com_kind;
+	bool cp_listed;		/* in j->cp_list */
+};
+
+/* Flags of a block in a transaction (struct jnl_txn.blocks values). */
+#define JNL_TB_META	(1u << 0)	/* logged copy (metadata, or data in journal mode) */
+#define JNL_TB_DATA	(1u << 1)	/* data written home per the data mode */
+#define JNL_TB_REVOKE	(1u << 2)	/* revoke record in this transaction */
+#define JNL_TB_FORGET	(1u << 3)	/* freed: older copies are dropped at commit */
+
+struct jnl_txn {
+	uint64_t tid;
+	unsigned int updates;		/* open handles */
+	uint64_t credits;		/* reserved by open handles + used by stopped ones */
+	struct jnl_map blocks;		/* blkno -> JNL_TB_* */
+	uint64_t nmeta;			/* blocks with JNL_TB_META */
+	uint64_t nrevoke;		/* blocks with JNL_TB_REVOKE */
+	uint64_t ndata_pending;		/* data copies in the run stage not yet written */
+	uint64_t ndata_total;		/* data blocks ever dirtied (for declare estimates) */
+	uint64_t declare_written;	/* early declare blocks already in the log */
+	uint64_t log_first;		/* relative log block of its first early declare; 0: none */
+	uint64_t data_written;		/* data blocks written home early */
+	uint64_t nchanges;		/* any dirty/revoke/forget: the transaction is not empty */
+	double start_time;
+};
+
+struct jnl_handle {
+	struct jnl *j;
+	struct jnl_txn *t;
+	unsigned int credits;
+	unsigned int used;
+};
+
+struct jnl {
+	struct blk_dev *dev;
+	struct jnl_cfg cfg;
+	uint8_t uuid[16];
+	uint32_t seed;
+	uint64_t start_blkno;		/* absolute: the journal superblock */
+	uint64_t nblocks;		/* the region */
+	uint64_t cap;			/* log blocks: nblocks - 1 */
+	uint64_t max_txn_blocks;	/* hard limit of one transaction's log footprint */
+	uint64_t soft_txn_blocks;	/* a transaction this large is committed */
+	uint32_t feat_compat, feat_incompat, feat_ro_compat;
+	uint64_t sb_start, sb_sequence;	/* as read at open */
+	uint32_t write_flags;		/* BLK_FS_RAIDSYNC in declared mode, else 0 */
+
+	pthread_mutex_t io_lock;	/* serialises every write the journal issues (J2) */
+
+	pthread_mutex_t lock;		/* protects everything below */
+	pthread_cond_t cond;		/* any state change below */
+	uint64_t head, tail;		/* relative log blocks; head: next to write */
+	uint64_t used;			/* log blocks between tail and head */
+	struct jnl_txn *running;
+	struct jnl_txn *committing;
+	uint64_t committed_tid;		/* newest durable transaction */
+	struct jnl_map map;		/* blkno -> struct jnl_bh * */
+	uint64_t *cp_list;		/* blknos with a cp copy */
+	size_t cp_n, cp_cap;
+	bool aborted;
+	bool recovered, started, readonly_data;
+	/* commit thread */
+	pthread_t thread;
+	bool thread_on, stop;
+	uint64_t commit_req;		/* commit up to this tid; 0: none */
+	bool commit_req_set;
+	/* counters for jnl_info */
+	uint64_t commits, declare_blocks, flushes;
+	struct jnl_recovery_report last_recovery;
+};
+
+/* ------------------------------------------------------------- journal.c */
+
+static inline uint64_t jnl_abs(const struct jnl *j, uint64_t rel)
+{
+	return j->start_blkno + rel;
+}
+
+static inline uint64_t jnl_next_pos(const struct jnl *j, uint64_t rel, uint64_t n)
+{
+	rel += n;
+	while (rel >= j->nblocks)
+		rel -= j->cap;
+	return rel;
+}
+
+/* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */
+int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n);
+/* Write the journal superblock (FUA, PREFLUSH when @preflush). io_lock held. */
+int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
+			bool preflush);
+void jnl_abort(struct jnl *j, int err, const char *why);
+struct jnl_txn *jnl_txn_new(uint64_t tid);
+void jnl_txn_free(struct jnl_txn *t);
+/* Log blocks transaction @t would take if committed now (upper bound). */
+uint64_t jnl_txn_footprint(const struct jnl *j, const struct jnl_txn *t, uint64_t extra_meta);
+struct jnl_bh *jnl_bh_find(struct jnl *j, uint64_t blkno);
+struct jnl_bh *jnl_bh_get(struct jnl *j, uint64_t blkno);
+/* Free @bh when it holds no copy. lock held. */
+void jnl_bh_gc(struct jnl *j, struct jnl_bh *bh);
+int jnl_cp_add(struct jnl *j, struct jnl_bh *bh);
+/* One block to write: home address and the copy. */
+struct jnl_wb {
+	uint64_t blkno;
+	uint8_t *buf;
+};
+void jnl_wb_sort(struct jnl_wb *w, size_t n);
+/*
+ * Build requests writing @n blocks (sorted, distinct) home, merging contiguous
+ * runs into one request through a staging buffer (full-stripe writes on RAID).
+ * Appends to @reqs (room for @n) and returns the count; staging buffers go to
+ * *@stage (free with jnl_stage_free). -ENOMEM.
+ */
+int jnl_wb_reqs(struct jnl_wb *w, size_t n, uint32_t flags, struct blk_req *reqs,
+		void ***stage, size_t *nstage);
+void jnl_stage_free(void **stage, size_t nstage);
+void jnl_sort_u64(uint64_t *a, size_t n);
+
+/* ------------------------------------------------------------- commit.c */
+
+/* Commit the running transaction if it has changes; wait for any other commit first. */
+int jnl_commit_running(struct jnl *j);
+int jnl_thread_start(struct jnl *j);
+void jnl_thread_stop(struct jnl *j);
+
+/* ------------------------------------------------------------- checkpoint.c */
+
+/* Write every cp copy home and move the tail; io_lock held. @clean: empty log, close. */
+int jnl_checkpoint_locked(struct jnl *j, bool clean);
+/* Make room for @need more log blocks; io_lock held. */
+int jnl_log_reserve_locked(struct jnl *j, uint64_t need);
+
+/* ------------------------------------------------------------- declare.c */
+
+/* Fill @nblk declare blocks at log position @pos with @blknos. */
+void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		      const uint64_t *blknos, size_t n);
+static inline uint64_t jnl_declare_blocks_for(uint64_t ndata)
+{
+	return (ndata + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
+}
+/* Early writeback of the running transaction's pending data (declared: declare first). */
+int jnl_early_writeback(struct jnl *j, struct jnl_txn *t);
+
+/* ------------------------------------------------------------- revoke.c */
+
+void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		     const uint64_t *blknos, size_t n);
+/* Recovery: record revokes of a committed transaction (@tid) in @table. */
+int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid);
+bool jnl_revoke_table_test(const struct jnl_map *table, uint64_t blkno, uint64_t tid);
+
+#endif /* JGRFS_JNL_I_H */

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/journal/journal.c - the journal object: format, open, start, close, the
+ * journal superblock, jnl_read() and the block-copy map.
+ *
+ * Life of a journal: jnl_format() at mkfs; at mount jnl_open() verifies the
+ * superblock, jnl_recover() empties the log, jnl_start() marks the log in use
+ * (superblock start != 0, the declare feature in declared mode) and starts the
+ * commit thread; jnl_close() commits, checkpoints and marks the log clean
+ * (start = 0, declare off). A superblock with start != 0 at open means the
+ * journal was not closed: jnl_needs_recovery().
+ *
+ * The superblock is always written with FUA (and PREFLUSH where home writes must
+ * be durable before the tail moves), so a power cut leaves it whole: old or new.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jnl_i.h"
+
+/* ---------------------------------------------------------------- names */
+
+static const char *const jnl_mode_names[] = {
+	[JNL_DATA_WRITEBACK] = "writeback",
+	[JNL_DATA_ORDERED] = "ordered",
+	[JNL_DATA_JOURNAL] = "journal",
+	[JNL_DATA_DECLARED] = "declared",
+};
+
+const char *jnl_data_mode_name(enum jnl_data_mode m)
+{
+	if ((unsigned int)m >= sizeof(jnl_mode_names) / sizeof(jnl_mode_names[0]))
+		return NULL;
+	return jnl_mode_names[m];
+}
+
+int jnl_data_mode_parse(const char *s, enum jnl_data_mode *out)
+{
+	for (unsigned int i = 0; s && i < sizeof(jnl_mode_names) / sizeof(jnl_mode_names[0]); i++) {
+		if (!strcmp(s, jnl_mode_names[i])) {
+			*out = (enum jnl_data_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n)
+{
+	uint64_t fl = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (r[i].op == BLK_OP_FLUSH)
+			fl++;
+		if (r[i].flags & BLK_PREFLUSH)
+			fl++;
+		if (r[i].flags & BLK_FUA)
+			fl++;
+	}
+	if (fl)
+		__atomic_add_fetch(&j->flushes, fl, __ATOMIC_RELAXED);
+	return blk_submit(j->dev, r, n);
+}
+
+void jnl_abort(struct jnl *j, int err, const char *why)
+{
+	pthread_mutex_lock(&j->lock);
+	if (!j->aborted)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s aborted: %s failed: %d", j->dev->name, why, err);
+	j->aborted = true;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+}
+
+struct jnl_txn *jnl_txn_new(uint64_t tid)
+{
+	struct jnl_txn *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	jnl_map_init(&t->blocks);
+	t->start_time = jg_now_seconds();
+	return t;
+}
+
+void jnl_txn_free(struct jnl_txn *t)
+{
+	if (!t)
+		return;
+	jnl_map_free(&t->blocks);
+	free(t);
+}
+
+uint64_t jnl_txn_footprint(const struct jnl *j, const struct jnl_txn *t, uint64_t extra_meta)
+{
+	uint64_t meta = (t->credits > t->nmeta ? t->credits : t->nmeta) + extra_meta;
+	uint64_t fp = t->declare_written + 1;	/* + commit block */
+
+	if (j->cfg.mode == JNL_DATA_DECLARED)
+		fp += jnl_declare_blocks_for(t->ndata_pending);
+	fp += meta + (meta + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
+	fp += (t->nrevoke + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
+	return fp;
+}
+
+struct jnl_bh *jnl_bh_find(struct jnl *j, uint64_t blkno)
+{
+	uint64_t *v = jnl_map_find(&j->map, blkno);
+
+	return v ? (struct jnl_bh *)(uintptr_t)*v : NULL;
+}
+
+struct jnl_bh *jnl_bh_get(struct jnl *j, uint64_t blkno)
+{
+	uint64_t *v;
+	bool is_new;
+	struct jnl_bh *bh;
+
+	if (jnl_map_get(&j->map, blkno, &v, &is_new))
+		return NULL;
+	if (!is_new)
+		return (struct jnl_bh *)(uintptr_t)*v;
+	bh = calloc(1, sizeof(*bh));
+	if (!bh) {
+		jnl_map_del(&j->map, blkno);
+		return NULL;
+	}
+	bh->blkno = blkno;
+	*v = (uint64_t)(uintptr_t)bh;
+	return bh;
+}
+
+void jnl_bh_gc(struct jnl *j, struct jnl_bh *bh)
+{
+	if (bh->run || bh->com || bh->inflight || bh->cp || bh->cp_listed)
+		return;
+	jnl_map_del(&j->map, bh->blkno);
+	free(bh);
+}
+
+int jnl_cp_add(struct jnl *j, struct jnl_bh *bh)
+{
+	if (bh->cp_listed)
+		return 0;
+	if (j->cp_n == j->cp_cap) {
+		size_t ncap = j->cp_cap ? j->cp_cap * 2 : 256;
+		uint64_t *n = realloc(j->cp_list, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		j->cp_list = n;
+		j->cp_cap = ncap;
+	}
+	j->cp_list[j->cp_n++] = bh->blkno;
+	bh->cp_listed = true;
+	return 0;
+}
+
+static int jnl_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void jnl_sort_u64(uint64_t *a, size_t n)
+{
+	qsort(a, n, sizeof(*a), jnl_u64_cmp);
+}
+
+static int jnl_wb_cmp(const void *a, const void *b)
+{
+	const struct jnl_wb *x = a, *y = b;
+
+	return x->blkno < y->blkno ? -1 : x->blkno > y->blkno;
+}
+
+void jnl_wb_sort(struct jnl_wb *w, size_t n)
+{
+	qsort(w, n, sizeof(*w), jnl_wb_cmp);
+}
+
+#define JNL_MERGE_MAX 256u	/* blocks per merged request (1 MiB) */
+
+int jnl_wb_reqs(struct jnl_wb *w, size_t n, uint32_t flags, struct blk_req *reqs,
+		void ***stage, size_t *nstage)
+{
+	size_t i = 0, nr = 0;
+	void **st = NULL;
+	size_t ns = 0;
+
+	while (i < n) {
+		size_t k = i + 1;
+
+		while (k < n && k - i < JNL_MERGE_MAX && w[k].blkno == w[k - 1].blkno + 1)
+			k++;
+		reqs[nr] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = flags,
+					     .blkno = w[i].blkno, .nblocks = (uint32_t)(k - i) };
+		if (k - i == 1) {
+			reqs[nr].buf = w[i].buf;
+		} else {
+			uint8_t *b = jg_alloc_blocks(k - i);
+			void **nst = realloc(st, (ns + 1) * sizeof(*st));
+
+			if (!b || !nst) {
+				free(b);
+				if (nst)
+					st = nst;
+				jnl_stage_free(st, ns);
+				return -ENOMEM;
+			}
+			st = nst;
+			st[ns++] = b;
+			for (size_t m = i; m < k; m++)
+				memcpy(b + (m - i) * JG_BLOCK_SIZE, w[m].buf, JG_BLOCK_SIZE);
+			reqs[nr].buf = b;
+		}
+		nr++;
+		i = k;
+	}
+	*stage = st;
+	*nstage = ns;
+	return (int)nr;
+}
+
+void jnl_stage_free(void **stage, size_t nstage)
+{
+	for (size_t i = 0; i < nstage; i++)
+		free(stage[i]);
+	free(stage);
+}
+
+/* ---------------------------------------------------------------- superblock */
+
+static void jnl_sb_fill(uint8_t *blk, uint64_t start_blkno, uint64_t nblocks, uint64_t start,
+			uint64_t sequence, uint32_t compat, uint32_t incompat, uint32_t ro_compat,
+			uint64_t max_txn, const uint8_t uuid[16], uint32_t mode, uint32_t seed)
+{
+	struct jnl_sb *sb = (struct jnl_sb *)blk;
+
+	memset(blk, 0, JG_BLOCK_SIZE);
+	sb->nblocks = jg_cpu_to_le64(nblocks);
+	sb->first = jg_cpu_to_le64(1);
+	sb->start = jg_cpu_to_le64(start);
+	sb->sequence = jg_cpu_to_le64(sequence);
+	sb->feature_compat = jg_cpu_to_le32(compat);
+	sb->feature_incompat = jg_cpu_to_le32(incompat);
+	sb->feature_ro_compat = jg_cpu_to_le32(ro_compat);
+	sb->max_txn_blocks = jg_cpu_to_le32((uint32_t)max_txn);
+	memcpy(sb->uuid, uuid, 16);
+	sb->data_mode = jg_cpu_to_le32(mode);
+	jg_blk_seal(blk, JG_BLOCK_SIZE, JNL_MAGIC_SB, JNL_VERSION, 0, sequence, start_blkno, seed);
+}
+
+static uint64_t jnl_max_txn_for(uint64_t nblocks)
+{
+	return (nblocks - 1) / 4;
+}
+
+int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
+			bool preflush)
+{
+	uint8_t *blk = jg_alloc_blocks(1);
+	struct blk_req r;
+	int rc;
+
+	if (!blk)
+		return -ENOMEM;
+	if (declare)
+		j->feat_incompat |= JNL_FEAT_INCOMPAT_DECLARE;
+	else
+		j->feat_incompat &= ~JNL_FEAT_INCOMPAT_DECLARE;
+	jnl_sb_fill(blk, j->start_blkno, j->nblocks, start, sequence, j->feat_compat,
+		    j->feat_incompat, j->feat_ro_compat, j->max_txn_blocks, j->uuid,
+		    (uint32_t)j->cfg.mode, j->seed);
+	r = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = j->start_blkno, .nblocks = 1, .buf = blk,
+			      .flags = BLK_FUA | (preflush ? BLK_PREFLUSH : 0) | j->write_flags };
+	rc = jnl_io(j, &r, 1);
+	free(blk);
+	return rc;
+}
+
+int jnl_format(struct blk_dev *dev, uint64_t start_blkno, uint64_t nblocks, const uint8_t uuid[16])
+{
+	uint8_t *blk = NULL;
+	struct blk_req r[2];
+	int rc = -EINVAL;
+
+	if (nblocks < JNL_MIN_BLOCKS || start_blkno >= dev->nblocks ||
+	    nblocks > dev->nblocks - start_blkno) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "format dev=%s start=%llu nblocks=%llu: bad region",
+		       dev->name, (unsigned long long)start_blkno, (unsigned long long)nblocks);
+		goto out;
+	}
+	rc = -ENOMEM;
+	blk = jg_zalloc_blocks(2);
+	if (!blk)
+		goto out;
+	jnl_sb_fill(blk, start_blkno, nblocks, 0, 1, 0,
+		    JNL_FEAT_INCOMPAT_REVOKE | JNL_FEAT_INCOMPAT_CSUM, 0, jnl_max_txn_for(nblocks),
+		    uuid, JNL_DATA_ORDERED, jg_crc_seed(uuid));
+	/* the first log block zeroed too: nothing stale at the first start position */
+	r[0] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start_blkno + 1, .nblocks = 1,
+				 .buf = blk + JG_BLOCK_SIZE };
+	r[1] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start_blkno, .nblocks = 1, .buf = blk };
+	rc = blk_submit(dev, r, 1);
+	if (!rc)
+		rc = blk_submit(dev, &r[1], 1);
+	if (!rc)
+		rc = blk_flush(dev);
+out:
+	free(blk);
+	return rc;
+}
+
+/* Verify the superblock: magic -> crc -> version -> home -> ranges -> features. Never writes. */
+static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
+{
+	const struct jnl_sb *sb = (const struct jnl_sb *)blk;
+	uint32_t seed = jg_crc_seed(sb->uuid);
+	uint64_t nblocks, start, max_txn;
+	const char *bad = NULL;
+	int rc;
+
+	rc = jg_blk_check(blk, JG_BLOCK_SIZE, JNL_MAGIC_SB, JNL_VERSION, j->start_blkno, seed,
+			  JNL_SUBSYS, "superblock", j->dev->name);
+	if (rc)
+		return rc;
+	nblocks = jg_le64(sb->nblocks);
+	start = jg_le64(sb->start);
+	max_txn = jg_le32(sb->max_txn_blocks);
+	if (nblocks < JNL_MIN_BLOCKS || nblocks > j->dev->nblocks - j->start_blkno)
+		bad = "nblocks";
+	else if (jg_le64(sb->first) != 1)
+		bad = "first";
+	else if (start >= nblocks)
+		bad = "start";
+	else if (max_txn < 8 || max_txn > (nblocks - 1) / 2)
+		bad = "max_txn_blocks";
+	if (bad) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s blkno=%llu bad %s",
+		       j->dev->name, (unsigned long long)j->start_blkno, bad);
+		return -EUCLEAN;
+	}
+	if (jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s unknown incompat features 0x%x",
+		       j->dev->name, jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN);
+		return -EOPNOTSUPP;
+	}
+	if ((jg_le32(sb->feature_ro_compat) & ~JNL_FEAT_RO_COMPAT_KNOWN) && !j->cfg.readonly) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s unknown ro_compat features 0x%x: read-only only",
+		       j->dev->name, jg_le32(sb->feature_ro_compat) & ~JNL_FEAT_RO_COMPAT_KNOWN);
+		return -EROFS;
+	}
+	memcpy(j->uuid, sb->uuid, 16);
+	j->seed = seed;
+	j->nblocks = nblocks;
+	j->cap = nblocks - 1;
+	j->max_txn_blocks = max_txn;
+	j->soft_txn_blocks = max_txn / 2;
+	j->feat_compat = jg_le32(sb->feature_compat);
+	j->feat_incompat = jg_le32(sb->feature_incompat);
+	j->feat_ro_compat = jg_le32(sb->feature_ro_compat);
+	j->sb_start = start;
+	j->sb_sequence = jg_le64(sb->sequence);
+	return 0;
+}
+
+int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
+{
+	struct jnl *j = NULL;
+	uint8_t *blk = NULL;
+	int rc = -EINVAL;
+
+	if (!dev || !cfg || (unsigned int)cfg->mode > JNL_DATA_DECLARED ||
+	    cfg->start_blkno >= dev->nblocks)
+		goto out;
+	rc = -ENOMEM;
+	j = calloc(1, sizeof(*j));
+	blk = jg_alloc_blocks(1);
+	if (!j || !blk)
+		goto out;
+	j->dev = dev;
+	j->cfg = *cfg;
+	if (!j->cfg.commit_interval_ms)
+		j->cfg.commit_interval_ms = 5000;
+	if (!j->cfg.max_txn_data_blocks)
+		j->cfg.max_txn_data_blocks = 16384;
+	j->start_blkno = cfg->start_blkno;
+	jnl_map_init(&j->map);
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_mutex_init(&j->io_lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&j->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	rc = blk_rw(dev, BLK_OP_READ, j->start_blkno, 1, blk, 0);
+	if (rc) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s blkno=%llu read failed: %d",
+		       dev->name, (unsigned long long)j->start_blkno, rc);
+		goto out;
+	}
+	rc = jnl_sb_verify(j, blk);
+	if (rc)
+		goto out;
+	j->head = j->tail = 1;
+	j->committed_tid = j->sb_sequence - 1;
+	*out = j;
+	j = NULL;
+out:
+	free(blk);
+	if (j) {
+		pthread_mutex_destroy(&j->lock);
+		pthread_mutex_destroy(&j->io_lock);
+		pthread_cond_destroy(&j->cond);
+		free(j);
+	}
+	return rc;
+}
+
+bool jnl_needs_recovery(const struct jnl *j)
+{
+	return j->sb_start != 0 && !j->recovered;
+}
+
+int jnl_start(struct jnl *j)
+{
+	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
+	int rc;
+
+	if (j->cfg.readonly)
+		return -EROFS;
+	if (j->started)
+		return -EINVAL;
+	if (jnl_needs_recovery(j)) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s start refused: the log needs recovery", j->dev->name);
+		return -EINVAL;
+	}
+	if (declared) {
+		/* before the first declared write: the array must know that the journal,
+		 * not its bitmap, will resync declared stripes after a crash */
+		rc = blk_ctl(j->dev, BLK_CTL_SET_JNL_PENDING, NULL);
+		if (rc && rc != -ENOTTY) {
+			jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s set jnl_pending failed: %d", j->dev->name, rc);
+			return rc;
+		}
+		j->write_flags = BLK_FS_RAIDSYNC;
+	}
+	j->running = jnl_txn_new(j->committed_tid + 1);
+	if (!j->running)
+		return -ENOMEM;
+	pthread_mutex_lock(&j->io_lock);
+	/* in use: start != 0 even while the log is empty, so a crash is noticed */
+	rc = jnl_sb_write_locked(j, j->head, j->running->tid, declared, false);
+	pthread_mutex_unlock(&j->io_lock);
+	if (rc) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s superblock write failed: %d", j->dev->name, rc);
+		goto fail;
+	}
+	j->started = true;
+	j->commits = j->declare_blocks = 0;
+	__atomic_store_n(&j->flushes, 0, __ATOMIC_RELAXED);
+	if (!j->cfg.no_commit_thread) {
+		rc = jnl_thread_start(j);
+		if (rc)
+			goto fail;
+	}
+	return 0;
+fail:
+	j->started = false;
+	jnl_txn_free(j->running);
+	j->running = NULL;
+	return rc;
+}
+
+static void jnl_free(struct jnl *j)
+{
+	for (size_t i = 0; i < j->map.cap; i++) {
+		struct jnl_bh *bh;
+
+		if (j->map.keys[i] == JNL_MAP_EMPTY)
+			continue;
+		bh = (struct jnl_bh *)(uintptr_t)j->map.vals[i];
+		free(bh->run);
+		free(bh->com);
+		free(bh->inflight);
+		free(bh->cp);
+		free(bh);
+	}
+	jnl_map_free(&j->map);
+	jnl_txn_free(j->running);
+	jnl_txn_free(j->committing);
+	free(j->cp_list);
+	pthread_mutex_destroy(&j->lock);
+	pthread_mutex_destroy(&j->io_lock);
+	pthread_cond_destroy(&j->cond);
+	free(j);
+}
+
+int jnl_close(struct jnl *j)
+{
+	int rc = 0;
+
+	if (!j)
+		return 0;
+	if (j->started) {
+		jnl_thread_stop(j);
+		if (!j->aborted)
+			rc = jnl_commit_running(j);
+		pthread_mutex_lock(&j->io_lock);
+		if (!rc && !j->aborted)
+			rc = jnl_checkpoint_locked(j, true);
+		pthread_mutex_unlock(&j->io_lock);
+		if (!rc && !j->aborted && j->cfg.mode == JNL_DATA_DECLARED) {
+			int crc = blk_ctl(j->dev, BLK_CTL_CLEAR_JNL_PENDING, NULL);
+
+			if (crc && crc != -ENOTTY)
+				rc = crc;
+		}
+		if (!rc && j->aborted)
+			rc = -EROFS;
+	}
+	jnl_free(j);
+	return rc;
+}
+
+void jnl_abandon(struct jnl *j)
+{
+	if (!j)
+		return;
+	jnl_thread_stop(j);
+	jnl_free(j);
+}
+
+/* ---------------------------------------------------------------- read */
+
+int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
+{
+	struct blk_req *reqs = NULL;
+	unsigned int nr = 0;
+	uint8_t *dst = buf;
+	int rc = 0;
+
+	if (!nblocks || blkno >= j->dev->nblocks || nblocks > j->dev->nblocks - blkno)
+		return -EINVAL;
+	reqs = malloc(((size_t)nblocks / 2 + 1) * sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
+	pthread_mutex_lock(&j->lock);
+	for (uint32_t i = 0; i < nblocks; i++) {
+		struct jnl_bh *bh = j->map.n ? jnl_bh_find(j, blkno + i) : NULL;
+		const uint8_t *src = NULL;
+
+		if (bh)
+			src = bh->run ? bh->run : bh->com ? bh->com : bh->inflight ? bh->inflight : bh->cp;
+		if (src) {
+			memcpy(dst + (size_t)i * JG_BLOCK_SIZE, src, JG_BLOCK_SIZE);
+			continue;
+		}
+		if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks == blkno + i) {
+			reqs[nr - 1].nblocks++;
+			continue;
+		}
+		reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .blkno = blkno + i, .nblocks = 1,
+					       .buf = dst + (size_t)i * JG_BLOCK_SIZE };
+	}
+	pthread_mutex_unlock(&j->lock);
+	if (nr)
+		rc = blk_submit(j->dev, reqs, nr);
+	free(reqs);
+	return rc;
+}
+
+void jnl_info_get(struct jnl *j, struct jnl_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&j->lock);
+	out->mode = j->cfg.mode;
+	out->log_blocks = j->nblocks;
+	out->log_used_blocks = j->used;
+	out->running_tid = j->running ? j->running->tid : j->committed_tid + 1;
+	out->commits = j->commits;
+	out->declare_blocks = j->declare_blocks;
+	out->flushes = __atomic_load_n(&j->flushes, __ATOMIC_RELAXED);
+	out->aborted = j->aborted;
+	out->last_recovery = j->last_recovery;
+	pthread_mutex_unlock(&j->lock);
+}

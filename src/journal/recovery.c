@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/journal/recovery.c - replaying the log after a crash (jbd2 recovery.c),
+ * and journal-guided resync (seed 004).
+ *
+ * Passes:
+ *   scan    from the superblock's start and sequence, read log blocks while each
+ *           is a valid log block (magic, crc, version, own address) of the
+ *           expected tid; a transaction counts only when its commit block is
+ *           valid, names the transaction's first block and length, and every
+ *           logged copy matches its tag's crc32c. The first transaction that
+ *           fails ends the log: neither it nor anything after it is replayed.
+ *   revoke  revoke records of committed transactions (built during the scan
+ *           when each commit block is accepted).
+ *   replay  the newest non-revoked copy of each block is written home.
+ * When the superblock has the declare feature (the log was written in declared
+ * mode), three SYNCRAID passes follow (not in readonly mode):
+ *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn);
+ *   2. the declare blocks of the transaction after the last committed one are
+ *      read and every block they list is read with BLK_SYNCRAID;
+ *   3. the log window being written at the crash (from the end of the last
+ *      committed transaction, max_txn_blocks long) and the journal superblock
+ *      are read with BLK_SYNCRAID.
+ * Then the log is emptied (superblock start = 0), the sequence continues after
+ * the dropped transaction, and the array is told (SYNCRAID_DONE,
+ * CLEAR_JNL_PENDING). Nothing is written while verifying.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jnl_i.h"
+
+#define JNL_REC_WIN 64u		/* blocks per read batch */
+
+struct jnl_rtag {
+	uint64_t home, pos, tid;
+	uint32_t flags, crc;
+};
+
+struct jnl_rvec {
+	struct jnl_rtag *v;
+	size_t n, cap;
+};
+
+static int jnl_rvec_push(struct jnl_rvec *r, const struct jnl_rtag *t)
+{
+	if (r->n == r->cap) {
+		size_t nc = r->cap ? r->cap * 2 : 256;
+		struct jnl_rtag *nv = realloc(r->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = nc;
+	}
+	r->v[r->n++] = *t;
+	return 0;
+}
+
+/* A read-ahead window over the log: blocks [pos, pos + n) (no wrap inside). */
+struct jnl_rwin {
+	uint8_t *buf;
+	uint64_t pos, n;
+};
+
+static int jnl_rwin_get(struct jnl *j, struct jnl_rwin *w, uint64_t pos, const uint8_t **out)
+{
+	uint64_t n;
+	int rc;
+
+	if (w->n && pos >= w->pos && pos < w->pos + w->n) {
+		*out = w->buf + (pos - w->pos) * JG_BLOCK_SIZE;
+		return 0;
+	}
+	n = j->nblocks - pos;
+	if (n > JNL_REC_WIN)
+		n = JNL_REC_WIN;
+	rc = blk_rw(j->dev, BLK_OP_READ, jnl_abs(j, pos), (uint32_t)n, w->buf, 0);
+	if (rc) {
+		w->n = 0;
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s log read at %llu failed: %d",
+		       j->dev->name, (unsigned long long)jnl_abs(j, pos), rc);
+		return rc;
+	}
+	w->pos = pos;
+	w->n = n;
+	*out = w->buf;
+	return 0;
+}
+
+/* Is @blk a valid log block of transaction @tid at @pos? Returns its magic or 0. Logs why not at debug. */
+static uint32_t jnl_rec_valid(struct jnl *j, const uint8_t *blk, uint64_t pos, uint64_t tid, int *err)
+{
+	const struct jg_blk_hdr *h = (const struct jg_blk_hdr *)blk;
+	uint32_t m = jg_le32(h->magic);
+	const char *why = NULL;
+
+	*err = 0;
+	if (m != JNL_MAGIC_DESC && m != JNL_MAGIC_COMMIT && m != JNL_MAGIC_REVOKE &&
+	    m != JNL_MAGIC_DECLARE)
+		why = "magic";
+	else if (!jg_blk_crc_ok(blk, JG_BLOCK_SIZE, j->seed))
+		why = "crc";
+	else if (jg_le16(h->version) > JNL_VERSION)
+		*err = -EOPNOTSUPP;
+	else if (jg_le64(h->blkno) != jnl_abs(j, pos))
+		why = "blkno";
+	else if (jg_le64(h->seq) != tid)
+		why = "seq";
+	if (*err) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s blkno=%llu log block version %u too new",
+		       j->dev->name, (unsigned long long)jnl_abs(j, pos), jg_le16(h->version));
+		return 0;
+	}
+	if (why) {
+		jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "recovery dev=%s blkno=%llu end of log: %s (tid %llu)",
+		       j->dev->name, (unsigned long long)jnl_abs(j, pos), why, (unsigned long long)tid);
+		return 0;
+	}
+	return m;
+}
+
+struct jnl_scan {
+	struct jnl_rvec tags;		/* every copy of committed transactions, log order */
+	struct jnl_map revoke;		/* blkno -> newest revoking tid */
+	uint64_t *decl;			/* declare blocks of the first uncommitted transaction */
+	size_t ndecl, decl_cap;
+	uint64_t end_tid;		/* first tid not committed */
+	uint64_t head;			/* relative block after the last committed transaction */
+	uint64_t committed;
+	uint64_t max_tid_seen;
+};
+
+static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
+{
+	struct jnl_rwin w = { 0 };
+	struct jnl_rvec cur = { 0 };
+	uint64_t *revpos = NULL;
+	size_t nrev = 0, revcap = 0;
+	uint64_t pos = j->sb_start, next = j->sb_sequence, txn_first = pos, txn_n = 0, scanned = 0;
+	int rc = 0;
+
+	w.buf = jg_alloc_blocks(JNL_REC_WIN);
+	if (!w.buf)
+		return -ENOMEM;
+	s->head = pos;
+	while (scanned < j->cap) {
+		const uint8_t *blk;
+		const struct jnl_list_hdr *lh;
+		uint32_t m, cnt;
+		int err;
+
+		rc = jnl_rwin_get(j, &w, pos, &blk);
+		if (rc)
+			goto out;
+		m = jnl_rec_valid(j, blk, pos, next, &err);
+		if (err) {
+			rc = err;
+			goto out;
+		}
+		if (!m)
+			break;
+		lh = (const struct jnl_list_hdr *)blk;
+		cnt = jg_le32(lh->count);
+		if (m == JNL_MAGIC_DECLARE || m == JNL_MAGIC_REVOKE) {
+			uint64_t **vec = m == JNL_MAGIC_DECLARE ? &s->decl : &revpos;
+			size_t *vn = m == JNL_MAGIC_DECLARE ? &s->ndecl : &nrev;
+			size_t *vc = m == JNL_MAGIC_DECLARE ? &s->decl_cap : &revcap;
+
+			if (cnt > JNL_LIST_ENTRIES)
+				break;
+			if (*vn == *vc) {
+				size_t nc = *vc ? *vc * 2 : 16;
+				uint64_t *nv = realloc(*vec, nc * sizeof(*nv));
+
+				if (!nv) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				*vec = nv;
+				*vc = nc;
+			}
+			(*vec)[(*vn)++] = pos;
+			pos = jnl_next_pos(j, pos, 1);
+			txn_n++;
+			scanned++;
+		} else if (m == JNL_MAGIC_DESC) {
+			struct jnl_tag tags[JNL_DESC_TAGS];
+			bool torn = false;
+
+			if (!cnt || cnt > JNL_DESC_TAGS || cnt + 1 > j->cap - scanned)
+				break;
+			memcpy(tags, blk + sizeof(*lh), cnt * sizeof(tags[0]));
+			for (uint32_t k = 0; k < cnt; k++) {
+				uint64_t lp = jnl_next_pos(j, pos, 1 + k);
+				const uint8_t *lb;
+				struct jnl_rtag rt;
+
+				rc = jnl_rwin_get(j, &w, lp, &lb);
+				if (rc)
+					goto out;
+				rt.home = jg_le64(tags[k].blkno);
+				rt.pos = lp;
+				rt.tid = next;
+				rt.flags = jg_le32(tags[k].flags);
+				rt.crc = jg_le32(tags[k].crc);
+				if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc ||
+				    rt.home >= j->dev->nblocks) {
+					jg_log(JG_LOG_WARN, JNL_SUBSYS,
+					       "recovery dev=%s blkno=%llu tid=%llu logged block bad crc: transaction dropped",
+					       j->dev->name, (unsigned long long)jnl_abs(j, lp),
+					       (unsigned long long)next);
+					torn = true;
+					break;
+				}
+				rc = jnl_rvec_push(&cur, &rt);
+				if (rc)
+					goto out;
+			}
+			if (torn)
+				break;
+			pos = jnl_next_pos(j, pos, 1 + cnt);
+			txn_n += 1 + cnt;
+			scanned += 1 + cnt;
+		} else {	/* commit */
+			const struct jnl_commit_blk *cb = (const struct jnl_commit_blk *)blk;
+
+			if (jg_le64(cb->txn_first) != txn_first || jg_le32(cb->txn_blocks) != txn_n + 1) {
+				jg_log(JG_LOG_WARN, JNL_SUBSYS,
+				       "recovery dev=%s blkno=%llu tid=%llu commit block does not match the transaction: dropped",
+				       j->dev->name, (unsigned long long)jnl_abs(j, pos), (unsigned long long)next);
+				break;
+			}
+			/* the transaction is committed: its copies and revokes count */
+			for (size_t i = 0; i < cur.n; i++) {
+				rc = jnl_rvec_push(&s->tags, &cur.v[i]);
+				if (rc)
+					goto out;
+			}
+			for (size_t i = 0; i < nrev; i++) {
+				const uint8_t *rb;
+
+				rc = jnl_rwin_get(j, &w, revpos[i], &rb);
+				if (rc)
+					goto out;
+				rc = jnl_revoke_table_add(&s->revoke, rb, next);
+				if (rc)
+					goto out;
+			}
+			cur.n = 0;
+			nrev = 0;
+			s->ndecl = 0;
+			s->committed++;
+			next++;
+			pos = jnl_next_pos(j, pos, 1);
+			scanned++;
+			txn_first = pos;
+			txn_n = 0;
+			s->head = pos;
+			/* the window may hold the block just read under another tid: keep it */
+		}
+	}
+	s->end_tid = next;
+out:
+	free(w.buf);
+	free(cur.v);
+	free(revpos);
+	return rc;
+}
+
+/* Replay: newest non-revoked copy of each block, home (or into memory when readonly). */
+static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
+			  struct jnl_recovery_report *rep)
+{
+	struct jnl_map newest;
+	struct jnl_rtag *list = NULL;
+	struct blk_req *reqs = NULL;
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	jnl_map_init(&newest);
+	for (size_t i = 0; i < s->tags.n; i++) {
+		uint64_t *v;
+
+		if (jnl_revoke_table_test(&s->revoke, s->tags.v[i].home, s->tags.v[i].tid)) {
+			rep->blocks_revoked++;
+			continue;
+		}
+		rc = jnl_map_get(&newest, s->tags.v[i].home, &v, NULL);
+		if (rc)
+			goto out;
+		*v = i;		/* later copies replace earlier ones */
+	}
+	rc = -ENOMEM;
+	list = malloc((newest.n + 1) * sizeof(*list));
+	reqs = malloc(JNL_REC_WIN * sizeof(*reqs));
+	buf = jg_alloc_blocks(JNL_REC_WIN);
+	if (!list || !reqs || !buf)
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < newest.cap; i++)
+		if (newest.keys[i] != JNL_MAP_EMPTY)
+			list[n++] = s->tags.v[newest.vals[i]];
+	/* log order makes the reads sequential */
+	for (size_t i = 1; i < n; i++) {
+		struct jnl_rtag t = list[i];
+		size_t k = i;
+
+		for (; k > 0 && list[k - 1].pos > t.pos; k--)
+			list[k] = list[k - 1];
+		list[k] = t;
+	}
+	for (size_t i = 0; i < n; i += JNL_REC_WIN) {
+		size_t b = n - i < JNL_REC_WIN ? n - i : JNL_REC_WIN;
+
+		for (size_t k = 0; k < b; k++)
+			reqs[k] = (struct blk_req){ .op = BLK_OP_READ, .blkno = jnl_abs(j, list[i + k].pos),
+						    .nblocks = 1, .buf = buf + k * JG_BLOCK_SIZE };
+		rc = blk_submit(j->dev, reqs, (unsigned int)b);
+		if (rc) {
+			jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s replay read failed: %d", j->dev->name, rc);
+			goto out;
+		}
+		for (size_t k = 0; k < b; k++) {
+			uint8_t *blk = buf + k * JG_BLOCK_SIZE;
+			const struct jnl_rtag *t = &list[i + k];
+
+			if (jg_crc32c(j->seed, blk, JG_BLOCK_SIZE) != t->crc) {
+				jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s blkno=%llu changed since the scan",
+				       j->dev->name, (unsigned long long)jnl_abs(j, t->pos));
+				rc = -EIO;
+				goto out;
+			}
+			if (t->flags & JNL_TAG_ESCAPED) {
+				uint32_t m = JNL_MAGIC_PREFIX | ((t->flags >> JNL_TAG_ESCAPE_SHIFT) & 0xff);
+
+				memcpy(blk, &m, sizeof(m));
+			}
+			reqs[k] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = t->home, .nblocks = 1,
+						    .buf = blk, .flags = syncraid ? BLK_SYNCRAID : 0 };
+		}
+		if (j->cfg.readonly) {
+			/* fsck -n: keep the replayed blocks in memory, served by jnl_read() */
+			pthread_mutex_lock(&j->lock);
+			for (size_t k = 0; k < b && !rc; k++) {
+				struct jnl_bh *bh = jnl_bh_get(j, list[i + k].home);
+				uint8_t *c = jg_alloc_blocks(1);
+
+				if (!bh || !c) {
+					free(c);
+					rc = -ENOMEM;
+					break;
+				}
+				memcpy(c, buf + k * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
+				free(bh->cp);
+				bh->cp = c;
+				bh->cp_tid = list[i + k].tid;
+			}
+			pthread_mutex_unlock(&j->lock);
+		} else {
+			rc = blk_submit(j->dev, reqs, (unsigned int)b);
+		}
+		if (rc) {
+			jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s replay write failed: %d", j->dev->name, rc);
+			goto out;
+		}
+		rep->blocks_replayed += b;
+	}
+out:
+	jnl_map_free(&newest);
+	free(list);
+	free(reqs);
+	free(buf);
+	return rc;
+}
+
+/* Read @n device blocks listed in @blknos with BLK_SYNCRAID, merging runs. */
+static int jnl_rec_syncraid_list(struct jnl *j, uint64_t *blknos, size_t n, uint8_t *buf,
+				 struct blk_req *reqs)
+{
+	size_t nr = 0, used = 0;
+
+	jnl_sort_u64(blknos, n);
+	for (size_t i = 0; i < n; i++) {
+		if (blknos[i] >= j->dev->nblocks)
+			continue;
+		if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks == blknos[i]) {
+			reqs[nr - 1].nblocks++;
+		} else if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks > blknos[i]) {
+			continue;	/* duplicate */
+		} else {
+			reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
+						       .blkno = blknos[i], .nblocks = 1,
+						       .buf = buf + used * JG_BLOCK_SIZE };
+		}
+		used++;
+	}
+	return nr ? blk_submit(j->dev, reqs, (unsigned int)nr) : 0;
+}
+
+/* Pass 2: every block named by the uncommitted transaction's declare blocks. */
+static int jnl_rec_declared(struct jnl *j, struct jnl_scan *s, struct jnl_recovery_report *rep)
+{
+	uint8_t *blk = jg_alloc_blocks(1), *buf = jg_alloc_blocks(JNL_LIST_ENTRIES);
+	struct blk_req *reqs = malloc(JNL_LIST_ENTRIES * sizeof(*reqs));
+	uint64_t *list = malloc(JNL_LIST_ENTRIES * sizeof(*list));
+	int rc = -ENOMEM;
+
+	if (!blk || !buf || !reqs || !list)
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < s->ndecl && !rc; i++) {
+		const struct jnl_list_hdr *h = (const struct jnl_list_hdr *)blk;
+		const le64 *e = (const le64 *)(blk + sizeof(*h));
+		uint32_t cnt;
+
+		rc = blk_rw(j->dev, BLK_OP_READ, jnl_abs(j, s->decl[i]), 1, blk, BLK_SYNCRAID);
+		if (rc)
+			break;
+		cnt = jg_le32(h->count);
+		if (!jg_blk_crc_ok(blk, JG_BLOCK_SIZE, j->seed) || cnt > JNL_LIST_ENTRIES)
+			continue;	/* verified in the scan; changed since: nothing to trust */
+		for (uint32_t k = 0; k < cnt; k++)
+			list[k] = jg_le64(e[k]);
+		rc = jnl_rec_syncraid_list(j, list, cnt, buf, reqs);
+		rep->declared_blocks_resynced += cnt;
+	}
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s declared resync failed: %d", j->dev->name, rc);
+out:
+	free(blk);
+	free(buf);
+	free(reqs);
+	free(list);
+	return rc;
+}
+
+/* Pass 3: the log window being written at the crash, and the superblock. */
+static int jnl_rec_window(struct jnl *j, uint64_t head, struct jnl_recovery_report *rep)
+{
+	uint64_t left = j->max_txn_blocks < j->cap ? j->max_txn_blocks : j->cap;
+	uint8_t *buf = jg_alloc_blocks(JNL_REC_WIN);
+	uint64_t pos = head;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, buf, BLK_SYNCRAID);
+	if (!rc)
+		rep->log_blocks_resynced++;
+	while (!rc && left) {
+		uint64_t n = j->nblocks - pos;
+
+		if (n > left)
+			n = left;
+		if (n > JNL_REC_WIN)
+			n = JNL_REC_WIN;
+		rc = blk_rw(j->dev, BLK_OP_READ, jnl_abs(j, pos), (uint32_t)n, buf, BLK_SYNCRAID);
+		rep->log_blocks_resynced += n;
+		left -= n;
+		pos = jnl_next_pos(j, pos, n);
+	}
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s log window resync failed: %d", j->dev->name, rc);
+	free(buf);
+	return rc;
+}
+
+static void jnl_rec_array_done(struct jnl *j)
+{
+	int rc = blk_ctl(j->dev, BLK_CTL_SYNCRAID_DONE, NULL);
+
+	if (rc && rc != -ENOTTY)
+		jg_log(JG_LOG_WARN, JNL_SUBSYS, "dev=%s syncraid_done failed: %d", j->dev->name, rc);
+	rc = blk_ctl(j->dev, BLK_CTL_CLEAR_JNL_PENDING, NULL);
+	if (rc && rc != -ENOTTY)
+		jg_log(JG_LOG_WARN, JNL_SUBSYS, "dev=%s clear jnl_pending failed: %d", j->dev->name, rc);
+}
+
+int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
+{
+	struct jnl_recovery_report rep = { 0 };
+	struct jnl_scan s = { 0 };
+	struct blk_stats st0, st1;
+	bool declared = j->feat_incompat & JNL_FEAT_INCOMPAT_DECLARE;
+	bool stats, ro = j->cfg.readonly;
+	double t0 = jg_now_seconds();
+	int rc = 0;
+
+	if (j->started || j->recovered)
+		return -EINVAL;
+	jnl_map_init(&s.revoke);
+	if (!j->sb_start) {
+		rep.was_clean = true;
+		if (!ro) {
+			if (declared) {
+				pthread_mutex_lock(&j->io_lock);
+				rc = jnl_sb_write_locked(j, 0, j->sb_sequence, false, false);
+				pthread_mutex_unlock(&j->io_lock);
+			}
+			jnl_rec_array_done(j);
+		}
+		goto done;
+	}
+	stats = blk_ctl(j->dev, BLK_CTL_GET_STATS, &st0) == 0;
+
+	rc = jnl_rec_scan(j, &s);
+	if (rc)
+		goto out;
+	rep.transactions_replayed = s.committed;
+	rc = jnl_rec_replay(j, &s, declared && !ro, &rep);
+	if (rc)
+		goto out;
+	if (declared && !ro) {
+		rc = jnl_rec_declared(j, &s, &rep);
+		if (!rc)
+			rc = jnl_rec_window(j, s.head, &rep);
+		if (rc)
+			goto out;
+	}
+	if (!ro) {
+		rc = blk_flush(j->dev);
+		if (!rc) {
+			/* empty log; the dropped transaction's tid is never reused */
+			pthread_mutex_lock(&j->io_lock);
+			rc = jnl_sb_write_locked(j, 0, s.end_tid + 1, false, true);
+			pthread_mutex_unlock(&j->io_lock);
+		}
+		if (rc) {
+			jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s superblock update failed: %d",
+			       j->dev->name, rc);
+			goto out;
+		}
+		jnl_rec_array_done(j);
+	}
+	if (stats && blk_ctl(j->dev, BLK_CTL_GET_STATS, &st1) == 0)
+		rep.rows_resynced = st1.syncraid_rows - st0.syncraid_rows;
+	j->committed_tid = s.end_tid;
+	j->sb_sequence = s.end_tid + 1;
+	j->sb_start = 0;
+done:
+	if (rc)
+		goto out;
+	j->head = j->tail = 1;
+	j->used = 0;
+	j->recovered = true;
+	rep.seconds = jg_now_seconds() - t0;
+	if (!rep.was_clean)
+		jg_log(JG_LOG_INFO, JNL_SUBSYS,
+		       "recovery dev=%s%s transactions=%llu replayed=%llu revoked=%llu declared_resynced=%llu log_resynced=%llu rows_resynced=%llu seconds=%.3f",
+		       j->dev->name, ro ? " (readonly)" : "",
+		       (unsigned long long)rep.transactions_replayed,
+		       (unsigned long long)rep.blocks_replayed, (unsigned long long)rep.blocks_revoked,
+		       (unsigned long long)rep.declared_blocks_resynced,
+		       (unsigned long long)rep.log_blocks_resynced,
+		       (unsigned long long)rep.rows_resynced, rep.seconds);
+	pthread_mutex_lock(&j->lock);
+	j->last_recovery = rep;
+	pthread_mutex_unlock(&j->lock);
+	if (rep_out)
+		*rep_out = rep;
+out:
+	free(s.tags.v);
+	free(s.decl);
+	jnl_map_free(&s.revoke);
+	return rc;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/journal/test_journal.c - the journal object: format/open/start/close,
+ * jnl_read() overlay at every stage, commit, checkpoint and tail, wrap, abort,
+ * superblock verification.
+ */
+#include "jnl_test.h"
+#include "../../../src/journal/jnl_format.h"
+
+static const enum jnl_data_mode t_modes[] = {
+	JNL_DATA_WRITEBACK, JNL_DATA_ORDERED, JNL_DATA_JOURNAL, JNL_DATA_DECLARED,
+};
+
+static void test_jnl_mode_names(void **state)
+{
+	enum jnl_data_mode m;
+
+	(void)state;
+	for (unsigned int i = 0; i < 4; i++) {
+		assert_int_equal(jnl_data_mode_parse(jnl_data_mode_name(t_modes[i]), &m), 0);
+		assert_int_equal(m, t_modes[i]);
+	}
+	assert_null(jnl_data_mode_name((enum jnl_data_mode)7));
+	assert_int_equal(jnl_data_mode_parse("bogus", &m), -EINVAL);
+}
+
+/* Close writes everything home and marks the log clean; reopen needs no recovery. */
+static void test_jnl_close_clean(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, t_modes[mi], true);
+		struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = t_modes[mi] };
+
+		t_txn(j, 10, 5, 1, true);
+		t_txn(j, 100, 7, 1, false);
+		assert_int_equal(jnl_close(j), 0);
+		for (unsigned int i = 0; i < 5; i++)
+			assert_int_equal(t_read_ver(NULL, d, 10 + i), 1);
+		for (unsigned int i = 0; i < 7; i++)
+			assert_int_equal(t_read_ver(NULL, d, 100 + i), 1);
+		assert_int_equal(jnl_open(d, &cfg, &j), 0);
+		assert_false(jnl_needs_recovery(j));
+		jnl_abandon(j);
+		blk_close(d);
+	}
+}
+
+/* jnl_read returns the newest copy: running, committing-era, checkpoint, home. */
+static void test_jnl_read_newest_every_stage(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, t_modes[mi], true);
+		struct jnl_handle *h;
+		uint8_t *b = jg_alloc_blocks(4);
+		uint64_t tid;
+
+		/* running: visible through the journal, not on the device */
+		tid = t_txn(j, 20, 3, 1, true);
+		t_txn(j, 30, 2, 1, false);
+		assert_int_equal(t_read_ver(j, d, 20), 1);
+		assert_int_equal(t_read_ver(j, d, 31), 1);
+		assert_int_equal(t_read_ver(NULL, d, 20), 0);
+		/* a handle overwrites within the running transaction */
+		t_txn(j, 21, 1, 2, true);
+		assert_int_equal(t_read_ver(j, d, 21), 2);
+		/* committed: meta in the log, not home yet; data home (except journal mode) */
+		assert_int_equal(jnl_commit(j, tid, true), 0);
+		assert_int_equal(t_read_ver(j, d, 21), 2);
+		assert_int_equal(t_read_ver(NULL, d, 20), 0);
+		if (t_modes[mi] != JNL_DATA_JOURNAL)
+			assert_int_equal(t_read_ver(NULL, d, 30), 1);
+		/* a newer running copy over a committed one */
+		t_txn(j, 20, 1, 3, true);
+		assert_int_equal(t_read_ver(j, d, 20), 3);
+		/* multi-block read mixing copies and device blocks */
+		assert_int_equal(jnl_read(j, 19, 4, b), 0);
+		assert_int_equal(t_version_of(b, 19), 0);
+		assert_int_equal(t_version_of(b + JG_BLOCK_SIZE, 20), 3);
+		assert_int_equal(t_version_of(b + 2 * JG_BLOCK_SIZE, 21), 2);
+		assert_int_equal(t_version_of(b + 3 * JG_BLOCK_SIZE, 22), 1);
+		/* checkpoint: committed copies home, running copy still newest */
+		assert_int_equal(jnl_checkpoint(j), 0);
+		assert_int_equal(t_read_ver(NULL, d, 21), 2);
+		assert_int_equal(t_read_ver(NULL, d, 20), 1);
+		assert_int_equal(t_read_ver(j, d, 20), 3);
+		/* forget drops a pending write */
+		assert_int_equal(jnl_handle_start(j, 2, &h), 0);
+		t_fill(b, 40, 9);
+		assert_int_equal(jnl_handle_dirty_meta(h, 40, b), 0);
+		assert_int_equal(jnl_handle_forget(h, 40), 0);
+		assert_int_equal(jnl_handle_stop(h), 0);
+		assert_int_equal(t_read_ver(j, d, 40), 0);
+		assert_int_equal(jnl_close(j), 0);
+		assert_int_equal(t_read_ver(NULL, d, 20), 3);
+		assert_int_equal(t_read_ver(NULL, d, 40), 0);
+		free(b);
+		blk_close(d);
+	}
+}
+
+/* Checkpoint moves the tail: used blocks drop to zero and the superblock follows. */
+static void test_jnl_checkpoint_moves_tail(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_info info;
+	uint8_t *sb = jg_alloc_blocks(1);
+	uint64_t start0, start1;
+
+	(void)state;
+	assert_int_equal(blk_rw(d, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	start0 = jg_le64(((struct jnl_sb *)sb)->start);
+	assert_int_not_equal(start0, 0);	/* in use */
+	assert_int_equal(jnl_commit(j, t_txn(j, 50, 10, 1, true), true), 0);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.log_used_blocks, 12);	/* descriptor + 10 + commit */
+	assert_int_equal(info.commits, 1);
+	assert_int_equal(jnl_checkpoint(j), 0);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.log_used_blocks, 0);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	start1 = jg_le64(((struct jnl_sb *)sb)->start);
+	assert_int_equal(start1, start0 + 12);
+	assert_int_equal(t_read_ver(NULL, d, 55), 1);
+	assert_int_equal(jnl_close(j), 0);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	assert_int_equal(jg_le64(((struct jnl_sb *)sb)->start), 0);
+	free(sb);
+	blk_close(d);
+}
+
+/* Many transactions through a small log: it wraps, each state stays right. */
+static void test_jnl_log_wraps(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, t_modes[mi], true);
+		uint32_t ver[64] = { 0 };
+		uint64_t seed = 12345 + mi, x = seed;
+
+		for (unsigned int t = 0; t < 400; t++) {
+			struct jnl_handle *h;
+			uint8_t *b = jg_alloc_blocks(1);
+
+			assert_int_equal(jnl_handle_start(j, 20, &h), 0);
+			for (unsigned int k = 0; k < 17; k++) {
+				uint64_t blk;
+
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				blk = x % 64;
+				t_fill(b, blk, ++ver[blk]);
+				if (blk < 40)
+					assert_int_equal(jnl_handle_dirty_meta(h, blk, b), 0);
+				else
+					assert_int_equal(jnl_handle_dirty_data(h, blk, b), 0);
+			}
+			assert_int_equal(jnl_handle_stop(h), 0);
+			free(b);
+			if (t % 3 == 0)
+				assert_int_equal(jnl_commit(j, 0, true), 0);
+			if (t % 50 == 0)
+				for (unsigned int k = 0; k < 64; k++)
+					if (t_read_ver(j, d, k) != ver[k])
+						fail_msg("mode %s seed %llu txn %u blk %u: %lld != %u",
+							 jnl_data_mode_name(t_modes[mi]),
+							 (unsigned long long)seed, t, k,
+							 (long long)t_read_ver(j, d, k), ver[k]);
+		}
+		/* crash with everything committed: recovery must give the same state */
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		jnl_abandon(j);
+		j = t_open(d, t_modes[mi], false);
+		for (unsigned int k = 0; k < 64; k++)
+			if (t_read_ver(NULL, d, k) != ver[k])
+				fail_msg("mode %s after recovery blk %u: %lld != %u",
+					 jnl_data_mode_name(t_modes[mi]), k,
+					 (long long)t_read_ver(NULL, d, k), ver[k]);
+		jnl_abandon(j);
+		blk_close(d);
+	}
+}
+
+/* An I/O error on the log aborts the journal: handle_start returns -EROFS from then on. */
+static void test_jnl_abort_on_log_error(void **state)
+{
+	struct raid_fault_cfg fc = { 0 };
+	struct raid_fault_domain *dom;
+	struct blk_dev *mem = t_mem_dev(), *f;
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .no_commit_thread = true };
+	struct jnl_handle *h;
+	struct jnl_info info;
+	struct jnl *j;
+
+	(void)state;
+	assert_int_equal(raid_fault_domain_new(&fc, &dom), 0);
+	assert_int_equal(raid_dev_fault_open(dom, mem, &f), 0);
+	assert_int_equal(jnl_open(f, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, NULL), 0);
+	assert_int_equal(jnl_start(j), 0);
+	for (uint64_t b = T_JSTART + 1; b < T_JSTART + T_JBLOCKS; b++)
+		assert_int_equal(raid_dev_fault_fail_block(f, b, false, true), 0);
+	t_txn(j, 5, 2, 1, true);
+	assert_int_not_equal(jnl_commit(j, 0, true), 0);
+	jnl_info_get(j, &info);
+	assert_true(info.aborted);
+	assert_int_equal(jnl_handle_start(j, 1, &h), -EROFS);
+	assert_int_equal(jnl_handle_start(j, 1, &h), -EROFS);
+	assert_int_not_equal(jnl_close(j), 0);
+	blk_close(f);
+	blk_close(mem);
+	raid_fault_domain_free(dom);
+}
+
+/* The superblock verifier: bad crc -> -EUCLEAN, unknown incompat -> -EOPNOTSUPP. */
+static void test_jnl_open_verifies_superblock(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART };
+	uint8_t *sb = jg_alloc_blocks(1);
+	struct jnl_sb *s = (struct jnl_sb *)sb;
+	struct jnl *j;
+
+	(void)state;
+	assert_int_equal(blk_rw(d, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	sb[200] ^= 1;
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, T_JSTART, 1, sb, 0), 0);
+	assert_int_equal(jnl_open(d, &cfg, &j), -EUCLEAN);
+	sb[200] ^= 1;
+	s->feature_incompat = jg_cpu_to_le32(jg_le32(s->feature_incompat) | 0x80000000u);
+	jg_blk_crc_set(sb, JG_BLOCK_SIZE, jg_crc_seed(t_uuid));
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, T_JSTART, 1, sb, 0), 0);
+	assert_int_equal(jnl_open(d, &cfg, &j), -EOPNOTSUPP);
+	/* wrong home address: the superblock of another place */
+	assert_int_equal(jnl_format(d, T_JSTART, T_JBLOCKS, t_uuid), 0);
+	cfg.start_blkno = T_JSTART + 1;
+	assert_int_equal(jnl_open(d, &cfg, &j), -EUCLEAN);
+	free(sb);
+	blk_close(d);
+}
+
+/* Credits that can never fit are refused; a full transaction commits and a new one starts. */
+static void test_jnl_credits(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_handle *h;
+	struct jnl_info info;
+	uint64_t tid0;
+
+	(void)state;
+	assert_int_equal(jnl_handle_start(j, T_JBLOCKS, &h), -EINVAL);
+	tid0 = t_txn(j, 0, 100, 1, true);
+	t_txn(j, 100, 100, 1, true);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.commits, 0);
+	t_txn(j, 200, 100, 1, true);	/* 255-block limit: this one forces a commit */
+	jnl_info_get(j, &info);
+	assert_int_equal(info.commits, 1);
+	assert_true(info.running_tid > tid0);
+	assert_int_equal(jnl_close(j), 0);
+	for (unsigned int i = 0; i < 300; i++)
+		assert_int_equal(t_read_ver(NULL, d, i), 1);
+	blk_close(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jnl_mode_names),
+		cmocka_unit_test(test_jnl_close_clean),
+		cmocka_unit_test(test_jnl_read_newest_every_stage),
+		cmocka_unit_test(test_jnl_checkpoint_moves_tail),
+		cmocka_unit_test(test_jnl_log_wraps),
+		cmocka_unit_test(test_jnl_abort_on_log_error),
+		cmocka_unit_test(test_jnl_open_verifies_superblock),
+		cmocka_unit_test(test_jnl_credits),
+	};
+
+	jg_log_set_level(JG_LOG_ERR - 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

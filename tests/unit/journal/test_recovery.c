@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/journal/test_recovery.c - replay after a crash: committed
+ * transactions replay exactly, uncommitted and torn ones never, revokes are
+ * honoured, readonly recovery writes nothing; fsync durability with the commit
+ * thread.
+ */
+#include "jnl_test.h"
+#include "../../../src/journal/jnl_format.h"
+
+static const enum jnl_data_mode t_modes[] = {
+	JNL_DATA_WRITEBACK, JNL_DATA_ORDERED, JNL_DATA_JOURNAL, JNL_DATA_DECLARED,
+};
+
+static struct jnl *t_reopen(struct blk_dev *d, enum jnl_data_mode mode, bool ro,
+			    struct jnl_recovery_report *rep)
+{
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
+			       .readonly = ro };
+	struct jnl *j = NULL;
+
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	assert_true(jnl_needs_recovery(j));
+	assert_int_equal(jnl_recover(j, rep), 0);
+	return j;
+}
+
+/* Committed transactions replay exactly; the running one does not. */
+static void test_recovery_replays_committed_only(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, t_modes[mi], true);
+		struct jnl_recovery_report rep;
+
+		t_txn(j, 10, 4, 1, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		t_txn(j, 12, 4, 2, true);	/* 12..15 at version 2 */
+		t_txn(j, 300, 3, 2, false);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		t_txn(j, 10, 2, 3, true);	/* never committed */
+		t_txn(j, 300, 1, 3, false);
+		jnl_abandon(j);
+		j = t_reopen(d, t_modes[mi], false, &rep);
+		assert_false(rep.was_clean);
+		assert_int_equal(rep.transactions_replayed, 2);
+		assert_int_equal(rep.blocks_replayed, t_modes[mi] == JNL_DATA_JOURNAL ? 9 : 6);
+		assert_int_equal(t_read_ver(NULL, d, 10), 1);
+		assert_int_equal(t_read_ver(NULL, d, 11), 1);
+		for (unsigned int i = 12; i < 16; i++)
+			assert_int_equal(t_read_ver(NULL, d, i), 2);
+		for (unsigned int i = 300; i < 303; i++)
+			assert_int_equal(t_read_ver(NULL, d, i), 2);
+		assert_false(jnl_needs_recovery(j));
+		/* the journal continues after recovery */
+		assert_int_equal(jnl_start(j), 0);
+		t_txn(j, 10, 1, 4, true);
+		assert_int_equal(jnl_close(j), 0);
+		assert_int_equal(t_read_ver(NULL, d, 10), 4);
+		blk_close(d);
+	}
+}
+
+enum t_corrupt { T_CORRUPT_LOGGED, T_CORRUPT_DESC, T_CORRUPT_COMMIT, T_CORRUPT_DESC_SEQ };
+
+/*
+ * Three committed transactions of 5 metadata blocks each (ordered mode, log from
+ * relative block 1: each takes descriptor, 5 copies, commit = 7 blocks). Damage
+ * one block of the second: neither it nor the third may replay.
+ */
+static void test_recovery_torn_transaction_dropped(void **state)
+{
+	(void)state;
+	for (int c = T_CORRUPT_LOGGED; c <= T_CORRUPT_DESC_SEQ; c++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+		struct jnl_recovery_report rep;
+		uint8_t *b = jg_alloc_blocks(1);
+		uint64_t victim;
+
+		for (uint32_t t = 1; t <= 3; t++) {
+			t_txn(j, 100, 5, t, true);
+			assert_int_equal(jnl_commit(j, 0, true), 0);
+		}
+		jnl_abandon(j);
+		victim = T_JSTART + 1 + 7;	/* second transaction's descriptor */
+		if (c == T_CORRUPT_LOGGED)
+			victim += 3;
+		else if (c == T_CORRUPT_COMMIT)
+			victim += 6;
+		assert_int_equal(blk_rw(d, BLK_OP_READ, victim, 1, b, 0), 0);
+		if (c == T_CORRUPT_DESC_SEQ) {
+			/* valid crc, wrong transaction id: a stale block */
+			((struct jg_blk_hdr *)b)->seq = jg_cpu_to_le64(jg_le64(((struct jg_blk_hdr *)b)->seq) + 7);
+			jg_blk_crc_set(b, JG_BLOCK_SIZE, jg_crc_seed(t_uuid));
+		} else {
+			b[1000] ^= 0x40;
+		}
+		assert_int_equal(blk_rw(d, BLK_OP_WRITE, victim, 1, b, 0), 0);
+		j = t_reopen(d, JNL_DATA_ORDERED, false, &rep);
+		assert_int_equal(rep.transactions_replayed, 1);
+		for (unsigned int i = 100; i < 105; i++)
+			if (t_read_ver(NULL, d, i) != 1)
+				fail_msg("corruption %d: block %u holds %lld", c, i,
+					 (long long)t_read_ver(NULL, d, i));
+		jnl_abandon(j);
+		free(b);
+		blk_close(d);
+	}
+}
+
+/* Revoked blocks are not replayed; a copy logged after the revoke is. */
+static void test_recovery_revoke_honoured(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_recovery_report rep;
+	struct jnl_handle *h;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	(void)state;
+	t_txn(j, 200, 4, 1, true);		/* 200..203 */
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	assert_int_equal(jnl_handle_start(j, 4, &h), 0);
+	assert_int_equal(jnl_handle_revoke(h, 200), 0);
+	assert_int_equal(jnl_handle_forget(h, 200), 0);
+	assert_int_equal(jnl_handle_revoke(h, 201), 0);
+	assert_int_equal(jnl_handle_forget(h, 201), 0);
+	/* revoked and re-logged in the same transaction: the revoke is cancelled */
+	assert_int_equal(jnl_handle_revoke(h, 202), 0);
+	t_fill(b, 202, 2);
+	assert_int_equal(jnl_handle_dirty_meta(h, 202, b), 0);
+	assert_int_equal(jnl_handle_stop(h), 0);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	/* 201 reused as metadata in a later transaction: replayed */
+	t_txn(j, 201, 1, 3, true);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	jnl_abandon(j);
+	j = t_reopen(d, JNL_DATA_ORDERED, false, &rep);
+	assert_int_equal(rep.transactions_replayed, 3);
+	assert_int_equal(rep.blocks_revoked, 2);	/* tid 1 copies of 200 and 201 */
+	assert_int_equal(t_read_ver(NULL, d, 200), 0);
+	assert_int_equal(t_read_ver(NULL, d, 201), 3);
+	assert_int_equal(t_read_ver(NULL, d, 202), 2);
+	assert_int_equal(t_read_ver(NULL, d, 203), 1);
+	jnl_abandon(j);
+	free(b);
+	blk_close(d);
+}
+
+/* A logged copy that looks like a log block is escaped and restored. */
+static void test_recovery_escaped_copy(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_handle *h;
+	uint8_t *b = jg_alloc_blocks(1), *r = jg_alloc_blocks(1);
+	uint32_t m = JNL_MAGIC_COMMIT;
+
+	(void)state;
+	memset(b, 0x5a, JG_BLOCK_SIZE);
+	memcpy(b, &m, 4);
+	assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+	assert_int_equal(jnl_handle_dirty_meta(h, 7, b), 0);
+	assert_int_equal(jnl_handle_stop(h), 0);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	jnl_abandon(j);
+	j = t_reopen(d, JNL_DATA_ORDERED, false, NULL);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 7, 1, r, 0), 0);
+	assert_memory_equal(b, r, JG_BLOCK_SIZE);
+	jnl_abandon(j);
+	free(b);
+	free(r);
+	blk_close(d);
+}
+
+/* Readonly recovery writes nothing and serves the replayed blocks from memory. */
+static void test_recovery_readonly_in_memory(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_recovery_report rep;
+	uint8_t *before = jg_alloc_blocks(T_DEV_BLOCKS), *after = jg_alloc_blocks(T_DEV_BLOCKS);
+
+	(void)state;
+	t_txn(j, 60, 3, 1, true);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	jnl_abandon(j);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 0, T_DEV_BLOCKS, before, 0), 0);
+	j = t_reopen(d, JNL_DATA_ORDERED, true, &rep);
+	assert_int_equal(rep.blocks_replayed, 3);
+	assert_int_equal(t_read_ver(j, d, 61), 1);
+	assert_int_equal(t_read_ver(NULL, d, 61), 0);
+	assert_int_equal(jnl_start(j), -EROFS);
+	assert_int_equal(jnl_close(j), 0);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 0, T_DEV_BLOCKS, after, 0), 0);
+	assert_memory_equal(before, after, (size_t)T_DEV_BLOCKS * JG_BLOCK_SIZE);
+	free(before);
+	free(after);
+	blk_close(d);
+}
+
+/* With the commit thread: jnl_commit(wait) makes a handle's transaction durable. */
+static void test_recovery_fsync_durable_with_thread(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = t_modes[mi] };
+		struct jnl_recovery_report rep;
+		struct jnl *j;
+		uint64_t tid;
+
+		assert_int_equal(jnl_open(d, &cfg, &j), 0);
+		assert_int_equal(jnl_recover(j, NULL), 0);
+		assert_int_equal(jnl_start(j), 0);
+		for (uint32_t v = 1; v <= 20; v++) {
+			tid = t_txn(j, 400 + v, 2, v, v % 2);
+			if (v % 4 == 0)
+				assert_int_equal(jnl_commit(j, tid, true), 0);
+		}
+		/* everything up to v = 20 was fsynced (tid of v 20 covers all before) */
+		jnl_abandon(j);
+		j = t_reopen(d, t_modes[mi], false, &rep);
+		for (uint32_t v = 1; v <= 20; v++)
+			assert_int_equal(t_read_ver(NULL, d, 400 + v), v);
+		assert_int_equal(t_read_ver(NULL, d, 421), 20);
+		jnl_abandon(j);
+		blk_close(d);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recovery_replays_committed_only),
+		cmocka_unit_test(test_recovery_torn_transaction_dropped),
+		cmocka_unit_test(test_recovery_revoke_honoured),
+		cmocka_unit_test(test_recovery_escaped_copy),
+		cmocka_unit_test(test_recovery_readonly_in_memory),
+		cmocka_unit_test(test_recovery_fsync_durable_with_thread),
+	};
+
+	jg_log_set_level(JG_LOG_ERR - 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
