@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -82,6 +83,26 @@ static int mount_lock_members(char **paths, int n, int *fds)
 			return err;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Before anything is opened: a mountpoint left by a killed daemon fails statfs
+ * with ENOTCONN (stat may still answer from the kernel's attribute cache).
+ */
+static int mount_check_mountpoint(const char *mnt)
+{
+	struct statvfs sv;
+	struct stat st;
+
+	if (stat(mnt, &st) || statvfs(mnt, &sv)) {
+		if (errno == ENOTCONN)
+			return cli_err("%s: a dead FUSE mount (was its daemon killed?): run "
+				       "`fusermount3 -u %s` first", mnt, mnt), -ENOTCONN;
+		return cli_err("mountpoint %s: %s", mnt, strerror(errno)), -errno;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return cli_err("mountpoint %s: not a directory", mnt), -ENOTDIR;
 	return 0;
 }
 
@@ -155,6 +176,8 @@ int cmd_mount(int argc, char **argv)
 		goto usage_err;
 	}
 	mountpoint = argv[argc - 1];
+	if (mount_check_mountpoint(mountpoint))
+		goto out;
 
 	if (!o.foreground) {
 		int bg = fop_background_start(&code);

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -62,18 +63,24 @@ static void fop_log_sink(void *ctx, int level, const char *subsys, const char *m
 		fprintf(stderr, "jgrfs: %s: %s%s\n", subsys, what[l], msg);
 }
 
-/* libfuse's own messages (bad options, mount failures) take the same way. */
+/*
+ * libfuse's own messages (bad options, mount failures) take the same way. It
+ * writes some lines in pieces: gather them until the newline.
+ */
 static void fop_log_fuse(enum fuse_log_level level, const char *fmt, va_list ap)
 {
-	char msg[1024];
-	size_t n;
+	static __thread char line[1024];
+	size_t n = strlen(line);
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	while (n && msg[n - 1] == '\n')
-		msg[--n] = '\0';
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	n = strlen(line);
+	if (n && line[n - 1] != '\n' && n < sizeof(line) - 1)
+		return;
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
 	jg_log(level <= FUSE_LOG_ERR ? JG_LOG_ERR : level <= FUSE_LOG_WARNING ? JG_LOG_WARN :
-	       level <= FUSE_LOG_INFO ? JG_LOG_INFO : JG_LOG_DEBUG, "libfuse", "%s", msg);
+	       level <= FUSE_LOG_INFO ? JG_LOG_INFO : JG_LOG_DEBUG, "libfuse", "%s", line);
+	line[0] = '\0';
 }
 
 /* ------------------------------------------------------------- background */
@@ -287,8 +294,8 @@ static int fop_fuse_args(const struct fop_opts *o, struct fuse_args *args)
 	char opts[512];
 	int rc = 0;
 
-	snprintf(opts, sizeof(opts), "default_permissions,subtype=jgrfs,max_write=%u%s%s",
-		 o->max_write_bytes,
+	/* max_write is not a session option in libfuse 3.14: fop_init() sets it */
+	snprintf(opts, sizeof(opts), "default_permissions,subtype=jgrfs%s%s",
 		 o->fuse_opts && strstr(o->fuse_opts, "fsname=") ? "" : ",fsname=jgrfs",
 		 o->readonly ? ",ro" : "");
 	rc |= fuse_opt_add_arg(args, "jgrfs");
@@ -327,9 +334,11 @@ static int fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
 /* The mountpoint as an absolute path; a dead FUSE mount gets a clear message. */
 static int fop_mountpoint(const char *mountpoint, char *out)
 {
+	struct statvfs sv;
 	struct stat st;
 
-	if (!realpath(mountpoint, out) || stat(out, &st)) {
+	/* statfs always asks the daemon: a dead mount fails even while attributes are cached */
+	if (!realpath(mountpoint, out) || stat(out, &st) || statvfs(out, &sv)) {
 		int err = -errno;
 
 		if (err == -ENOTCONN)
