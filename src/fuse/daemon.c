@@ -372,6 +372,8 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	c.owner_uid = getuid();
 	jg_log_set_sink(fop_log_sink, NULL);
 	fuse_set_log_func(fop_log_fuse);
+	if (o->debug)
+		jg_log_set_level(JG_LOG_DEBUG);	/* libfuse's request trace is at debug */
 
 	rc = fop_mountpoint(mountpoint, mnt);
 	if (rc)

@@ -99,6 +99,9 @@ static void fop_init(void *userdata, struct fuse_conn_info *conn)
 	const struct fop_opts *o = c->opts;
 
 	conn->max_write = o->max_write_bytes;
+	/* sequential reads in requests as large as the writes (the kernel caps it) */
+	if (conn->max_readahead < o->max_write_bytes)
+		conn->max_readahead = o->max_write_bytes;
 	/* O_TRUNC comes as setattr (F3); setuid bits are cleared by the kernel */
 	conn->want &= ~(unsigned int)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
