@@ -51,14 +51,15 @@ static const char cmd_rebuild_help[] =
 	"exit status: 0 rebuilt, 1 bad options, 2 the rebuild failed\n";
 
 /*
- * Create @path sparse at @bytes when it does not exist. 0, or -errno after a
- * message. An existing path (file or block device) is left as it is.
+ * Create @path sparse at @bytes when it does not exist (*@created = true). 0, or
+ * -errno after a message. An existing path (file or block device) is left as it is.
  */
-static int cmd_rebuild_new_file(const char *path, uint64_t bytes)
+static int cmd_rebuild_new_file(const char *path, uint64_t bytes, bool *created)
 {
 	struct stat st;
 	int fd, rc = 0;
 
+	*created = false;
 	if (!stat(path, &st))
 		return 0;
 	if (errno != ENOENT)
@@ -76,6 +77,7 @@ static int cmd_rebuild_new_file(const char *path, uint64_t bytes)
 		unlink(path);
 	}
 	close(fd);
+	*created = !rc;
 	return rc;
 }
 
@@ -124,7 +126,7 @@ int cmd_rebuild(int argc, char **argv)
 	const char *newpath = NULL;
 	uint64_t size_bytes = 0, member_bytes = 0, v;
 	long want = -1;
-	bool fail = false;
+	bool fail = false, created, rebuilt = false;
 	int opt, n, rc, role, ret = 2;
 
 	optind = 1;
@@ -175,18 +177,17 @@ int cmd_rebuild(int argc, char **argv)
 			member_bytes = (uint64_t)st.st_size;
 	}
 	paths[n] = (char *)newpath;
-	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes))
+	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes, &created))
 		return 2;
 	/* one open for all, so that a JGRFS_POWERCUT domain spans the new member too */
 	if (cli_open_members(paths, n + 1, 0, devs))
-		return 2;
+		goto out_unlink;
 	rc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
 	if (rc) {
 		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
-			rc == -EUCLEAN ? "a member failed verification, or the array is dirty "
-					 "and degraded (see the message above)" : strerror(-rc));
+			raidcli_assemble_why(rc));
 		cli_close_members(devs, n + 1);
-		return 2;
+		goto out_unlink;
 	}
 	raid_info_get(a, &info);
 	role = cmd_rebuild_pick_role(&info, want);
@@ -218,6 +219,7 @@ int cmd_rebuild(int argc, char **argv)
 		goto out;
 	}
 	printf("rebuilt role %d onto %s\n", role, newpath);
+	rebuilt = true;
 	ret = 0;
 out:
 	/* the new device, when the array did not take it */
@@ -228,5 +230,11 @@ out:
 	rc = raidcli_stop(a, devs, n + 1);
 	if (rc && !ret)
 		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
-	return ret;
+	if (rebuilt)
+		return ret;
+out_unlink:
+	/* a file we made and did not fill is no member; leave no litter */
+	if (created)
+		unlink(newpath);
+	return 2;
 }

@@ -6,8 +6,11 @@
  *
  *	jgrfs scrub [--repair] [--json] DEV...
  *
- * The array is assembled as for use (a dirty array gets its recovery resync
- * first, as it would at mount), so the scrub judges the array a user would see.
+ * A scrub that only counts writes nothing: the members are assembled read-only
+ * and without the recovery resync, so a degraded set is refused before its
+ * absent member could turn stale, and a dirty array is judged as it lies on
+ * disk. --repair assembles the array for use (a dirty array gets its recovery
+ * resync first, as at mount) and rewrites the parity of mismatched rows.
  * An array whose filesystem journal still has to be replayed (jnl-pending) is
  * refused: rows the journal names may legitimately disagree with their parity
  * until recovery, and "repairing" them from stale data would hide that.
@@ -26,9 +29,11 @@
 static const char cmd_scrub_help[] =
 	"usage: jgrfs scrub [--repair] [--json] DEV...\n"
 	"\n"
-	"Assemble the array from its members DEV, read every stripe row and count the\n"
-	"rows whose parity does not match the data. With --repair, rewrite the parity\n"
-	"of those rows from the data. The array must not be degraded.\n"
+	"Read every stripe row of the array on the members DEV and count the rows whose\n"
+	"parity does not match the data; nothing is written. With --repair, assemble\n"
+	"the array for use (running its recovery resync if it was not shut down\n"
+	"cleanly) and rewrite the parity of mismatched rows from the data. The array\n"
+	"must not be degraded.\n"
 	"\n"
 	"options:\n"
 	"  -R, --repair             rewrite mismatched parity (default: only count)\n"
@@ -53,6 +58,8 @@ int cmd_scrub(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* first look: never write (a degraded set must not make its absent member stale) */
+	struct raid_assemble_cfg probe = { .force = true, .readonly = true, .no_resync = true };
 	struct raid_assemble_cfg cfg = { 0 };
 	struct raid_resync_report rep = { 0 };
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
@@ -88,7 +95,7 @@ int cmd_scrub(int argc, char **argv)
 		fputs(cmd_scrub_help, stderr);
 		return 1;
 	}
-	if (raidcli_assemble(argv + optind, n, &cfg, devs, &a))
+	if (raidcli_assemble(argv + optind, n, &probe, devs, &a))
 		return 2;
 	raid_info_get(a, &info);
 	if (info.degraded) {
@@ -101,6 +108,18 @@ int cmd_scrub(int argc, char **argv)
 			      "been replayed); mount or fsck first, or use --force",
 			      argv[optind]) + 2;
 		goto out;
+	}
+	if (repair) {
+		rc = raidcli_stop(a, devs, n);
+		a = NULL;
+		if (rc)
+			return cli_err("closing the read-only array failed: %s", strerror(-rc)) + 1;
+		if (raidcli_assemble(argv + optind, n, &cfg, devs, &a))
+			return 2;
+	} else if (info.was_dirty) {
+		fprintf(stderr, "%s: note: the array was not shut down cleanly; mismatches may be "
+			"rows its recovery resync would repair (--repair runs that resync first)\n",
+			cli_prog);
 	}
 	mismatches = raid_scrub(a, repair, json ? NULL : cli_progress,
 				repair ? "repair" : "scrub", &rep);

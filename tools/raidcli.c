@@ -19,16 +19,13 @@ void raidcli_longopts(struct option *out, int room, const struct option *extra)
 	memset(&out[k], 0, sizeof(out[k]));
 }
 
-/* Why an assembly failed, in words for a person; the engine's log line above names the device. */
-static const char *raidcli_assemble_why(int rc)
+const char *raidcli_assemble_why(int rc)
 {
 	switch (rc) {
 	case -EUCLEAN:
-		return "a member superblock failed verification, belongs to another array, "
-		       "or the array is dirty and degraded (see the message above)";
 	case -EINVAL:
-		return "the members do not form one array: missing, duplicated or stale "
-		       "members (see the message above)";
+		return "a member is foreign, damaged, stale, duplicated or missing "
+		       "(the message above names it)";
 	case -EOPNOTSUPP:
 		return "a member was written by a newer jgrfs";
 	default:

@@ -31,6 +31,9 @@ void raidcli_longopts(struct option *out, int room, const struct option *extra);
 int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
 		     struct blk_dev **devs, struct raid_array **out);
 
+/* Why raid_assemble() failed with @rc, in words; the engine's log line names the device. */
+const char *raidcli_assemble_why(int rc);
+
 /* raid_stop() then the fault domain of cli_open_members, if any. Returns raid_stop's rc. */
 int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n);
 
