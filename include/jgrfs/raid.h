@@ -195,6 +195,10 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 /*
  * Reconstruct the member of role @role onto @newdev (owned by the array from now
  * on) while the array stays usable; the member superblock is written last.
+ * Refused before it starts, the caller keeps @newdev: -EINVAL (bad role, @newdev
+ * too small), -EBUSY (the member of @role works: raid_fail_member() it first),
+ * -EROFS. A rebuild that fails or is stopped by @fn (-ECANCELED) leaves @newdev
+ * in the array, marked failed.
  */
 int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 		 raid_progress_fn fn, void *ctx);

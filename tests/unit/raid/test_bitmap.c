@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/raid/test_bitmap.c - the write-intent bitmap: BLK_FS_RAIDSYNC writes
+ * stay out of it under the journal policy, other writes set bits; a bit is
+ * durable on every member before the first data write of its region; one
+ * bitmap round per batch; lazy clearing after two flushes; bits survive a crash
+ * and limit the recovery resync to their regions.
+ */
+#include "raid_test.h"
+
+static const struct geo_case geos[] = {
+	{ 5, 3, 2 }, { 5, 5, 4 }, { 4, 4, 1 }, { 6, 4, 2 }, { 6, 7, 4 },
+};
+#define NGEO (sizeof(geos) / sizeof(geos[0]))
+#define MB 256
+#define REGION 16
+
+static void t_fail(const struct geo_case *g, const char *what)
+{
+	fail_msg("%s: level=%u members=%u chunk=%u", what, g->level, g->n, g->chunk);
+}
+
+static uint64_t t_bits_set(struct tarr *t)
+{
+	struct blk_stats st;
+
+	assert_int_equal(blk_ctl(t->dev, BLK_CTL_GET_STATS, &st), 0);
+	return st.bitmap_bits_set;
+}
+
+static uint64_t t_dirty(struct tarr *t)
+{
+	struct raid_info info;
+
+	raid_info_get(t->a, &info);
+	return info.bitmap_dirty_regions;
+}
+
+static void test_bitmap_fs_raidsync_stays_clean(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *buf = jg_alloc_blocks(8);
+		struct tarr t;
+
+		t_fill(buf, 8, gi);
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, REGION, NULL);
+		t_assemble(&t);
+		for (uint64_t b = 0; b < 200; b += 13)
+			assert_int_equal(t_io(&t, BLK_OP_WRITE, b, 8, buf, BLK_FS_RAIDSYNC), 0);
+		if (t_bits_set(&t) || t_dirty(&t))
+			t_fail(gc, "FS_RAIDSYNC writes set bitmap bits under the journal policy");
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 3, 1, buf, 0), 0);
+		if (t_bits_set(&t) != 1 || t_dirty(&t) != 1)
+			t_fail(gc, "a plain write did not set its bit");
+		t_stop(&t);
+		t_free(&t);
+		/* the bitmap policy records FS_RAIDSYNC writes too */
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, REGION, NULL);
+		t_assemble(&t);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 3, 1, buf, BLK_FS_RAIDSYNC), 0);
+		if (t_bits_set(&t) != 1)
+			t_fail(gc, "bitmap policy ignored an FS_RAIDSYNC write");
+		t_stop(&t);
+		t_free(&t);
+		free(buf);
+	}
+}
+
+/* Order of member operations, recorded by a wrapper. */
+struct t_ev {
+	unsigned int member;
+	uint8_t op;
+	uint64_t blkno;
+};
+static struct t_ev t_evs[4096];
+static unsigned int t_nev;
+
+struct t_rec {
+	struct blk_dev dev;
+	struct blk_dev *lower;
+	unsigned int member;
+};
+
+static int t_rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
+{
+	struct t_rec *k = (struct t_rec *)d;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (t_nev < 4096)
+			t_evs[t_nev++] = (struct t_ev){ k->member, r[i].op, r[i].blkno };
+	return blk_submit(k->lower, r, n);
+}
+
+static void t_rec_close(struct blk_dev *d)
+{
+	free(d);
+}
+
+static const struct blk_dev_ops t_rec_ops = { .submit = t_rec_submit, .close = t_rec_close };
+
+static void test_bitmap_durable_before_data_one_round(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct blk_dev *devs[RAID_MAX_MEMBERS];
+		struct blk_req r[6];
+		struct raid_array *a;
+		struct raid_geo g;
+		struct tarr t;
+		uint8_t *buf = jg_alloc_blocks(1);
+		uint32_t flushed = 0, bm_written = 0;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, REGION, NULL);
+		t_geo(&t, &g);
+		for (unsigned int i = 0; i < gc->n; i++) {
+			struct t_rec *k = calloc(1, sizeof(*k));
+
+			k->dev.ops = &t_rec_ops;
+			k->dev.nblocks = t.mem[i]->nblocks;
+			k->lower = t.mem[i];
+			k->member = i;
+			devs[i] = &k->dev;
+		}
+		assert_int_equal(raid_assemble(devs, gc->n, NULL, &a), 0);
+		t_nev = 0;
+		/* one batch, six clean regions */
+		for (unsigned int i = 0; i < 6; i++)
+			r[i] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = 5 + (uint64_t)i * 2 * REGION,
+						 .nblocks = 1, .buf = buf };
+		assert_int_equal(blk_submit(raid_array_dev(a), r, 6), 0);
+		for (unsigned int e = 0; e < t_nev; e++) {
+			struct t_ev *ev = &t_evs[e];
+
+			if (ev->op == BLK_OP_WRITE && ev->blkno >= RAID_BITMAP_BLKNO && ev->blkno < g.data_offset) {
+				if (bm_written & (1u << ev->member))
+					t_fail(gc, "more than one bitmap write round for one batch");
+				bm_written |= 1u << ev->member;
+			} else if (ev->op == BLK_OP_FLUSH) {
+				if (!(bm_written & (1u << ev->member)))
+					t_fail(gc, "flush before the bitmap write");
+				flushed |= 1u << ev->member;
+			} else if (ev->op == BLK_OP_WRITE && ev->blkno >= g.data_offset) {
+				/* (B1): every member has the bit durably before any data write */
+				if (flushed != (1u << gc->n) - 1)
+					t_fail(gc, "data written before the bitmap was durable on every member");
+			}
+		}
+		if (flushed != (1u << gc->n) - 1)
+			t_fail(gc, "bitmap not flushed on every member");
+		{
+			struct blk_stats st;
+
+			assert_int_equal(blk_ctl(raid_array_dev(a), BLK_CTL_GET_STATS, &st), 0);
+			if (st.bitmap_bits_set != 6)
+				t_fail(gc, "bits set count");
+		}
+		/* the same regions again: no bitmap I/O at all */
+		t_nev = 0;
+		assert_int_equal(blk_submit(raid_array_dev(a), r, 6), 0);
+		for (unsigned int e = 0; e < t_nev; e++)
+			if (t_evs[e].op == BLK_OP_FLUSH || t_evs[e].blkno < g.data_offset)
+				t_fail(gc, "bitmap I/O for regions already dirty");
+		assert_int_equal(raid_stop(a), 0);
+		free(buf);
+		t_free(&t);
+	}
+}
+
+static void test_bitmap_lazy_clear_and_crash(void **state)
+{
+	(void)state;
+	raid_bitmap_clear_delay = 0;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *buf = jg_alloc_blocks(1), *bm = jg_alloc_blocks(1);
+		struct raid_info info;
+		struct raid_geo g;
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, REGION, NULL);
+		t_geo(&t, &g);
+		t_assemble(&t);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 2 * REGION + 1, 1, buf, 0), 0);
+		assert_int_equal(blk_flush(t.dev), 0);
+		if (t_dirty(&t) != 1)
+			t_fail(gc, "bit cleared at the first flush after the write");
+		assert_int_equal(blk_flush(t.dev), 0);
+		if (t_dirty(&t) != 0)
+			t_fail(gc, "bit not cleared at the second flush");
+		assert_int_equal(blk_rw(t.mem[0], BLK_OP_READ, RAID_BITMAP_BLKNO, 1, bm, 0), 0);
+		if (((struct raid_bitmap_blk *)bm)->bits[0])
+			t_fail(gc, "cleared bit still on the member");
+		/* a crash with a dirty region: the bit is on every member, recovery resyncs it only */
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 5 * REGION + 3, 1, buf, 0), 0);
+		for (unsigned int i = 0; i < gc->n; i++) {
+			assert_int_equal(blk_rw(t.mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO, 1, bm, 0), 0);
+			if (((struct raid_bitmap_blk *)bm)->bits[0] != 1u << 5)
+				t_fail(gc, "dirty bit not on a member");
+		}
+		raid_abandon(t.a);
+		t.a = NULL;
+		t_assemble(&t);
+		raid_info_get(t.a, &info);
+		{
+			uint64_t r0 = 5 * REGION / g.row_blocks, r1 = (6 * REGION - 1) / g.row_blocks;
+
+			if (info.last_resync.rows_checked != r1 - r0 + 1 || info.bitmap_dirty_regions)
+				t_fail(gc, "recovery did not resync exactly the dirty region");
+		}
+		t_stop(&t);
+		free(buf);
+		free(bm);
+		t_free(&t);
+	}
+	raid_bitmap_clear_delay = 2.0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bitmap_fs_raidsync_stays_clean),
+		cmocka_unit_test(test_bitmap_durable_before_data_one_round),
+		cmocka_unit_test(test_bitmap_lazy_clear_and_crash),
+	};
+
+	jg_log_set_level(JG_LOG_ERR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
