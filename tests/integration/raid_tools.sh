@@ -154,11 +154,15 @@ step "a lost member is rebuilt onto a new file"
 len=$((rows * chunk))
 get d1.img $((off_blocks * 4096)) "$len" > d1.data
 rm d1.img
+sum_before=$(cat d0.img d2.img d3.img | md5sum)
 run "$JG" examine d0.img d2.img d3.img
 expect_rc 0 "examine of a degraded array"
 grep -q "degraded  *yes" out || { cat out >&2; fail "examine does not say degraded"; }
 run "$JG" scrub d0.img d2.img d3.img
 [ "$rc" -ge 2 ] || fail "scrub of a degraded array should refuse (exit $rc)"
+grep -q "degraded" err || { cat err >&2; fail "scrub refusal does not say degraded"; }
+[ "$(cat d0.img d2.img d3.img | md5sum)" = "$sum_before" ] ||
+	fail "examine or a refused scrub wrote to the members of a degraded array"
 run "$JG" rebuild --new d1new.img d0.img d2.img d3.img
 expect_rc 0 "rebuild"
 get d1new.img $((off_blocks * 4096)) "$len" | cmp -s - d1.data || fail "rebuilt data area differs"
