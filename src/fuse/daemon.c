@@ -310,6 +310,46 @@ static int fop_fuse_args(const struct fop_opts *o, struct fuse_args *args)
 	return rc ? -ENOMEM : 0;
 }
 
+/*
+ * The kernel caps FUSE readahead at the backing device's default (128 KiB),
+ * whatever init asked for; sequential reads then come in 128 KiB requests. As
+ * root, raise the mount's own bdi to @kb. The bdi is named after the mount's
+ * device number, found in mountinfo: touching the mount itself would wait for
+ * INIT, which the loop has not answered yet. Failure costs speed only.
+ */
+static void fop_readahead_set(const char *mnt, unsigned int kb)
+{
+	unsigned int major = 0, minor = 0, ma, mi;
+	char line[4096], path[PATH_MAX + 64], point[PATH_MAX];
+	FILE *f;
+	bool found = false;
+
+	if (geteuid() != 0)
+		return;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* "36 35 0:52 / /mnt/x rw,... - fuse.jgrfs jgrfs rw,..."; the last match is ours */
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &ma, &mi, point) == 3 &&
+		    !strcmp(point, mnt)) {
+			major = ma;
+			minor = mi;
+			found = true;
+		}
+	}
+	fclose(f);
+	if (!found)
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", major, minor);
+	f = fopen(path, "we");
+	if (!f)
+		return;
+	fprintf(f, "%u\n", kb);
+	if (fclose(f))
+		jg_log(JG_LOG_DEBUG, "fuse", "%s: %s", path, strerror(errno));
+}
+
 /* Check the options against the array before the filesystem sees it. */
 static int fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
 {
@@ -411,6 +451,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	}
 	mounted = true;
 	c.mount_time = time(NULL);
+	fop_readahead_set(mnt, o->max_write_bytes / 1024);
 
 	stopper.mnt = mnt;
 	stopper.se = c.se;

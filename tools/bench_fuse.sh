@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/bench_fuse.sh - jgrfs through its FUSE mount against fuse2fs and kernel
+# btrfs, with fio. Prints figures; asserts nothing (speed lives in benchmarks).
+#
+#   sudo tools/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] PATH/TO/jgrfs
+#
+#   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
+#   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),
+#            through Debian's fuse2fs: the same FUSE path, a mature filesystem
+#   btrfs    kernel btrfs RAID5 (data and metadata) over 4 loop devices of
+#            MEMBER_SIZE: a reference without FUSE
+#
+# Workloads: sequential 1 MiB writes (end fsync) and reads (cold cache), 4 KiB
+# random writes each followed by fsync, 10,000 creates of 4 KiB files. Use an
+# optimised build (make release) for figures worth quoting.
+set -u
+
+size=1G
+dir=/var/tmp
+secs=15
+while getopts "s:d:t:h" opt; do
+	case $opt in
+	s) size=$OPTARG ;;
+	d) dir=$OPTARG ;;
+	t) secs=$OPTARG ;;
+	*) sed -n '4,18p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+jgrfs=${1:?usage: bench_fuse.sh [-s SIZE] [-d DIR] [-t SECONDS] PATH/TO/jgrfs}
+case "$jgrfs" in /*) ;; *) jgrfs=$(pwd)/$jgrfs ;; esac
+[ "$(id -u)" = 0 ] || { echo "bench_fuse: needs root (loop devices, btrfs, drop_caches)" >&2; exit 1; }
+for p in fio python3 fusermount3; do
+	command -v $p >/dev/null || { echo "bench_fuse: $p missing" >&2; exit 1; }
+done
+
+W=$(mktemp -d "$dir/jgrfs-bench.XXXXXX") || exit 1
+MNT=$W/mnt
+mkdir "$MNT"
+LOOPS=""
+cleanup() {
+	set +e
+	if grep -q " $MNT " /proc/mounts; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
+		sleep 1
+	fi
+	for l in $LOOPS; do losetup -d "$l" 2>/dev/null; done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+bytes=$(numfmt --from=iec "$size")
+seq_bytes=$((bytes / 2))	# the sequential file: half a member's worth
+rand_bytes=$((64 << 20))
+
+# fio_run NAME ARGS...: one job; prints "bw_MiBps iops"
+fio_run() {
+	local name=$1
+	shift
+	fio --name="$name" --output-format=json --ioengine=psync "$@" >"$W/fio.json" 2>"$W/fio.err" ||
+		{ cat "$W/fio.err" >&2; echo "0 0"; return; }
+	python3 - "$W/fio.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+side = j["write"] if j["write"]["io_bytes"] else j["read"]
+print("%.1f %.0f" % (side["bw_bytes"] / 2**20, side["iops"]))
+PY
+}
+
+# creates DIR N: N files of 4 KiB, then one syncfs; prints files/s
+creates() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+buf = b"x" * 4096
+t = time.monotonic()
+for i in range(n):
+    fd = os.open(os.path.join(d, "f%05d" % i), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+    os.write(fd, buf)
+    os.close(fd)
+fd = os.open(d, os.O_RDONLY)
+os.fsync(fd)
+os.close(fd)
+os.sync()
+print("%.0f" % (n / (time.monotonic() - t)))
+PY
+}
+
+# workload LABEL: runs every workload on $MNT; appends "LABEL sw sr rw cr" to results
+workload() {
+	local sw sr rw cr
+	echo "  $1: sequential write" >&2
+	sw=$(fio_run seqw --filename="$MNT/seq" --rw=write --bs=1M --size=$seq_bytes --end_fsync=1)
+	echo 3 >/proc/sys/vm/drop_caches
+	echo "  $1: sequential read" >&2
+	sr=$(fio_run seqr --filename="$MNT/seq" --rw=read --bs=1M --size=$seq_bytes)
+	echo "  $1: 4K random write + fsync (${secs}s)" >&2
+	rw=$(fio_run randw --filename="$MNT/rand" --rw=randwrite --bs=4k --size=$rand_bytes --fsync=1 \
+		--time_based --runtime="$secs" --randrepeat=1 --randseed=42)
+	echo "  $1: 10000 creates" >&2
+	cr=$(creates "$MNT/small" 10000)
+	echo "$1 ${sw% *} ${sr% *} ${rw#* } $cr" >>"$W/results"
+}
+
+: >"$W/results"
+
+echo "jgrfs: RAID5 over 4 x $size files" >&2
+for i in 0 1 2 3; do truncate -s "$size" "$W/d$i.img"; done
+"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
+"$jgrfs" mount "$W"/d[0-3].img "$MNT" || exit 1
+workload jgrfs
+fusermount3 -u "$MNT"
+sleep 2
+rm -f "$W"/d[0-3].img
+
+if command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
+	echo "fuse2fs: ext4 image of $((bytes * 3 / 1048576)) MiB" >&2
+	truncate -s $((bytes * 3)) "$W/ext4.img"
+	mkfs.ext4 -q -F "$W/ext4.img"
+	fuse2fs -o rw "$W/ext4.img" "$MNT" >/dev/null 2>&1 || echo "bench_fuse: fuse2fs mount failed" >&2
+	if grep -q " $MNT " /proc/mounts; then
+		workload fuse2fs
+		fusermount3 -u "$MNT"
+		sleep 2
+	fi
+	rm -f "$W/ext4.img"
+fi
+
+if grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
+	echo "btrfs: kernel RAID5 over 4 loop devices of $size" >&2
+	devs=""
+	for i in 0 1 2 3; do
+		truncate -s "$size" "$W/b$i.img"
+		l=$(losetup -f --show "$W/b$i.img") || break
+		LOOPS="$LOOPS $l"
+		devs="$devs $l"
+	done
+	# shellcheck disable=SC2086
+	if mkfs.btrfs -q -f -d raid5 -m raid5 $devs >/dev/null 2>&1 &&
+	   mount -t btrfs ${devs%% *} "$MNT" 2>/dev/null; then
+		# shellcheck disable=SC2086
+		workload btrfs-raid5
+		umount "$MNT"
+	else
+		echo "bench_fuse: btrfs raid5 could not be made" >&2
+	fi
+fi
+
+python3 - "$W/results" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+res = {r[0]: [float(x) for x in r[1:]] for r in rows}
+cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s"]
+print("%-12s" % "" + "".join("%22s" % c for c in cols))
+for name, v in res.items():
+    print("%-12s" % name + "".join("%22.1f" % x for x in v))
+j = res.get("jgrfs")
+for ref in ("fuse2fs", "btrfs-raid5"):
+    if j and ref in res:
+        print("%-12s" % ("jgrfs/" + ref.split("-")[0]) +
+              "".join("%22s" % ("%.2fx" % (a / b) if b else "-") for a, b in zip(j, res[ref])))
+PY
