@@ -27,9 +27,13 @@ it_cleanup() {
 	trap - EXIT INT TERM
 	if [ -n "${MNT:-}" ] && grep -q " $MNT fuse" /proc/mounts; then
 		local pid
-		pid=$(it_daemon_pid 2>/dev/null)
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-		[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+		pid=$(timeout 5 "$JGRFS" status --json "$MNT" 2>/dev/null |
+			sed -n 's/^{"pid":\([0-9]*\).*/\1/p')
+		fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+		if [ -n "$pid" ]; then
+			sleep 1
+			kill -9 "$pid" 2>/dev/null
+		fi
 	fi
 	for p in ${IT_PIDS:-}; do
 		kill -9 "$p" 2>/dev/null
@@ -99,7 +103,7 @@ it_mount() {
 }
 
 it_daemon_pid() {
-	"$JGRFS" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p'
+	timeout 20 "$JGRFS" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p'
 }
 
 # Clean unmount; waits for the daemon to finish (commit, checkpoint, array clean).
