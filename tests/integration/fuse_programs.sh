@@ -162,8 +162,10 @@ it_log "unmount, remount: everything as it was"
 it_unmount
 it_mount
 snapshot "$T/after"
-diff "$T/before.meta" "$T/after.meta" || it_fail "metadata changed across remount"
-diff "$T/before.sums" "$T/after.sums" || it_fail "contents changed across remount"
+diff "$T/before.meta" "$T/after.meta" >"$T/meta.diff" ||
+	{ head -40 "$T/meta.diff"; it_fail "metadata changed across remount"; }
+diff "$T/before.sums" "$T/after.sums" >"$T/sums.diff" ||
+	{ head -40 "$T/sums.diff"; it_fail "contents changed across remount"; }
 diff -r "$SRC" "$M/src" || it_fail "diff -r after remount"
 [ "$(sqlite3 "$M/db.sqlite" 'PRAGMA integrity_check;')" = ok ] || it_fail "sqlite after remount"
 grep -q "recovery:" "$T/mount.log" && it_fail "recovery after a clean unmount: $(cat "$T/mount.log")"
