@@ -110,7 +110,7 @@ static void test_bitmap_durable_before_data_one_round(void **state)
 		struct raid_array *a;
 		struct raid_geo g;
 		struct tarr t;
-		uint8_t *buf = jg_alloc_blocks(1);
+		uint8_t *buf = jg_zalloc_blocks(1);
 		uint32_t flushed = 0, bm_written = 0;
 
 		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, REGION, NULL);
@@ -175,7 +175,7 @@ static void test_bitmap_lazy_clear_and_crash(void **state)
 	raid_bitmap_clear_delay = 0;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
-		uint8_t *buf = jg_alloc_blocks(1), *bm = jg_alloc_blocks(1);
+		uint8_t *buf = jg_zalloc_blocks(1), *bm = jg_alloc_blocks(1);
 		struct raid_info info;
 		struct raid_geo g;
 		struct tarr t;
