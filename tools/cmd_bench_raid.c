@@ -6,15 +6,20 @@
  *	jgrfs bench raid [--dir DIR] [--size SIZE] [--members N] [--chunk SIZE]
  *			 [--seconds S] [--runs R] [--threads T] [--batch B] [--json]
  *
- * Phases, each measurement repeated --runs times and the median reported:
+ * Three targets, each on its own set of member files of --size, filled once
+ * (untimed) so that no run pays block allocation and reads never hit holes:
  *   raw     the member files straight through raid_dev_uring_open() and
  *           blk_submit_multi(): sequential writes and reads of --batch chunks
  *           per member, all members at once, random 4 KiB writes
  *           (tools/bench_io.c, tools/bench.h);
- *   RAID5,  an array created over the same files with resync=full (no bitmap:
- *   RAID6   the engine alone), full-row sequential writes, sequential reads,
- *           random 4 KiB writes, through raid_array_dev();
+ *   RAID5,  an array created over its files with resync=full (no bitmap: the
+ *   RAID6   engine alone): full-row sequential writes, sequential reads, random
+ *           4 KiB writes, through raid_array_dev(), several submitting threads
+ *           with a batch of rows each;
  *   parity  ISA-L xor_gen / pq_gen on one core over the chunk geometry.
+ * Each run measures a pattern on the three targets back to back, so that load
+ * from elsewhere on a shared machine hits them alike; figures are medians over
+ * --runs runs, ratios the median of the per-run ratios.
  * An array moves data members/members of what its members move, so the array
  * figures are judged as a ratio to raw against that ideal: targets 85% of it for
  * full-row writes, 90% for reads; parity 4 GB/s. Random writes have no target:
@@ -49,14 +54,14 @@
 static const char cmd_bench_raid_help[] =
 	"usage: jgrfs bench raid [options]\n"
 	"\n"
-	"Measure, in one run, the raw member files (sequential writes and reads to all\n"
-	"members at once, random 4 KiB writes), then RAID5 and RAID6 arrays over the\n"
-	"same files (full-row sequential writes, sequential reads, random 4 KiB\n"
-	"writes; resync=full, so no bitmap), and ISA-L parity generation on one core.\n"
-	"Each figure is the median of --runs runs. Array figures are shown as MB/s of\n"
-	"array data and as a ratio to raw; the ideal ratio is data members / members,\n"
-	"and the targets are 85% of it for full-row writes, 90% for reads, and 4 GB/s\n"
-	"for parity.\n"
+	"Measure, in one run, raw member files (sequential writes and reads to all\n"
+	"members at once, random 4 KiB writes), RAID5 and RAID6 arrays over member\n"
+	"files of their own (full-row sequential writes, sequential reads, random\n"
+	"4 KiB writes; resync=full, so no bitmap), and ISA-L parity generation on one\n"
+	"core. Runs interleave the three; each figure is the median of --runs runs.\n"
+	"Array figures are MB/s of array data and the ratio to raw; the ideal ratio is\n"
+	"data members / members, and the targets are 85% of it for full-row writes,\n"
+	"90% for reads, and 4 GB/s for parity. Disk space: 3 x members x size.\n"
 	"\n"
 	"options:\n"
 	"  -d, --dir DIR            where to put the member files (default: a new\n"
@@ -101,12 +106,22 @@ struct bench_meas {
 	double mbs_med, iops_med, cpu_med;
 };
 
-/* The figures of one target (raw, RAID5, RAID6). */
+/*
+ * One target: the raw member files, or an array over its own set of member
+ * files (the same size), and its figures.
+ */
 struct bench_set {
-	bool done;
+	const char *label;		/* "raw", "RAID5", "RAID6" */
 	unsigned int level;		/* 0 for raw */
-	unsigned int ndata;
+	unsigned int ndata;		/* data members per row; all members for raw */
+	char *paths[BENCH_MAX_MEMBERS];
+	unsigned int nfiles;		/* files created so far (removed at the end) */
+	struct blk_dev *devs[BENCH_MAX_MEMBERS]; /* raw; or owned by the array once assembled */
+	struct raid_array *a;
+	struct blk_dev *adev;		/* raid_array_dev(a) */
+	struct bench_job job;		/* the region: unit_blocks, units, rand_blocks */
 	double create_seconds;		/* raid_create + raid_assemble */
+	bool done;
 	struct bench_meas seq_write, seq_read, rand_write;
 };
 
@@ -114,9 +129,8 @@ struct bench_state {
 	struct bench_opts o;
 	char dir[PATH_MAX];
 	bool made_dir;
-	char *paths[BENCH_MAX_MEMBERS];
-	unsigned int nfiles;		/* files created so far (removed at the end) */
-	struct bench_set raw, r5, r6;
+	struct bench_set set[3];	/* raw, RAID5, RAID6 */
+	unsigned int nsets;
 	struct bench_meas xor_gbs, pq_gbs;
 };
 
@@ -144,6 +158,18 @@ static void bench_meas_finish(struct bench_meas *m)
 	m->cpu_med = bench_median(v, m->n);
 }
 
+/* The median over runs of @m / @raw: each run's pair ran back to back, so drift cancels. */
+static double bench_meas_ratio(const struct bench_meas *m, const struct bench_meas *raw)
+{
+	double v[BENCH_MAX_RUNS];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < m->n && i < raw->n; i++)
+		if (raw->mbs[i] > 0)
+			v[n++] = m->mbs[i] / raw->mbs[i];
+	return bench_median(v, n);
+}
+
 static void bench_progress(const struct bench_state *st, const char *what, unsigned int run,
 			   const struct bench_result *r)
 {
@@ -156,164 +182,169 @@ static void bench_progress(const struct bench_state *st, const char *what, unsig
 
 /* ------------------------------------------------------------- workloads */
 
-/*
- * Run the three workloads @runs times against @devs (raw members, or the array
- * as devs[0]) and record them in @set. @unit_blocks/@units describe the
- * sequential region, @rand_blocks the random one.
- */
-static int bench_workloads(struct bench_state *st, struct bench_set *set, bool raw,
-			   struct blk_dev **devs, unsigned int ndevs, uint32_t unit_blocks,
-			   uint64_t units, uint64_t rand_blocks, const char *label)
+static const char *const bench_pattern_name[] = {
+	[BENCH_SEQ_WRITE] = "seq write",
+	[BENCH_SEQ_READ] = "seq read",
+	[BENCH_RAND_WRITE] = "rand 4K write",
+};
+
+/* One run of @pattern against @set, recorded in its figures. */
+static int bench_measure(struct bench_state *st, struct bench_set *set, enum bench_pattern pattern,
+			 unsigned int run)
 {
-	struct bench_job job = {
-		.raw = raw, .devs = devs, .ndevs = ndevs, .unit_blocks = unit_blocks,
-		.units = units, .rand_blocks = rand_blocks, .threads = st->o.threads,
-		.seconds = st->o.seconds, .seed = BENCH_SEED,
-	};
+	struct bench_job job = set->job;
 	struct bench_result r;
-	char what[64];
+	char what[48];
 	int rc;
 
-	for (unsigned int run = 0; run < st->o.runs; run++) {
-		job.pattern = BENCH_SEQ_WRITE;
-		job.batch = st->o.batch;
-		rc = bench_io_run(&job, &r);
-		if (rc)
-			return cli_err("%s: sequential write failed: %s", label, strerror(-rc)), rc;
-		snprintf(what, sizeof(what), "%s seq write", label);
-		bench_progress(st, what, run, &r);
-		bench_meas_add(&set->seq_write, &r);
-
-		/* every block read was written by the fill: holes would read for free */
-		job.pattern = BENCH_SEQ_READ;
-		rc = bench_io_run(&job, &r);
-		if (rc)
-			return cli_err("%s: sequential read failed: %s", label, strerror(-rc)), rc;
-		snprintf(what, sizeof(what), "%s seq read", label);
-		bench_progress(st, what, run, &r);
-		bench_meas_add(&set->seq_read, &r);
-
-		job.pattern = BENCH_RAND_WRITE;
-		job.batch = st->o.batch * 4;
-		job.seed = BENCH_SEED + run * 1000;
-		rc = bench_io_run(&job, &r);
-		if (rc)
-			return cli_err("%s: random write failed: %s", label, strerror(-rc)), rc;
-		snprintf(what, sizeof(what), "%s rand 4K write", label);
-		bench_progress(st, what, run, &r);
-		bench_meas_add(&set->rand_write, &r);
-	}
-	bench_meas_finish(&set->seq_write);
-	bench_meas_finish(&set->seq_read);
-	bench_meas_finish(&set->rand_write);
-	set->done = true;
+	job.pattern = pattern;
+	job.batch = pattern == BENCH_RAND_WRITE ? st->o.batch * 4 : st->o.batch;
+	job.seed = BENCH_SEED + run * 1000;
+	rc = bench_io_run(&job, &r);
+	if (rc)
+		return cli_err("%s: %s failed: %s", set->label, bench_pattern_name[pattern],
+			       strerror(-rc)), rc;
+	snprintf(what, sizeof(what), "%s %s", set->label, bench_pattern_name[pattern]);
+	bench_progress(st, what, run, &r);
+	bench_meas_add(pattern == BENCH_SEQ_WRITE ? &set->seq_write :
+		       pattern == BENCH_SEQ_READ ? &set->seq_read : &set->rand_write, &r);
 	return 0;
 }
 
-static int bench_open_members(struct bench_state *st, struct blk_dev **devs)
+/*
+ * Open (creating) the member files of @set and fill them once, untimed: no run
+ * pays block allocation, and every later read, raw or through an array, reads
+ * written blocks (a hole would read for free).
+ */
+static int bench_set_open(struct bench_state *st, struct bench_set *set, const char *prefix)
 {
 	uint64_t blocks = st->o.size_bytes / JG_BLOCK_SIZE;
-	unsigned int i;
-	int rc = 0;
-
-	for (i = 0; i < st->o.members; i++) {
-		rc = raid_dev_uring_open(st->paths[i], blocks, &devs[i]);
-		if (rc) {
-			cli_err("%s: cannot open member file: %s", st->paths[i], strerror(-rc));
-			break;
-		}
-		if (i >= st->nfiles)
-			st->nfiles = i + 1;
-	}
-	if (rc) {
-		while (i--)
-			blk_close(devs[i]);
-	}
-	return rc;
-}
-
-/*
- * The raw members: fill them once (untimed) so that no run pays block allocation
- * and every later read, raw or through an array, reads written blocks, then measure.
- */
-static int bench_raw(struct bench_state *st)
-{
-	struct blk_dev *devs[BENCH_MAX_MEMBERS];
-	uint64_t units = st->o.size_bytes / JG_BLOCK_SIZE / st->o.chunk_blocks;
 	struct bench_job fill = {
-		.pattern = BENCH_SEQ_WRITE, .raw = true, .devs = devs, .ndevs = st->o.members,
-		.unit_blocks = st->o.chunk_blocks, .units = units, .batch = st->o.batch,
+		.pattern = BENCH_SEQ_WRITE, .raw = true, .devs = set->devs,
+		.ndevs = st->o.members, .unit_blocks = st->o.chunk_blocks,
+		.units = blocks / st->o.chunk_blocks, .batch = st->o.batch,
 		.threads = st->o.threads, .seconds = 1e9, .once = true, .seed = BENCH_SEED,
 	};
 	struct bench_result r;
 	int rc;
 
-	rc = bench_open_members(st, devs);
-	if (rc)
-		return rc;
-	if (!st->o.json)
-		fprintf(stderr, "filling %u member files of %llu MiB (untimed)\n", st->o.members,
-			(unsigned long long)(st->o.size_bytes >> 20));
-	rc = bench_io_run(&fill, &r);
-	if (rc) {
-		cli_err("filling the member files failed: %s", strerror(-rc));
-		goto out;
+	for (unsigned int i = 0; i < st->o.members; i++) {
+		if (asprintf(&set->paths[i], "%s/jgrfs-bench-%s%u.img", st->dir, prefix, i) < 0)
+			return cli_err("out of memory"), -ENOMEM;
+		rc = raid_dev_uring_open(set->paths[i], blocks, &set->devs[i]);
+		if (rc)
+			return cli_err("%s: cannot open member file: %s", set->paths[i],
+				       strerror(-rc)), rc;
+		set->nfiles = i + 1;
 	}
-	st->raw.level = 0;
-	st->raw.ndata = st->o.members;
-	rc = bench_workloads(st, &st->raw, true, devs, st->o.members, st->o.chunk_blocks, units,
-			     st->o.size_bytes / JG_BLOCK_SIZE, "raw");
-out:
-	for (unsigned int i = 0; i < st->o.members; i++)
-		blk_close(devs[i]);
-	return rc;
+	rc = bench_io_run(&fill, &r);
+	if (rc)
+		return cli_err("%s: filling the member files failed: %s", set->label,
+			       strerror(-rc)), rc;
+	set->ndata = st->o.members;
+	set->job = (struct bench_job){
+		.raw = true, .devs = set->devs, .ndevs = st->o.members,
+		.unit_blocks = st->o.chunk_blocks, .units = blocks / st->o.chunk_blocks,
+		.rand_blocks = blocks, .threads = st->o.threads, .seconds = st->o.seconds,
+	};
+	return 0;
 }
 
-/* An array of @level over the member files, resync=full: the engine without its bitmap. */
-static int bench_array(struct bench_state *st, unsigned int level, struct bench_set *set)
+/* Make @set an array of @level, resync=full: the engine without its bitmap. */
+static int bench_set_array(struct bench_state *st, struct bench_set *set, unsigned int level)
 {
-	struct blk_dev *devs[BENCH_MAX_MEMBERS];
 	struct raid_create_cfg cfg = {
 		.level = level, .chunk_blocks = st->o.chunk_blocks, .resync = RAID_RESYNC_FULL,
 	};
 	struct raid_assemble_cfg acfg = { 0 };
-	struct raid_array *a = NULL;
 	struct raid_info info;
-	struct blk_dev *adev;
-	char label[16];
-	double t0;
-	int rc, rc2;
+	double t0 = jg_now_seconds();
+	int rc;
 
-	snprintf(label, sizeof(label), "RAID%u", level);
-	rc = bench_open_members(st, devs);
-	if (rc)
-		return rc;
-	if (!st->o.json)
-		fprintf(stderr, "creating %s over %u members\n", label, st->o.members);
-	t0 = jg_now_seconds();
-	rc = raid_create(devs, st->o.members, &cfg, true);
+	rc = raid_create(set->devs, st->o.members, &cfg, true);
 	if (!rc)
-		rc = raid_assemble(devs, st->o.members, &acfg, &a);
-	if (rc) {
-		cli_err("%s: cannot create and assemble the array: %s", label, strerror(-rc));
-		for (unsigned int i = 0; i < st->o.members; i++)
-			blk_close(devs[i]);
-		return rc;
-	}
+		rc = raid_assemble(set->devs, st->o.members, &acfg, &set->a);
+	if (rc)
+		return cli_err("%s: cannot create and assemble the array: %s", set->label,
+			       strerror(-rc)), rc;
+	/* the array owns the members now */
+	memset(set->devs, 0, sizeof(set->devs));
 	set->create_seconds = jg_now_seconds() - t0;
-	raid_info_get(a, &info);
+	raid_info_get(set->a, &info);
 	set->level = level;
 	set->ndata = info.ndata;
-	adev = raid_array_dev(a);
-	rc = bench_workloads(st, set, false, &adev, 1, info.ndata * info.chunk_blocks,
-			     info.array_blocks / ((uint64_t)info.ndata * info.chunk_blocks),
-			     info.array_blocks, label);
-	rc2 = raid_stop(a);
-	if (rc2 && !rc) {
-		cli_err("%s: stopping the array failed: %s", label, strerror(-rc2));
-		rc = rc2;
+	set->adev = raid_array_dev(set->a);
+	set->job = (struct bench_job){
+		.raw = false, .devs = &set->adev, .ndevs = 1,
+		.unit_blocks = info.ndata * info.chunk_blocks,
+		.units = info.array_blocks / ((uint64_t)info.ndata * info.chunk_blocks),
+		.rand_blocks = info.array_blocks, .threads = st->o.threads,
+		.seconds = st->o.seconds,
+	};
+	return 0;
+}
+
+/* Stop the array or close the raw members; remove the files. Returns raid_stop's rc. */
+static int bench_set_close(struct bench_set *set)
+{
+	int rc = 0;
+
+	if (set->a)
+		rc = raid_stop(set->a);
+	set->a = NULL;
+	for (unsigned int i = 0; i < BENCH_MAX_MEMBERS; i++) {
+		blk_close(set->devs[i]);
+		set->devs[i] = NULL;
+		if (set->paths[i] && i < set->nfiles)
+			unlink(set->paths[i]);
+		free(set->paths[i]);
+		set->paths[i] = NULL;
 	}
 	return rc;
+}
+
+/*
+ * Every run measures each pattern on raw, RAID5 and RAID6 back to back, so
+ * that a neighbour's load on a shared machine hits all three alike and the
+ * per-run ratios stay fair.
+ */
+static int bench_all(struct bench_state *st)
+{
+	static const char *const prefix[] = { "raw", "r5-", "r6-" };
+	int rc;
+
+	st->nsets = st->o.members >= 4 ? 3 : 2;
+	for (unsigned int k = 0; k < st->nsets; k++) {
+		struct bench_set *set = &st->set[k];
+
+		set->label = k == 0 ? "raw" : k == 1 ? "RAID5" : "RAID6";
+		if (!st->o.json)
+			fprintf(stderr, "%s: filling %u member files of %llu MiB (untimed)%s\n",
+				set->label, st->o.members,
+				(unsigned long long)(st->o.size_bytes >> 20),
+				k ? ", creating the array" : "");
+		rc = bench_set_open(st, set, prefix[k]);
+		if (!rc && k)
+			rc = bench_set_array(st, set, k == 1 ? 5 : 6);
+		if (rc)
+			return rc;
+	}
+	for (unsigned int run = 0; run < st->o.runs; run++) {
+		for (int p = BENCH_SEQ_WRITE; p <= BENCH_RAND_WRITE; p++) {
+			for (unsigned int k = 0; k < st->nsets; k++) {
+				rc = bench_measure(st, &st->set[k], (enum bench_pattern)p, run);
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	for (unsigned int k = 0; k < st->nsets; k++) {
+		bench_meas_finish(&st->set[k].seq_write);
+		bench_meas_finish(&st->set[k].seq_read);
+		bench_meas_finish(&st->set[k].rand_write);
+		st->set[k].done = true;
+	}
+	return 0;
 }
 
 static int bench_parity(struct bench_state *st)
@@ -344,7 +375,7 @@ static int bench_parity(struct bench_state *st)
 static void bench_row(const char *name, const struct bench_meas *m, const struct bench_meas *raw,
 		      double ideal, double target_pct)
 {
-	double ratio = raw && raw->mbs_med > 0 ? m->mbs_med / raw->mbs_med : 0;
+	double ratio = raw ? bench_meas_ratio(m, raw) : 0;
 
 	double lo = m->mbs[0], hi = m->mbs[0];
 
@@ -368,6 +399,7 @@ static void bench_row(const char *name, const struct bench_meas *m, const struct
 static void bench_report_text(const struct bench_state *st)
 {
 	char b[32];
+	const struct bench_set *raw = &st->set[0];
 
 	printf("jgrfs bench raid: %u members x %s in %s, chunk %s, %u threads x %u rows per "
 	       "submit, median of %u runs\n\n", st->o.members,
@@ -376,23 +408,24 @@ static void bench_report_text(const struct bench_state *st)
 	       st->o.threads, st->o.batch, st->o.runs);
 	printf("  %-28s %8s %5s %9s %5s  %5s  %5s  %6s  %s\n", "", "MB/s", "+-", "IO/s", "cpu",
 	       "ratio", "ideal", "of ideal", "target");
-	bench_row("raw seq write (all members)", &st->raw.seq_write, NULL, 0, 0);
-	bench_row("raw seq read", &st->raw.seq_read, NULL, 0, 0);
-	bench_row("raw rand 4K write", &st->raw.rand_write, NULL, 0, 0);
-	for (int k = 0; k < 2; k++) {
-		const struct bench_set *s = k ? &st->r6 : &st->r5;
+
+	bench_row("raw seq write (all members)", &raw->seq_write, NULL, 0, 0);
+	bench_row("raw seq read", &raw->seq_read, NULL, 0, 0);
+	bench_row("raw rand 4K write", &raw->rand_write, NULL, 0, 0);
+	for (unsigned int k = 1; k < st->nsets; k++) {
+		const struct bench_set *s = &st->set[k];
 		double ideal = (double)s->ndata / st->o.members;
 		char name[40];
 
 		if (!s->done)
 			continue;
 		snprintf(name, sizeof(name), "RAID%u seq write (full rows)", s->level);
-		bench_row(name, &s->seq_write, &st->raw.seq_write, ideal, 85);
+		bench_row(name, &s->seq_write, &raw->seq_write, ideal, 85);
 		snprintf(name, sizeof(name), "RAID%u seq read", s->level);
-		bench_row(name, &s->seq_read, &st->raw.seq_read, ideal, 90);
+		bench_row(name, &s->seq_read, &raw->seq_read, ideal, 90);
 		snprintf(name, sizeof(name), "RAID%u rand 4K write", s->level);
 		/* read-modify-write: (1 + parities) reads and as many writes per write */
-		bench_row(name, &s->rand_write, &st->raw.rand_write,
+		bench_row(name, &s->rand_write, &raw->rand_write,
 			  1.0 / (2.0 * (1 + st->o.members - s->ndata)), 0);
 		printf("  %-28s %.2f s\n", "  create + assemble", s->create_seconds);
 	}
@@ -420,17 +453,19 @@ static void bench_json_meas(const char *name, const struct bench_meas *m, bool c
 
 static void bench_report_json(const struct bench_state *st)
 {
+	const struct bench_set *raw = &st->set[0];
+
 	printf("{\"members\":%u,\"member_bytes\":%" PRIu64 ",\"chunk_bytes\":%u,\"threads\":%u,"
 	       "\"batch\":%u,\"runs\":%u,\"dir\":", st->o.members, st->o.size_bytes,
 	       st->o.chunk_blocks * JG_BLOCK_SIZE, st->o.threads, st->o.batch, st->o.runs);
 	raidcli_json_str(stdout, st->dir);
 	printf(",\"raw\":{");
-	bench_json_meas("seq_write", &st->raw.seq_write, true);
-	bench_json_meas("seq_read", &st->raw.seq_read, true);
-	bench_json_meas("rand_write", &st->raw.rand_write, false);
+	bench_json_meas("seq_write", &raw->seq_write, true);
+	bench_json_meas("seq_read", &raw->seq_read, true);
+	bench_json_meas("rand_write", &raw->rand_write, false);
 	printf("}");
-	for (int k = 0; k < 2; k++) {
-		const struct bench_set *s = k ? &st->r6 : &st->r5;
+	for (unsigned int k = 1; k < st->nsets; k++) {
+		const struct bench_set *s = &st->set[k];
 		double ideal = (double)s->ndata / st->o.members;
 
 		if (!s->done)
@@ -438,9 +473,9 @@ static void bench_report_json(const struct bench_state *st)
 		printf(",\"raid%u\":{\"data_members\":%u,\"ideal_ratio\":%.4f,"
 		       "\"create_seconds\":%.3f,\"seq_write_ratio\":%.4f,\"seq_read_ratio\":%.4f,"
 		       "\"rand_write_ratio\":%.4f,", s->level, s->ndata, ideal, s->create_seconds,
-		       s->seq_write.mbs_med / st->raw.seq_write.mbs_med,
-		       s->seq_read.mbs_med / st->raw.seq_read.mbs_med,
-		       s->rand_write.mbs_med / st->raw.rand_write.mbs_med);
+		       bench_meas_ratio(&s->seq_write, &raw->seq_write),
+		       bench_meas_ratio(&s->seq_read, &raw->seq_read),
+		       bench_meas_ratio(&s->rand_write, &raw->rand_write));
 		bench_json_meas("seq_write", &s->seq_write, true);
 		bench_json_meas("seq_read", &s->seq_read, true);
 		bench_json_meas("rand_write", &s->rand_write, false);
@@ -472,22 +507,24 @@ static int bench_dir_setup(struct bench_state *st)
 	if (sfs.f_type == BENCH_TMPFS_MAGIC)
 		return cli_err("%s is on tmpfs: O_DIRECT there measures memory, not a disk; "
 			       "use --dir on a real filesystem", st->dir), -EINVAL;
-	for (unsigned int i = 0; i < st->o.members; i++) {
-		if (asprintf(&st->paths[i], "%s/jgrfs-bench-m%u.img", st->dir, i) < 0)
-			return -ENOMEM;
-	}
 	return 0;
 }
 
-static void bench_cleanup(struct bench_state *st)
+static int bench_cleanup(struct bench_state *st)
 {
-	for (unsigned int i = 0; i < st->o.members; i++) {
-		if (st->paths[i] && i < st->nfiles)
-			unlink(st->paths[i]);
-		free(st->paths[i]);
+	int rc = 0, rc2;
+
+	for (unsigned int k = 0; k < 3; k++) {
+		rc2 = bench_set_close(&st->set[k]);
+		if (rc2 && !rc) {
+			cli_err("%s: stopping the array failed: %s", st->set[k].label,
+				strerror(-rc2));
+			rc = rc2;
+		}
 	}
 	if (st->made_dir)
 		rmdir(st->dir);
+	return rc;
 }
 
 static int bench_parse(struct bench_opts *o, int argc, char **argv)
@@ -593,11 +630,7 @@ int cmd_bench_raid(int argc, char **argv)
 		goto out;
 	if (!st->o.json)
 		fprintf(stderr, "jgrfs bench raid: member files in %s\n", st->dir);
-	if (bench_raw(st))
-		goto out;
-	if (bench_array(st, 5, &st->r5))
-		goto out;
-	if (st->o.members >= 4 && bench_array(st, 6, &st->r6))
+	if (bench_all(st))
 		goto out;
 	if (bench_parity(st))
 		goto out;
@@ -607,7 +640,8 @@ int cmd_bench_raid(int argc, char **argv)
 		bench_report_text(st);
 	ret = 0;
 out:
-	bench_cleanup(st);
+	if (bench_cleanup(st))
+		ret = 2;
 	free(st);
 	return ret;
 }
