@@ -47,7 +47,7 @@ static const char cmd_scrub_help[] =
 	"  jgrfs scrub --repair --json /dev/sd[b-e]\n"
 	"\n"
 	"exit status: 0 no mismatches, or all repaired; 1 mismatches found and not\n"
-	"repaired (or bad options); 2 or more: the scrub could not run\n";
+	"repaired; 2 or more: bad options, or the scrub could not run\n";
 
 int cmd_scrub(int argc, char **argv)
 {
@@ -86,14 +86,14 @@ int cmd_scrub(int argc, char **argv)
 			return 0;
 		default:
 			fputs(cmd_scrub_help, stderr);
-			return 1;
+			return 2;	/* 1 means mismatches */
 		}
 	}
 	n = argc - optind;
 	if (n < 1) {
 		cli_err("no member devices given");
 		fputs(cmd_scrub_help, stderr);
-		return 1;
+		return 2;
 	}
 	if (raidcli_assemble(argv + optind, n, &probe, devs, &a))
 		return 2;
