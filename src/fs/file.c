@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fs/file.c - file data: read, write, fallocate, truncate, setattr, fsync.
+ *
+ * Data blocks never enter the buffer cache: writes hand whole blocks to the
+ * journal (jnl_handle_dirty_data: written per the data mode), reads ask the
+ * journal for contiguous runs (jnl_read returns buffered data first), so a 1 MiB
+ * read of a contiguous file is one call.
+ *
+ * Large writes, fallocates and truncates are split into several handles, as
+ * ext3 does, each bounded by its credits; a write is not atomic as a whole, each
+ * piece is (the size only grows over data already handed to the journal, F1).
+ * A shrinking truncate first sets the new size and puts the inode on the orphan
+ * list, then frees blocks handle by handle, then takes it off (F3): a crash in
+ * between finishes the truncate at the next mount.
+ *
+ * atime is not updated by reads (as noatime); fs_setattr sets it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs_i.h"
+
+#ifndef FALLOC_FL_KEEP_SIZE
+#define FALLOC_FL_KEEP_SIZE 0x01
+#endif
+
+/* data blocks per write handle, and the metadata they may need */
+#define FS_WRITE_CHUNK 64u
+#define FS_CREDITS_WRITE (FS_WRITE_CHUNK + 32u)
+/* read runs: at most this many blocks per jnl_read */
+#define FS_READ_RUN 256u
+
+static int fs_iget_reg(struct fs *fs, uint64_t ino, struct fs_inode *ip)
+{
+	int rc = fs_iget(fs, ino, ip);
+
+	if (!rc && S_ISDIR(ip->mode))
+		return -EISDIR;
+	if (!rc && !S_ISREG(ip->mode))
+		return -EINVAL;
+	return rc;
+}
+
+ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *buf)
+{
+	uint8_t *bounce = NULL, *dst = buf;
+	struct fs_inode ip;
+	uint64_t end, pos;
+	ssize_t rc;
+
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_iget_reg(fs, ino, &ip);
+	if (rc)
+		goto out;
+	if (off >= ip.size || !size) {
+		rc = 0;
+		goto out;
+	}
+	end = off + size < ip.size ? off + size : ip.size;
+	bounce = jg_alloc_blocks(FS_READ_RUN);
+	if (!bounce) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (pos = off; pos < end;) {
+		uint64_t lblk = pos / JG_BLOCK_SIZE, last = (end - 1) / JG_BLOCK_SIZE;
+		uint64_t want = last - lblk + 1, pblk, run, skip, n;
+
+		if (want > FS_READ_RUN)
+			want = FS_READ_RUN;
+		rc = fs_bmap_get(fs, &ip, lblk, want, &pblk, &run);
+		if (rc)
+			goto out;
+		if (pblk) {
+			rc = jnl_read(fs->jnl, pblk, (uint32_t)run, bounce);
+			if (rc)
+				goto out;
+		}
+		skip = pos % JG_BLOCK_SIZE;
+		n = run * JG_BLOCK_SIZE - skip;
+		if (n > end - pos)
+			n = end - pos;
+		if (pblk)
+			memcpy(dst + (pos - off), bounce + skip, n);
+		else
+			memset(dst + (pos - off), 0, n);
+		pos += n;
+	}
+	rc = (ssize_t)(end - off);
+out:
+	free(bounce);
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+static int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
+{
+	if (tx->fs->opts.data_mode == JNL_DATA_JOURNAL)
+		fs_tx_track(tx, pblk);
+	return jnl_handle_dirty_data(tx->h, pblk, blk);
+}
+
+/*
+ * Write one handle's worth (up to FS_WRITE_CHUNK blocks) of [@off, @off + @size)
+ * of @ino; *@done is the count of bytes written. With @src NULL, allocate holes
+ * and zero them (fallocate) without touching mapped blocks.
+ */
+static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t size,
+			  const uint8_t *src, bool extend, uint64_t *done)
+{
+	uint64_t lblk = off / JG_BLOCK_SIZE, pos = off, end;
+	uint8_t *blk = jg_alloc_blocks(1);
+	struct fs_inode ip;
+	struct fs_tx *tx = NULL;
+	struct timespec now;
+	int rc;
+
+	if (!blk)
+		return -ENOMEM;
+	*done = 0;
+	rc = fs_tx_start(fs, FS_CREDITS_WRITE, &tx);
+	if (rc)
+		goto out;
+	rc = fs_iget_reg(fs, ino, &ip);
+	if (rc)
+		goto out;
+	end = (lblk + FS_WRITE_CHUNK) * JG_BLOCK_SIZE;
+	if (end > off + size)
+		end = off + size;
+	for (; pos < end; lblk++) {
+		uint64_t bstart = lblk * JG_BLOCK_SIZE, skip = pos - bstart, n, pblk;
+		bool fresh;
+
+		n = JG_BLOCK_SIZE - skip;
+		if (n > end - pos)
+			n = end - pos;
+		/* room for this block's allocation: bitmap, descriptor, 3 indirect */
+		if (!fs_tx_room(tx, 8))
+			break;
+		rc = fs_bmap_alloc(tx, &ip, lblk, false, &pblk, &fresh);
+		if (rc)
+			break;
+		if (!src) {
+			if (fresh) {
+				memset(blk, 0, JG_BLOCK_SIZE);
+				rc = fs_data_dirty(tx, pblk, blk);
+			}
+		} else {
+			if (n < JG_BLOCK_SIZE) {
+				/* partial block: merge with what is there (F1: zeros when new) */
+				if (fresh)
+					memset(blk, 0, JG_BLOCK_SIZE);
+				else
+					rc = jnl_read(fs->jnl, pblk, 1, blk);
+			}
+			if (!rc) {
+				memcpy(blk + skip, src + (pos - off), n);
+				rc = fs_data_dirty(tx, pblk, blk);
+			}
+		}
+		if (rc)
+			break;
+		pos += n;
+	}
+	if (pos > off) {
+		fs_now(&now);
+		if (extend && pos > ip.size)
+			ip.size = pos;
+		if (src)
+			ip.mtime = now;
+		ip.ctime = now;
+		rc = fs_iput(tx, &ip) ?: rc;
+		*done = pos - off;
+	}
+out:
+	if (tx)
+		rc = fs_tx_stop(tx) ?: rc;
+	free(blk);
+	return rc;
+}
+
+ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf)
+{
+	uint64_t written = 0, n;
+	ssize_t rc;
+
+	if (off + size < off || off + size > FS_MAX_LBLK * JG_BLOCK_SIZE)
+		return -EFBIG;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	while (!rc && written < size) {
+		rc = fs_write_chunk(fs, ino, off + written, size - written,
+				    (const uint8_t *)buf + written, true, &n);
+		written += n;
+		if (!rc && !n)
+			rc = -ENOSPC;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	/* as write(2): a short count when something was written */
+	return written ? (ssize_t)written : rc;
+}
+
+int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
+{
+	uint64_t done = 0, n;
+	struct fs_inode ip;
+	struct fs_tx *tx;
+	int rc;
+
+	if (mode & ~FALLOC_FL_KEEP_SIZE)
+		return -EOPNOTSUPP;
+	if (!len)
+		return -EINVAL;
+	if (off + len < off || off + len > FS_MAX_LBLK * JG_BLOCK_SIZE)
+		return -EFBIG;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (!rc)
+		rc = fs_iget_reg(fs, ino, &ip);
+	/* whole blocks, allocated and zeroed; the size moves last (mode 0) */
+	while (!rc && done < len) {
+		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, &n);
+		done += n;
+		if (!rc && !n)
+			rc = -ENOSPC;
+	}
+	if (!rc && !(mode & FALLOC_FL_KEEP_SIZE)) {
+		rc = fs_tx_start(fs, 4, &tx);
+		if (!rc) {
+			rc = fs_iget_reg(fs, ino, &ip);
+			if (!rc && off + len > ip.size) {
+				ip.size = off + len;
+				rc = fs_iput(tx, &ip);
+			}
+			rc = fs_tx_stop(tx) ?: rc;
+		}
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+/* Zero the bytes of the last block past @size (F1). */
+static int fs_zero_tail(struct fs_tx *tx, struct fs_inode *ip, uint64_t size)
+{
+	uint64_t pblk, run;
+	uint8_t *blk;
+	int rc;
+
+	if (!(size % JG_BLOCK_SIZE))
+		return 0;
+	rc = fs_bmap_get(tx->fs, ip, size / JG_BLOCK_SIZE, 1, &pblk, &run);
+	if (rc || !pblk)
+		return rc;
+	blk = jg_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	rc = jnl_read(tx->fs->jnl, pblk, 1, blk);
+	if (!rc) {
+		memset(blk + size % JG_BLOCK_SIZE, 0, JG_BLOCK_SIZE - size % JG_BLOCK_SIZE);
+		rc = fs_data_dirty(tx, pblk, blk);
+	}
+	free(blk);
+	return rc;
+}
+
+int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size)
+{
+	struct fs_inode ip;
+	struct fs_tx *tx;
+	struct timespec now;
+	bool shrink = false;
+	int rc;
+
+	if (size > FS_MAX_LBLK * JG_BLOCK_SIZE)
+		return -EFBIG;
+	rc = fs_tx_start(fs, 16, &tx);
+	if (rc)
+		return rc;
+	rc = fs_iget_reg(fs, ino, &ip);
+	if (rc)
+		goto out;
+	shrink = size < ip.size;
+	fs_now(&now);
+	if (shrink)
+		rc = fs_zero_tail(tx, &ip, size);
+	if (rc)
+		goto out;
+	ip.size = size;
+	ip.mtime = ip.ctime = now;
+	/* (F3): the blocks past the size are freed by the next handles or the next mount */
+	rc = shrink ? fs_orphan_add(tx, &ip) : fs_iput(tx, &ip);
+out:
+	rc = fs_tx_stop(tx) ?: rc;
+	if (!rc && shrink)
+		rc = fs_inode_truncate_blocks(fs, ino);
+	return rc;
+}
+
+int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *attr, unsigned int valid,
+	       struct fs_attr *out)
+{
+	struct fs_inode ip;
+	struct fs_tx *tx = NULL;
+	struct timespec now;
+	int rc;
+
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (rc)
+		goto out;
+	if (valid & FS_SET_SIZE) {
+		rc = fs_iget(fs, ino, &ip);
+		if (!rc && S_ISDIR(ip.mode))
+			rc = -EISDIR;
+		else if (!rc && !S_ISREG(ip.mode))
+			rc = -EINVAL;
+		if (!rc)
+			rc = fs_truncate(fs, ino, attr->size);
+		if (rc)
+			goto out;
+	}
+	rc = fs_tx_start(fs, 4, &tx);
+	if (rc)
+		goto out;
+	rc = fs_iget(fs, ino, &ip);
+	if (rc)
+		goto out;
+	fs_now(&now);
+	if (valid & FS_SET_MODE)
+		ip.mode = (ip.mode & S_IFMT) | (attr->mode & 07777);
+	if (valid & FS_SET_UID)
+		ip.uid = attr->uid;
+	if (valid & FS_SET_GID)
+		ip.gid = attr->gid;
+	if (valid & FS_SET_ATIME_NOW)
+		ip.atime = now;
+	else if (valid & FS_SET_ATIME)
+		ip.atime = attr->atime;
+	if (valid & FS_SET_MTIME_NOW)
+		ip.mtime = now;
+	else if (valid & FS_SET_MTIME)
+		ip.mtime = attr->mtime;
+	ip.ctime = (valid & FS_SET_CTIME) ? attr->ctime : now;
+	rc = fs_iput(tx, &ip);
+	if (!rc && out)
+		fs_inode_to_attr(&ip, out);
+out:
+	if (tx)
+		rc = fs_tx_stop(tx) ?: rc;
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
+{
+	struct fs_istate *s;
+	uint64_t tid = 0;
+	bool started;
+
+	(void)datasync;
+	pthread_mutex_lock(&fs->lock);
+	s = fs_istate_get(fs, ino, false);
+	if (s)
+		tid = s->last_tid;
+	started = fs->started;
+	pthread_mutex_unlock(&fs->lock);
+	/* the journal waits without the big lock: other calls go on meanwhile */
+	if (!started || !tid)
+		return 0;
+	return jnl_commit(fs->jnl, tid, true);
+}
+
+int fs_sync(struct fs *fs)
+{
+	bool started;
+
+	pthread_mutex_lock(&fs->lock);
+	started = fs->started;
+	pthread_mutex_unlock(&fs->lock);
+	return started ? jnl_commit(fs->jnl, 0, true) : 0;
+}

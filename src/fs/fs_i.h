@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/fs/fs_i.h - the filesystem's private state and the functions its files share.
+ *
+ * Locking: fs->lock (the big lock) is held by every public entry point for the
+ * whole call, except fs_fsync/fs_sync which drop it while waiting for a commit.
+ * Every function here expects it held.
+ *
+ * Invariants:
+ * (F1) Bytes of an allocated data block beyond i_size are zero (partial blocks are
+ *      zero-filled when written, the tail is zeroed when a file shrinks), so
+ *      growing a file never exposes old bytes.
+ * (F2) Every metadata block in the buffer cache equals the newest copy the journal
+ *      holds (the cache is write-through: each change is handed to the journal
+ *      in the same call), so evicting a buffer never loses a change.
+ * (F3) An inode whose link count reached 0 is on the orphan list until its blocks
+ *      and the inode itself are freed, so a crash in between frees it at mount.
+ * (G1) A group's free counts in its descriptor equal the clear bits of its bitmaps.
+ * (G2) Inode table blocks at and after a group's itable_init were never written:
+ *      they read as all-free; inodes are allocated lowest-first in a group, so the
+ *      first write past itable_init is the block at itable_init.
+ */
+#ifndef JGRFS_FS_I_H
+#define JGRFS_FS_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "jgrfs/fs.h"
+#include "jgrfs/journal.h"
+#include "fs_format.h"
+
+#define FS_SUBSYS "fs"
+
+/* ------------------------------------------------------------ buffer cache */
+
+struct fs_buf {
+	uint64_t blkno;
+	uint8_t *data;			/* JG_BLOCK_SIZE, aligned */
+	unsigned int refs;		/* pinned while > 0 */
+	uint32_t magic;			/* verified as this type; 0: not verified */
+	struct fs_buf *hnext;
+	struct fs_buf *lru_prev, *lru_next;
+};
+
+struct fs_bcache {
+	struct fs_buf **hash;
+	uint64_t nhash;
+	uint64_t count, limit;
+	struct fs_buf lru;		/* list head: lru.lru_next is the oldest */
+	uint64_t hits, misses, reads;	/* reads: jnl_read calls for metadata */
+};
+
+/* ---------------------------------------------------------- inode states */
+
+/* In-memory state of an inode seen by this mount: references and last change. */
+struct fs_istate {
+	uint64_t ino;
+	uint64_t refs;			/* fs_ref - fs_forget */
+	uint64_t last_tid;		/* transaction of the last change (fsync) */
+	struct fs_istate *next;
+};
+
+/* A decoded inode (host values). */
+struct fs_inode {
+	uint64_t ino;
+	uint32_t mode, nlink, uid, gid, flags, dir_depth, dir_buckets;
+	uint64_t size, blocks, rdev, generation, xattr_blk, orphan_next, parent, dir_entries;
+	struct timespec atime, mtime, ctime, btime;
+	uint64_t block[FS_NBLOCKS];
+};
+
+/* ------------------------------------------------------------ transactions */
+
+#define FS_TX_MAX_TRACK 1024u
+
+/* One journal handle and the distinct blocks it dirtied (credit accounting). */
+struct fs_tx {
+	struct fs *fs;
+	struct jnl_handle *h;
+	uint64_t tid;
+	unsigned int credits;
+	unsigned int used;
+	uint64_t blocks[FS_TX_MAX_TRACK];
+};
+
+struct fs {
+	pthread_mutex_t lock;		/* the big lock: protects everything below */
+	struct blk_dev *dev;
+	struct jnl *jnl;
+	struct fs_mount_opts opts;
+	struct fs_super sb;		/* in-memory copy; written through handles */
+	uint32_t seed;			/* crc seed from sb.uuid */
+	uint64_t hash_seed;
+	/* geometry, from the superblock */
+	uint64_t nblocks, ninodes, first_group, gdt_start, jnl_start, jnl_blocks;
+	uint32_t bpg, ipg, ngroups, gdt_blocks, itable_blocks;
+	uint64_t free_blocks, free_inodes;	/* sums of the descriptors */
+	uint32_t alloc_group;		/* where the last file block went */
+	bool readonly;			/* mounted read-only or turned read-only */
+	bool error;			/* an inconsistency was found */
+	bool fsck;			/* opened by fsck: no orphan processing */
+	bool started;			/* journal started: handles allowed */
+	struct fs_bcache bc;
+	struct fs_istate **ist;
+	uint64_t nist;
+	struct jnl_recovery_report recovery;
+	uint64_t orphans_freed;
+};
+
+/* -------------------------------------------------------------- bcache.c */
+
+int fs_bcache_init(struct fs *fs, uint64_t limit);
+void fs_bcache_destroy(struct fs *fs);
+/* Read and verify (when @magic != 0) block @blkno; pinned until fs_bput. -EUCLEAN logged. */
+int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, struct fs_buf **out);
+/* A buffer for a block being (re)initialised: zero-filled, not read. */
+int fs_bget_new(struct fs *fs, uint64_t blkno, struct fs_buf **out);
+void fs_bput(struct fs *fs, struct fs_buf *b);
+/* Seal (header with @magic) and hand to the journal. */
+int fs_bdirty(struct fs_tx *tx, struct fs_buf *b, uint32_t magic);
+/* Drop @blkno from the cache (freed). */
+void fs_bcache_drop(struct fs *fs, uint64_t blkno);
+
+/* ------------------------------------------------------------- super.c */
+
+int fs_tx_start(struct fs *fs, unsigned int credits, struct fs_tx **out);
+int fs_tx_stop(struct fs_tx *tx);
+/* Count @blkno against the handle's credits (once per distinct block). */
+void fs_tx_track(struct fs_tx *tx, uint64_t blkno);
+/* true when @need more distinct blocks still fit in the handle's credits. */
+bool fs_tx_room(const struct fs_tx *tx, unsigned int need);
+int fs_sb_write(struct fs_tx *tx);
+/* Record an inconsistency: log, turn read-only, flag the superblock. */
+void fs_set_error(struct fs *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int fs_writable(struct fs *fs);
+void fs_now(struct timespec *ts);
+int fs_orphan_add(struct fs_tx *tx, struct fs_inode *ip);
+int fs_orphan_del(struct fs_tx *tx, struct fs_inode *ip);
+/* Open (and recover) without starting: used by mount and fsck. */
+int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, struct fs **out);
+void fs_close_mem(struct fs *fs);
+
+/* ------------------------------------------------------------- group.c */
+
+uint64_t fs_group_start(const struct fs *fs, uint32_t g);
+uint32_t fs_group_size(const struct fs *fs, uint32_t g);
+uint64_t fs_group_data_start(const struct fs *fs, uint32_t g);
+int fs_gd_read(struct fs *fs, uint32_t g, struct fs_group_desc *out);
+int fs_block_alloc(struct fs_tx *tx, uint64_t goal, uint64_t *out);
+/* @meta: revoke the block (it may have been logged). */
+int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta);
+int fs_ialloc(struct fs_tx *tx, uint64_t parent, bool dir, uint64_t *out);
+int fs_ifree(struct fs_tx *tx, uint64_t ino, bool dir);
+bool fs_block_valid(const struct fs *fs, uint64_t blkno);
+int fs_groups_load(struct fs *fs);
+/* Bitmap bit helpers, shared with fsck. */
+static inline bool fs_bit_test(const uint8_t *blk, uint32_t i)
+{
+	return blk[FS_BITMAP_OFFSET + i / 8] & (1u << (i % 8));
+}
+
+static inline void fs_bit_set(uint8_t *blk, uint32_t i)
+{
+	blk[FS_BITMAP_OFFSET + i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+static inline void fs_bit_clear(uint8_t *blk, uint32_t i)
+{
+	blk[FS_BITMAP_OFFSET + i / 8] &= (uint8_t)~(1u << (i % 8));
+}
+
+/* ------------------------------------------------------------- inode.c */
+
+int fs_iget(struct fs *fs, uint64_t ino, struct fs_inode *out);
+int fs_iput(struct fs_tx *tx, struct fs_inode *ip);
+void fs_inode_decode(const struct fs_dinode *d, uint64_t ino, struct fs_inode *out);
+void fs_inode_encode(const struct fs_inode *ip, struct fs_dinode *d);
+/* -EUCLEAN (logged) when the decoded fields are out of range. */
+int fs_inode_check(struct fs *fs, const struct fs_inode *ip, uint64_t blkno);
+void fs_inode_to_attr(const struct fs_inode *ip, struct fs_attr *out);
+struct fs_istate *fs_istate_get(struct fs *fs, uint64_t ino, bool create);
+void fs_istate_touch(struct fs_tx *tx, uint64_t ino);
+uint64_t fs_inode_blkno(const struct fs *fs, uint64_t ino);
+bool fs_ino_valid(const struct fs *fs, uint64_t ino);
+/* Free the blocks and the inode of an unlinked inode (several handles). */
+int fs_inode_evict(struct fs *fs, uint64_t ino);
+/* Free the blocks past i_size of @ino, then take it off the orphan list. */
+int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino);
+unsigned int fs_mode_to_ft(uint32_t mode);
+uint32_t fs_ft_to_mode(unsigned int ft);
+
+/* -------------------------------------------------------------- bmap.c */
+
+#define FS_MAX_LBLK (FS_NDIR + FS_PTRS_PER_BLOCK + (uint64_t)FS_PTRS_PER_BLOCK * FS_PTRS_PER_BLOCK + \
+		     (uint64_t)FS_PTRS_PER_BLOCK * FS_PTRS_PER_BLOCK * FS_PTRS_PER_BLOCK)
+/* Physical block of @lblk (0: a hole); *@run: blocks from @lblk mapped contiguously
+ * (or holes), at most @max. */
+int fs_bmap_get(struct fs *fs, const struct fs_inode *ip, uint64_t lblk, uint64_t max,
+		uint64_t *pblk, uint64_t *run);
+/* Map @lblk, allocating it (and indirect blocks) when a hole; *@fresh when new. */
+int fs_bmap_alloc(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta,
+		  uint64_t *pblk, bool *fresh);
+/* Free blocks at and after @from while the handle has room; *@done when none remain. */
+int fs_bmap_truncate(struct fs_tx *tx, struct fs_inode *ip, uint64_t from, bool meta, bool *done);
+/* Walk every block (data and indirect) of @ip for fsck: fn(ctx, lblk or UINT64_MAX for an
+ * indirect block, pblk); returns the first non-zero. */
+typedef int (*fs_bmap_walk_fn)(void *ctx, uint64_t lblk, uint64_t pblk);
+int fs_bmap_walk(struct fs *fs, const struct fs_inode *ip, fs_bmap_walk_fn fn, void *ctx);
+
+/* --------------------------------------------------------------- dir.c */
+
+uint64_t fs_dir_hash(uint64_t seed, const char *name, size_t len);
+int fs_dir_init(struct fs_tx *tx, struct fs_inode *dip);
+/* 0 with the entry's inode and type; -ENOENT. */
+int fs_dir_lookup(struct fs *fs, const struct fs_inode *dip, const char *name, size_t len,
+		  uint64_t *ino, unsigned int *ft);
+int fs_dir_add(struct fs_tx *tx, struct fs_inode *dip, const char *name, size_t len,
+	       uint64_t ino, unsigned int ft);
+int fs_dir_remove(struct fs_tx *tx, struct fs_inode *dip, const char *name, size_t len);
+/* Point the existing entry @name at @ino/@ft. */
+int fs_dir_set(struct fs_tx *tx, struct fs_inode *dip, const char *name, size_t len,
+	       uint64_t ino, unsigned int ft);
+/* Entries with hash >= @off in hash order; fn returns non-zero to stop. */
+typedef int (*fs_dir_iter_fn)(void *ctx, const char *name, size_t len, uint64_t ino,
+			      unsigned int ft, uint64_t hash);
+int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_dir_iter_fn fn,
+		   void *ctx);
+/* Credits of one fs_dir_add in the worst case. */
+#define FS_CREDITS_DIR_ADD 200u
+#define FS_CREDITS_DIR_REMOVE 4u
+
+/* -------------------------------------------------------------- file.c */
+
+/* Shrink or grow @ino to @size (several handles when shrinking). */
+int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
+
+/* ------------------------------------------------------------- xattr.c */
+
+int fs_xattr_free(struct fs_tx *tx, struct fs_inode *ip);
+
+#endif /* JGRFS_FS_I_H */

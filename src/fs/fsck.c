@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fs/fsck.c - check and repair a filesystem (fs_fsck).
+ *
+ * Open: the array's resync-all is on while the journal is replayed (seed 006),
+ * so every stripe recovery reads is made consistent; with -n the journal is
+ * replayed in memory only (jnl_cfg.readonly) and nothing is ever written.
+ *
+ * Passes, as e2fsck:
+ *   1 inodes     each group's inode bitmap against the inodes' modes; each inode's
+ *                fields; every block it maps is in range and claimed once; its
+ *                block count
+ *   2 entries    every directory's buckets; each entry names an inode in use, of
+ *                the type it says; entry counts; ".." (the parent field)
+ *   3 reach      every inode in use reachable from the root (or on the orphan
+ *                list); unattached ones go to /lost+found
+ *   4 links      link counts: files the entries naming them, directories 2 plus
+ *                their subdirectories
+ *   5 bitmaps    block bitmaps and group free counts against what pass 1 found
+ * With -y each problem is repaired in its own journal handle, orphans are freed,
+ * and the filesystem is unmounted clean. Exit codes as e2fsck.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs_i.h"
+
+#define FSCK_IN_USE (1u << 0)
+#define FSCK_DIR (1u << 1)
+#define FSCK_REACHED (1u << 2)
+#define FSCK_ORPHAN (1u << 3)
+#define FSCK_BAD (1u << 4)
+
+struct fsck {
+	struct fs *fs;
+	const struct fsck_opts *opts;
+	struct fsck_report *rep;
+	uint8_t *used;			/* block bitmap as found by pass 1 */
+	uint8_t *iflags;		/* per inode FSCK_* */
+	uint32_t *found;		/* entries naming each inode */
+	uint32_t *subdirs;		/* subdirectories of each directory */
+	uint64_t *dirparent;		/* the directory whose entry names each directory */
+	uint64_t cur_ino, cur_blocks;
+	bool unrepaired;
+	int op_error;
+};
+
+static void fsck_problem(struct fsck *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fsck_problem(struct fsck *c, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->rep->problems_found++;
+	jg_log(JG_LOG_WARN, "fsck", "dev=%s %s%s", c->fs->dev->name, msg,
+	       c->opts->repair ? "" : " (not repaired: -n)");
+}
+
+static void fsck_fixed(struct fsck *c, int rc)
+{
+	if (!rc) {
+		c->rep->problems_fixed++;
+	} else {
+		jg_log(JG_LOG_ERR, "fsck", "repair failed: %d", rc);
+		c->unrepaired = true;
+	}
+}
+
+static bool fsck_test(const uint8_t *bm, uint64_t i)
+{
+	return bm[i / 8] & (1u << (i % 8));
+}
+
+static void fsck_set(uint8_t *bm, uint64_t i)
+{
+	bm[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/* -------------------------------------------------------------- pass 1 */
+
+static int fsck_claim(void *ctx, uint64_t lblk, uint64_t pblk)
+{
+	struct fsck *c = ctx;
+
+	(void)lblk;
+	c->cur_blocks++;
+	if (fsck_test(c->used, pblk)) {
+		fsck_problem(c, "inode %llu: block %llu claimed twice", (unsigned long long)c->cur_ino,
+			     (unsigned long long)pblk);
+		c->unrepaired = true;	/* duplicate blocks: left to the user */
+		return 0;
+	}
+	fsck_set(c->used, pblk);
+	return 0;
+}
+
+/* Write @ip in its own handle (repairs). */
+static int fsck_iput(struct fsck *c, struct fs_inode *ip)
+{
+	struct fs_tx *tx;
+	int rc = fs_tx_start(c->fs, 8, &tx);
+
+	if (rc)
+		return rc;
+	rc = fs_iput(tx, ip);
+	return fs_tx_stop(tx) ?: rc;
+}
+
+static int fsck_ibit_fix(struct fsck *c, uint64_t ino, bool set)
+{
+	struct fs *fs = c->fs;
+	uint32_t g = (uint32_t)((ino - 1) / fs->ipg), bit = (uint32_t)((ino - 1) % fs->ipg);
+	struct fs_buf *b;
+	struct fs_tx *tx;
+	int rc = fs_tx_start(fs, 4, &tx);
+
+	if (rc)
+		return rc;
+	rc = fs_bread(fs, fs_group_start(fs, g) + 1, FS_MAGIC_IBITMAP, "inode bitmap", &b);
+	if (!rc) {
+		if (set)
+			fs_bit_set(b->data, bit);
+		else
+			fs_bit_clear(b->data, bit);
+		rc = fs_bdirty(tx, b, FS_MAGIC_IBITMAP);
+		fs_bput(fs, b);
+	}
+	return fs_tx_stop(tx) ?: rc;
+}
+
+/* Clear a damaged inode: mode 0 (pass 5 then frees its blocks and bit). */
+static int fsck_iclear(struct fsck *c, uint64_t ino)
+{
+	struct fs_inode ip;
+
+	memset(&ip, 0, sizeof(ip));
+	ip.ino = ino;
+	return fsck_iput(c, &ip);
+}
+
+static void fsck_inode(struct fsck *c, struct fs_inode *ip, bool bit)
+{
+	struct fs *fs = c->fs;
+	uint64_t ino = ip->ino;
+	int rc;
+
+	if (!ip->mode) {
+		if (bit) {
+			fsck_problem(c, "inode %llu marked in use but free", (unsigned long long)ino);
+			if (c->opts->repair)
+				fsck_fixed(c, fsck_ibit_fix(c, ino, false));
+		}
+		return;
+	}
+	if (!bit) {
+		fsck_problem(c, "inode %llu in use but marked free", (unsigned long long)ino);
+		if (c->opts->repair)
+			fsck_fixed(c, fsck_ibit_fix(c, ino, true));
+	}
+	c->rep->inodes_checked++;
+	if (fs_inode_check(fs, ip, fs_inode_blkno(fs, ino))) {
+		fsck_problem(c, "inode %llu damaged: cleared", (unsigned long long)ino);
+		c->iflags[ino] |= FSCK_BAD;
+		if (c->opts->repair)
+			fsck_fixed(c, fsck_iclear(c, ino));
+		return;
+	}
+	c->iflags[ino] |= FSCK_IN_USE | (S_ISDIR(ip->mode) ? FSCK_DIR : 0);
+	c->cur_ino = ino;
+	c->cur_blocks = 0;
+	rc = fs_bmap_walk(fs, ip, fsck_claim, c);
+	if (!rc && ip->xattr_blk)
+		rc = fsck_claim(c, UINT64_MAX, ip->xattr_blk);
+	if (rc) {
+		fsck_problem(c, "inode %llu: block map damaged (%d)", (unsigned long long)ino, rc);
+		c->unrepaired = true;
+		return;
+	}
+	if (c->cur_blocks != ip->blocks) {
+		fsck_problem(c, "inode %llu: block count %llu, maps %llu", (unsigned long long)ino,
+			     (unsigned long long)ip->blocks, (unsigned long long)c->cur_blocks);
+		if (c->opts->repair) {
+			ip->blocks = c->cur_blocks;
+			fsck_fixed(c, fsck_iput(c, ip));
+		}
+	}
+	if (S_ISLNK(ip->mode) && (!ip->size || ip->size > FS_SYMLINK_MAX)) {
+		fsck_problem(c, "symlink %llu: size %llu", (unsigned long long)ino,
+			     (unsigned long long)ip->size);
+		c->unrepaired = true;
+	}
+	if (S_ISDIR(ip->mode) &&
+	    ip->size != (uint64_t)JG_BLOCK_SIZE * (FS_DIR_FIRST_BUCKET + ip->dir_buckets)) {
+		fsck_problem(c, "directory %llu: size %llu", (unsigned long long)ino,
+			     (unsigned long long)ip->size);
+		if (c->opts->repair) {
+			ip->size = (uint64_t)JG_BLOCK_SIZE * (FS_DIR_FIRST_BUCKET + ip->dir_buckets);
+			fsck_fixed(c, fsck_iput(c, ip));
+		}
+	}
+}
+
+static int fsck_pass1(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	int rc;
+
+	for (uint32_t g = 0; g < fs->ngroups; g++) {
+		uint64_t start = fs_group_start(fs, g);
+		struct fs_group_desc gd;
+		struct fs_buf *ib;
+
+		for (uint32_t i = 0; i < 2 + fs->itable_blocks; i++)
+			fsck_set(c->used, start + i);
+		for (uint64_t i = fs_group_size(fs, g); i < fs->bpg && start + i < fs->nblocks; i++)
+			fsck_set(c->used, start + i);
+		rc = fs_gd_read(fs, g, &gd);
+		if (rc)
+			return rc;
+		rc = fs_bread(fs, start + 1, FS_MAGIC_IBITMAP, "inode bitmap", &ib);
+		if (rc)
+			return rc;
+		for (uint32_t t = 0; t < fs->itable_blocks; t++) {
+			struct fs_buf *tb = NULL;
+			bool init = t < jg_le32(gd.itable_init);
+
+			if (init) {
+				rc = fs_bread(fs, start + 2 + t, FS_MAGIC_ITABLE, "inode table", &tb);
+				if (rc == -EUCLEAN) {
+					fsck_problem(c, "group %u: inode table block %llu damaged", g,
+						     (unsigned long long)(start + 2 + t));
+					c->unrepaired = true;
+					continue;
+				}
+				if (rc) {
+					fs_bput(fs, ib);
+					return rc;
+				}
+			}
+			for (uint32_t s = 0; s < FS_INODES_PER_BLOCK; s++) {
+				uint32_t idx = t * FS_INODES_PER_BLOCK + s;
+				uint64_t ino = (uint64_t)g * fs->ipg + idx + 1;
+				struct fs_inode ip;
+
+				if (tb)
+					fs_inode_decode((const struct fs_dinode *)(tb->data +
+						FS_INODE_SIZE * (s + 1)), ino, &ip);
+				else
+					memset(&ip, 0, sizeof(ip));
+				ip.ino = ino;
+				fsck_inode(c, &ip, fs_bit_test(ib->data, idx));
+			}
+			fs_bput(fs, tb);
+		}
+		fs_bput(fs, ib);
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- pass 2 */
+
+struct fsck_dirwalk {
+	struct fsck *c;
+	struct fs_inode *dip;
+	uint64_t entries;
+	uint64_t bad[64];		/* entries to remove (names by hash order) */
+	char badname[64][FS_NAME_MAX + 1];
+	unsigned int nbad;
+	uint64_t fixino[64];
+	unsigned int fixft[64];
+	char fixname[64][FS_NAME_MAX + 1];
+	unsigned int nfix;
+};
+
+static int fsck_entry(void *ctx, const char *name, size_t len, uint64_t ino, unsigned int ft,
+		      uint64_t hash)
+{
+	struct fsck_dirwalk *w = ctx;
+	struct fsck *c = w->c;
+	struct fs_inode ip;
+
+	(void)hash;
+	w->entries++;
+	if (!(c->iflags[ino] & FSCK_IN_USE)) {
+		fsck_problem(c, "directory %llu: entry '%.*s' names free inode %llu",
+			     (unsigned long long)w->dip->ino, (int)len, name, (unsigned long long)ino);
+		if (w->nbad < 64) {
+			memcpy(w->badname[w->nbad], name, len);
+			w->badname[w->nbad][len] = 0;
+			w->bad[w->nbad++] = ino;
+		} else {
+			c->unrepaired = true;
+		}
+		return 0;
+	}
+	c->found[ino]++;
+	if (c->iflags[ino] & FSCK_DIR) {
+		c->subdirs[w->dip->ino]++;
+		if (c->found[ino] > 1) {
+			fsck_problem(c, "directory %llu has several entries", (unsigned long long)ino);
+			c->unrepaired = true;
+		}
+		c->dirparent[ino] = w->dip->ino;
+	}
+	if (!fs_iget(c->fs, ino, &ip) && fs_mode_to_ft(ip.mode) != ft) {
+		fsck_problem(c, "directory %llu: entry '%.*s' has type %u, inode %llu is %u",
+			     (unsigned long long)w->dip->ino, (int)len, name, ft,
+			     (unsigned long long)ino, fs_mode_to_ft(ip.mode));
+		if (w->nfix < 64) {
+			memcpy(w->fixname[w->nfix], name, len);
+			w->fixname[w->nfix][len] = 0;
+			w->fixft[w->nfix] = fs_mode_to_ft(ip.mode);
+			w->fixino[w->nfix++] = ino;
+		} else {
+			c->unrepaired = true;
+		}
+	}
+	return 0;
+}
+
+static int fsck_dir(struct fsck *c, uint64_t ino)
+{
+	struct fs *fs = c->fs;
+	struct fsck_dirwalk *w = calloc(1, sizeof(*w));
+	struct fs_inode dip;
+	struct fs_tx *tx;
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	rc = fs_iget(fs, ino, &dip);
+	if (rc)
+		goto out;
+	w->c = c;
+	w->dip = &dip;
+	c->rep->dirs_checked++;
+	rc = fs_dir_iterate(fs, &dip, 2, fsck_entry, w);
+	if (rc == -EUCLEAN) {
+		fsck_problem(c, "directory %llu: damaged blocks", (unsigned long long)ino);
+		c->unrepaired = true;
+		rc = 0;
+		goto out;
+	}
+	if (rc)
+		goto out;
+	if (c->opts->repair && (w->nbad || w->nfix)) {
+		rc = fs_tx_start(fs, 8 * (w->nbad + w->nfix) + 8, &tx);
+		if (rc)
+			goto out;
+		for (unsigned int i = 0; i < w->nbad && !rc; i++) {
+			rc = fs_dir_remove(tx, &dip, w->badname[i], strlen(w->badname[i]));
+			w->entries--;
+			fsck_fixed(c, rc);
+		}
+		for (unsigned int i = 0; i < w->nfix && !rc; i++) {
+			rc = fs_dir_set(tx, &dip, w->fixname[i], strlen(w->fixname[i]), w->fixino[i],
+					w->fixft[i]);
+			fsck_fixed(c, rc);
+		}
+		if (!rc)
+			rc = fs_iput(tx, &dip);
+		rc = fs_tx_stop(tx) ?: rc;
+		if (rc)
+			goto out;
+	}
+	if (w->entries != dip.dir_entries) {
+		fsck_problem(c, "directory %llu: entry count %llu, holds %llu", (unsigned long long)ino,
+			     (unsigned long long)dip.dir_entries, (unsigned long long)w->entries);
+		if (c->opts->repair) {
+			rc = fs_iget(fs, ino, &dip);
+			if (!rc) {
+				dip.dir_entries = w->entries;
+				rc = fsck_iput(c, &dip);
+			}
+			fsck_fixed(c, rc);
+			rc = 0;
+		}
+	}
+out:
+	free(w);
+	return rc;
+}
+
+static int fsck_pass2(struct fsck *c)
+{
+	int rc;
+
+	for (uint64_t ino = 1; ino <= c->fs->ninodes; ino++) {
+		if (!(c->iflags[ino] & FSCK_DIR))
+			continue;
+		rc = fsck_dir(c, ino);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- pass 3 */
+
+static int fsck_mark_orphans(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	uint64_t ino = jg_le64(fs->sb.orphan_head);
+	struct fs_inode ip;
+
+	for (uint64_t n = 0; ino && n <= fs->ninodes; n++) {
+		if (!fs_ino_valid(fs, ino) || !(c->iflags[ino] & FSCK_IN_USE) || fs_iget(fs, ino, &ip)) {
+			fsck_problem(c, "orphan list names inode %llu, not in use",
+				     (unsigned long long)ino);
+			c->unrepaired = true;
+			return 0;
+		}
+		c->iflags[ino] |= FSCK_ORPHAN;
+		ino = ip.orphan_next;
+	}
+	return 0;
+}
+
+struct fsck_reach {
+	struct fsck *c;
+	uint64_t *queue;
+	uint64_t tail;
+};
+
+static int fsck_reach_entry(void *ctx, const char *name, size_t len, uint64_t ino,
+			    unsigned int ft, uint64_t hash)
+{
+	struct fsck_reach *r = ctx;
+
+	(void)name, (void)len, (void)ft, (void)hash;
+	if (!(r->c->iflags[ino] & FSCK_IN_USE) || (r->c->iflags[ino] & FSCK_REACHED))
+		return 0;
+	r->c->iflags[ino] |= FSCK_REACHED;
+	if (r->c->iflags[ino] & FSCK_DIR)
+		r->queue[r->tail++] = ino;
+	return 0;
+}
+
+static int fsck_reach_from(struct fsck *c, uint64_t start)
+{
+	struct fsck_reach r = { .c = c };
+	uint64_t head = 0;
+	int rc = 0;
+
+	r.queue = malloc(sizeof(*r.queue) * (c->fs->ninodes + 1));
+	if (!r.queue)
+		return -ENOMEM;
+	c->iflags[start] |= FSCK_REACHED;
+	r.queue[r.tail++] = start;
+	while (head < r.tail && !rc) {
+		struct fs_inode dip;
+
+		if (fs_iget(c->fs, r.queue[head++], &dip))
+			continue;
+		rc = fs_dir_iterate(c->fs, &dip, 2, fsck_reach_entry, &r);
+		if (rc == -EUCLEAN)
+			rc = 0;	/* reported by pass 2 */
+	}
+	free(r.queue);
+	return rc;
+}
+
+/* Link @ino into /lost+found as "#ino". */
+static int fsck_reconnect(struct fsck *c, uint64_t ino)
+{
+	struct fs *fs = c->fs;
+	struct fs_inode lf, ip;
+	struct fs_attr a;
+	struct fs_tx *tx;
+	char name[32];
+	int rc;
+
+	rc = fs_lookup(fs, FS_ROOT_INO, "lost+found", &a);
+	if (rc == -ENOENT) {
+		rc = fs_mkdir(fs, FS_ROOT_INO, "lost+found", 0700, 0, 0, &a);
+		if (!rc) {
+			c->iflags[a.ino] |= FSCK_IN_USE | FSCK_DIR | FSCK_REACHED;
+			c->found[a.ino] = 1;
+			c->subdirs[FS_ROOT_INO]++;
+			c->dirparent[a.ino] = FS_ROOT_INO;
+		}
+	}
+	if (rc)
+		return rc;
+	rc = fs_tx_start(fs, FS_CREDITS_DIR_ADD + 8, &tx);
+	if (rc)
+		return rc;
+	rc = fs_iget(fs, a.ino, &lf);
+	if (!rc)
+		rc = fs_iget(fs, ino, &ip);
+	if (rc)
+		goto out;
+	snprintf(name, sizeof(name), "#%llu", (unsigned long long)ino);
+	rc = fs_dir_add(tx, &lf, name, strlen(name), ino, fs_mode_to_ft(ip.mode));
+	if (rc)
+		goto out;
+	c->found[ino]++;
+	if (S_ISDIR(ip.mode)) {
+		ip.parent = a.ino;
+		c->subdirs[a.ino]++;
+		c->dirparent[ino] = a.ino;
+		lf.nlink++;
+		rc = fs_iput(tx, &ip);
+	}
+	if (!rc)
+		rc = fs_iput(tx, &lf);
+out:
+	rc = fs_tx_stop(tx) ?: rc;
+	if (!rc && S_ISDIR(ip.mode))
+		rc = fsck_reach_from(c, ino);
+	c->iflags[ino] |= FSCK_REACHED;
+	return rc;
+}
+
+static int fsck_pass3(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	int rc;
+
+	if (!(c->iflags[FS_ROOT_INO] & FSCK_DIR)) {
+		fsck_problem(c, "root inode is not a directory");
+		c->unrepaired = true;
+		return 0;
+	}
+	rc = fsck_mark_orphans(c);
+	if (!rc)
+		rc = fsck_reach_from(c, FS_ROOT_INO);
+	if (rc)
+		return rc;
+	for (uint64_t ino = 1; ino <= fs->ninodes; ino++) {
+		uint8_t f = c->iflags[ino];
+
+		if (!(f & FSCK_IN_USE) || (f & (FSCK_REACHED | FSCK_ORPHAN)))
+			continue;
+		if (c->found[ino]) {
+			/* inside an unattached subtree: its top is reconnected */
+			continue;
+		}
+		fsck_problem(c, "inode %llu unattached", (unsigned long long)ino);
+		if (c->opts->repair)
+			fsck_fixed(c, fsck_reconnect(c, ino));
+	}
+	for (uint64_t ino = 1; ino <= fs->ninodes; ino++) {
+		uint8_t f = c->iflags[ino];
+
+		if ((f & FSCK_IN_USE) && !(f & (FSCK_REACHED | FSCK_ORPHAN)) && c->found[ino]) {
+			fsck_problem(c, "inode %llu unreachable from the root (loop)",
+				     (unsigned long long)ino);
+			c->unrepaired = true;
+		}
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- pass 4 */
+
+static int fsck_pass4(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	struct fs_inode ip;
+	int rc;
+
+	for (uint64_t ino = 1; ino <= fs->ninodes; ino++) {
+		uint8_t f = c->iflags[ino];
+		uint32_t want;
+
+		if (!(f & FSCK_IN_USE))
+			continue;
+		rc = fs_iget(fs, ino, &ip);
+		if (rc)
+			return rc;
+		if ((f & FSCK_ORPHAN) && !c->found[ino])
+			want = 0;
+		else if (f & FSCK_DIR)
+			want = 2 + c->subdirs[ino];
+		else
+			want = c->found[ino];
+		if ((f & FSCK_DIR) && ino != FS_ROOT_INO && c->found[ino] &&
+		    ip.parent != c->dirparent[ino]) {
+			fsck_problem(c, "directory %llu: parent %llu, entry in %llu",
+				     (unsigned long long)ino, (unsigned long long)ip.parent,
+				     (unsigned long long)c->dirparent[ino]);
+			if (c->opts->repair) {
+				ip.parent = c->dirparent[ino];
+				fsck_fixed(c, fsck_iput(c, &ip));
+			}
+		}
+		if (ip.nlink != want) {
+			fsck_problem(c, "inode %llu: link count %u, should be %u",
+				     (unsigned long long)ino, ip.nlink, want);
+			if (c->opts->repair) {
+				ip.nlink = want;
+				fsck_fixed(c, fsck_iput(c, &ip));
+			}
+		}
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- pass 5 */
+
+static int fsck_pass5(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	int rc = 0;
+
+	for (uint32_t g = 0; g < fs->ngroups && !rc; g++) {
+		uint64_t start = fs_group_start(fs, g);
+		uint32_t size = fs_group_size(fs, g), free_b = 0, free_i = 0, dirs = 0, diffs = 0;
+		struct fs_buf *bb = NULL, *ib = NULL, *gb = NULL;
+		struct fs_group_desc *gd;
+		bool gd_bad;
+
+		rc = fs_bread(fs, start, FS_MAGIC_BBITMAP, "block bitmap", &bb);
+		if (!rc)
+			rc = fs_bread(fs, start + 1, FS_MAGIC_IBITMAP, "inode bitmap", &ib);
+		if (!rc)
+			rc = fs_bread(fs, fs->gdt_start + g / FS_GD_PER_BLOCK, FS_MAGIC_GDT,
+				      "group descriptors", &gb);
+		if (rc)
+			goto next;
+		for (uint32_t i = 0; i < size; i++) {
+			bool want = fsck_test(c->used, start + i), have = fs_bit_test(bb->data, i);
+
+			if (want != have) {
+				if (diffs++ < 8)
+					fsck_problem(c, "block %llu %s", (unsigned long long)(start + i),
+						     want ? "in use but marked free" :
+							    "marked in use but unused (leaked)");
+				else
+					c->rep->problems_found++;
+				if (want)
+					fs_bit_set(bb->data, i);
+				else
+					fs_bit_clear(bb->data, i);
+			}
+			if (!want)
+				free_b++;
+		}
+		c->rep->blocks_used += size - free_b;
+		for (uint32_t i = 0; i < fs->ipg; i++) {
+			uint64_t ino = (uint64_t)g * fs->ipg + i + 1;
+			uint8_t f = c->iflags[ino];
+
+			if (!(f & FSCK_IN_USE))
+				free_i++;
+			else if (f & FSCK_DIR)
+				dirs++;
+			/* keep the inode bitmap as pass 1 left it (repaired there) */
+			if (c->opts->repair) {
+				if (f & FSCK_IN_USE)
+					fs_bit_set(ib->data, i);
+				else
+					fs_bit_clear(ib->data, i);
+			}
+		}
+		gd = (struct fs_group_desc *)(gb->data + FS_GD_OFFSET) + g % FS_GD_PER_BLOCK;
+		gd_bad = jg_le32(gd->free_blocks) != free_b || jg_le32(gd->free_inodes) != free_i ||
+			 jg_le32(gd->used_dirs) != dirs;
+		if (gd_bad)
+			fsck_problem(c, "group %u: free blocks %u/%u, free inodes %u/%u, dirs %u/%u "
+				     "(recorded/counted)", g, jg_le32(gd->free_blocks), free_b,
+				     jg_le32(gd->free_inodes), free_i, jg_le32(gd->used_dirs), dirs);
+		if (c->opts->repair && (diffs || gd_bad)) {
+			struct fs_tx *tx;
+
+			gd->free_blocks = jg_cpu_to_le32(free_b);
+			gd->free_inodes = jg_cpu_to_le32(free_i);
+			gd->used_dirs = jg_cpu_to_le32(dirs);
+			rc = fs_tx_start(fs, 4, &tx);
+			if (!rc) {
+				rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);
+				if (!rc)
+					rc = fs_bdirty(tx, ib, FS_MAGIC_IBITMAP);
+				if (!rc)
+					rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+				rc = fs_tx_stop(tx) ?: rc;
+			}
+			for (uint32_t k = 0; k < diffs + gd_bad; k++)
+				fsck_fixed(c, rc);
+		} else if (diffs) {
+			/* -n: the cached bitmap was changed above; forget it */
+			uint64_t at = bb->blkno;
+
+			fs_bput(fs, bb);
+			bb = NULL;
+			fs_bcache_drop(fs, at);
+		}
+next:
+		fs_bput(fs, bb);
+		fs_bput(fs, ib);
+		fs_bput(fs, gb);
+	}
+	if (!rc && c->opts->repair)
+		rc = fs_groups_load(fs);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int fsck_run(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	int rc;
+
+	if (jg_le32(fs->sb.state) & FS_STATE_ERROR) {
+		fsck_problem(c, "superblock records errors");
+		if (c->opts->repair) {
+			fs->sb.state = jg_cpu_to_le32(jg_le32(fs->sb.state) & ~FS_STATE_ERROR);
+			c->rep->problems_fixed++;	/* written with the clean state at unmount */
+		}
+	}
+	rc = fsck_pass1(c);
+	if (!rc)
+		rc = fsck_pass2(c);
+	if (!rc)
+		rc = fsck_pass3(c);
+	if (!rc)
+		rc = fsck_pass4(c);
+	if (!rc)
+		rc = fsck_pass5(c);
+	return rc;
+}
+
+int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_report *rep)
+{
+	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
+				    .readonly = !opts->repair, .cache_blocks = 4096 };
+	struct fsck c = { .opts = opts, .rep = rep };
+	struct fs *fs = NULL;
+	int rc, rs;
+
+	memset(rep, 0, sizeof(*rep));
+	/* replay with every stripe it reads resynced first (seed 006) */
+	rs = blk_ctl(dev, BLK_CTL_SET_RESYNC_ALL, NULL);
+	rc = fs_open(dev, &mo, true, &fs);
+	if (!rs)
+		blk_ctl(dev, BLK_CTL_CLEAR_RESYNC_ALL, NULL);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "fsck", "dev=%s cannot open the filesystem: %d", dev->name, rc);
+		if (rc == -EUCLEAN) {
+			rep->problems_found++;
+			return 4;
+		}
+		return 8;
+	}
+	rep->recovery = fs->recovery;
+	c.fs = fs;
+	if (opts->repair) {
+		rc = jnl_start(fs->jnl);
+		if (rc)
+			goto out;
+		fs->started = true;
+	}
+	c.used = calloc(fs->nblocks / 8 + 1, 1);
+	c.iflags = calloc(fs->ninodes + 1, 1);
+	c.found = calloc(fs->ninodes + 1, sizeof(*c.found));
+	c.subdirs = calloc(fs->ninodes + 1, sizeof(*c.subdirs));
+	c.dirparent = calloc(fs->ninodes + 1, sizeof(*c.dirparent));
+	if (!c.used || !c.iflags || !c.found || !c.subdirs || !c.dirparent) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = fsck_run(&c);
+	/* fs_set_error during checks must not stop repairs: fsck owns the errors */
+	fs->readonly = !opts->repair;
+	fs->error = false;
+	if (!rc && opts->repair && jg_le64(fs->sb.orphan_head)) {
+		/* finish what the orphan list records, as a mount would */
+		struct fs_inode ip;
+		uint64_t ino;
+
+		while (!rc && (ino = jg_le64(fs->sb.orphan_head))) {
+			rc = fs_iget(fs, ino, &ip);
+			if (!rc)
+				rc = ip.nlink ? fs_inode_truncate_blocks(fs, ino) : fs_inode_evict(fs, ino);
+		}
+	}
+	if (opts->verbose)
+		jg_log(JG_LOG_INFO, "fsck",
+		       "dev=%s inodes=%llu dirs=%llu blocks_used=%llu problems=%llu fixed=%llu",
+		       dev->name, (unsigned long long)rep->inodes_checked,
+		       (unsigned long long)rep->dirs_checked, (unsigned long long)rep->blocks_used,
+		       (unsigned long long)rep->problems_found, (unsigned long long)rep->problems_fixed);
+out:
+	free(c.used);
+	free(c.iflags);
+	free(c.found);
+	free(c.subdirs);
+	free(c.dirparent);
+	if (opts->repair) {
+		int rc2 = fs_unmount(fs);
+
+		rc = rc ?: rc2;
+	} else {
+		fs_abandon(fs);
+	}
+	if (rc) {
+		jg_log(JG_LOG_ERR, "fsck", "dev=%s check failed: %d", dev->name, rc);
+		return 8;
+	}
+	if (!rep->problems_found)
+		return 0;
+	if (opts->repair && !c.unrepaired && rep->problems_fixed >= rep->problems_found)
+		return 1;
+	return 4;
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fs/group.c - block groups: block and inode allocation.
+ *
+ * A group g covers blocks [first_group_block + g * bpg, + group_size(g)); its
+ * first block is the block bitmap, then the inode bitmap, then itable_blocks of
+ * inode table. Bit i of the block bitmap is block group_start + i. The group
+ * descriptor (free counts) lives in the descriptor table after the superblock;
+ * totals are kept in memory (fs->free_blocks, fs->free_inodes) and recomputed
+ * from the descriptors at mount. Allocation changes the bitmap and the
+ * descriptor in the same handle (G1).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "fs_i.h"
+
+uint64_t fs_group_start(const struct fs *fs, uint32_t g)
+{
+	return fs->first_group + (uint64_t)g * fs->bpg;
+}
+
+uint32_t fs_group_size(const struct fs *fs, uint32_t g)
+{
+	uint64_t start = fs_group_start(fs, g);
+
+	return (uint32_t)(fs->nblocks - start < fs->bpg ? fs->nblocks - start : fs->bpg);
+}
+
+uint64_t fs_group_data_start(const struct fs *fs, uint32_t g)
+{
+	return fs_group_start(fs, g) + 2 + fs->itable_blocks;
+}
+
+bool fs_block_valid(const struct fs *fs, uint64_t blkno)
+{
+	uint32_t g;
+
+	if (blkno < fs->first_group || blkno >= fs->nblocks)
+		return false;
+	g = (uint32_t)((blkno - fs->first_group) / fs->bpg);
+	return g < fs->ngroups && blkno >= fs_group_data_start(fs, g);
+}
+
+static int fs_gd_get(struct fs *fs, uint32_t g, struct fs_buf **b, struct fs_group_desc **gd)
+{
+	int rc = fs_bread(fs, fs->gdt_start + g / FS_GD_PER_BLOCK, FS_MAGIC_GDT,
+			  "group descriptors", b);
+
+	if (rc)
+		return rc;
+	*gd = (struct fs_group_desc *)((*b)->data + FS_GD_OFFSET) + g % FS_GD_PER_BLOCK;
+	return 0;
+}
+
+int fs_gd_read(struct fs *fs, uint32_t g, struct fs_group_desc *out)
+{
+	struct fs_group_desc *gd;
+	struct fs_buf *b;
+	int rc = fs_gd_get(fs, g, &b, &gd);
+
+	if (rc)
+		return rc;
+	*out = *gd;
+	fs_bput(fs, b);
+	return 0;
+}
+
+/* Sum the descriptors; check their counts are in range. */
+int fs_groups_load(struct fs *fs)
+{
+	struct fs_group_desc gd;
+	int rc;
+
+	fs->free_blocks = fs->free_inodes = 0;
+	for (uint32_t g = 0; g < fs->ngroups; g++) {
+		rc = fs_gd_read(fs, g, &gd);
+		if (rc)
+			return rc;
+		if (jg_le32(gd.free_blocks) > fs_group_size(fs, g) ||
+		    jg_le32(gd.free_inodes) > fs->ipg || jg_le32(gd.itable_init) > fs->itable_blocks) {
+			jg_log(JG_LOG_ERR, FS_SUBSYS,
+			       "group descriptor dev=%s group=%u bad range: free_blocks=%u free_inodes=%u itable_init=%u",
+			       fs->dev->name, g, jg_le32(gd.free_blocks), jg_le32(gd.free_inodes),
+			       jg_le32(gd.itable_init));
+			return -EUCLEAN;
+		}
+		fs->free_blocks += jg_le32(gd.free_blocks);
+		fs->free_inodes += jg_le32(gd.free_inodes);
+	}
+	return 0;
+}
+
+/* First clear bit in [from, n) of a bitmap block, or -1. */
+static int64_t fs_bitmap_find(const uint8_t *blk, uint32_t from, uint32_t n)
+{
+	for (uint32_t i = from; i < n;) {
+		if (i % 64 == 0 && i + 64 <= n) {
+			uint64_t w;
+
+			memcpy(&w, blk + FS_BITMAP_OFFSET + i / 8, 8);
+			if (w == UINT64_MAX) {
+				i += 64;
+				continue;
+			}
+		}
+		if (!fs_bit_test(blk, i))
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+/* Allocate one block in group @g at or after @from; -ENOSPC when the group is full. */
+static int fs_block_alloc_group(struct fs_tx *tx, uint32_t g, uint32_t from, uint64_t *out)
+{
+	struct fs *fs = tx->fs;
+	struct fs_buf *bb = NULL, *gb = NULL;
+	struct fs_group_desc *gd;
+	uint32_t n = fs_group_size(fs, g);
+	int64_t bit;
+	int rc;
+
+	rc = fs_gd_get(fs, g, &gb, &gd);
+	if (rc)
+		goto out;
+	if (!jg_le32(gd->free_blocks)) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	rc = fs_bread(fs, fs_group_start(fs, g), FS_MAGIC_BBITMAP, "block bitmap", &bb);
+	if (rc)
+		goto out;
+	bit = fs_bitmap_find(bb->data, from, n);
+	if (bit < 0 && from)
+		bit = fs_bitmap_find(bb->data, 0, n);
+	if (bit < 0) {
+		fs_set_error(fs, "group=%u descriptor says %u blocks free, bitmap has none", g,
+			     jg_le32(gd->free_blocks));
+		rc = -EUCLEAN;
+		goto out;
+	}
+	fs_bit_set(bb->data, (uint32_t)bit);
+	gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) - 1);
+	rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);
+	if (!rc)
+		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+	if (rc)
+		goto out;
+	fs->free_blocks--;
+	*out = fs_group_start(fs, g) + (uint64_t)bit;
+	/* a block handed out anew must not be served from an older cached life */
+	fs_bcache_drop(fs, *out);
+out:
+	fs_bput(fs, bb);
+	fs_bput(fs, gb);
+	return rc;
+}
+
+int fs_block_alloc(struct fs_tx *tx, uint64_t goal, uint64_t *out)
+{
+	struct fs *fs = tx->fs;
+	uint32_t g = fs->alloc_group % fs->ngroups, from = 0;
+	int rc;
+
+	if (!fs->free_blocks)
+		return -ENOSPC;
+	if (goal >= fs->first_group && goal < fs->nblocks) {
+		g = (uint32_t)((goal - fs->first_group) / fs->bpg);
+		from = (uint32_t)(goal - fs_group_start(fs, g));
+	}
+	for (uint32_t i = 0; i < fs->ngroups; i++) {
+		uint32_t gg = (g + i) % fs->ngroups;
+
+		rc = fs_block_alloc_group(tx, gg, i ? 0 : from, out);
+		if (rc != -ENOSPC) {
+			if (!rc)
+				fs->alloc_group = gg;
+			return rc;
+		}
+	}
+	return -ENOSPC;
+}
+
+int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta)
+{
+	struct fs *fs = tx->fs;
+	struct fs_buf *bb = NULL, *gb = NULL;
+	struct fs_group_desc *gd;
+	uint32_t g, bit;
+	int rc;
+
+	if (!fs_block_valid(fs, blkno)) {
+		fs_set_error(fs, "freeing block %llu outside the data area",
+			     (unsigned long long)blkno);
+		return -EUCLEAN;
+	}
+	g = (uint32_t)((blkno - fs->first_group) / fs->bpg);
+	bit = (uint32_t)(blkno - fs_group_start(fs, g));
+	rc = fs_gd_get(fs, g, &gb, &gd);
+	if (rc)
+		goto out;
+	rc = fs_bread(fs, fs_group_start(fs, g), FS_MAGIC_BBITMAP, "block bitmap", &bb);
+	if (rc)
+		goto out;
+	if (!fs_bit_test(bb->data, bit)) {
+		fs_set_error(fs, "freeing free block %llu (group %u)", (unsigned long long)blkno, g);
+		rc = -EUCLEAN;
+		goto out;
+	}
+	fs_bit_clear(bb->data, bit);
+	gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) + 1);
+	rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);
+	if (!rc)
+		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+	/* logged copies of a metadata block (or of data in journal mode) must not be
+	 * replayed over the block's next life */
+	if (!rc && (meta || fs->opts.data_mode == JNL_DATA_JOURNAL))
+		rc = jnl_handle_revoke(tx->h, blkno);
+	if (!rc)
+		rc = jnl_handle_forget(tx->h, blkno);
+	if (rc)
+		goto out;
+	fs->free_blocks++;
+	fs_bcache_drop(fs, blkno);
+out:
+	fs_bput(fs, bb);
+	fs_bput(fs, gb);
+	return rc;
+}
+
+/* Pick a group for a new inode: directories spread to the group with most free
+ * inodes among those with room, files stay near their parent. */
+static uint32_t fs_ialloc_group(struct fs *fs, uint64_t parent, bool dir)
+{
+	struct fs_group_desc gd;
+	uint32_t pg = parent ? (uint32_t)((parent - 1) / fs->ipg) : 0, best = pg;
+	uint32_t best_free = 0;
+
+	if (!dir || fs->ngroups == 1)
+		return pg;
+	for (uint32_t i = 0; i < fs->ngroups && i < 64; i++) {
+		uint32_t g = (pg + i) % fs->ngroups;
+
+		if (fs_gd_read(fs, g, &gd))
+			break;
+		if (jg_le32(gd.free_inodes) > best_free) {
+			best_free = jg_le32(gd.free_inodes);
+			best = g;
+		}
+	}
+	return best;
+}
+
+static int fs_ialloc_group_try(struct fs_tx *tx, uint32_t g, bool dir, uint64_t *out)
+{
+	struct fs *fs = tx->fs;
+	struct fs_buf *ib = NULL, *gb = NULL;
+	struct fs_group_desc *gd;
+	int64_t bit;
+	int rc;
+
+	rc = fs_gd_get(fs, g, &gb, &gd);
+	if (rc)
+		goto out;
+	if (!jg_le32(gd->free_inodes)) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	rc = fs_bread(fs, fs_group_start(fs, g) + 1, FS_MAGIC_IBITMAP, "inode bitmap", &ib);
+	if (rc)
+		goto out;
+	/* (G2): lowest free first */
+	bit = fs_bitmap_find(ib->data, 0, fs->ipg);
+	if (bit < 0) {
+		fs_set_error(fs, "group=%u descriptor says %u inodes free, bitmap has none", g,
+			     jg_le32(gd->free_inodes));
+		rc = -EUCLEAN;
+		goto out;
+	}
+	fs_bit_set(ib->data, (uint32_t)bit);
+	gd->free_inodes = jg_cpu_to_le32(jg_le32(gd->free_inodes) - 1);
+	if (dir)
+		gd->used_dirs = jg_cpu_to_le32(jg_le32(gd->used_dirs) + 1);
+	rc = fs_bdirty(tx, ib, FS_MAGIC_IBITMAP);
+	if (!rc)
+		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+	if (rc)
+		goto out;
+	fs->free_inodes--;
+	*out = (uint64_t)g * fs->ipg + (uint64_t)bit + 1;
+out:
+	fs_bput(fs, ib);
+	fs_bput(fs, gb);
+	return rc;
+}
+
+int fs_ialloc(struct fs_tx *tx, uint64_t parent, bool dir, uint64_t *out)
+{
+	struct fs *fs = tx->fs;
+	uint32_t g;
+	int rc;
+
+	if (!fs->free_inodes)
+		return -ENOSPC;
+	g = fs_ialloc_group(fs, parent, dir);
+	for (uint32_t i = 0; i < fs->ngroups; i++) {
+		rc = fs_ialloc_group_try(tx, (g + i) % fs->ngroups, dir, out);
+		if (rc != -ENOSPC)
+			return rc;
+	}
+	return -ENOSPC;
+}
+
+int fs_ifree(struct fs_tx *tx, uint64_t ino, bool dir)
+{
+	struct fs *fs = tx->fs;
+	struct fs_buf *ib = NULL, *gb = NULL;
+	struct fs_group_desc *gd;
+	uint32_t g = (uint32_t)((ino - 1) / fs->ipg), bit = (uint32_t)((ino - 1) % fs->ipg);
+	int rc;
+
+	rc = fs_gd_get(fs, g, &gb, &gd);
+	if (rc)
+		goto out;
+	rc = fs_bread(fs, fs_group_start(fs, g) + 1, FS_MAGIC_IBITMAP, "inode bitmap", &ib);
+	if (rc)
+		goto out;
+	if (!fs_bit_test(ib->data, bit)) {
+		fs_set_error(fs, "freeing free inode %llu", (unsigned long long)ino);
+		rc = -EUCLEAN;
+		goto out;
+	}
+	fs_bit_clear(ib->data, bit);
+	gd->free_inodes = jg_cpu_to_le32(jg_le32(gd->free_inodes) + 1);
+	if (dir && jg_le32(gd->used_dirs))
+		gd->used_dirs = jg_cpu_to_le32(jg_le32(gd->used_dirs) - 1);
+	rc = fs_bdirty(tx, ib, FS_MAGIC_IBITMAP);
+	if (!rc)
+		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+	if (!rc)
+		fs->free_inodes++;
+out:
+	fs_bput(fs, ib);
+	fs_bput(fs, gb);
+	return rc;
+}

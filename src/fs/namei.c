@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fs/namei.c - the namespace operations of fs.h: lookup, getattr, mknod,
+ * mkdir, symlink, readlink, link, unlink, rmdir, rename, readdir, references.
+ *
+ * Each modifying call is one journal handle (atomic), except that freeing an
+ * unlinked inode's blocks may take several more; the inode stays on the orphan
+ * list meanwhile (F3). A directory's link count is 2 plus its subdirectories; its
+ * ".." is the inode's parent field, not an entry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs_i.h"
+
+/* create: the entry (worst case), two inodes, allocation, a new directory's blocks */
+#define FS_CREDITS_CREATE (FS_CREDITS_DIR_ADD + 24u)
+/* unlink: entry, two inodes, orphan list (superblock and one more inode) */
+#define FS_CREDITS_UNLINK 16u
+#define FS_CREDITS_RENAME (FS_CREDITS_DIR_ADD + 32u)
+
+static int fs_name_check(const char *name, size_t *len)
+{
+	size_t n = strnlen(name, FS_NAME_MAX + 1);
+
+	if (!n)
+		return -ENOENT;
+	if (n > FS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', n))
+		return -EINVAL;
+	*len = n;
+	return 0;
+}
+
+static bool fs_name_dot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+static int fs_iget_dir(struct fs *fs, uint64_t ino, struct fs_inode *dip)
+{
+	int rc = fs_iget(fs, ino, dip);
+
+	if (!rc && !S_ISDIR(dip->mode))
+		rc = -ENOTDIR;
+	return rc;
+}
+
+/* The inode a directory entry names: it must exist. */
+static int fs_iget_entry(struct fs *fs, const struct fs_inode *dip, uint64_t ino,
+			 struct fs_inode *ip)
+{
+	int rc = fs_iget(fs, ino, ip);
+
+	if (rc == -ENOENT || (!rc && !ip->nlink)) {
+		fs_set_error(fs, "directory %llu names inode %llu, which is free",
+			     (unsigned long long)dip->ino, (unsigned long long)ino);
+		rc = -EUCLEAN;
+	}
+	return rc;
+}
+
+static uint64_t fs_refs(struct fs *fs, uint64_t ino)
+{
+	struct fs_istate *s = fs_istate_get(fs, ino, false);
+
+	return s ? s->refs : 0;
+}
+
+int fs_lookup(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *out)
+{
+	struct fs_inode dip, ip;
+	unsigned int ft;
+	uint64_t ino;
+	size_t len;
+	int rc;
+
+	rc = fs_name_check(name, &len);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_iget_dir(fs, parent, &dip);
+	if (rc)
+		goto out;
+	if (fs_name_dot(name, len)) {
+		rc = fs_iget(fs, len == 1 ? dip.ino : dip.parent, &ip);
+	} else {
+		rc = fs_dir_lookup(fs, &dip, name, len, &ino, &ft);
+		if (!rc)
+			rc = fs_iget_entry(fs, &dip, ino, &ip);
+	}
+	if (!rc)
+		fs_inode_to_attr(&ip, out);
+out:
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *out)
+{
+	struct fs_inode ip;
+	int rc;
+
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_iget(fs, ino, &ip);
+	if (!rc)
+		fs_inode_to_attr(&ip, out);
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ create */
+
+static int fs_symlink_store(struct fs_tx *tx, struct fs_inode *ip, const char *target, size_t len)
+{
+	uint8_t *buf;
+	uint64_t pblk;
+	bool fresh;
+	int rc;
+
+	ip->size = len;
+	if (len <= FS_INLINE_MAX) {
+		ip->flags |= FS_INODE_FL_INLINE;
+		memset(ip->block, 0, sizeof(ip->block));
+		memcpy(ip->block, target, len);
+		return 0;
+	}
+	/* a long target is file data: block 0, zero-padded (F1) */
+	buf = jg_zalloc_blocks(1);
+	if (!buf)
+		return -ENOMEM;
+	rc = fs_bmap_alloc(tx, ip, 0, false, &pblk, &fresh);
+	if (!rc) {
+		memcpy(buf, target, len);
+		if (tx->fs->opts.data_mode == JNL_DATA_JOURNAL)
+			fs_tx_track(tx, pblk);
+		rc = jnl_handle_dirty_data(tx->h, pblk, buf);
+	}
+	free(buf);
+	return rc;
+}
+
+static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t mode,
+		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
+		     struct fs_attr *out)
+{
+	struct fs_inode dip, ip;
+	struct fs_tx *tx = NULL;
+	struct timespec now;
+	unsigned int ft;
+	uint64_t ino;
+	size_t len, tlen = 0;
+	int rc;
+
+	rc = fs_name_check(name, &len);
+	if (rc)
+		return rc;
+	if (target) {
+		tlen = strnlen(target, FS_SYMLINK_MAX + 1);
+		if (tlen > FS_SYMLINK_MAX)
+			return -ENAMETOOLONG;
+		if (!tlen)
+			return -ENOENT;
+	}
+	if (!fs_mode_to_ft(mode))
+		return -EINVAL;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (rc)
+		goto out;
+	rc = fs_tx_start(fs, FS_CREDITS_CREATE, &tx);
+	if (rc)
+		goto out;
+	rc = fs_iget_dir(fs, parent, &dip);
+	if (rc)
+		goto out;
+	if (!dip.nlink) {
+		rc = -ENOENT;	/* a removed directory */
+		goto out;
+	}
+	if (fs_name_dot(name, len)) {
+		rc = -EEXIST;
+		goto out;
+	}
+	rc = fs_dir_lookup(fs, &dip, name, len, &ino, &ft);
+	if (rc != -ENOENT) {
+		rc = rc ?: -EEXIST;
+		goto out;
+	}
+	rc = fs_ialloc(tx, parent, S_ISDIR(mode), &ino);
+	if (rc)
+		goto out;
+	fs_now(&now);
+	memset(&ip, 0, sizeof(ip));
+	ip.ino = ino;
+	ip.mode = mode;
+	ip.nlink = S_ISDIR(mode) ? 2 : 1;
+	ip.uid = uid;
+	ip.gid = gid;
+	ip.rdev = (S_ISCHR(mode) || S_ISBLK(mode)) ? rdev : 0;
+	ip.generation = ((uint64_t)now.tv_sec << 30) ^ (uint64_t)now.tv_nsec ^ ino;
+	ip.atime = ip.mtime = ip.ctime = ip.btime = now;
+	if (S_ISDIR(mode)) {
+		ip.parent = parent;
+		rc = fs_dir_init(tx, &ip);
+	} else if (S_ISLNK(mode)) {
+		rc = fs_symlink_store(tx, &ip, target, tlen);
+	}
+	if (!rc)
+		rc = fs_iput(tx, &ip);
+	if (!rc)
+		rc = fs_dir_add(tx, &dip, name, len, ino, fs_mode_to_ft(mode));
+	if (rc)
+		goto out;
+	if (S_ISDIR(mode))
+		dip.nlink++;
+	dip.mtime = dip.ctime = now;
+	rc = fs_iput(tx, &dip);
+	if (!rc && out)
+		fs_inode_to_attr(&ip, out);
+out:
+	if (tx)
+		rc = fs_tx_stop(tx) ?: rc;
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+int fs_mknod(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint64_t rdev,
+	     uint32_t uid, uint32_t gid, struct fs_attr *out)
+{
+	if (S_ISDIR(mode) || S_ISLNK(mode))
+		return -EINVAL;
+	if (!(mode & S_IFMT))
+		mode |= S_IFREG;
+	return fs_create(fs, parent, name, mode, rdev, uid, gid, NULL, out);
+}
+
+int fs_mkdir(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint32_t uid,
+	     uint32_t gid, struct fs_attr *out)
+{
+	return fs_create(fs, parent, name, S_IFDIR | (mode & 07777), 0, uid, gid, NULL, out);
+}
+
+int fs_symlink(struct fs *fs, uint64_t parent, const char *name, const char *target,
+	       uint32_t uid, uint32_t gid, struct fs_attr *out)
+{
+	return fs_create(fs, parent, name, S_IFLNK | 0777, 0, uid, gid, target, out);
+}
+
+ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size)
+{
+	struct fs_inode ip;
+	uint8_t *blk = NULL;
+	uint64_t pblk, run;
+	ssize_t rc;
+	size_t n;
+
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_iget(fs, ino, &ip);
+	if (rc)
+		goto out;
+	if (!S_ISLNK(ip.mode)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	n = ip.size < size ? ip.size : size;
+	if (ip.flags & FS_INODE_FL_INLINE) {
+		memcpy(buf, ip.block, n);
+		rc = (ssize_t)ip.size;
+		goto out;
+	}
+	rc = fs_bmap_get(fs, &ip, 0, 1, &pblk, &run);
+	if (rc)
+		goto out;
+	if (!pblk || ip.size > FS_SYMLINK_MAX) {
+		fs_set_error(fs, "symlink %llu: target block missing", (unsigned long long)ino);
+		rc = -EUCLEAN;
+		goto out;
+	}
+	blk = jg_alloc_blocks(1);
+	if (!blk) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = jnl_read(fs->jnl, pblk, 1, blk);
+	if (!rc) {
+		memcpy(buf, blk, n);
+		rc = (ssize_t)ip.size;
+	}
+out:
+	free(blk);
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------ link, unlink */
+
+int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+	    struct fs_attr *out)
+{
+	struct fs_inode dip, ip;
+	struct fs_tx *tx = NULL;
+	struct timespec now;
+	unsigned int ft;
+	uint64_t other;
+	size_t len;
+	int rc;
+
+	rc = fs_name_check(newname, &len);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (rc)
+		goto out;
+	rc = fs_tx_start(fs, FS_CREDITS_CREATE, &tx);
+	if (rc)
+		goto out;
+	rc = fs_iget(fs, ino, &ip);
+	if (rc)
+		goto out;
+	if (S_ISDIR(ip.mode)) {
+		rc = -EPERM;
+		goto out;
+	}
+	if (!ip.nlink) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if (ip.nlink >= 65000) {
+		rc = -EMLINK;
+		goto out;
+	}
+	rc = fs_iget_dir(fs, newparent, &dip);
+	if (rc)
+		goto out;
+	if (!dip.nlink) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if (fs_name_dot(newname, len)) {
+		rc = -EEXIST;
+		goto out;
+	}
+	rc = fs_dir_lookup(fs, &dip, newname, len, &other, &ft);
+	if (rc != -ENOENT) {
+		rc = rc ?: -EEXIST;
+		goto out;
+	}
+	rc = fs_dir_add(tx, &dip, newname, len, ino, fs_mode_to_ft(ip.mode));
+	if (rc)
+		goto out;
+	fs_now(&now);
+	ip.nlink++;
+	ip.ctime = now;
+	dip.mtime = dip.ctime = now;
+	rc = fs_iput(tx, &ip);
+	if (!rc)
+		rc = fs_iput(tx, &dip);
+	if (!rc && out)
+		fs_inode_to_attr(&ip, out);
+out:
+	if (tx)
+		rc = fs_tx_stop(tx) ?: rc;
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+/*
+ * Drop one link of @ip (already removed from its directory) in @tx: an inode left
+ * without links goes on the orphan list (F3). *@evict when it has no references
+ * either: the caller frees it after the handle.
+ */
+static int fs_drop_link(struct fs_tx *tx, struct fs_inode *ip, const struct timespec *now,
+			bool *evict)
+{
+	if (S_ISDIR(ip->mode))
+		ip->nlink = 0;
+	else if (ip->nlink)
+		ip->nlink--;
+	ip->ctime = *now;
+	if (ip->nlink)
+		return fs_iput(tx, ip);
+	*evict = !fs_refs(tx->fs, ip->ino);
+	return fs_orphan_add(tx, ip);
+}
+
+static int fs_remove(struct fs *fs, uint64_t parent, const char *name, bool dir)
+{
+	struct fs_inode dip, ip;
+	struct fs_tx *tx = NULL;
+	struct timespec now;
+	bool evict = false;
+	unsigned int ft;
+	uint64_t ino = 0;
+	size_t len;
+	int rc;
+
+	rc = fs_name_check(name, &len);
+	if (rc)
+		return rc;
+	if (fs_name_dot(name, len))
+		return dir ? (len == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (rc)
+		goto out;
+	rc = fs_tx_start(fs, FS_CREDITS_UNLINK, &tx);
+	if (rc)
+		goto out;
+	rc = fs_iget_dir(fs, parent, &dip);
+	if (!rc)
+		rc = fs_dir_lookup(fs, &dip, name, len, &ino, &ft);
+	if (!rc)
+		rc = fs_iget_entry(fs, &dip, ino, &ip);
+	if (rc)
+		goto out;
+	if (dir && !S_ISDIR(ip.mode)) {
+		rc = -ENOTDIR;
+		goto out;
+	}
+	if (!dir && S_ISDIR(ip.mode)) {
+		rc = -EISDIR;
+		goto out;
+	}
+	if (dir && ip.dir_entries) {
+		rc = -ENOTEMPTY;
+		goto out;
+	}
+	rc = fs_dir_remove(tx, &dip, name, len);
+	if (rc)
+		goto out;
+	fs_now(&now);
+	if (dir && dip.nlink > 2)
+		dip.nlink--;
+	dip.mtime = dip.ctime = now;
+	rc = fs_iput(tx, &dip);
+	if (!rc)
+		rc = fs_drop_link(tx, &ip, &now, &evict);
+out:
+	if (tx)
+		rc = fs_tx_stop(tx) ?: rc;
+	if (!rc && evict)
+		rc = fs_inode_evict(fs, ino);
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+int fs_unlink(struct fs *fs, uint64_t parent, const char *name)
+{
+	return fs_remove(fs, parent, name, false);
+}
+
+int fs_rmdir(struct fs *fs, uint64_t parent, const char *name)
+{
+	return fs_remove(fs, parent, name, true);
+}
+
+/* ------------------------------------------------------------------ rename */
+
+/* Is directory @anc an ancestor of (or the same as) directory @ino? */
+static int fs_is_ancestor(struct fs *fs, uint64_t anc, uint64_t ino)
+{
+	struct fs_inode ip;
+	int rc;
+
+	for (uint64_t n = 0; n <= fs->ninodes; n++) {
+		if (ino == anc)
+			return 1;
+		if (ino == FS_ROOT_INO)
+			return 0;
+		rc = fs_iget(fs, ino, &ip);
+		if (rc)
+			return rc == -ENOENT ? -EUCLEAN : rc;
+		ino = ip.parent;
+	}
+	fs_set_error(fs, "directory parent chain loops");
+	return -EUCLEAN;
+}
+
+/* Re-read an inode that may be the same as one already modified in memory. */
+static void fs_sync_copy(struct fs_inode *dst, const struct fs_inode *src)
+{
+	if (dst->ino == src->ino)
+		*dst = *src;
+}
+
+int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newparent,
+	      const char *newname, unsigned int flags)
+{
+	struct fs_inode sdp, ddp, sip, dip;
+	bool have_dst = false, evict = false;
+	struct fs_tx *tx = NULL;
+	struct timespec now;
+	uint64_t sino, dino = 0;
+	unsigned int sft, dft;
+	size_t slen, dlen;
+	int rc;
+
+	if ((flags & ~(FS_RENAME_NOREPLACE | FS_RENAME_EXCHANGE)) ||
+	    (flags == (FS_RENAME_NOREPLACE | FS_RENAME_EXCHANGE)))
+		return -EINVAL;
+	rc = fs_name_check(name, &slen);
+	if (!rc)
+		rc = fs_name_check(newname, &dlen);
+	if (rc)
+		return rc;
+	if (fs_name_dot(name, slen) || fs_name_dot(newname, dlen))
+		return -EBUSY;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (rc)
+		goto out;
+	rc = fs_tx_start(fs, FS_CREDITS_RENAME, &tx);
+	if (rc)
+		goto out;
+	rc = fs_iget_dir(fs, parent, &sdp);
+	if (!rc)
+		rc = fs_iget_dir(fs, newparent, &ddp);
+	if (!rc)
+		rc = fs_dir_lookup(fs, &sdp, name, slen, &sino, &sft);
+	if (!rc)
+		rc = fs_iget_entry(fs, &sdp, sino, &sip);
+	if (rc)
+		goto out;
+	rc = fs_dir_lookup(fs, &ddp, newname, dlen, &dino, &dft);
+	if (!rc) {
+		have_dst = true;
+		rc = fs_iget_entry(fs, &ddp, dino, &dip);
+	} else if (rc == -ENOENT) {
+		rc = 0;
+	}
+	if (rc)
+		goto out;
+	if (flags & FS_RENAME_EXCHANGE) {
+		if (!have_dst) {
+			rc = -ENOENT;
+			goto out;
+		}
+	} else if (have_dst && (flags & FS_RENAME_NOREPLACE)) {
+		rc = -EEXIST;
+		goto out;
+	}
+	if (have_dst && dino == sino) {
+		rc = 0;	/* two links of one inode: nothing to do (POSIX) */
+		goto out;
+	}
+	if (have_dst && !(flags & FS_RENAME_EXCHANGE)) {
+		if (S_ISDIR(sip.mode) && !S_ISDIR(dip.mode)) {
+			rc = -ENOTDIR;
+			goto out;
+		}
+		if (!S_ISDIR(sip.mode) && S_ISDIR(dip.mode)) {
+			rc = -EISDIR;
+			goto out;
+		}
+		if (S_ISDIR(dip.mode) && dip.dir_entries) {
+			rc = -ENOTEMPTY;
+			goto out;
+		}
+	}
+	/* a directory may not move below itself */
+	if (S_ISDIR(sip.mode) && parent != newparent) {
+		rc = fs_is_ancestor(fs, sino, newparent);
+		if (rc) {
+			rc = rc > 0 ? -EINVAL : rc;
+			goto out;
+		}
+	}
+	if ((flags & FS_RENAME_EXCHANGE) && S_ISDIR(dip.mode) && parent != newparent) {
+		rc = fs_is_ancestor(fs, dino, parent);
+		if (rc) {
+			rc = rc > 0 ? -EINVAL : rc;
+			goto out;
+		}
+	}
+	fs_now(&now);
+	if (flags & FS_RENAME_EXCHANGE) {
+		rc = fs_dir_set(tx, &sdp, name, slen, dino, dft);
+		fs_sync_copy(&ddp, &sdp);
+		if (!rc)
+			rc = fs_dir_set(tx, &ddp, newname, dlen, sino, sft);
+		fs_sync_copy(&sdp, &ddp);
+		if (rc)
+			goto out;
+		if (parent != newparent) {
+			if (S_ISDIR(sip.mode)) {
+				sip.parent = newparent;
+				sdp.nlink--;
+				ddp.nlink++;
+			}
+			if (S_ISDIR(dip.mode)) {
+				dip.parent = parent;
+				ddp.nlink--;
+				sdp.nlink++;
+			}
+		}
+		sip.ctime = dip.ctime = now;
+		rc = fs_iput(tx, &sip);
+		if (!rc)
+			rc = fs_iput(tx, &dip);
+	} else {
+		if (have_dst) {
+			rc = fs_dir_set(tx, &ddp, newname, dlen, sino, sft);
+			if (!rc && S_ISDIR(dip.mode))
+				ddp.nlink--;	/* the replaced directory's ".." */
+			if (!rc)
+				rc = fs_drop_link(tx, &dip, &now, &evict);
+		} else {
+			rc = fs_dir_add(tx, &ddp, newname, dlen, sino, sft);
+		}
+		fs_sync_copy(&sdp, &ddp);
+		if (!rc)
+			rc = fs_dir_remove(tx, &sdp, name, slen);
+		fs_sync_copy(&ddp, &sdp);
+		if (rc)
+			goto out;
+		if (S_ISDIR(sip.mode) && parent != newparent) {
+			sip.parent = newparent;
+			sdp.nlink--;
+			ddp.nlink++;
+		}
+		sip.ctime = now;
+		rc = fs_iput(tx, &sip);
+	}
+	if (rc)
+		goto out;
+	sdp.mtime = sdp.ctime = now;
+	ddp.mtime = ddp.ctime = now;
+	if (parent == newparent) {
+		/* one directory: both copies carry every change */
+		rc = fs_iput(tx, &ddp);
+	} else {
+		rc = fs_iput(tx, &sdp);
+		if (!rc)
+			rc = fs_iput(tx, &ddp);
+	}
+out:
+	if (tx)
+		rc = fs_tx_stop(tx) ?: rc;
+	if (!rc && evict)
+		rc = fs_inode_evict(fs, dino);
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+/* -------------------------------------------------------------- references */
+
+int fs_ref(struct fs *fs, uint64_t ino, uint64_t n)
+{
+	struct fs_istate *s;
+	int rc = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	s = fs_istate_get(fs, ino, true);
+	if (s)
+		s->refs += n;
+	else
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+int fs_forget(struct fs *fs, uint64_t ino, uint64_t n)
+{
+	struct fs_istate *s;
+	struct fs_inode ip;
+	int rc = 0;
+
+	pthread_mutex_lock(&fs->lock);
+	s = fs_istate_get(fs, ino, false);
+	if (!s)
+		goto out;
+	s->refs = s->refs > n ? s->refs - n : 0;
+	if (s->refs)
+		goto out;
+	rc = fs_iget(fs, ino, &ip);
+	if (rc == -ENOENT) {
+		rc = 0;
+		goto out;
+	}
+	/* unlinked and unreferenced: free now (read-only: the next mount does it) */
+	if (!rc && !ip.nlink && !fs_writable(fs))
+		rc = fs_inode_evict(fs, ino);
+out:
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- readdir */
+
+struct fs_readdir_ctx {
+	fs_readdir_fn fn;
+	void *ctx;
+	char name[FS_NAME_MAX + 1];
+};
+
+static int fs_readdir_one(void *c, const char *name, size_t len, uint64_t ino, unsigned int ft,
+			  uint64_t hash)
+{
+	struct fs_readdir_ctx *rc = c;
+
+	memcpy(rc->name, name, len);
+	rc->name[len] = 0;
+	return rc->fn(rc->ctx, rc->name, ino, fs_ft_to_mode(ft), hash + 1);
+}
+
+int fs_readdir(struct fs *fs, uint64_t ino, uint64_t off, fs_readdir_fn fn, void *ctx)
+{
+	struct fs_readdir_ctx rc_ctx = { .fn = fn, .ctx = ctx };
+	struct fs_inode dip;
+	int rc;
+
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_iget_dir(fs, ino, &dip);
+	if (rc)
+		goto out;
+	if (off == 0 && fn(ctx, ".", dip.ino, S_IFDIR, 1))
+		goto out;
+	if (off <= 1 && fn(ctx, "..", dip.parent, S_IFDIR, 2))
+		goto out;
+	if (!dip.nlink)
+		goto out;	/* removed, still open: empty */
+	rc = fs_dir_iterate(fs, &dip, off < 2 ? 2 : off, fs_readdir_one, &rc_ctx);
+out:
+	pthread_mutex_unlock(&fs->lock);
+	return rc;
+}
