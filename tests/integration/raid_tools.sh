@@ -175,4 +175,44 @@ run "$JG" scrub $M2
 expect_rc 0 "scrub after rebuild"
 grep -q "mismatches  *0" out || fail "scrub after rebuild output"
 
+step "RAID6: a damaged Q chunk is found and restored; two lost members are rebuilt"
+E="e0.img e1.img e2.img e3.img"
+run "$JG" create --level 6 --resync bitmap --size 8M $E
+expect_rc 0 "create RAID6"
+run "$JG" examine --json $E
+expect_rc 0 "examine RAID6"
+cp out ex6.json
+off6=$(($(json_num data_offset_blocks ex6.json) * 4096))
+chunk6=$(json_num chunk_bytes ex6.json)
+rows6=$(json_num rows ex6.json)
+# row 6: P on role 3 - 6 % 4 = 1, Q on role 2, data on roles 3, 0
+roff=$((off6 + 6 * chunk6))
+for r in 3 0; do put "e$r.img" "$roff" "$chunk6" "raid6-data-$r"; done
+run "$JG" scrub --repair $E
+expect_rc 0 "RAID6 repair after changing data"
+grep -q "repaired  *1\$" out || { cat out >&2; fail "RAID6 repair should rewrite 1 row"; }
+get e2.img "$roff" "$chunk6" > q.good
+put e2.img "$roff" 4096 "damage-q"
+run "$JG" scrub $E
+expect_rc 1 "RAID6 scrub of a damaged Q"
+run "$JG" scrub --repair $E
+expect_rc 0 "RAID6 repair of Q"
+get e2.img "$roff" "$chunk6" | cmp -s - q.good || fail "repaired Q differs"
+len6=$((rows6 * chunk6))
+get e0.img "$off6" "$len6" > e0.data
+get e1.img "$off6" "$len6" > e1.data
+rm e0.img e1.img
+run "$JG" rebuild --new e0new.img e2.img e3.img
+[ "$rc" != 0 ] || fail "rebuild guessed a role with two missing"
+grep -q -- "--role" err || { cat err >&2; fail "rebuild should ask for --role"; }
+[ ! -e e0new.img ] || fail "a refused rebuild left its new file behind"
+run "$JG" rebuild --role 0 --new e0new.img e2.img e3.img
+expect_rc 0 "RAID6 rebuild of role 0 with two missing"
+run "$JG" rebuild --new e1new.img e0new.img e2.img e3.img
+expect_rc 0 "RAID6 rebuild of role 1"
+get e0new.img "$off6" "$len6" | cmp -s - e0.data || fail "RAID6 rebuilt role 0 differs"
+get e1new.img "$off6" "$len6" | cmp -s - e1.data || fail "RAID6 rebuilt role 1 differs"
+run "$JG" scrub e0new.img e1new.img e2.img e3.img
+expect_rc 0 "RAID6 scrub after rebuild"
+
 echo "PASS"
