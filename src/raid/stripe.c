@@ -87,7 +87,8 @@ struct raid_grp {
 	struct blk_req *mr;	/* member requests */
 	unsigned int *mrole;
 	unsigned int nmr, capmr;
-	uint8_t *arena;
+	uint8_t *arena;		/* scratch of the group */
+	size_t arena_bytes;
 	uint8_t *tmp;		/* one block, RAID6 RMW */
 	uint32_t written;	/* roles written, for FUA */
 	uint64_t checked, mismatched, repaired, syncraid;
@@ -314,10 +315,15 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
 			need += (partial ? npos + geo->npar : geo->npar) * cb;
 		}
 	}
-	free(g->arena);
-	g->arena = need ? jg_alloc_blocks(need / RAID_BS) : NULL;
-	if (need && !g->arena)
-		return -ENOMEM;
+	if (need > g->arena_bytes) {
+		/* kept across groups of one call: no fresh pages per group */
+		free(g->arena);
+		g->arena_bytes = 0;
+		g->arena = jg_alloc_blocks(need / RAID_BS);
+		if (!g->arena)
+			return -ENOMEM;
+		g->arena_bytes = need;
+	}
 	p = g->arena;
 	for (unsigned int i = 0; i < g->nrows; i++) {
 		struct raid_row *r = &g->rows[i];
@@ -438,7 +444,21 @@ static void raid_row_fast_parity(struct raid_grp *g, struct raid_row *r)
 {
 	const struct raid_geo *geo = &g->a->geo;
 	uint32_t C = geo->chunk_blocks;
+	uint8_t *whole[RAID_MAX_MEMBERS];
+	bool contiguous = true;
 
+	/* a full row whose chunks are contiguous in the caller's buffers: one call */
+	for (unsigned int d = 0; d < geo->ndata && contiguous; d++) {
+		whole[d] = r->wsrc[d * C];
+		for (uint32_t k = 0; k < C && contiguous; k++)
+			contiguous = r->line[k] == RAID_LINE_FULL &&
+				     r->wsrc[d * C + k] == whole[d] + (size_t)k * RAID_BS;
+	}
+	if (contiguous) {
+		raid_parity_gen(geo->ndata, geo->npar, (size_t)C * RAID_BS, whole, r->newpar[0],
+				geo->npar == 2 ? r->newpar[1] : NULL);
+		return;
+	}
 	for (uint32_t k = 0; k < C; k++) {
 		size_t off = (size_t)k * RAID_BS;
 		uint8_t *data[RAID_MAX_MEMBERS];
@@ -709,15 +729,11 @@ static int raid_grp_run(struct raid_grp *g)
 	return 0;
 }
 
-static void raid_grp_reset(struct raid_grp *g)
+static void raid_grp_free(struct raid_grp *g)
 {
 	free(g->arena);
 	g->arena = NULL;
-}
-
-static void raid_grp_free(struct raid_grp *g)
-{
-	raid_grp_reset(g);
+	g->arena_bytes = 0;
 	free(g->mr);
 	free(g->mrole);
 	free(g->tmp);
@@ -756,7 +772,6 @@ int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum rai
 			g.rows[i].row = r + i;
 		g.nrows = (unsigned int)n;
 		rc = raid_grp_run(&g);
-		raid_grp_reset(&g);
 	}
 	*checked += g.checked;
 	*repaired += mode == RAID_ROWS_SCRUB ? g.mismatched : g.repaired;
@@ -787,7 +802,6 @@ int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool r
 			g.rows[i].row = r + i;
 		g.nrows = (unsigned int)n;
 		rc = raid_grp_run(&g);
-		raid_grp_reset(&g);
 	}
 	*checked += g.checked;
 	*mismatched += g.mismatched;
@@ -920,7 +934,6 @@ out:
 		for (unsigned int s = s0; s < s1; s++)
 			if (!reqs[segs[s].req].result)
 				reqs[segs[s].req].result = rc;
-	raid_grp_reset(g);
 	free(wsrc);
 	free(lines);
 	return rc;
