@@ -55,7 +55,7 @@ static inline void ft_count_init(struct ft_count_dev *c, struct blk_dev *inner)
 	memset(c, 0, sizeof(*c));
 	c->dev.ops = &ft_count_ops;
 	c->dev.nblocks = inner->nblocks;
-	snprintf(c->dev.name, sizeof(c->dev.name), "count(%s)", inner->name);
+	snprintf(c->dev.name, sizeof(c->dev.name), "count(%.50s)", inner->name);
 	c->inner = inner;
 }
 
