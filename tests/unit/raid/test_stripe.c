@@ -6,6 +6,7 @@
  * concurrent writers, and a member that dies mid-I/O.
  */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "raid_test.h"
 
@@ -386,6 +387,48 @@ static void test_stripe_bad_requests_and_flush(void **state)
 	t_free(&t);
 }
 
+/* Real io_uring members over files: the batch path with blk_submit_multi. */
+static void test_stripe_uring_members(void **state)
+{
+	static const struct geo_case gc = { 6, 5, 4 };
+	struct raid_create_cfg cfg = { .level = 6, .chunk_blocks = 4, .resync = RAID_RESYNC_BITMAP,
+				       .bitmap_region_blocks = 64 };
+	struct blk_dev *m[5];
+	struct raid_array *a;
+	struct raid_info info;
+	struct tarr t = { .n = 5 };
+	char path[5][64];
+	uint8_t *ref;
+	int rc = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < 5; i++) {
+		snprintf(path[i], sizeof(path[i]), "/tmp/jgrfs-raid-test-%d-%u", (int)getpid(), i);
+		rc = raid_dev_uring_open(path[i], 512, &m[i]);
+		if (rc) {
+			for (unsigned int j = 0; j < i; j++) {
+				blk_close(m[j]);
+				unlink(path[j]);
+			}
+			unlink(path[i]);
+			skip(); /* no O_DIRECT on /tmp */
+		}
+	}
+	assert_int_equal(raid_create(m, 5, &cfg, false), 0);
+	assert_int_equal(raid_assemble(m, 5, NULL, &a), 0);
+	t.a = a;
+	t.dev = raid_array_dev(a);
+	raid_info_get(a, &info);
+	ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
+	t_random_io(&t, ref, info.array_blocks, 55, 40, &gc);
+	t_check_all(&t, ref, info.array_blocks, &gc, 55);
+	assert_int_equal(raid_scrub(a, false, NULL, NULL, NULL), 0);
+	assert_int_equal(raid_stop(a), 0);
+	for (unsigned int i = 0; i < 5; i++)
+		unlink(path[i]);
+	free(ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_stripe_concurrent_writers),
 		cmocka_unit_test(test_stripe_member_dies),
 		cmocka_unit_test(test_stripe_bad_requests_and_flush),
+		cmocka_unit_test(test_stripe_uring_members),
 	};
 
 	jg_log_set_level(JG_LOG_WARN - 1);
