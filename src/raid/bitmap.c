@@ -82,7 +82,8 @@ static void raid_bitmap_fill_block(struct raid_array *a, uint32_t i, uint8_t *bl
 	b->first_region = jg_cpu_to_le64(first);
 	b->nbits = jg_cpu_to_le32((uint32_t)nbits);
 	memcpy(b->bits, a->bm_bits + first / 8, sizeof(b->bits));
-	jg_blk_seal(blk, RAID_BS, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION, 0, a->events,
+	jg_blk_seal(blk, RAID_BS, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION, 0,
+		    __atomic_load_n(&a->events, __ATOMIC_RELAXED),
 		    RAID_BITMAP_BLKNO + i, a->seed);
 }
 

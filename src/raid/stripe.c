@@ -657,7 +657,7 @@ static int raid_grp_run(struct raid_grp *g)
 		excl = g->rows[i].write || g->rows[i].sync;
 	if (raid_missing_read(a))
 		excl = true;
-	raid_grp_lock(g, buckets, nb, excl);
+	raid_grp_lock(g, buckets, nb, excl); /* (W1) */
 	for (unsigned int attempt = 0; attempt <= a->geo.npar + 1; attempt++) {
 		uint32_t rmiss = raid_missing_read(a), wmiss = raid_missing_write(a), failed = 0;
 		bool any_slow = false;

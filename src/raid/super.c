@@ -119,7 +119,8 @@ static int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 		unsigned int nr = 0;
 		bool again = false;
 
-		a->events++;
+		/* (S1) read without sb_lock by bitmap.c: atomic */
+		__atomic_add_fetch(&a->events, 1, __ATOMIC_RELAXED);
 		for (unsigned int i = 0; i < a->geo.n; i++) {
 			if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
 				continue;
@@ -127,7 +128,7 @@ static int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 			roles[nr] = i;
 			reqs[nr] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = RAID_SB_BLKNO,
 						     .nblocks = 1, .buf = bufs + (size_t)i * RAID_BS,
-						     .flags = BLK_FUA, .dev = a->m[i].dev };
+						     .dev = a->m[i].dev };
 			nr++;
 		}
 		for (unsigned int i = 0; i < nr; i++)
@@ -205,7 +206,10 @@ out:
 
 int raid_fail_member(struct raid_array *a, unsigned int role)
 {
-	return raid_member_fail(a, role, 0);
+	int rc = raid_member_fail(a, role, 0);
+
+	jg_log(JG_LOG_DEBUG, "raid", "fail_member role=%u -> %d", role, rc);
+	return rc;
 }
 
 /* ------------------------------------------------------------ array object */
@@ -390,6 +394,8 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 out:
 	free(buf);
 	raid_array_free(a); /* the caller keeps the members */
+	jg_log(JG_LOG_DEBUG, "raid", "create level=%u members=%u chunk_blocks=%u force=%d -> %d", cfg->level,
+	       n, chunk, force, rc);
 	return rc;
 }
 
@@ -668,6 +674,8 @@ out_free:
 out:
 	free(c);
 	free(buf);
+	jg_log(JG_LOG_DEBUG, "raid", "assemble devs=%u force=%d readonly=%d no_resync=%d -> %d", n,
+	       cfg->force, cfg->readonly, cfg->no_resync, rc);
 	return rc;
 }
 
@@ -699,6 +707,7 @@ int raid_stop(struct raid_array *a)
 	}
 	raid_array_close_members(a);
 	raid_array_free(a);
+	jg_log(JG_LOG_DEBUG, "raid", "stop -> %d", rc);
 	return rc;
 }
 
