@@ -45,6 +45,8 @@ struct fsck {
 	uint32_t *subdirs;		/* subdirectories of each directory */
 	uint64_t *dirparent;		/* the directory whose entry names each directory */
 	uint64_t cur_ino, cur_blocks;
+	uint64_t lf_ino;		/* lost+found, when repairs linked into it */
+	bool dir_damaged;		/* a directory could not be read: no link repairs */
 	bool unrepaired;
 	int op_error;
 };
@@ -99,6 +101,13 @@ static int fsck_claim(void *ctx, uint64_t lblk, uint64_t pblk)
 		return 0;
 	}
 	fsck_set(c->used, pblk);
+	return 0;
+}
+
+static int fsck_mark(void *ctx, uint64_t lblk, uint64_t pblk)
+{
+	(void)lblk;
+	fsck_set(((struct fsck *)ctx)->used, pblk);
 	return 0;
 }
 
@@ -346,6 +355,7 @@ static int fsck_dir(struct fsck *c, uint64_t ino)
 	if (rc == -EUCLEAN) {
 		fsck_problem(c, "directory %llu: damaged blocks", (unsigned long long)ino);
 		c->unrepaired = true;
+		c->dir_damaged = true;
 		rc = 0;
 		goto out;
 	}
@@ -490,6 +500,7 @@ static int fsck_reconnect(struct fsck *c, uint64_t ino)
 	}
 	if (rc)
 		return rc;
+	c->lf_ino = a.ino;
 	rc = fs_tx_start(fs, FS_CREDITS_DIR_ADD + 8, &tx);
 	if (rc)
 		return rc;
@@ -545,8 +556,20 @@ static int fsck_pass3(struct fsck *c)
 			continue;
 		}
 		fsck_problem(c, "inode %llu unattached", (unsigned long long)ino);
-		if (c->opts->repair)
+		if (c->opts->repair && !c->dir_damaged)
 			fsck_fixed(c, fsck_reconnect(c, ino));
+		else if (c->opts->repair)
+			c->unrepaired = true;
+	}
+	if (c->lf_ino) {
+		/* blocks lost+found took while repairing are in use too */
+		struct fs_inode lf;
+
+		rc = fs_iget(fs, c->lf_ino, &lf);
+		if (!rc)
+			rc = fs_bmap_walk(fs, &lf, fsck_mark, c);
+		if (rc)
+			return rc;
 	}
 	for (uint64_t ino = 1; ino <= fs->ninodes; ino++) {
 		uint8_t f = c->iflags[ino];
@@ -596,7 +619,9 @@ static int fsck_pass4(struct fsck *c)
 		if (ip.nlink != want) {
 			fsck_problem(c, "inode %llu: link count %u, should be %u",
 				     (unsigned long long)ino, ip.nlink, want);
-			if (c->opts->repair) {
+			if (c->dir_damaged) {
+				c->unrepaired = true;
+			} else if (c->opts->repair) {
 				ip.nlink = want;
 				fsck_fixed(c, fsck_iput(c, &ip));
 			}
