@@ -81,6 +81,7 @@ struct raid_grp {
 	struct raid_array *a;
 	enum raid_grp_mode mode;
 	bool repair;
+	bool member_major;	/* rows consecutive and all whole: scratch member by member */
 	struct raid_row *rows;
 	unsigned int nrows;
 	struct raid_seg *segs;
@@ -325,6 +326,25 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
 		g->arena_bytes = need;
 	}
 	p = g->arena;
+	if (g->member_major) {
+		/*
+		 * Consecutive whole rows (resync, scrub, rebuild): chunk of member m in
+		 * row i at arena[(m * nrows + i) * chunk], so each member's part of the
+		 * group is one buffer and one request (raid_grp_reads/writes).
+		 */
+		for (unsigned int i = 0; i < g->nrows; i++) {
+			struct raid_row *r = &g->rows[i];
+
+			for (unsigned int q = 0; q < npos; q++) {
+				unsigned int m = raid_layout_member(geo, r->row, q);
+
+				r->pos_buf[q] = p + ((size_t)m * g->nrows + i) * cb;
+			}
+			for (unsigned int j = 0; j < geo->npar; j++)
+				r->newpar[j] = p + ((size_t)(npos + j) * g->nrows + i) * cb;
+		}
+		return 0;
+	}
 	for (unsigned int i = 0; i < g->nrows; i++) {
 		struct raid_row *r = &g->rows[i];
 		bool partial = false;
@@ -377,6 +397,13 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 	bool need[1024];
 	int rc = 0;
 
+	if (g->member_major) {
+		for (unsigned int m = 0; m < geo->n && !rc; m++)
+			if (!(rmiss & (1u << m)))
+				rc = raid_mr_add(g, BLK_OP_READ, m, g->rows[0].row, 0, g->nrows * C,
+						 g->arena + (size_t)m * g->nrows * raid_chunk_bytes(geo));
+		return rc;
+	}
 	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
 		struct raid_row *r = &g->rows[i];
 
@@ -580,6 +607,14 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 	bool sel[1024];
 	int rc = 0;
 
+	if (g->member_major && g->mode == RAID_GRP_REBUILD) {
+		/* the rebuilt chunks of each member being rebuilt: one buffer, one request */
+		for (unsigned int m = 0; m < geo->n && !rc; m++)
+			if ((rmiss & (1u << m)) && !(wmiss & (1u << m)))
+				rc = raid_mr_add(g, BLK_OP_WRITE, m, g->rows[0].row, 0, g->nrows * C,
+						 g->arena + (size_t)m * g->nrows * raid_chunk_bytes(geo));
+		return rc;
+	}
 	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
 		struct raid_row *r = &g->rows[i];
 		bool fix = raid_row_fix(g, r), par_changed = r->write || fix;
@@ -754,7 +789,8 @@ static unsigned int raid_grp_max_rows(const struct raid_geo *geo)
 int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
 		  uint64_t *checked, uint64_t *repaired)
 {
-	struct raid_grp g = { .a = a, .mode = (enum raid_grp_mode)mode, .repair = mode == RAID_ROWS_CHECK };
+	struct raid_grp g = { .a = a, .mode = (enum raid_grp_mode)mode, .repair = mode == RAID_ROWS_CHECK,
+			      .member_major = true };
 	unsigned int maxr = raid_grp_max_rows(&a->geo);
 	int rc = 0;
 
@@ -784,7 +820,7 @@ out:
 int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
 		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired)
 {
-	struct raid_grp g = { .a = a, .mode = RAID_GRP_SCRUB, .repair = repair };
+	struct raid_grp g = { .a = a, .mode = RAID_GRP_SCRUB, .repair = repair, .member_major = true };
 	unsigned int maxr = raid_grp_max_rows(&a->geo);
 	int rc = 0;
 
