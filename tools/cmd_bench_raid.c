@@ -22,8 +22,10 @@
  * --runs runs, ratios the median of the per-run ratios.
  * An array moves data members/members of what its members move, so the array
  * figures are judged as a ratio to raw against that ideal: targets 85% of it for
- * full-row writes, 90% for reads; parity 4 GB/s. Random writes have no target:
- * each costs a read-modify-write (RAID5: 2 reads + 2 writes, RAID6: 3 + 3).
+ * full-row writes, 90% for reads; parity 4 GB/s. Random writes have no target;
+ * their ideal is one member I/O in the cheaper of read-modify-write ((1 +
+ * parities) reads and writes) and reconstruct-write (the other data chunks read,
+ * data and parities written): 4 I/Os for RAID5, 4 for a 4-member RAID6.
  *
  * The member files go in a fresh directory under the current one (or --dir), on
  * a real filesystem: O_DIRECT on tmpfs would measure memory. They are removed at
@@ -396,6 +398,20 @@ static void bench_row(const char *name, const struct bench_meas *m, const struct
 	printf("\n");
 }
 
+/*
+ * The ideal ratio of random 4 KiB writes: one over the member I/Os of one write
+ * by the cheaper of read-modify-write (old data and parities read, then
+ * written: 2 x (1 + npar)) and reconstruct-write (the other ndata - 1 data
+ * chunks read; data and parities written).
+ */
+static double bench_rand_ideal(const struct bench_state *st, const struct bench_set *s)
+{
+	unsigned int npar = st->o.members - s->ndata;
+	unsigned int rmw = 2 * (1 + npar), rcw = s->ndata - 1 + 1 + npar;
+
+	return 1.0 / (rmw < rcw ? rmw : rcw);
+}
+
 static void bench_report_text(const struct bench_state *st)
 {
 	char b[32];
@@ -424,9 +440,7 @@ static void bench_report_text(const struct bench_state *st)
 		snprintf(name, sizeof(name), "RAID%u seq read", s->level);
 		bench_row(name, &s->seq_read, &raw->seq_read, ideal, 90);
 		snprintf(name, sizeof(name), "RAID%u rand 4K write", s->level);
-		/* read-modify-write: (1 + parities) reads and as many writes per write */
-		bench_row(name, &s->rand_write, &raw->rand_write,
-			  1.0 / (2.0 * (1 + st->o.members - s->ndata)), 0);
+		bench_row(name, &s->rand_write, &raw->rand_write, bench_rand_ideal(st, s), 0);
 		printf("  %-28s %.2f s\n", "  create + assemble", s->create_seconds);
 	}
 	printf("\n  parity on one core, %u x %s chunks:\n", st->o.members,
@@ -437,9 +451,9 @@ static void bench_report_text(const struct bench_state *st)
 		printf("  %-28s %6.2f GB/s  >=4 GB/s %s\n", "pq_gen (RAID6 P+Q)",
 		       st->pq_gbs.mbs_med, st->pq_gbs.mbs_med >= 4 ? "met" : "MISSED");
 	printf("\n  +-: spread of the runs (max - min) / median; ratio: array data MB/s / raw\n"
-	       "  MB/s; ideal: data members / members (random writes: 1 / (2 x (1 + parity\n"
-	       "  members)), read-modify-write); cpu: process CPU time per wall second\n"
-	       "  (100%% = one core)\n");
+	       "  MB/s; ideal: data members / members (random writes: 1 / member I/Os of\n"
+	       "  the cheaper of read-modify-write and reconstruct-write); cpu: process CPU\n"
+	       "  time per wall second (100%% = one core)\n");
 }
 
 static void bench_json_meas(const char *name, const struct bench_meas *m, bool comma)
@@ -471,8 +485,10 @@ static void bench_report_json(const struct bench_state *st)
 		if (!s->done)
 			continue;
 		printf(",\"raid%u\":{\"data_members\":%u,\"ideal_ratio\":%.4f,"
+		       "\"rand_write_ideal_ratio\":%.4f,"
 		       "\"create_seconds\":%.3f,\"seq_write_ratio\":%.4f,\"seq_read_ratio\":%.4f,"
-		       "\"rand_write_ratio\":%.4f,", s->level, s->ndata, ideal, s->create_seconds,
+		       "\"rand_write_ratio\":%.4f,", s->level, s->ndata, ideal,
+		       bench_rand_ideal(st, s), s->create_seconds,
 		       bench_meas_ratio(&s->seq_write, &raw->seq_write),
 		       bench_meas_ratio(&s->seq_read, &raw->seq_read),
 		       bench_meas_ratio(&s->rand_write, &raw->rand_write));
