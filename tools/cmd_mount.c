@@ -199,7 +199,12 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	memset(&acfg, 0, sizeof(acfg));
 	acfg.readonly = o.readonly;
+	/* the array's own assembly and resync lines: the daemon sums them up in one */
+	if (!o.debug)
+		jg_log_set_level(JG_LOG_WARN);
 	code = raid_assemble(devs, (unsigned int)n, &acfg, &a);
+	if (!o.debug)
+		jg_log_set_level(JG_LOG_INFO);
 	if (code) {
 		cli_err("cannot assemble the array: %s", strerror(-code));
 		cli_close_members(devs, n);

@@ -427,7 +427,15 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	fso.commit_interval_ms = o->commit_s * 1000u;
 	fso.readonly = o->readonly;
 	fso.cache_blocks = o->cache_blocks;
+	/*
+	 * The journal reports its recovery itself; fop_log_recovery() says it once
+	 * for both layers, so the user reads one line (all of it with -d).
+	 */
+	if (!o->debug)
+		jg_log_set_level(JG_LOG_WARN);
 	rc = fs_mount(raid_array_dev(a), &fso, &c.fs);
+	if (!o->debug)
+		jg_log_set_level(JG_LOG_INFO);
 	if (rc) {
 		jg_log(JG_LOG_ERR, "fuse", "cannot mount the filesystem: %s", strerror(-rc));
 		goto out;

@@ -46,7 +46,7 @@ for mode in declared ordered; do
 	( while :; do
 		cat "$T/pool" >"$MNT/r$round-junk" 2>/dev/null || exit 0
 		rm -f "$MNT/r$round-junk" 2>/dev/null || exit 0
-	done ) &
+	done ) 2>/dev/null &
 	IT_PIDS="$IT_PIDS $!"
 	cp -a "$(dirname "$0")/../../src" "$MNT/r$round-src" 2>/dev/null
 	sleep 1
