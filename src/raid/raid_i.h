@@ -128,6 +128,9 @@ extern double raid_bitmap_clear_delay;
 
 /* super.c */
 int raid_sb_write_all(struct raid_array *a, uint32_t state);
+int raid_sb_write_all_locked(struct raid_array *a, uint32_t state);
+/* Recompute read_missing / write_missing from members[]. sb_lock held. */
+void raid_masks_update_locked(struct raid_array *a);
 int raid_member_fail(struct raid_array *a, unsigned int role, int err);
 uint32_t raid_missing_read(struct raid_array *a);
 uint32_t raid_missing_write(struct raid_array *a);

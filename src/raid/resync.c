@@ -2,7 +2,7 @@
 /*
  * src/raid/resync.c - making parity match data again: the recovery resync of a
  * dirty array (by policy), the once-per-recovery set of rows resynced on demand
- * (BLK_SYNCRAID, resync-all; seeds 003 and 006), and scrub.
+ * (BLK_SYNCRAID, resync-all; seeds 003 and 006).
  *
  * Recovery by policy (raid_resync_recovery, from raid_assemble of a dirty array):
  *   full     every row
@@ -11,6 +11,7 @@
  *            to resync, through SYNCRAID reads after its journal replay)
  *   off      nothing: UNSAFE, the write hole stays (tests prove it exists)
  * A resync trusts the data chunks and rewrites parity that does not match.
+ * Scrub (scrub.c) shares the row check.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -118,49 +119,4 @@ out:
 	       a->dev.name, raid_resync_policy_name(a->policy), (unsigned long long)rep.rows_checked,
 	       (unsigned long long)rep.rows_repaired, rep.seconds, rc);
 	return rc;
-}
-
-/* ---------------------------------------------------------------- scrub */
-
-int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void *ctx,
-		   struct raid_resync_report *rep)
-{
-	const struct raid_geo *g = &a->geo;
-	uint64_t checked = 0, mism = 0, repaired = 0, step = RAID_GROUP_MAX_ROWS;
-	double t0 = jg_now_seconds();
-	int rc = 0;
-
-	if (raid_missing_read(a)) {
-		jg_log(JG_LOG_ERR, "raid", "scrub %s: the array is degraded; parity cannot be checked without every member (rebuild first)",
-		       a->dev.name);
-		return -EINVAL;
-	}
-	if (repair && a->readonly)
-		return -EROFS;
-	pthread_mutex_lock(&a->sb_lock);
-	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
-		jg_log(JG_LOG_WARN, "raid", "scrub %s: the filesystem journal has not been replayed (jnl-pending): mismatches may be expected there",
-		       a->dev.name);
-	pthread_mutex_unlock(&a->sb_lock);
-	for (uint64_t r = 0; r < g->rows; r += step) {
-		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
-
-		rc = raid_rows_scrub(a, r, cnt, repair, &checked, &mism, &repaired);
-		if (rc)
-			break;
-		if (fn && fn(ctx, r + cnt, g->rows)) {
-			rc = -ECANCELED;
-			break;
-		}
-	}
-	raid_stats_add_resync(a, checked, repaired, 0);
-	if (rep) {
-		rep->rows_checked = checked;
-		rep->rows_repaired = repaired;
-		rep->seconds = jg_now_seconds() - t0;
-	}
-	jg_log(JG_LOG_INFO, "raid", "scrub %s rows_checked=%llu mismatches=%llu rows_repaired=%llu seconds=%.3f rc=%d",
-	       a->dev.name, (unsigned long long)checked, (unsigned long long)mism,
-	       (unsigned long long)repaired, jg_now_seconds() - t0, rc);
-	return rc ? rc : (int64_t)mism;
 }

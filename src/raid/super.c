@@ -41,7 +41,7 @@ uint32_t raid_missing_write(struct raid_array *a)
 }
 
 /* Recompute the masks from members[]. sb_lock held. */
-static void raid_masks_update_locked(struct raid_array *a)
+void raid_masks_update_locked(struct raid_array *a)
 {
 	unsigned int n = a->geo.n < RAID_MAX_MEMBERS ? a->geo.n : RAID_MAX_MEMBERS;
 	uint32_t r = 0, w = 0;
@@ -102,7 +102,7 @@ static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int rol
  * A member whose write fails is marked failed and the update is repeated on the
  * others (so that they record it). sb_lock held.
  */
-static int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
+int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 {
 	struct blk_req reqs[2 * RAID_MAX_MEMBERS];
 	unsigned int roles[RAID_MAX_MEMBERS];
@@ -229,8 +229,14 @@ static struct raid_array *raid_array_alloc(void)
 	pthread_mutex_init(&a->bm_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	/* writers (parity updates) must not starve behind a stream of readers */
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
-		pthread_rwlock_init(&a->row_lock[i], NULL);
+		pthread_rwlock_init(&a->row_lock[i], &attr);
+	pthread_rwlockattr_destroy(&attr);
 	a->dev.ops = &raid_array_ops;
 	a->rebuild_progress = -1;
 	return a;
@@ -757,91 +763,4 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	out->rebuild_progress = a->rebuild_progress;
 	out->last_resync = a->last_resync;
 	pthread_mutex_unlock(&a->stats_lock);
-}
-
-/* ----------------------------------------------------------------- rebuild */
-
-static int raid_rebuild_progress(struct raid_array *a, double p)
-{
-	pthread_mutex_lock(&a->stats_lock);
-	a->rebuild_progress = p;
-	pthread_mutex_unlock(&a->stats_lock);
-	return 0;
-}
-
-int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-		 raid_progress_fn fn, void *ctx)
-{
-	const struct raid_geo *g = &a->geo;
-	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0;
-	double t0 = jg_now_seconds();
-	int rc = 0;
-
-	if (a->readonly)
-		return -EROFS;
-	if (role >= g->n || !newdev) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: bad role %u", role);
-		return -EINVAL;
-	}
-	if (newdev->nblocks < g->data_offset + g->data_blocks) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s too small: %llu blocks, need %llu", newdev->name,
-		       (unsigned long long)newdev->nblocks,
-		       (unsigned long long)(g->data_offset + g->data_blocks));
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&a->sb_lock);
-	if (a->m[role].dev && !a->m[role].failed) {
-		pthread_mutex_unlock(&a->sb_lock);
-		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is working; fail it first", role,
-		       a->m[role].name);
-		return -EBUSY;
-	}
-	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
-		a->retired[a->nretired++] = a->m[role].dev;
-	a->m[role].dev = newdev;
-	a->m[role].failed = false;
-	a->m[role].rebuilding = true;
-	snprintf(a->m[role].name, sizeof(a->m[role].name), "%s", newdev->name);
-	raid_masks_update_locked(a);
-	pthread_mutex_unlock(&a->sb_lock);
-	jg_log(JG_LOG_INFO, "raid", "rebuild start dev=%s role=%u rows=%llu", newdev->name, role,
-	       (unsigned long long)g->rows);
-	raid_rebuild_progress(a, 0);
-	for (uint64_t r = 0; r < g->rows; r += step) {
-		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
-
-		rc = raid_rows_run(a, r, cnt, RAID_ROWS_REBUILD, &checked, &repaired);
-		if (!rc && (raid_missing_write(a) & (1u << role)))
-			rc = -EIO; /* the new member failed */
-		if (rc)
-			break;
-		raid_rebuild_progress(a, (double)(r + cnt) / (double)g->rows);
-		if (fn && fn(ctx, r + cnt, g->rows)) {
-			rc = -ECANCELED;
-			break;
-		}
-	}
-	if (!rc)
-		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
-	if (!rc)
-		rc = raid_members_flush(a, 1u << role);
-	pthread_mutex_lock(&a->sb_lock);
-	if (rc) {
-		/* the member is not usable: failed, the superblocks say so */
-		a->m[role].rebuilding = false;
-		a->m[role].failed = true;
-		raid_masks_update_locked(a);
-		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", newdev->name, role, rc);
-	} else {
-		/* the superblock last: only now is the member part of the array */
-		a->m[role].rebuilding = false;
-		raid_masks_update_locked(a);
-		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_INFO, "raid", "rebuild done dev=%s role=%u rows=%llu seconds=%.3f",
-		       newdev->name, role, (unsigned long long)checked, jg_now_seconds() - t0);
-	}
-	pthread_mutex_unlock(&a->sb_lock);
-	raid_rebuild_progress(a, -1);
-	return rc;
 }
