@@ -7,6 +7,8 @@
 #ifndef JGRFS_TOOLS_CMDS_H
 #define JGRFS_TOOLS_CMDS_H
 
+int cmd_bench(int argc, char **argv);
+int cmd_crashtest(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
@@ -20,6 +22,8 @@ int cmd_bench_raid(int argc, char **argv);
 
 /* One line per subcommand, in the order `jgrfs --help` lists them. */
 #define CLI_CMDS \
+	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
+	{ "crashtest", "crash a mounted volume repeatedly and verify recovery", cmd_crashtest }, \
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
