@@ -62,8 +62,8 @@ static void t_workload(struct tarr *t, uint64_t w0, uint64_t wn, uint32_t flags,
  * in its middle (at the write number found by a dry run with the same seed).
  * Returns the rows with parity mismatches, by the byte-wise reference.
  */
-static uint64_t t_crash(struct tarr *t, const struct geo_case *gc, enum raid_resync_policy pol,
-			uint32_t flags, uint64_t seed, uint64_t *w0, uint64_t *wn)
+static uint64_t t_crash_at(struct tarr *t, const struct geo_case *gc, enum raid_resync_policy pol,
+			   uint32_t flags, uint64_t seed, unsigned int permille, uint64_t *w0, uint64_t *wn)
 {
 	uint64_t cut = 0, bad;
 	struct raid_geo g;
@@ -95,7 +95,7 @@ static uint64_t t_crash(struct tarr *t, const struct geo_case *gc, enum raid_res
 		before = raid_fault_domain_writes(t->dom);
 		t_workload(t, *w0, *wn, flags, seed + 1);
 		if (pass == 0) {
-			cut = before + (raid_fault_domain_writes(t->dom) - before) * 2 / 3;
+			cut = before + 1 + (raid_fault_domain_writes(t->dom) - before - 1) * permille / 1000;
 			t_free(t);
 		} else {
 			raid_fault_domain_cut(t->dom); /* if the count was not reached */
@@ -105,6 +105,52 @@ static uint64_t t_crash(struct tarr *t, const struct geo_case *gc, enum raid_res
 	t_geo(t, &g);
 	bad = t_ref_mismatches(t, &g);
 	return bad;
+}
+
+static uint64_t t_crash(struct tarr *t, const struct geo_case *gc, enum raid_resync_policy pol,
+			uint32_t flags, uint64_t seed, uint64_t *w0, uint64_t *wn)
+{
+	return t_crash_at(t, gc, pol, flags, seed, 667, w0, wn);
+}
+
+/* Cut at many positions of the workload: bitmap and full always repair; off does not. */
+static void test_resync_cut_positions(void **state)
+{
+	static const struct geo_case cg[] = { { 5, 4, 2 }, { 6, 5, 1 } };
+
+	(void)state;
+	for (unsigned int gi = 0; gi < 2; gi++) {
+		uint64_t off_bad = 0;
+
+		for (unsigned int pm = 0; pm < 1000; pm += 125) {
+			for (unsigned int pi = 0; pi < 3; pi++) {
+				static const enum raid_resync_policy pols[] = { RAID_RESYNC_OFF, RAID_RESYNC_BITMAP,
+										RAID_RESYNC_FULL };
+				uint64_t seed = 7000 + pm, w0, wn, bad, left;
+				struct raid_geo g;
+				struct tarr t;
+
+				bad = t_crash_at(&t, &cg[gi], pols[pi], 0, seed, pm, &w0, &wn);
+				t_assemble(&t);
+				t_stop(&t);
+				t_geo(&t, &g);
+				left = t_ref_mismatches(&t, &g);
+				if (pols[pi] == RAID_RESYNC_OFF) {
+					if (left != bad)
+						t_fail(&cg[gi], seed, "resync=off changed parity");
+					off_bad += bad;
+				} else if (left) {
+					fail_msg("%s left %llu mismatches: cut at %u/1000 level=%u members=%u seed=%llu",
+						 raid_resync_policy_name(pols[pi]), (unsigned long long)left, pm,
+						 cg[gi].level, cg[gi].n, (unsigned long long)seed);
+				}
+				t_free(&t);
+			}
+		}
+		/* the same cuts unprotected do leave damage: the checks above can fail */
+		if (!off_bad)
+			t_fail(&cg[gi], 7000, "no cut position produced a write hole");
+	}
 }
 
 static void test_resync_power_cut_by_policy(void **state)
@@ -284,6 +330,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resync_power_cut_by_policy),
+		cmocka_unit_test(test_resync_cut_positions),
 		cmocka_unit_test(test_resync_syncraid_reads_repair),
 		cmocka_unit_test(test_resync_all_and_syncraid_writes),
 		cmocka_unit_test(test_resync_scrub),
