@@ -43,6 +43,7 @@ struct bench_job {
 	unsigned int threads;	/* submitting threads, 1..16 */
 	double seconds;		/* run this long; sequential with !once starts over at the end */
 	bool once;		/* sequential: one pass over the region, however long it takes */
+	bool split;		/* raw sequential: one request per chunk, as the engine issues */
 	uint64_t seed;		/* random block choice; thread t uses seed + t */
 };
 
@@ -66,6 +67,22 @@ int bench_io_run(const struct bench_job *job, struct bench_result *res);
  */
 double bench_parity_run(unsigned int level, unsigned int ndisks, uint32_t chunk_bytes,
 			double seconds);
+
+/*
+ * A counting wrapper around a member device (tools/bench_cnt.c), to see what
+ * the engine asks of its members: reads during full-row writes, request sizes,
+ * requests per submit. All wrappers share one ops table with submit_multi, so
+ * the engine still reaches every member in one io_uring batch.
+ */
+struct bench_cnt {
+	uint64_t submits;		/* batches (submit or submit_multi calls) reaching this member */
+	uint64_t reads, writes, flushes;
+	uint64_t read_bytes, write_bytes;
+};
+/* Wrap @lower (owned: closing the wrapper closes it) in a counting device. */
+int bench_cnt_open(struct blk_dev *lower, struct blk_dev **out);
+/* Add @dev's counters (a bench_cnt device) to @sum. */
+void bench_cnt_get(struct blk_dev *dev, struct bench_cnt *sum);
 
 /* The median of @n values (sorts @v). */
 double bench_median(double *v, unsigned int n);

@@ -68,17 +68,20 @@ static int bench_io_seq(struct bench_run *run, uint8_t *buf, struct blk_req *req
 		cnt = (unsigned int)(job->units - u0 < job->batch ? job->units - u0 : job->batch);
 		if (job->raw) {
 			/* the batch's chunks of one member are contiguous: one large request
-			 * per member, all members in one blk_submit_multi() */
+			 * per member (or, split, one per chunk), all members in one
+			 * blk_submit_multi() */
 			for (unsigned int d = 0; d < job->ndevs; d++) {
-				struct blk_req *r = &reqs[nreq];
+				for (unsigned int k = 0; k < (job->split ? cnt : 1); k++) {
+					struct blk_req *r = &reqs[nreq];
 
-				memset(r, 0, sizeof(*r));
-				r->op = op;
-				r->blkno = u0 * job->unit_blocks;
-				r->nblocks = cnt * job->unit_blocks;
-				r->buf = buf + (size_t)d * job->batch * unit_bytes;
-				r->dev = job->devs[d];
-				nreq++;
+					memset(r, 0, sizeof(*r));
+					r->op = op;
+					r->blkno = (u0 + k) * job->unit_blocks;
+					r->nblocks = (job->split ? 1 : cnt) * job->unit_blocks;
+					r->buf = buf + ((size_t)d * job->batch + k) * unit_bytes;
+					r->dev = job->devs[d];
+					nreq++;
+				}
 			}
 			rc = blk_submit_multi(reqs, nreq);
 			bytes = (uint64_t)cnt * job->ndevs * unit_bytes;

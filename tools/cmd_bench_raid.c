@@ -76,7 +76,9 @@ static const char cmd_bench_raid_help[] =
 	"  -n, --runs R             runs per measurement, 1 to 15 (default 3)\n"
 	"  -t, --threads T          submitting threads, 1 to 16 (default 2)\n"
 	"  -B, --batch B            stripe rows per submit for sequential I/O (default 8);\n"
-	"                           random writes go 4*B per submit\n"
+	"                           random writes go 4*B per submit. Raw sequential I/O\n"
+	"                           is one request of B chunks per member, and again one\n"
+	"                           request per chunk (the engine's member I/O size)\n"
 	"  -j, --json               one JSON object on stdout, no progress lines\n"
 	"  -h, --help               this text\n"
 	"\n"
@@ -123,8 +125,12 @@ struct bench_set {
 	struct blk_dev *adev;		/* raid_array_dev(a) */
 	struct bench_job job;		/* the region: unit_blocks, units, rand_blocks */
 	double create_seconds;		/* raid_create + raid_assemble */
+	struct blk_dev *cnt[BENCH_MAX_MEMBERS]; /* array: the counting member wrappers */
+	struct bench_cnt io[3];		/* array: member I/O per pattern, all runs */
+	uint64_t io_bytes[3];		/* array: array bytes moved per pattern, all runs */
 	bool done;
 	struct bench_meas seq_write, seq_read, rand_write;
+	struct bench_meas seq_write_split, seq_read_split; /* raw: chunk-sized requests */
 };
 
 struct bench_state {
@@ -190,11 +196,15 @@ static const char *const bench_pattern_name[] = {
 	[BENCH_RAND_WRITE] = "rand 4K write",
 };
 
-/* One run of @pattern against @set, recorded in its figures. */
+/*
+ * One run of @pattern against @set, recorded in its figures. @split (raw
+ * sequential only): one request per chunk, the shape of the engine's member I/O.
+ */
 static int bench_measure(struct bench_state *st, struct bench_set *set, enum bench_pattern pattern,
-			 unsigned int run)
+			 bool split, unsigned int run)
 {
 	struct bench_job job = set->job;
+	struct bench_cnt before, after;
 	struct bench_result r;
 	char what[48];
 	int rc;
@@ -202,14 +212,35 @@ static int bench_measure(struct bench_state *st, struct bench_set *set, enum ben
 	job.pattern = pattern;
 	job.batch = pattern == BENCH_RAND_WRITE ? st->o.batch * 4 : st->o.batch;
 	job.seed = BENCH_SEED + run * 1000;
+	job.split = split;
+	memset(&before, 0, sizeof(before));
+	memset(&after, 0, sizeof(after));
+	for (unsigned int i = 0; set->a && i < st->o.members; i++)
+		bench_cnt_get(set->cnt[i], &before);
 	rc = bench_io_run(&job, &r);
+	for (unsigned int i = 0; set->a && i < st->o.members; i++)
+		bench_cnt_get(set->cnt[i], &after);
 	if (rc)
 		return cli_err("%s: %s failed: %s", set->label, bench_pattern_name[pattern],
 			       strerror(-rc)), rc;
-	snprintf(what, sizeof(what), "%s %s", set->label, bench_pattern_name[pattern]);
+	snprintf(what, sizeof(what), "%s %s%s", set->label, bench_pattern_name[pattern],
+		 split ? " 1/chunk" : "");
 	bench_progress(st, what, run, &r);
-	bench_meas_add(pattern == BENCH_SEQ_WRITE ? &set->seq_write :
-		       pattern == BENCH_SEQ_READ ? &set->seq_read : &set->rand_write, &r);
+	if (split)
+		bench_meas_add(pattern == BENCH_SEQ_WRITE ? &set->seq_write_split :
+			       &set->seq_read_split, &r);
+	else
+		bench_meas_add(pattern == BENCH_SEQ_WRITE ? &set->seq_write :
+			       pattern == BENCH_SEQ_READ ? &set->seq_read : &set->rand_write, &r);
+	if (split)
+		return 0;
+	set->io[pattern].submits += after.submits - before.submits;
+	set->io[pattern].reads += after.reads - before.reads;
+	set->io[pattern].writes += after.writes - before.writes;
+	set->io[pattern].flushes += after.flushes - before.flushes;
+	set->io[pattern].read_bytes += after.read_bytes - before.read_bytes;
+	set->io[pattern].write_bytes += after.write_bytes - before.write_bytes;
+	set->io_bytes[pattern] += r.bytes;
 	return 0;
 }
 
@@ -260,9 +291,17 @@ static int bench_set_array(struct bench_state *st, struct bench_set *set, unsign
 	};
 	struct raid_assemble_cfg acfg = { 0 };
 	struct raid_info info;
-	double t0 = jg_now_seconds();
+	double t0;
 	int rc;
 
+	/* count what the engine asks of each member (tools/bench_cnt.c) */
+	for (unsigned int i = 0; i < st->o.members; i++) {
+		rc = bench_cnt_open(set->devs[i], &set->cnt[i]);
+		if (rc)
+			return cli_err("out of memory"), rc;
+		set->devs[i] = set->cnt[i];
+	}
+	t0 = jg_now_seconds();
 	rc = raid_create(set->devs, st->o.members, &cfg, true);
 	if (!rc)
 		rc = raid_assemble(set->devs, st->o.members, &acfg, &set->a);
@@ -334,7 +373,13 @@ static int bench_all(struct bench_state *st)
 	for (unsigned int run = 0; run < st->o.runs; run++) {
 		for (int p = BENCH_SEQ_WRITE; p <= BENCH_RAND_WRITE; p++) {
 			for (unsigned int k = 0; k < st->nsets; k++) {
-				rc = bench_measure(st, &st->set[k], (enum bench_pattern)p, run);
+				rc = bench_measure(st, &st->set[k], (enum bench_pattern)p, false, run);
+				if (rc)
+					return rc;
+			}
+			/* the members with the engine's request size, for the report */
+			if (p != BENCH_RAND_WRITE) {
+				rc = bench_measure(st, &st->set[0], (enum bench_pattern)p, true, run);
 				if (rc)
 					return rc;
 			}
@@ -344,6 +389,8 @@ static int bench_all(struct bench_state *st)
 		bench_meas_finish(&st->set[k].seq_write);
 		bench_meas_finish(&st->set[k].seq_read);
 		bench_meas_finish(&st->set[k].rand_write);
+		bench_meas_finish(&st->set[k].seq_write_split);
+		bench_meas_finish(&st->set[k].seq_read_split);
 		st->set[k].done = true;
 	}
 	return 0;
@@ -428,6 +475,8 @@ static void bench_report_text(const struct bench_state *st)
 	bench_row("raw seq write (all members)", &raw->seq_write, NULL, 0, 0);
 	bench_row("raw seq read", &raw->seq_read, NULL, 0, 0);
 	bench_row("raw rand 4K write", &raw->rand_write, NULL, 0, 0);
+	bench_row("raw seq write, 1 req/chunk", &raw->seq_write_split, NULL, 0, 0);
+	bench_row("raw seq read, 1 req/chunk", &raw->seq_read_split, NULL, 0, 0);
 	for (unsigned int k = 1; k < st->nsets; k++) {
 		const struct bench_set *s = &st->set[k];
 		double ideal = (double)s->ndata / st->o.members;
@@ -442,6 +491,27 @@ static void bench_report_text(const struct bench_state *st)
 		snprintf(name, sizeof(name), "RAID%u rand 4K write", s->level);
 		bench_row(name, &s->rand_write, &raw->rand_write, bench_rand_ideal(st, s), 0);
 		printf("  %-28s %.2f s\n", "  create + assemble", s->create_seconds);
+	}
+	printf("\n  member I/O of the engine per array byte (all runs; a full-row write\n"
+	       "  should read nothing and write members / data members):\n");
+	printf("  %-28s %7s %7s %9s %9s %7s\n", "", "read", "written", "req KiB", "req/batch",
+	       "flushes");
+	for (unsigned int k = 1; k < st->nsets; k++) {
+		const struct bench_set *s = &st->set[k];
+
+		for (int p = BENCH_SEQ_WRITE; p <= BENCH_RAND_WRITE; p++) {
+			const struct bench_cnt *c = &s->io[p];
+			double ab = s->io_bytes[p] ? (double)s->io_bytes[p] : 1;
+			uint64_t nreq = c->reads + c->writes;
+			char name[48];
+
+			snprintf(name, sizeof(name), "%s %s", s->label, bench_pattern_name[p]);
+			printf("  %-28s %7.2f %7.2f %9.1f %9.1f %7llu\n", name,
+			       (double)c->read_bytes / ab, (double)c->write_bytes / ab,
+			       nreq ? (double)(c->read_bytes + c->write_bytes) / nreq / 1024 : 0,
+			       c->submits ? (double)nreq / c->submits * st->o.members : 0,
+			       (unsigned long long)c->flushes);
+		}
 	}
 	printf("\n  parity on one core, %u x %s chunks:\n", st->o.members,
 	       cli_human_bytes((uint64_t)st->o.chunk_blocks * JG_BLOCK_SIZE, b, sizeof(b)));
@@ -476,7 +546,9 @@ static void bench_report_json(const struct bench_state *st)
 	printf(",\"raw\":{");
 	bench_json_meas("seq_write", &raw->seq_write, true);
 	bench_json_meas("seq_read", &raw->seq_read, true);
-	bench_json_meas("rand_write", &raw->rand_write, false);
+	bench_json_meas("rand_write", &raw->rand_write, true);
+	bench_json_meas("seq_write_1_req_per_chunk", &raw->seq_write_split, true);
+	bench_json_meas("seq_read_1_req_per_chunk", &raw->seq_read_split, false);
 	printf("}");
 	for (unsigned int k = 1; k < st->nsets; k++) {
 		const struct bench_set *s = &st->set[k];
@@ -494,8 +566,20 @@ static void bench_report_json(const struct bench_state *st)
 		       bench_meas_ratio(&s->rand_write, &raw->rand_write));
 		bench_json_meas("seq_write", &s->seq_write, true);
 		bench_json_meas("seq_read", &s->seq_read, true);
-		bench_json_meas("rand_write", &s->rand_write, false);
-		printf("}");
+		bench_json_meas("rand_write", &s->rand_write, true);
+		printf("\"member_io\":{");
+		for (int p = BENCH_SEQ_WRITE; p <= BENCH_RAND_WRITE; p++) {
+			const struct bench_cnt *c = &s->io[p];
+
+			printf("%s\"%s\":{\"array_bytes\":%" PRIu64 ",\"read_bytes\":%" PRIu64
+			       ",\"write_bytes\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"writes\":%"
+			       PRIu64 ",\"flushes\":%" PRIu64 ",\"member_batches\":%" PRIu64 "}",
+			       p ? "," : "", p == BENCH_SEQ_WRITE ? "seq_write" :
+			       p == BENCH_SEQ_READ ? "seq_read" : "rand_write", s->io_bytes[p],
+			       c->read_bytes, c->write_bytes, c->reads, c->writes, c->flushes,
+			       c->submits);
+		}
+		printf("}}");
 	}
 	printf(",\"parity\":{\"xor_gen_gbs\":%.3f,\"pq_gen_gbs\":%.3f},", st->xor_gbs.mbs_med,
 	       st->pq_gbs.mbs_med);
