@@ -17,6 +17,12 @@
  *           4 KiB writes, through raid_array_dev(), several submitting threads
  *           with a batch of rows each;
  *   parity  ISA-L xor_gen / pq_gen on one core over the chunk geometry.
+ * Raw sequential I/O is measured twice: one request of --batch chunks per
+ * member, and one request per chunk - the engine's member request shape - so
+ * that request size and the engine's own cost can be told apart. The array
+ * members are wrapped in counting devices (tools/bench_cnt.c): the report
+ * shows member bytes read and written per array byte, request sizes, requests
+ * per batch.
  * Each run measures a pattern on the three targets back to back, so that load
  * from elsewhere on a shared machine hits them alike; figures are medians over
  * --runs runs, ratios the median of the per-run ratios.
