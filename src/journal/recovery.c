@@ -19,8 +19,10 @@
  *   2. the declare blocks of the transaction after the last committed one are
  *      read and every block they list is read with BLK_SYNCRAID;
  *   3. the log window being written at the crash (from the end of the last
- *      committed transaction, max_txn_blocks long) and the journal superblock
- *      are read with BLK_SYNCRAID.
+ *      committed transaction, max_txn_blocks long) is read with BLK_SYNCRAID.
+ * The journal superblock is read with BLK_SYNCRAID first in every recovery that
+ * may write (clean or not, as jbd reads it at load): its last write may have
+ * been the clean-marking one of a declared-mode close.
  * Then the log is emptied (superblock start = 0), the sequence continues after
  * the dropped transaction, and the array is told (SYNCRAID_DONE,
  * CLEAR_JNL_PENDING). Nothing is written while verifying.
@@ -437,7 +439,7 @@ out:
 	return rc;
 }
 
-/* Pass 3: the log window being written at the crash, and the superblock. */
+/* Pass 3: the log window being written at the crash. */
 static int jnl_rec_window(struct jnl *j, uint64_t head, struct jnl_recovery_report *rep)
 {
 	uint64_t left = j->max_txn_blocks < j->cap ? j->max_txn_blocks : j->cap;
@@ -447,9 +449,7 @@ static int jnl_rec_window(struct jnl *j, uint64_t head, struct jnl_recovery_repo
 
 	if (!buf)
 		return -ENOMEM;
-	rc = blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, buf, BLK_SYNCRAID);
-	if (!rc)
-		rep->log_blocks_resynced++;
+	rc = 0;
 	while (!rc && left) {
 		uint64_t n = j->nblocks - pos;
 
@@ -492,6 +492,18 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	if (j->started || j->recovered)
 		return -EINVAL;
 	jnl_map_init(&s.revoke);
+	if (!ro) {
+		/* as jbd's journal_get_superblock with SYNCRAID: the superblock's row
+		 * may have been cut mid-write even when the log is clean (the final
+		 * clean-marking write of a declared-mode close) */
+		uint8_t *sbb = jg_alloc_blocks(1);
+
+		if (!sbb)
+			return -ENOMEM;
+		if (!blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, sbb, BLK_SYNCRAID))
+			rep.log_blocks_resynced++;
+		free(sbb);
+	}
 	if (!j->sb_start) {
 		rep.was_clean = true;
 		if (!ro) {

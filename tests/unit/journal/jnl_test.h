@@ -19,8 +19,8 @@
 #include "jgrfs/journal.h"
 #include "jgrfs/raid.h"
 
-#define T_DEV_BLOCKS 4096u	/* device: blocks 0..2047 fs, journal from 2048 */
-#define T_JSTART 2048u
+#define T_DEV_BLOCKS 2304u	/* device: blocks 0..1279 fs, journal from 1280 */
+#define T_JSTART 1280u
 #define T_JBLOCKS 1024u
 
 static const uint8_t t_uuid[16] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
