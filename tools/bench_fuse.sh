@@ -139,9 +139,12 @@ if grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
 		LOOPS="$LOOPS $l"
 		devs="$devs $l"
 	done
+	# without udev the kernel learns the other members from device= options
 	# shellcheck disable=SC2086
-	if mkfs.btrfs -q -f -d raid5 -m raid5 $devs >/dev/null 2>&1 &&
-	   mount -t btrfs ${devs%% *} "$MNT" 2>/dev/null; then
+	set -- $devs
+	opts=$(printf 'device=%s,' "$@")
+	if mkfs.btrfs -q -f -d raid5 -m raid5 "$@" >/dev/null 2>&1 &&
+	   mount -t btrfs -o "${opts%,}" "$1" "$MNT"; then
 		# shellcheck disable=SC2086
 		workload btrfs-raid5
 		umount "$MNT"
