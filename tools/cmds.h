@@ -20,6 +20,11 @@ int cmd_scrub(int argc, char **argv);
 int cmd_rebuild(int argc, char **argv);
 int cmd_bench_raid(int argc, char **argv);
 
+/* the filesystem: tools/cmd_{mkfs,fsck,bench_fs}.c */
+int cmd_mkfs(int argc, char **argv);
+int cmd_fsck(int argc, char **argv);
+int cmd_bench_fs(int argc, char **argv);
+
 /* One line per subcommand, in the order `jgrfs --help` lists them. */
 #define CLI_CMDS \
 	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
@@ -32,6 +37,9 @@ int cmd_bench_raid(int argc, char **argv);
 	{ "scrub", "check (and --repair) the parity of every stripe row", cmd_scrub }, \
 	{ "rebuild", "reconstruct a missing or failed member onto a new device", cmd_rebuild }, \
 	{ "bench raid", "measure array throughput against the raw members", cmd_bench_raid }, \
+	{ "mkfs", "create an array and a filesystem on it (mkfs.jgrfs)", cmd_mkfs }, \
+	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
+	{ "bench fs", "filesystem throughput in-process, per data mode", cmd_bench_fs }, \
 	/* end */
 
 #endif /* JGRFS_TOOLS_CMDS_H */
