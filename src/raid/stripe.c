@@ -1015,6 +1015,9 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 		}
 	}
 	segs = calloc(cap ? cap : 1, sizeof(*segs));
+	/* a group has at most one row per segment: small I/O, small allocation */
+	if (cap && cap < maxr)
+		maxr = cap;
 	g.rows = calloc(maxr, sizeof(*g.rows));
 	g.tmp = jg_alloc_blocks(1);
 	if (!segs || !g.rows || !g.tmp) {
