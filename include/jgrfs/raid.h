@@ -100,7 +100,8 @@ struct raid_create_cfg {
 	enum raid_resync_policy resync;	/* default RAID_RESYNC_JOURNAL */
 	uint32_t bitmap_region_blocks;	/* blocks of array data per bitmap bit; power of two;
 					 * default 16384 (64 MiB); 0: default */
-	uint64_t member_blocks;		/* usable blocks per member; 0: the smallest member */
+	uint64_t member_blocks;		/* blocks of each member the array uses (superblock,
+					 * bitmap and data area); 0: the smallest member */
 };
 
 /*
@@ -133,7 +134,8 @@ struct raid_resync_report {
  * device that is foreign, duplicated, missing or stale (-EUCLEAN, -EINVAL). A
  * dirty array is resynced by its policy before this returns (report in
  * raid_info.last_resync), unless cfg->no_resync or readonly. A dirty and degraded
- * array is refused (-EUCLEAN) unless cfg->force. On success the array is marked
+ * array is refused (-EUCLEAN) unless cfg->force or cfg->readonly (nothing is
+ * written then; reads of rows written at the crash may be wrong). On success the array is marked
  * dirty (in use) and the member event counters advanced.
  * The array takes ownership of the member devices on success (raid_stop closes
  * them); on failure the caller keeps them.
