@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/journal/test_declare.c - data=declared and the ordering rules, on a
+ * device that records every request: (D1) a data block reaches the device only
+ * after a durable declare block lists it; (D2) every write carries
+ * BLK_FS_RAIDSYNC; (D3) the commit block follows the data with PREFLUSH; early
+ * declare of large transactions; jnl_pending set before the first declared write
+ * and cleared at close; the SYNCRAID passes of recovery; flushes per commit per
+ * mode as docs/FORMAT-journal.md states.
+ */
+#include "jnl_test.h"
+#include "../../../src/journal/jnl_format.h"
+
+#define REC_MAX 20000
+
+struct rec_ev {
+	int op;			/* BLK_OP_*, or 100 + ctl command */
+	uint32_t flags;
+	uint64_t blkno;
+	uint32_t nblocks;
+	uint32_t magic;		/* first le32 of a journal-region write */
+	uint64_t *list;		/* declare block entries */
+	uint32_t nlist;
+};
+
+struct rec_dev {
+	struct blk_dev dev;
+	struct blk_dev *lower;
+	struct rec_ev ev[REC_MAX];
+	size_t n;
+};
+
+static int rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
+{
+	struct rec_dev *rd = (struct rec_dev *)d;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rec_ev *e = &rd->ev[rd->n++];
+
+		assert_true(rd->n < REC_MAX);
+		memset(e, 0, sizeof(*e));
+		e->op = r[i].op;
+		e->flags = r[i].flags;
+		e->blkno = r[i].blkno;
+		e->nblocks = r[i].nblocks;
+		if (r[i].op == BLK_OP_WRITE && r[i].blkno >= T_JSTART) {
+			for (uint32_t k = 0; k < r[i].nblocks; k++) {
+				const uint8_t *b = (const uint8_t *)r[i].buf + (size_t)k * JG_BLOCK_SIZE;
+				const struct jnl_list_hdr *h = (const struct jnl_list_hdr *)b;
+
+				if (!k)
+					e->magic = jg_le32(h->hdr.magic);
+				if (jg_le32(h->hdr.magic) != JNL_MAGIC_DECLARE)
+					continue;
+				e->list = realloc(e->list, (e->nlist + jg_le32(h->count)) * sizeof(uint64_t));
+				for (uint32_t x = 0; x < jg_le32(h->count); x++)
+					e->list[e->nlist++] = jg_le64(((const le64 *)(b + sizeof(*h)))[x]);
+			}
+		}
+	}
+	return blk_submit(rd->lower, r, n);
+}
+
+static int rec_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
+{
+	struct rec_dev *rd = (struct rec_dev *)d;
+
+	rd->ev[rd->n].op = 100 + (int)cmd;
+	rd->ev[rd->n].list = NULL;
+	rd->n++;
+	if (cmd == BLK_CTL_GET_STATS)
+		return -ENOTTY;
+	return 0;
+}
+
+static void rec_close(struct blk_dev *d)
+{
+	struct rec_dev *rd = (struct rec_dev *)d;
+
+	for (size_t i = 0; i < rd->n; i++)
+		free(rd->ev[i].list);
+	free(rd);
+}
+
+static const struct blk_dev_ops rec_ops = { .submit = rec_submit, .ctl = rec_ctl, .close = rec_close };
+
+static struct rec_dev *rec_open(struct blk_dev *lower)
+{
+	struct rec_dev *rd = calloc(1, sizeof(*rd));
+
+	assert_non_null(rd);
+	rd->dev.ops = &rec_ops;
+	rd->dev.nblocks = lower->nblocks;
+	snprintf(rd->dev.name, sizeof(rd->dev.name), "rec");
+	rd->lower = lower;
+	return rd;
+}
+
+static struct jnl *rec_jnl(struct rec_dev *rd, enum jnl_data_mode mode, uint64_t max_data)
+{
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
+			       .max_txn_data_blocks = max_data };
+	struct jnl *j = NULL;
+
+	assert_int_equal(jnl_open(&rd->dev, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, NULL), 0);
+	assert_int_equal(jnl_start(j), 0);
+	return j;
+}
+
+/*
+ * Check D1, D2, D3 over the recorded events: every data write (outside the
+ * journal) is listed by a declare block written before it with a durability
+ * point (FUA on it, or a FLUSH) in between; every write carries FS_RAIDSYNC;
+ * every commit block write has PREFLUSH and comes after the data writes before it.
+ */
+static void rec_check_declared(struct rec_dev *rd, size_t from)
+{
+	for (size_t i = from; i < rd->n; i++) {
+		const struct rec_ev *e = &rd->ev[i];
+
+		if (e->op != BLK_OP_WRITE)
+			continue;
+		if (!(e->flags & BLK_FS_RAIDSYNC))
+			fail_msg("event %zu: write blkno=%llu without BLK_FS_RAIDSYNC", i,
+				 (unsigned long long)e->blkno);
+		if (e->magic == JNL_MAGIC_COMMIT && !(e->flags & BLK_PREFLUSH))
+			fail_msg("event %zu: commit block without PREFLUSH", i);
+		if (e->blkno >= T_JSTART)
+			continue;
+		for (uint32_t k = 0; k < e->nblocks; k++) {
+			uint64_t b = e->blkno + k;
+			bool ok = false;
+
+			/* metadata (blocks < 100 in these tests) is logged, not declared */
+			if (b < 100)
+				continue;
+			for (size_t x = i; x-- > from && !ok;) {
+				const struct rec_ev *d = &rd->ev[x];
+				bool listed = false;
+
+				for (uint32_t y = 0; y < d->nlist; y++)
+					listed |= d->list[y] == b;
+				if (!listed)
+					continue;
+				ok = d->flags & BLK_FUA;
+				for (size_t z = x + 1; z < i && !ok; z++)
+					ok = rd->ev[z].op == BLK_OP_FLUSH ||
+					     (rd->ev[z].flags & BLK_PREFLUSH);
+				if (!ok)
+					fail_msg("event %zu: data block %llu written before its declare block (event %zu) was durable",
+						 i, (unsigned long long)b, x);
+			}
+			if (!ok)
+				fail_msg("event %zu: data block %llu written without a declare block",
+					 i, (unsigned long long)b);
+		}
+	}
+}
+
+static size_t rec_find(struct rec_dev *rd, size_t from, int op)
+{
+	for (size_t i = from; i < rd->n; i++)
+		if (rd->ev[i].op == op)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Declared: pending set before the first write; D1-D3; declare off and pending cleared at close. */
+static void test_declare_ordering_rules(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	uint8_t *sb = jg_alloc_blocks(1);
+	size_t set, first_write, clr, last_write = 0;
+
+	(void)state;
+	set = rec_find(rd, 0, 100 + BLK_CTL_SET_JNL_PENDING);
+	first_write = rec_find(rd, set == SIZE_MAX ? 0 : set, BLK_OP_WRITE);
+	assert_true(set != SIZE_MAX);
+	assert_true(first_write > set && first_write != SIZE_MAX);
+	assert_int_equal(blk_rw(mem, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	assert_true(jg_le32(((struct jnl_sb *)sb)->feature_incompat) & JNL_FEAT_INCOMPAT_DECLARE);
+	for (uint32_t v = 1; v <= 5; v++) {
+		t_txn(j, 10 * v, 3, v, true);
+		t_txn(j, 1000 + 20 * v, 15, v, false);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+	}
+	t_txn(j, 1000, 7, 9, false);
+	assert_int_equal(jnl_close(j), 0);
+	rec_check_declared(rd, first_write);
+	for (size_t i = 0; i < rd->n; i++)
+		if (rd->ev[i].op == BLK_OP_WRITE)
+			last_write = i;
+	clr = rec_find(rd, last_write, 100 + BLK_CTL_CLEAR_JNL_PENDING);
+	assert_true(clr != SIZE_MAX);
+	assert_int_equal(blk_rw(mem, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	assert_false(jg_le32(((struct jnl_sb *)sb)->feature_incompat) & JNL_FEAT_INCOMPAT_DECLARE);
+	assert_int_equal(jg_le64(((struct jnl_sb *)sb)->start), 0);
+	for (uint32_t i = 0; i < 7; i++)
+		assert_int_equal(t_read_ver(NULL, mem, 1000 + i), 9);
+	free(sb);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+/* A large transaction declares early: data reaches the device before any commit block. */
+static void test_declare_early_writeback(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	struct jnl_info info;
+	size_t from = rd->n, first_data = SIZE_MAX, first_commit = SIZE_MAX;
+
+	(void)state;
+	t_txn(j, 100, 1100, 1, false);		/* > 2 declare blocks' worth */
+	for (size_t i = from; i < rd->n; i++) {
+		if (rd->ev[i].op != BLK_OP_WRITE)
+			continue;
+		if (rd->ev[i].blkno < T_JSTART && first_data == SIZE_MAX)
+			first_data = i;
+		if (rd->ev[i].magic == JNL_MAGIC_COMMIT && first_commit == SIZE_MAX)
+			first_commit = i;
+	}
+	assert_true(first_data != SIZE_MAX);
+	assert_true(first_commit == SIZE_MAX);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.declare_blocks, 2);	/* 1014 of 1100 written early */
+	assert_int_equal(info.commits, 0);
+	assert_int_equal(t_read_ver(NULL, mem, 100), 1);
+	/* a crash now: the transaction is dropped, its declared blocks resynced */
+	assert_int_equal(jnl_commit(j, 0, false), 0);
+	assert_int_equal(jnl_close(j), 0);
+	rec_check_declared(rd, from);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+/* Recovery of a declared log: SYNCRAID on replayed writes, declared blocks, the log window. */
+static void test_declare_recovery_syncraid(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
+			       .no_commit_thread = true };
+	struct jnl_recovery_report rep;
+	size_t from, done, clr, nsync_reads = 0, nsync_writes = 0;
+	bool listed[T_DEV_BLOCKS] = { 0 };
+
+	(void)state;
+	t_txn(j, 5, 4, 1, true);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	t_txn(j, 200, 600, 2, false);		/* declared early, never committed */
+	jnl_abandon(j);
+	from = rd->n;
+	assert_int_equal(jnl_open(&rd->dev, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, &rep), 0);
+	assert_int_equal(rep.transactions_replayed, 1);
+	assert_int_equal(rep.blocks_replayed, 4);
+	assert_int_equal(rep.declared_blocks_resynced, 507);
+	assert_int_equal(rep.log_blocks_resynced, 1 + (T_JBLOCKS - 1) / 4);
+	for (size_t i = from; i < rd->n; i++) {
+		const struct rec_ev *e = &rd->ev[i];
+
+		if (e->op == BLK_OP_WRITE && e->blkno < T_JSTART) {
+			assert_true(e->flags & BLK_SYNCRAID);
+			nsync_writes += e->nblocks;
+		}
+		if (e->op == BLK_OP_READ && (e->flags & BLK_SYNCRAID)) {
+			nsync_reads += e->nblocks;
+			for (uint32_t k = 0; k < e->nblocks; k++)
+				if (e->blkno + k < T_JSTART)
+					listed[e->blkno + k] = true;
+		}
+	}
+	assert_int_equal(nsync_writes, 4);
+	for (uint64_t b = 200; b < 200 + 507; b++)
+		assert_true(listed[b]);
+	assert_true(nsync_reads >= 507 + 1 + (T_JBLOCKS - 1) / 4);
+	done = rec_find(rd, from, 100 + BLK_CTL_SYNCRAID_DONE);
+	clr = rec_find(rd, from, 100 + BLK_CTL_CLEAR_JNL_PENDING);
+	assert_true(done != SIZE_MAX && clr != SIZE_MAX);
+	assert_int_equal(t_read_ver(NULL, mem, 6), 1);
+	jnl_abandon(j);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+/* Durability points of one commit per mode, as FORMAT-journal.md §6 states. */
+static void test_declare_flushes_per_commit(void **state)
+{
+	static const struct { enum jnl_data_mode mode; uint64_t flushes; } c[] = {
+		{ JNL_DATA_WRITEBACK, 1 }, { JNL_DATA_JOURNAL, 1 }, { JNL_DATA_ORDERED, 2 },
+		{ JNL_DATA_DECLARED, 3 },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < 4; i++) {
+		struct blk_dev *mem = t_mem_dev();
+		struct rec_dev *rd = rec_open(mem);
+		struct jnl *j = rec_jnl(rd, c[i].mode, 0);
+		struct jnl_info a, b;
+		uint64_t dev_points = 0;
+		size_t from;
+
+		jnl_info_get(j, &a);
+		from = rd->n;
+		t_txn(j, 10, 3, 1, true);
+		t_txn(j, 1000, 5, 1, false);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		jnl_info_get(j, &b);
+		for (size_t k = from; k < rd->n; k++)
+			dev_points += (rd->ev[k].op == BLK_OP_FLUSH) + !!(rd->ev[k].flags & BLK_PREFLUSH) +
+				      !!(rd->ev[k].flags & BLK_FUA);
+		if (b.flushes - a.flushes != c[i].flushes || dev_points != c[i].flushes)
+			fail_msg("mode %s: %llu durability points (device saw %llu), documented %llu",
+				 jnl_data_mode_name(c[i].mode), (unsigned long long)(b.flushes - a.flushes),
+				 (unsigned long long)dev_points, (unsigned long long)c[i].flushes);
+		assert_int_equal(jnl_close(j), 0);
+		blk_close(&rd->dev);
+		blk_close(mem);
+	}
+}
+
+/* Ordered: buffered data is bounded by max_txn_data_blocks (early writeback, no declare). */
+static void test_declare_ordered_early_writeback_bounds_memory(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_ORDERED, 16);
+	struct jnl_info info;
+	size_t data_writes = 0, from = rd->n;
+
+	(void)state;
+	t_txn(j, 1000, 100, 1, false);
+	for (size_t i = from; i < rd->n; i++)
+		if (rd->ev[i].op == BLK_OP_WRITE && rd->ev[i].blkno < T_JSTART)
+			data_writes += rd->ev[i].nblocks;
+	assert_int_equal(data_writes, 96);	/* 6 batches of 16; 4 still buffered */
+	jnl_info_get(j, &info);
+	assert_int_equal(info.commits, 0);
+	assert_int_equal(info.declare_blocks, 0);
+	assert_int_equal(t_read_ver(j, mem, 1099), 1);
+	assert_int_equal(t_read_ver(NULL, mem, 1099), 0);
+	assert_int_equal(jnl_close(j), 0);
+	assert_int_equal(t_read_ver(NULL, mem, 1099), 1);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_declare_ordering_rules),
+		cmocka_unit_test(test_declare_early_writeback),
+		cmocka_unit_test(test_declare_recovery_syncraid),
+		cmocka_unit_test(test_declare_flushes_per_commit),
+		cmocka_unit_test(test_declare_ordered_early_writeback_bounds_memory),
+	};
+
+	jg_log_set_level(JG_LOG_ERR - 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
