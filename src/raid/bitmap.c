@@ -38,7 +38,7 @@ static void raid_bit_set(uint8_t *b, uint64_t i, bool v)
 	if (v)
 		b[i / 8] |= (uint8_t)(1u << (i % 8));
 	else
-		b[i / 8] &= (uint8_t)~(1u << (i % 8));
+		b[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,
@@ -83,8 +83,7 @@ static void raid_bitmap_fill_block(struct raid_array *a, uint32_t i, uint8_t *bl
 	b->nbits = jg_cpu_to_le32((uint32_t)nbits);
 	memcpy(b->bits, a->bm_bits + first / 8, sizeof(b->bits));
 	jg_blk_seal(blk, RAID_BS, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION, 0,
-		    __atomic_load_n(&a->events, __ATOMIC_RELAXED),
-		    RAID_BITMAP_BLKNO + i, a->seed);
+		    __atomic_load_n(&a->events, __ATOMIC_RELAXED), RAID_BITMAP_BLKNO + i, a->seed);
 }
 
 int raid_bitmap_load(struct raid_array *a)
@@ -107,14 +106,17 @@ int raid_bitmap_load(struct raid_array *a)
 
 			rc = blk_rw(a->m[m].dev, BLK_OP_READ, RAID_BITMAP_BLKNO + i, 1, blk, 0);
 			if (!rc)
-				rc = jg_blk_check(blk, RAID_BS, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION,
-						  RAID_BITMAP_BLKNO + i, a->seed, "raid", "bitmap block",
-						  a->m[m].name);
+				rc = jg_blk_check(blk, RAID_BS, RAID_BITMAP_MAGIC,
+						  RAID_FORMAT_VERSION, RAID_BITMAP_BLKNO + i,
+						  a->seed, "raid", "bitmap block", a->m[m].name);
 			if (rc || jg_le64(b->first_region) != first) {
 				/* untrusted: every region of this block may be dirty */
-				jg_log(JG_LOG_WARN, "raid", "dev=%s bitmap block %u unreadable (%d): treating its regions as dirty",
-				       a->m[m].name, i, rc);
-				memset(a->bm_bits + first / 8, 0xff, RAID_BITMAP_BITS_PER_BLOCK / 8);
+				jg_log(
+				    JG_LOG_WARN, "raid",
+				    "dev=%s bitmap block %u unreadable (%d): treating its regions as dirty",
+				    a->m[m].name, i, rc);
+				memset(a->bm_bits + first / 8, 0xff,
+				       RAID_BITMAP_BITS_PER_BLOCK / 8);
 				rc = 0;
 				continue;
 			}
@@ -123,7 +125,8 @@ int raid_bitmap_load(struct raid_array *a)
 		}
 	}
 	/* bits past the last region mean nothing */
-	for (uint64_t r = a->bm_regions; r < (uint64_t)a->bm_blocks * RAID_BITMAP_BITS_PER_BLOCK; r++)
+	for (uint64_t r = a->bm_regions; r < (uint64_t)a->bm_blocks * RAID_BITMAP_BITS_PER_BLOCK;
+	     r++)
 		raid_bit_set(a->bm_bits, r, false);
 	a->bm_dirty = 0;
 	for (uint64_t r = 0; r < a->bm_regions; r++)
@@ -132,7 +135,8 @@ int raid_bitmap_load(struct raid_array *a)
 	return rc;
 }
 
-/* Write bitmap blocks [first, first+count) to the writable members. bm_lock held or single-threaded. */
+/* Write bitmap blocks [first, first+count) to the writable members. bm_lock held or
+ * single-threaded. */
 static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32_t count,
 				    int only_role, bool flush)
 {
@@ -159,13 +163,17 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 		for (unsigned int m = 0; m < a->geo.n; m++) {
 			if ((miss & (1u << m)) || (only_role >= 0 && (unsigned int)only_role != m))
 				continue;
-			reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = RAID_BITMAP_BLKNO + first,
-						       .nblocks = count, .buf = bufs, .dev = a->m[m].dev };
+			reqs[nr++] = (struct blk_req){.op = BLK_OP_WRITE,
+						      .blkno = RAID_BITMAP_BLKNO + first,
+						      .nblocks = count,
+						      .buf = bufs,
+						      .dev = a->m[m].dev};
 		}
 		rc = blk_submit_multi(reqs, nr);
 		if (!rc && flush) {
 			for (unsigned int i = 0; i < nr; i++)
-				reqs[nr + i] = (struct blk_req){ .op = BLK_OP_FLUSH, .dev = reqs[i].dev };
+				reqs[nr + i] =
+				    (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
 			rc = blk_submit_multi(reqs + nr, nr);
 		}
 		if (rc) {
@@ -173,7 +181,8 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 				if (reqs[i].result != -EIO)
 					continue;
 				for (unsigned int m = 0; m < a->geo.n; m++)
-					if (a->m[m].dev == reqs[i].dev && !raid_member_fail(a, m, -EIO))
+					if (a->m[m].dev == reqs[i].dev &&
+					    !raid_member_fail(a, m, -EIO))
 						again = true;
 			}
 		}

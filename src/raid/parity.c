@@ -80,7 +80,8 @@ int raid_parity_reconstruct(unsigned int ndata, unsigned int npar, size_t len, u
 			    uint32_t missing)
 {
 	unsigned int npos = ndata + npar, nlost = 0, lost_data[2], nld = 0;
-	unsigned char mat[RAID_MAX_MEMBERS * RAID_MAX_MEMBERS], inv[RAID_MAX_MEMBERS * RAID_MAX_MEMBERS];
+	unsigned char mat[RAID_MAX_MEMBERS * RAID_MAX_MEMBERS],
+	    inv[RAID_MAX_MEMBERS * RAID_MAX_MEMBERS];
 	unsigned char coefs[2 * RAID_MAX_MEMBERS], tbls[32 * 2 * RAID_MAX_MEMBERS];
 	unsigned char *src[RAID_MAX_MEMBERS], *out[2];
 	unsigned int srcpos[RAID_MAX_MEMBERS], ns = 0;

@@ -19,22 +19,22 @@
 #include "raid_format.h"
 
 #define RAID_BS JG_BLOCK_SIZE
-#define RAID_LOCK_BUCKETS 1024u		/* hashed row locks: row % RAID_LOCK_BUCKETS */
-#define RAID_GROUP_MAX_ROWS 256u	/* rows handled per member batch */
+#define RAID_LOCK_BUCKETS 1024u		 /* hashed row locks: row % RAID_LOCK_BUCKETS */
+#define RAID_GROUP_MAX_ROWS 256u	 /* rows handled per member batch */
 #define RAID_GROUP_MAX_BYTES (32u << 20) /* scratch per member batch */
 
 /* ------------------------------------------------------------------ layout */
 
 struct raid_geo {
-	unsigned int level;		/* 4, 5, 6 */
-	unsigned int layout;		/* RAID_LAYOUT_* */
-	unsigned int n;			/* members */
-	unsigned int ndata;		/* data chunks per row */
-	unsigned int npar;		/* parity chunks per row: 1 or 2 */
+	unsigned int level;  /* 4, 5, 6 */
+	unsigned int layout; /* RAID_LAYOUT_* */
+	unsigned int n;	     /* members */
+	unsigned int ndata;  /* data chunks per row */
+	unsigned int npar;   /* parity chunks per row: 1 or 2 */
 	uint32_t chunk_blocks;
-	uint32_t row_blocks;		/* ndata * chunk_blocks: array blocks per row */
-	uint64_t data_offset;		/* member block of the data area */
-	uint64_t data_blocks;		/* per member */
+	uint32_t row_blocks;  /* ndata * chunk_blocks: array blocks per row */
+	uint64_t data_offset; /* member block of the data area */
+	uint64_t data_blocks; /* per member */
 	uint64_t rows;
 	uint64_t array_blocks;
 };
@@ -74,28 +74,28 @@ void raid_parity_q_mad(unsigned int pos, size_t len, uint8_t *dest, uint8_t *src
 /* ------------------------------------------------------------------- array */
 
 struct raid_member {
-	struct blk_dev *dev;		/* NULL: missing */
-	bool failed;			/* I/O error or raid_fail_member(); never read or written */
-	bool rebuilding;		/* written, not yet readable */
+	struct blk_dev *dev; /* NULL: missing */
+	bool failed;	     /* I/O error or raid_fail_member(); never read or written */
+	bool rebuilding;     /* written, not yet readable */
 	char name[64];
 };
 
 struct raid_array {
-	struct blk_dev dev;		/* first: container_of by cast; raid_array_dev() */
+	struct blk_dev dev; /* first: container_of by cast; raid_array_dev() */
 	struct raid_geo geo;
 	uint8_t uuid[16];
-	uint32_t seed;			/* jg_crc_seed(uuid) */
+	uint32_t seed; /* jg_crc_seed(uuid) */
 	enum raid_resync_policy policy;
 	bool readonly;
 	bool was_dirty;
 	uint64_t ctime;
 
-	pthread_mutex_t sb_lock;	/* protects members, events, sb_flags, masks, retired */
+	pthread_mutex_t sb_lock; /* protects members, events, sb_flags, masks, retired */
 	struct raid_member m[RAID_MAX_MEMBERS];
 	uint64_t events;
-	uint32_t sb_flags;		/* RAID_SB_FLAG_* */
-	uint32_t read_missing;		/* roles not readable: absent, failed, rebuilding (atomic) */
-	uint32_t write_missing;		/* roles not writable: absent, failed (atomic) */
+	uint32_t sb_flags;	/* RAID_SB_FLAG_* */
+	uint32_t read_missing;	/* roles not readable: absent, failed, rebuilding (atomic) */
+	uint32_t write_missing; /* roles not writable: absent, failed (atomic) */
 	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
 	unsigned int nretired;
 
@@ -104,20 +104,20 @@ struct raid_array {
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
 	pthread_mutex_t bm_lock;
 	uint32_t bm_region_blocks;
-	uint32_t bm_blocks;		/* per member; 0: no bitmap */
+	uint32_t bm_blocks; /* per member; 0: no bitmap */
 	uint64_t bm_regions;
-	uint8_t *bm_bits;		/* in-memory bits, durable when set */
-	uint32_t *bm_inflight;		/* writes in flight per region */
-	uint64_t *bm_last_epoch;	/* flush epoch of the region's last write completion */
-	double *bm_last_time;		/* time of the region's last write completion */
-	uint64_t bm_epoch;		/* array flushes completed */
-	uint64_t bm_dirty;		/* set bits */
+	uint8_t *bm_bits;	 /* in-memory bits, durable when set */
+	uint32_t *bm_inflight;	 /* writes in flight per region */
+	uint64_t *bm_last_epoch; /* flush epoch of the region's last write completion */
+	double *bm_last_time;	 /* time of the region's last write completion */
+	uint64_t bm_epoch;	 /* array flushes completed */
+	uint64_t bm_dirty;	 /* set bits */
 
-	pthread_mutex_t sync_lock;	/* protects synced, resync_all */
-	uint8_t *synced;		/* rows resynced this recovery (SYNCRAID / resync-all) */
+	pthread_mutex_t sync_lock; /* protects synced, resync_all */
+	uint8_t *synced;	   /* rows resynced this recovery (SYNCRAID / resync-all) */
 	bool resync_all;
 
-	pthread_mutex_t stats_lock;	/* protects stats, last_resync, rebuild_progress */
+	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress */
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;
@@ -140,9 +140,9 @@ uint32_t raid_missing_write(struct raid_array *a);
 extern int raid_stripe_force_partial;
 extern const struct blk_dev_ops raid_array_ops;
 enum raid_row_mode {
-	RAID_ROWS_CHECK = 1,		/* compare parity, rewrite it when it differs */
-	RAID_ROWS_SCRUB,		/* compare parity only */
-	RAID_ROWS_REBUILD,		/* reconstruct rebuilding members */
+	RAID_ROWS_CHECK = 1, /* compare parity, rewrite it when it differs */
+	RAID_ROWS_SCRUB,     /* compare parity only */
+	RAID_ROWS_REBUILD,   /* reconstruct rebuilding members */
 };
 /*
  * Run @mode over rows [first, first + count) in member batches. Adds to

@@ -40,16 +40,16 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 		return -EINVAL;
 	}
 	if (newdev->nblocks < g->data_offset + g->data_blocks) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s too small: %llu blocks, need %llu", newdev->name,
-		       (unsigned long long)newdev->nblocks,
+		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s too small: %llu blocks, need %llu",
+		       newdev->name, (unsigned long long)newdev->nblocks,
 		       (unsigned long long)(g->data_offset + g->data_blocks));
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&a->sb_lock);
 	if (a->m[role].dev && !a->m[role].failed) {
 		pthread_mutex_unlock(&a->sb_lock);
-		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is working; fail it first", role,
-		       a->m[role].name);
+		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is working; fail it first",
+		       role, a->m[role].name);
 		return -EBUSY;
 	}
 	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
@@ -88,7 +88,8 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
 		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", newdev->name, role, rc);
+		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", newdev->name, role,
+		       rc);
 	} else {
 		/* the superblock last: only now is the member part of the array */
 		a->m[role].rebuilding = false;

@@ -65,24 +65,27 @@ void raid_sync_reset(struct raid_array *a)
 static int raid_resync_rows(struct raid_array *a, uint64_t first, uint64_t count,
 			    struct raid_resync_report *rep)
 {
-	return raid_rows_run(a, first, count, RAID_ROWS_CHECK, &rep->rows_checked, &rep->rows_repaired);
+	return raid_rows_run(a, first, count, RAID_ROWS_CHECK, &rep->rows_checked,
+			     &rep->rows_repaired);
 }
 
 int raid_resync_recovery(struct raid_array *a)
 {
-	struct raid_resync_report rep = { 0 };
+	struct raid_resync_report rep = {0};
 	const struct raid_geo *g = &a->geo;
 	double t0 = jg_now_seconds();
 	int rc = 0;
 
 	if (raid_missing_read(a)) {
 		/* nothing to compare against: forced assembly of a dirty degraded array */
-		jg_log(JG_LOG_WARN, "raid", "%s: dirty and degraded: recovery resync skipped", a->dev.name);
+		jg_log(JG_LOG_WARN, "raid", "%s: dirty and degraded: recovery resync skipped",
+		       a->dev.name);
 		goto out;
 	}
 	switch (a->policy) {
 	case RAID_RESYNC_OFF:
-		jg_log(JG_LOG_WARN, "raid", "%s: dirty array and resync=off: parity is NOT resynced (unsafe)",
+		jg_log(JG_LOG_WARN, "raid",
+		       "%s: dirty array and resync=off: parity is NOT resynced (unsafe)",
 		       a->dev.name);
 		break;
 	case RAID_RESYNC_FULL:
@@ -115,8 +118,10 @@ out:
 	pthread_mutex_lock(&a->stats_lock);
 	a->last_resync = rep;
 	pthread_mutex_unlock(&a->stats_lock);
-	jg_log(JG_LOG_INFO, "raid", "recovery resync %s policy=%s rows_checked=%llu rows_repaired=%llu seconds=%.3f rc=%d",
-	       a->dev.name, raid_resync_policy_name(a->policy), (unsigned long long)rep.rows_checked,
-	       (unsigned long long)rep.rows_repaired, rep.seconds, rc);
+	jg_log(
+	    JG_LOG_INFO, "raid",
+	    "recovery resync %s policy=%s rows_checked=%llu rows_repaired=%llu seconds=%.3f rc=%d",
+	    a->dev.name, raid_resync_policy_name(a->policy), (unsigned long long)rep.rows_checked,
+	    (unsigned long long)rep.rows_repaired, rep.seconds, rc);
 	return rc;
 }

@@ -21,16 +21,20 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 	int rc = 0;
 
 	if (raid_missing_read(a)) {
-		jg_log(JG_LOG_ERR, "raid", "scrub %s: the array is degraded; parity cannot be checked without every member (rebuild first)",
-		       a->dev.name);
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "scrub %s: the array is degraded; parity cannot be checked without every member (rebuild first)",
+		    a->dev.name);
 		return -EINVAL;
 	}
 	if (repair && a->readonly)
 		return -EROFS;
 	pthread_mutex_lock(&a->sb_lock);
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
-		jg_log(JG_LOG_WARN, "raid", "scrub %s: the filesystem journal has not been replayed (jnl-pending): mismatches may be expected there",
-		       a->dev.name);
+		jg_log(
+		    JG_LOG_WARN, "raid",
+		    "scrub %s: the filesystem journal has not been replayed (jnl-pending): mismatches may be expected there",
+		    a->dev.name);
 	pthread_mutex_unlock(&a->sb_lock);
 	for (uint64_t r = 0; r < g->rows; r += step) {
 		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
@@ -49,7 +53,8 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 		rep->rows_repaired = repaired;
 		rep->seconds = jg_now_seconds() - t0;
 	}
-	jg_log(JG_LOG_INFO, "raid", "scrub %s rows_checked=%llu mismatches=%llu rows_repaired=%llu seconds=%.3f rc=%d",
+	jg_log(JG_LOG_INFO, "raid",
+	       "scrub %s rows_checked=%llu mismatches=%llu rows_repaired=%llu seconds=%.3f rc=%d",
 	       a->dev.name, (unsigned long long)checked, (unsigned long long)mism,
 	       (unsigned long long)repaired, jg_now_seconds() - t0, rc);
 	return rc ? rc : (int64_t)mism;

@@ -45,7 +45,7 @@
 #include "raid_i.h"
 
 enum raid_grp_mode {
-	RAID_GRP_USER,			/* user requests */
+	RAID_GRP_USER, /* user requests */
 	RAID_GRP_CHECK = RAID_ROWS_CHECK,
 	RAID_GRP_SCRUB = RAID_ROWS_SCRUB,
 	RAID_GRP_REBUILD = RAID_ROWS_REBUILD,
@@ -57,12 +57,12 @@ enum raid_line_mode { RAID_LINE_NONE, RAID_LINE_FULL, RAID_LINE_RCW, RAID_LINE_R
 
 int raid_stripe_force_partial;
 
-struct raid_seg {		/* one user request's part inside one row */
+struct raid_seg { /* one user request's part inside one row */
 	uint64_t row;
-	uint32_t slot;		/* first array block of the row it covers */
+	uint32_t slot; /* first array block of the row it covers */
 	uint32_t nblocks;
 	uint8_t *buf;
-	unsigned int req;	/* index of the user request */
+	unsigned int req; /* index of the user request */
 	bool write;
 	uint32_t flags;
 };
@@ -71,30 +71,30 @@ struct raid_row {
 	uint64_t row;
 	unsigned int seg0, nseg;
 	bool write, read, sync, row_path, mismatch, checked;
-	uint8_t *pos_buf[RAID_MAX_MEMBERS];	/* chunk buffers per position */
-	uint8_t *newpar[2];			/* new P, Q */
-	uint8_t **wsrc;				/* per slot: source of its write, or NULL */
-	uint8_t *line;				/* per line: enum raid_line_mode */
+	uint8_t *pos_buf[RAID_MAX_MEMBERS]; /* chunk buffers per position */
+	uint8_t *newpar[2];		    /* new P, Q */
+	uint8_t **wsrc;			    /* per slot: source of its write, or NULL */
+	uint8_t *line;			    /* per line: enum raid_line_mode */
 };
 
 struct raid_grp {
 	struct raid_array *a;
 	enum raid_grp_mode mode;
 	bool repair;
-	bool member_major;	/* rows consecutive and all whole: scratch member by member */
+	bool member_major; /* rows consecutive and all whole: scratch member by member */
 	struct raid_row *rows;
 	unsigned int nrows;
 	struct raid_seg *segs;
-	struct blk_req *mr;	/* member requests */
+	struct blk_req *mr; /* member requests */
 	unsigned int *mrole;
 	unsigned int nmr, capmr;
-	uint8_t *arena;		/* scratch of the group */
+	uint8_t *arena; /* scratch of the group */
 	size_t arena_bytes;
-	uint8_t *tmp;		/* one block, RAID6 RMW */
-	uint32_t written;	/* roles written, for FUA */
+	uint8_t *tmp;	  /* one block, RAID6 RMW */
+	uint32_t written; /* roles written, for FUA */
 	uint64_t checked, mismatched, repaired, syncraid;
 	bool fua;
-	uint64_t *regions;	/* bitmap regions written */
+	uint64_t *regions; /* bitmap regions written */
 	unsigned int nregions;
 };
 
@@ -158,8 +158,11 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 		g->mrole = ro;
 		g->capmr = cap;
 	}
-	g->mr[g->nmr] = (struct blk_req){ .op = op, .blkno = geo->data_offset + row * geo->chunk_blocks + k,
-					  .nblocks = nblocks, .buf = buf, .dev = g->a->m[role].dev };
+	g->mr[g->nmr] = (struct blk_req){.op = op,
+					 .blkno = geo->data_offset + row * geo->chunk_blocks + k,
+					 .nblocks = nblocks,
+					 .buf = buf,
+					 .dev = g->a->m[role].dev};
 	g->mrole[g->nmr] = role;
 	g->nmr++;
 	if (op == BLK_OP_WRITE)
@@ -175,7 +178,7 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 {
 	struct blk_req *sorted;
-	unsigned int cnt[RAID_MAX_MEMBERS + 1] = { 0 }, pos[RAID_MAX_MEMBERS];
+	unsigned int cnt[RAID_MAX_MEMBERS + 1] = {0}, pos[RAID_MAX_MEMBERS];
 	unsigned int *srole;
 	int rc, other = 0;
 
@@ -239,7 +242,7 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 		if ((wmiss & (1u << m)) || !(roles & (1u << m)))
 			continue;
 		role[nr] = m;
-		reqs[nr++] = (struct blk_req){ .op = BLK_OP_FLUSH, .dev = a->m[m].dev };
+		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = a->m[m].dev};
 	}
 	rc = blk_submit_multi(reqs, nr);
 	if (!rc)
@@ -285,7 +288,8 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
 			for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
 				const struct raid_seg *sg = &g->segs[s];
 
-				for (uint32_t d = sg->slot / C; d <= (sg->slot + sg->nblocks - 1) / C; d++)
+				for (uint32_t d = sg->slot / C;
+				     d <= (sg->slot + sg->nblocks - 1) / C; d++)
 					if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
 						touches_missing = true;
 			}
@@ -306,7 +310,8 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
 				else if (w == geo->ndata)
 					r->line[k] = RAID_LINE_FULL;
 				else if (raid_stripe_force_partial)
-					r->line[k] = raid_stripe_force_partial == 1 ? RAID_LINE_RCW : RAID_LINE_RMW;
+					r->line[k] = raid_stripe_force_partial == 1 ? RAID_LINE_RCW
+										    : RAID_LINE_RMW;
 				else if (w + geo->npar < geo->ndata - w)
 					r->line[k] = RAID_LINE_RMW;
 				else
@@ -353,7 +358,8 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
 			continue;
 		if (!r->row_path)
 			for (uint32_t k = 0; k < C; k++)
-				partial |= r->line[k] == RAID_LINE_RCW || r->line[k] == RAID_LINE_RMW;
+				partial |=
+				    r->line[k] == RAID_LINE_RCW || r->line[k] == RAID_LINE_RMW;
 		if (r->row_path || partial) {
 			for (unsigned int q = 0; q < npos; q++, p += cb)
 				r->pos_buf[q] = p;
@@ -383,7 +389,8 @@ static int raid_read_runs(struct raid_grp *g, struct raid_row *r, unsigned int q
 		}
 		for (e = k; e < C && need[e]; e++)
 			;
-		rc = raid_mr_add(g, BLK_OP_READ, role, r->row, k, e - k, r->pos_buf[q] + (size_t)k * RAID_BS);
+		rc = raid_mr_add(g, BLK_OP_READ, role, r->row, k, e - k,
+				 r->pos_buf[q] + (size_t)k * RAID_BS);
 		k = e;
 	}
 	return rc;
@@ -401,7 +408,8 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 		for (unsigned int m = 0; m < geo->n && !rc; m++)
 			if (!(rmiss & (1u << m)))
 				rc = raid_mr_add(g, BLK_OP_READ, m, g->rows[0].row, 0, g->nrows * C,
-						 g->arena + (size_t)m * g->nrows * raid_chunk_bytes(geo));
+						 g->arena +
+						     (size_t)m * g->nrows * raid_chunk_bytes(geo));
 		return rc;
 	}
 	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
@@ -412,7 +420,8 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 				unsigned int role = raid_layout_member(geo, r->row, q);
 
 				if (!(rmiss & (1u << role)))
-					rc = raid_mr_add(g, BLK_OP_READ, role, r->row, 0, C, r->pos_buf[q]);
+					rc = raid_mr_add(g, BLK_OP_READ, role, r->row, 0, C,
+							 r->pos_buf[q]);
 			}
 			continue;
 		}
@@ -425,10 +434,11 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 			if (sg->write)
 				continue;
 			while (left && !rc) {
-				uint32_t d = slot / C, k = slot % C, len = C - k < left ? C - k : left;
+				uint32_t d = slot / C, k = slot % C,
+					 len = C - k < left ? C - k : left;
 
-				rc = raid_mr_add(g, BLK_OP_READ, raid_layout_member(geo, r->row, d), r->row, k,
-						 len, buf);
+				rc = raid_mr_add(g, BLK_OP_READ, raid_layout_member(geo, r->row, d),
+						 r->row, k, len, buf);
 				slot += len;
 				left -= len;
 				buf += (size_t)len * RAID_BS;
@@ -456,7 +466,8 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 
 /* ------------------------------------------------------------- compute */
 
-static void raid_row_gen_parity(const struct raid_geo *geo, struct raid_row *r, size_t off, size_t len)
+static void raid_row_gen_parity(const struct raid_geo *geo, struct raid_row *r, size_t off,
+				size_t len)
 {
 	uint8_t *data[RAID_MAX_MEMBERS];
 
@@ -497,7 +508,8 @@ static void raid_row_fast_parity(struct raid_grp *g, struct raid_row *r)
 		case RAID_LINE_FULL:
 		case RAID_LINE_RCW:
 			for (unsigned int d = 0; d < geo->ndata; d++)
-				data[d] = r->wsrc[d * C + k] ? r->wsrc[d * C + k] : r->pos_buf[d] + off;
+				data[d] =
+				    r->wsrc[d * C + k] ? r->wsrc[d * C + k] : r->pos_buf[d] + off;
 			raid_parity_gen(geo->ndata, geo->npar, RAID_BS, data, np, nq);
 			break;
 		case RAID_LINE_RMW:
@@ -561,8 +573,8 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 	if (r->write) {
 		for (uint32_t slot = 0; slot < geo->row_blocks; slot++)
 			if (r->wsrc[slot])
-				memcpy(r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS, r->wsrc[slot],
-				       RAID_BS);
+				memcpy(r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS,
+				       r->wsrc[slot], RAID_BS);
 		raid_row_gen_parity(geo, r, 0, cb);
 	}
 	return 0;
@@ -593,7 +605,8 @@ static int raid_write_runs(struct raid_grp *g, struct raid_row *r, unsigned int 
 		}
 		for (e = k; e < C && sel[e]; e++)
 			;
-		rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k, base + (size_t)k * RAID_BS);
+		rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k,
+				 base + (size_t)k * RAID_BS);
 		k = e;
 	}
 	return rc;
@@ -611,8 +624,9 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		/* the rebuilt chunks of each member being rebuilt: one buffer, one request */
 		for (unsigned int m = 0; m < geo->n && !rc; m++)
 			if ((rmiss & (1u << m)) && !(wmiss & (1u << m)))
-				rc = raid_mr_add(g, BLK_OP_WRITE, m, g->rows[0].row, 0, g->nrows * C,
-						 g->arena + (size_t)m * g->nrows * raid_chunk_bytes(geo));
+				rc = raid_mr_add(
+				    g, BLK_OP_WRITE, m, g->rows[0].row, 0, g->nrows * C,
+				    g->arena + (size_t)m * g->nrows * raid_chunk_bytes(geo));
 		return rc;
 	}
 	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
@@ -636,7 +650,8 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 					}
 					for (e = k + 1; e < C && w[e] == w[e - 1] + RAID_BS; e++)
 						;
-					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k, w[k]);
+					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k,
+							 w[k]);
 					k = e;
 				}
 			}
@@ -649,13 +664,15 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		for (unsigned int q = 0; q < npos && !rc; q++) {
 			unsigned int role = raid_layout_member(geo, r->row, q);
 			bool rebuilding = (rmiss & (1u << role)) && !(wmiss & (1u << role));
-			uint8_t *src = q < geo->ndata ? r->pos_buf[q] :
-				       par_changed ? r->newpar[q - geo->ndata] : r->pos_buf[q];
+			uint8_t *src = q < geo->ndata ? r->pos_buf[q]
+				       : par_changed  ? r->newpar[q - geo->ndata]
+						      : r->pos_buf[q];
 
 			if (wmiss & (1u << role))
 				continue;
 			if (rebuilding) {
-				/* a member being rebuilt gets whole chunks: rows stay whole on it */
+				/* a member being rebuilt gets whole chunks: rows stay whole on it
+				 */
 				if (g->mode == RAID_GRP_REBUILD || r->write)
 					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
 				continue;
@@ -669,7 +686,8 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 			for (uint32_t k = 0; k < C; k++) {
 				sel[k] = false;
 				for (unsigned int d = 0; d < geo->ndata; d++)
-					if (q < geo->ndata ? d == q && r->wsrc[d * C + k] : r->wsrc[d * C + k] != NULL)
+					if (q < geo->ndata ? d == q && r->wsrc[d * C + k]
+							   : r->wsrc[d * C + k] != NULL)
 						sel[k] = true;
 			}
 			rc = raid_write_runs(g, r, q, src, sel);
@@ -789,8 +807,10 @@ static unsigned int raid_grp_max_rows(const struct raid_geo *geo)
 int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
 		  uint64_t *checked, uint64_t *repaired)
 {
-	struct raid_grp g = { .a = a, .mode = (enum raid_grp_mode)mode, .repair = mode == RAID_ROWS_CHECK,
-			      .member_major = true };
+	struct raid_grp g = {.a = a,
+			     .mode = (enum raid_grp_mode)mode,
+			     .repair = mode == RAID_ROWS_CHECK,
+			     .member_major = true};
 	unsigned int maxr = raid_grp_max_rows(&a->geo);
 	int rc = 0;
 
@@ -820,7 +840,8 @@ out:
 int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
 		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired)
 {
-	struct raid_grp g = { .a = a, .mode = RAID_GRP_SCRUB, .repair = repair, .member_major = true };
+	struct raid_grp g = {
+	    .a = a, .mode = RAID_GRP_SCRUB, .repair = repair, .member_major = true};
 	unsigned int maxr = raid_grp_max_rows(&a->geo);
 	int rc = 0;
 
@@ -879,8 +900,8 @@ static int raid_u64_cmp(const void *x, const void *y)
 }
 
 /* Build group rows from segs[s0, s1) (sorted, rows ascending) and run it. */
-static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int s0, unsigned int s1,
-			 struct blk_req *reqs)
+static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int s0,
+			 unsigned int s1, struct blk_req *reqs)
 {
 	struct raid_array *a = g->a;
 	const struct raid_geo *geo = &a->geo;
@@ -916,7 +937,8 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 			g->fua = true;
 		if (sg->write && a->bm_blocks && !(journal && (sg->flags & BLK_FS_RAIDSYNC))) {
 			uint64_t b0 = sg->row * geo->row_blocks + sg->slot;
-			uint64_t r0 = b0 / a->bm_region_blocks, r1 = (b0 + sg->nblocks - 1) / a->bm_region_blocks;
+			uint64_t r0 = b0 / a->bm_region_blocks,
+				 r1 = (b0 + sg->nblocks - 1) / a->bm_region_blocks;
 
 			for (uint64_t x = r0; x <= r1; x++)
 				g->regions[g->nregions++] = x;
@@ -979,7 +1001,7 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 {
 	struct raid_array *a = (struct raid_array *)dev;
 	const struct raid_geo *geo = &a->geo;
-	struct raid_grp g = { .a = a, .mode = RAID_GRP_USER };
+	struct raid_grp g = {.a = a, .mode = RAID_GRP_USER};
 	struct raid_seg *segs = NULL;
 	unsigned int nseg = 0, cap = 0, maxr = raid_grp_max_rows(geo);
 	uint64_t rd = 0, wr = 0, rdb = 0, wrb = 0, syncraid;
@@ -1037,11 +1059,16 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 		while (left) {
 			uint64_t row = b / geo->row_blocks;
 			uint32_t slot = (uint32_t)(b % geo->row_blocks);
-			uint32_t len = geo->row_blocks - slot < left ? geo->row_blocks - slot : left;
+			uint32_t len =
+			    geo->row_blocks - slot < left ? geo->row_blocks - slot : left;
 
-			segs[nseg++] = (struct raid_seg){ .row = row, .slot = slot, .nblocks = len, .buf = buf,
-							  .req = i, .write = r->op == BLK_OP_WRITE,
-							  .flags = r->flags };
+			segs[nseg++] = (struct raid_seg){.row = row,
+							 .slot = slot,
+							 .nblocks = len,
+							 .buf = buf,
+							 .req = i,
+							 .write = r->op == BLK_OP_WRITE,
+							 .flags = r->flags};
 			b += len;
 			left -= len;
 			buf += (size_t)len * RAID_BS;
@@ -1056,8 +1083,10 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 	}
 	qsort(segs, nseg, sizeof(*segs), raid_seg_cmp);
 	/* every seg may add two regions at most when regions are smaller than a row */
-	g.regions = calloc((size_t)nseg * (geo->row_blocks / (a->bm_region_blocks ? a->bm_region_blocks : 1) + 2) + 1,
-			   sizeof(*g.regions));
+	g.regions = calloc(
+	    (size_t)nseg * (geo->row_blocks / (a->bm_region_blocks ? a->bm_region_blocks : 1) + 2) +
+		1,
+	    sizeof(*g.regions));
 	if (!g.regions) {
 		first = -ENOMEM;
 		goto out;
@@ -1107,7 +1136,8 @@ static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
 		pthread_mutex_lock(&a->sync_lock);
 		a->resync_all = cmd == BLK_CTL_SET_RESYNC_ALL;
 		pthread_mutex_unlock(&a->sync_lock);
-		jg_log(JG_LOG_INFO, "raid", "%s resync_all=%d", a->dev.name, cmd == BLK_CTL_SET_RESYNC_ALL);
+		jg_log(JG_LOG_INFO, "raid", "%s resync_all=%d", a->dev.name,
+		       cmd == BLK_CTL_SET_RESYNC_ALL);
 		return 0;
 	case BLK_CTL_SYNCRAID_DONE:
 		raid_sync_reset(a);
@@ -1149,7 +1179,7 @@ static void raid_array_close(struct blk_dev *dev)
 }
 
 const struct blk_dev_ops raid_array_ops = {
-	.submit = raid_array_submit,
-	.ctl = raid_array_ctl,
-	.close = raid_array_close,
+    .submit = raid_array_submit,
+    .ctl = raid_array_ctl,
+    .close = raid_array_close,
 };

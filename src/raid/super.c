@@ -126,13 +126,15 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 				continue;
 			raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed, a->events);
 			roles[nr] = i;
-			reqs[nr] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = RAID_SB_BLKNO,
-						     .nblocks = 1, .buf = bufs + (size_t)i * RAID_BS,
-						     .dev = a->m[i].dev };
+			reqs[nr] = (struct blk_req){.op = BLK_OP_WRITE,
+						    .blkno = RAID_SB_BLKNO,
+						    .nblocks = 1,
+						    .buf = bufs + (size_t)i * RAID_BS,
+						    .dev = a->m[i].dev};
 			nr++;
 		}
 		for (unsigned int i = 0; i < nr; i++)
-			reqs[nr + i] = (struct blk_req){ .op = BLK_OP_FLUSH, .dev = reqs[i].dev };
+			reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
 		rc = blk_submit_multi(reqs, nr);
 		if (!rc)
 			rc = blk_submit_multi(reqs + nr, nr);
@@ -146,8 +148,10 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 
 				if (raid_popcount(miss) > a->geo.npar)
 					goto out;
-				jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u superblock write failed: marking member failed",
-				       a->m[role].name, role);
+				jg_log(
+				    JG_LOG_ERR, "raid",
+				    "dev=%s role=%u superblock write failed: marking member failed",
+				    a->m[role].name, role);
 				a->m[role].failed = true;
 				raid_masks_update_locked(a);
 				again = true;
@@ -183,16 +187,19 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 	if (a->m[role].failed)
 		goto out;
 	if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar) {
-		jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u error=%d: no redundancy left, not failing it",
+		jg_log(JG_LOG_ERR, "raid",
+		       "dev=%s role=%u error=%d: no redundancy left, not failing it",
 		       a->m[role].name, role, err);
 		rc = -EIO;
 		goto out;
 	}
 	if (err)
-		jg_log(JG_LOG_ERR, "raid", "dev=%s role=%u error=%d: member failed, array continues degraded",
+		jg_log(JG_LOG_ERR, "raid",
+		       "dev=%s role=%u error=%d: member failed, array continues degraded",
 		       a->m[role].name, role, err);
 	else
-		jg_log(JG_LOG_WARN, "raid", "dev=%s role=%u failed on request, array continues degraded",
+		jg_log(JG_LOG_WARN, "raid",
+		       "dev=%s role=%u failed on request, array continues degraded",
 		       a->m[role].name, role);
 	a->m[role].failed = true;
 	a->m[role].rebuilding = false;
@@ -282,7 +289,8 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 {
 	struct raid_array *a = NULL;
 	uint32_t chunk = cfg->chunk_blocks ? cfg->chunk_blocks : RAID_DEFAULT_CHUNK;
-	uint32_t region = cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
+	uint32_t region =
+	    cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
 	uint64_t mblocks = cfg->member_blocks, regions = 0, checked = 0, repaired = 0;
 	uint32_t bm_blocks = 0;
 	struct raid_geo g;
@@ -290,16 +298,17 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	bool use_bitmap = cfg->resync == RAID_RESYNC_BITMAP || cfg->resync == RAID_RESYNC_JOURNAL;
 	int rc;
 
-	if (!members || n < 2 || n > RAID_MAX_MEMBERS || (unsigned int)cfg->resync > RAID_RESYNC_JOURNAL ||
-	    (region & (region - 1))) {
+	if (!members || n < 2 || n > RAID_MAX_MEMBERS ||
+	    (unsigned int)cfg->resync > RAID_RESYNC_JOURNAL || (region & (region - 1))) {
 		jg_log(JG_LOG_ERR, "raid", "create: bad arguments n=%u resync=%d region=%u", n,
 		       (int)cfg->resync, region);
 		return -EINVAL;
 	}
 	rc = raid_geo_init(&g, cfg->level, n, chunk, 0, 0);
 	if (rc) {
-		jg_log(JG_LOG_ERR, "raid", "create: bad geometry level=%u members=%u chunk_blocks=%u",
-		       cfg->level, n, chunk);
+		jg_log(JG_LOG_ERR, "raid",
+		       "create: bad geometry level=%u members=%u chunk_blocks=%u", cfg->level, n,
+		       chunk);
 		return rc;
 	}
 	buf = jg_alloc_blocks(1);
@@ -314,7 +323,8 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		if (!cfg->member_blocks && (!mblocks || members[i]->nblocks < mblocks))
 			mblocks = members[i]->nblocks;
 		if (cfg->member_blocks && members[i]->nblocks < cfg->member_blocks) {
-			jg_log(JG_LOG_ERR, "raid", "create: dev=%s too small: %llu blocks < member_blocks=%llu",
+			jg_log(JG_LOG_ERR, "raid",
+			       "create: dev=%s too small: %llu blocks < member_blocks=%llu",
 			       members[i]->name, (unsigned long long)members[i]->nblocks,
 			       (unsigned long long)cfg->member_blocks);
 			rc = -EINVAL;
@@ -322,11 +332,13 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		}
 		rc = blk_rw(members[i], BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
 		if (rc) {
-			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block 0: %d", members[i]->name, rc);
+			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block 0: %d",
+			       members[i]->name, rc);
 			goto out;
 		}
 		if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
-			jg_log(JG_LOG_ERR, "raid", "create: dev=%s already holds a jgrfs raid superblock (use force)",
+			jg_log(JG_LOG_ERR, "raid",
+			       "create: dev=%s already holds a jgrfs raid superblock (use force)",
 			       members[i]->name);
 			rc = -EEXIST;
 			goto out;
@@ -340,7 +352,8 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		uint64_t off = raid_div_up(1 + (uint64_t)bm_blocks, chunk) * chunk;
 
 		if (mblocks < off + chunk) {
-			jg_log(JG_LOG_ERR, "raid", "create: members too small: %llu blocks, need %llu",
+			jg_log(JG_LOG_ERR, "raid",
+			       "create: members too small: %llu blocks, need %llu",
 			       (unsigned long long)mblocks, (unsigned long long)(off + chunk));
 			rc = -EINVAL;
 			goto out;
@@ -392,22 +405,23 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		char u[37];
 
 		jg_uuid_format(a->uuid, u);
-		jg_log(JG_LOG_INFO, "raid",
-		       "created uuid=%s level=%u members=%u chunk_blocks=%u array_blocks=%llu resync=%s rows_synced=%llu",
-		       u, g.level, n, chunk, (unsigned long long)g.array_blocks,
-		       raid_resync_policy_name(a->policy), (unsigned long long)repaired);
+		jg_log(
+		    JG_LOG_INFO, "raid",
+		    "created uuid=%s level=%u members=%u chunk_blocks=%u array_blocks=%llu resync=%s rows_synced=%llu",
+		    u, g.level, n, chunk, (unsigned long long)g.array_blocks,
+		    raid_resync_policy_name(a->policy), (unsigned long long)repaired);
 	}
 out:
 	free(buf);
 	raid_array_free(a); /* the caller keeps the members */
-	jg_log(JG_LOG_DEBUG, "raid", "create level=%u members=%u chunk_blocks=%u force=%d -> %d", cfg->level,
-	       n, chunk, force, rc);
+	jg_log(JG_LOG_DEBUG, "raid", "create level=%u members=%u chunk_blocks=%u force=%d -> %d",
+	       cfg->level, n, chunk, force, rc);
 	return rc;
 }
 
 /* ---------------------------------------------------------------- assembly */
 
-struct raid_cand {		/* one given device during assembly */
+struct raid_cand { /* one given device during assembly */
 	struct blk_dev *dev;
 	struct raid_sb sb;
 	uint64_t events;
@@ -425,18 +439,20 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	int rc;
 
 	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "member superblock dev=%s blkno=0 bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
-		       name, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "member superblock dev=%s blkno=0 bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
+		    name, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
 		return -EINVAL;
 	}
-	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, RAID_SB_BLKNO, seed, "raid",
-			  "member superblock", name);
+	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, RAID_SB_BLKNO, seed,
+			  "raid", "member superblock", name);
 	if (rc)
 		return rc;
 	if (jg_le32(sb->feature_incompat) & ~RAID_FEATURE_INCOMPAT_SUPP) {
-		jg_log(JG_LOG_ERR, "raid", "member superblock dev=%s blkno=0 unknown incompat features 0x%x",
-		       name, jg_le32(sb->feature_incompat));
+		jg_log(JG_LOG_ERR, "raid",
+		       "member superblock dev=%s blkno=0 unknown incompat features 0x%x", name,
+		       jg_le32(sb->feature_incompat));
 		return -EOPNOTSUPP;
 	}
 	level = jg_le32(sb->level);
@@ -447,18 +463,22 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	if (raid_geo_init(&g, level, n, chunk, off, dblocks) || jg_le32(sb->role) >= n ||
 	    jg_le32(sb->layout) != g.layout || off % chunk || dblocks % chunk ||
 	    g.array_blocks != jg_le64(sb->array_blocks) ||
-	    jg_le32(sb->resync_policy) > RAID_RESYNC_JOURNAL || jg_le32(sb->state) > RAID_STATE_DIRTY ||
+	    jg_le32(sb->resync_policy) > RAID_RESYNC_JOURNAL ||
+	    jg_le32(sb->state) > RAID_STATE_DIRTY ||
 	    off < 1 + (uint64_t)jg_le32(sb->bitmap_blocks) ||
 	    (jg_le32(sb->bitmap_blocks) &&
 	     (!jg_le32(sb->bitmap_region_blocks) ||
 	      (jg_le32(sb->bitmap_region_blocks) & (jg_le32(sb->bitmap_region_blocks) - 1)) ||
-	      jg_le64(sb->bitmap_regions) != raid_div_up(g.array_blocks, jg_le32(sb->bitmap_region_blocks)) ||
-	      jg_le64(sb->bitmap_regions) > (uint64_t)jg_le32(sb->bitmap_blocks) * RAID_BITMAP_BITS_PER_BLOCK)) ||
+	      jg_le64(sb->bitmap_regions) !=
+		  raid_div_up(g.array_blocks, jg_le32(sb->bitmap_region_blocks)) ||
+	      jg_le64(sb->bitmap_regions) >
+		  (uint64_t)jg_le32(sb->bitmap_blocks) * RAID_BITMAP_BITS_PER_BLOCK)) ||
 	    (jg_le32(sb->failed_mask) >> n)) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "member superblock dev=%s blkno=0 bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
-		       name, level, n, jg_le32(sb->role), chunk, (unsigned long long)off,
-		       (unsigned long long)dblocks);
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "member superblock dev=%s blkno=0 bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
+		    name, level, n, jg_le32(sb->role), chunk, (unsigned long long)off,
+		    (unsigned long long)dblocks);
 		return -EUCLEAN;
 	}
 	memcpy(&c->sb, sb, sizeof(c->sb));
@@ -481,7 +501,7 @@ static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb 
 int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
 		  struct raid_array **out)
 {
-	struct raid_assemble_cfg dflt = { 0 };
+	struct raid_assemble_cfg dflt = {0};
 	struct raid_cand *c = NULL;
 	struct raid_array *a = NULL;
 	unsigned int nc = 0, ref = 0, nmem, level;
@@ -509,7 +529,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			continue;
 		rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
 		if (rc) {
-			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s cannot read the member superblock: %d",
+			jg_log(JG_LOG_ERR, "raid",
+			       "assemble: dev=%s cannot read the member superblock: %d",
 			       devs[i]->name, rc);
 			goto out;
 		}
@@ -545,13 +566,15 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			char o[37];
 
 			jg_uuid_format(c[i].sb.uuid, o);
-			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s belongs to another array (uuid=%s, not %s)",
+			jg_log(JG_LOG_ERR, "raid",
+			       "assemble: dev=%s belongs to another array (uuid=%s, not %s)",
 			       c[i].dev->name, o, u);
 			rc = -EINVAL;
 			goto out;
 		}
 		if (!raid_sb_same_geometry(&c[i].sb, &c[ref].sb)) {
-			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s geometry differs from dev=%s in array uuid=%s",
+			jg_log(JG_LOG_ERR, "raid",
+			       "assemble: dev=%s geometry differs from dev=%s in array uuid=%s",
 			       c[i].dev->name, c[ref].dev->name, u);
 			rc = -EUCLEAN;
 			goto out;
@@ -564,8 +587,10 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	maxev = c[0].events;
 	for (unsigned int i = 0; i < nc; i++) {
 		if (by_role[c[i].role] >= 0) {
-			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s and dev=%s both claim role %u of array uuid=%s (duplicated member)",
-			       c[by_role[c[i].role]].dev->name, c[i].dev->name, c[i].role, u);
+			jg_log(
+			    JG_LOG_ERR, "raid",
+			    "assemble: dev=%s and dev=%s both claim role %u of array uuid=%s (duplicated member)",
+			    c[by_role[c[i].role]].dev->name, c[i].dev->name, c[i].role, u);
 			rc = -EINVAL;
 			goto out;
 		}
@@ -580,24 +605,28 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	sb = &c[ref].sb;
 	for (unsigned int i = 0; i < nc; i++) {
 		if (c[i].events != maxev) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: dev=%s role=%u is stale: events=%llu, array at %llu; assemble without it and rebuild it",
-			       c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
-			       (unsigned long long)maxev);
+			jg_log(
+			    JG_LOG_ERR, "raid",
+			    "assemble: dev=%s role=%u is stale: events=%llu, array at %llu; assemble without it and rebuild it",
+			    c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
+			    (unsigned long long)maxev);
 			rc = -EUCLEAN;
 			goto out;
 		}
 		if (jg_le32(sb->failed_mask) & (1u << c[i].role)) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
-			       c[i].dev->name, c[i].role);
+			jg_log(
+			    JG_LOG_ERR, "raid",
+			    "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
+			    c[i].dev->name, c[i].role);
 			rc = -EUCLEAN;
 			goto out;
 		}
 		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
-			jg_log(JG_LOG_ERR, "raid", "assemble: dev=%s too small: %llu blocks, the array needs %llu",
+			jg_log(JG_LOG_ERR, "raid",
+			       "assemble: dev=%s too small: %llu blocks, the array needs %llu",
 			       c[i].dev->name, (unsigned long long)c[i].dev->nblocks,
-			       (unsigned long long)(jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)));
+			       (unsigned long long)(jg_le64(sb->data_offset) +
+						    jg_le64(sb->data_blocks)));
 			rc = -EUCLEAN;
 			goto out;
 		}
@@ -607,18 +636,21 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			missing |= 1u << r;
 	for (unsigned int r = 0; r < nmem; r++)
 		if (missing & (1u << r))
-			jg_log(JG_LOG_WARN, "raid", "assemble: array uuid=%s role=%u is missing", u, r);
+			jg_log(JG_LOG_WARN, "raid", "assemble: array uuid=%s role=%u is missing", u,
+			       r);
 	if (raid_popcount(missing) > (level == 6 ? 2u : 1u)) {
-		jg_log(JG_LOG_ERR, "raid", "assemble: array uuid=%s has %u of %u members, too few to run",
-		       u, nmem - raid_popcount(missing), nmem);
+		jg_log(JG_LOG_ERR, "raid",
+		       "assemble: array uuid=%s has %u of %u members, too few to run", u,
+		       nmem - raid_popcount(missing), nmem);
 		rc = -EINVAL;
 		goto out;
 	}
 	state = jg_le32(sb->state);
 	if (state == RAID_STATE_DIRTY && missing && !cfg->force && !cfg->readonly) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "assemble: array uuid=%s is dirty and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		       u);
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "assemble: array uuid=%s is dirty and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		    u);
 		rc = -EUCLEAN;
 		goto out;
 	}
@@ -668,10 +700,11 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 				goto out_free;
 		}
 	}
-	jg_log(JG_LOG_INFO, "raid",
-	       "assembled uuid=%s level=%u members=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
-	       u, level, nmem, missing, a->was_dirty, raid_resync_policy_name(a->policy),
-	       (unsigned long long)a->events);
+	jg_log(
+	    JG_LOG_INFO, "raid",
+	    "assembled uuid=%s level=%u members=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
+	    u, level, nmem, missing, a->was_dirty, raid_resync_policy_name(a->policy),
+	    (unsigned long long)a->events);
 	*out = a;
 	a = NULL;
 	goto out;
@@ -709,7 +742,8 @@ int raid_stop(struct raid_array *a)
 				rc = rc2;
 		}
 		if (rc)
-			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %d", a->dev.name, rc);
+			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %d", a->dev.name,
+			       rc);
 	}
 	raid_array_close_members(a);
 	raid_array_free(a);

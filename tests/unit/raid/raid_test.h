@@ -27,15 +27,15 @@ struct geo_case {
 	uint32_t chunk;
 };
 
-struct t_count {		/* per memory member: requests seen through t_keep */
+struct t_count { /* per memory member: requests seen through t_keep */
 	uint64_t submits, reads, writes, flushes, read_blocks;
 };
 
 /* A test array: members in memory, optionally wrapped in fault devices. */
 struct tarr {
 	unsigned int n;
-	struct blk_dev *mem[RAID_MAX_MEMBERS];	/* the memory devices, kept by the test */
-	struct blk_dev *top[RAID_MAX_MEMBERS];	/* what the array sees (fault or mem) */
+	struct blk_dev *mem[RAID_MAX_MEMBERS]; /* the memory devices, kept by the test */
+	struct blk_dev *top[RAID_MAX_MEMBERS]; /* what the array sees (fault or mem) */
 	struct raid_fault_domain *dom;
 	struct raid_array *a;
 	struct blk_dev *dev;
@@ -79,7 +79,8 @@ static inline int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned i
 		for (unsigned int i = 0; i < n; i++) {
 			if (r[i].op == BLK_OP_READ) {
 				__atomic_add_fetch(&k->count->reads, 1, __ATOMIC_RELAXED);
-				__atomic_add_fetch(&k->count->read_blocks, r[i].nblocks, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&k->count->read_blocks, r[i].nblocks,
+						   __ATOMIC_RELAXED);
 			} else if (r[i].op == BLK_OP_WRITE) {
 				__atomic_add_fetch(&k->count->writes, 1, __ATOMIC_RELAXED);
 			} else {
@@ -101,9 +102,9 @@ static inline void t_keep_close(struct blk_dev *d)
 }
 
 static const struct blk_dev_ops t_keep_ops = {
-	.submit = t_keep_submit,
-	.ctl = t_keep_ctl,
-	.close = t_keep_close,
+    .submit = t_keep_submit,
+    .ctl = t_keep_ctl,
+    .close = t_keep_close,
 };
 
 static inline struct blk_dev *t_keep(struct blk_dev *lower)
@@ -120,10 +121,13 @@ static inline struct blk_dev *t_keep(struct blk_dev *lower)
 
 /* Make memory members (and fault wrappers with @fault_cfg), create the array. */
 static inline void t_make(struct tarr *t, const struct geo_case *gc, uint64_t member_blocks,
-			  enum raid_resync_policy pol, uint32_t region, const struct raid_fault_cfg *fault_cfg)
+			  enum raid_resync_policy pol, uint32_t region,
+			  const struct raid_fault_cfg *fault_cfg)
 {
-	struct raid_create_cfg cfg = { .level = gc->level, .chunk_blocks = gc->chunk, .resync = pol,
-				       .bitmap_region_blocks = region };
+	struct raid_create_cfg cfg = {.level = gc->level,
+				      .chunk_blocks = gc->chunk,
+				      .resync = pol,
+				      .bitmap_region_blocks = region};
 	struct blk_dev *keep[RAID_MAX_MEMBERS];
 
 	memset(t, 0, sizeof(*t));
@@ -148,9 +152,10 @@ static inline void t_make(struct tarr *t, const struct geo_case *gc, uint64_t me
 }
 
 /* Assemble from the members (all, or @mask of roles given). */
-static inline int t_assemble_mask(struct tarr *t, uint32_t mask, const struct raid_assemble_cfg *cfg)
+static inline int t_assemble_mask(struct tarr *t, uint32_t mask,
+				  const struct raid_assemble_cfg *cfg)
 {
-	struct blk_dev *devs[RAID_MAX_MEMBERS] = { 0 };
+	struct blk_dev *devs[RAID_MAX_MEMBERS] = {0};
 	int rc;
 
 	for (unsigned int i = 0; i < t->n; i++) {
@@ -218,7 +223,8 @@ static inline void t_geo(struct tarr *t, struct raid_geo *g)
 	assert_int_equal(blk_rw(t->mem[0], BLK_OP_READ, 0, 1, b, 0), 0);
 	assert_int_equal(raid_geo_init(g, jg_le32(sb->level), jg_le32(sb->nmembers),
 				       jg_le32(sb->chunk_blocks), jg_le64(sb->data_offset),
-				       jg_le64(sb->data_blocks)), 0);
+				       jg_le64(sb->data_blocks)),
+			 0);
 	free(b);
 }
 
@@ -228,7 +234,8 @@ static inline void t_count_reset(struct tarr *t)
 }
 
 /* Array I/O of one request. */
-static inline int t_io(struct tarr *t, int op, uint64_t blkno, uint32_t n, void *buf, uint32_t flags)
+static inline int t_io(struct tarr *t, int op, uint64_t blkno, uint32_t n, void *buf,
+		       uint32_t flags)
 {
 	return blk_rw(t->dev, op, blkno, n, buf, flags);
 }
@@ -255,7 +262,8 @@ static inline uint64_t t_ref_mismatches(struct tarr *t, const struct raid_geo *g
 
 		for (unsigned int p = 0; p < g->n; p++)
 			assert_int_equal(blk_rw(t->mem[raid_layout_member(g, r, p)], BLK_OP_READ,
-						g->data_offset + r * g->chunk_blocks, g->chunk_blocks, chunk[p], 0),
+						g->data_offset + r * g->chunk_blocks,
+						g->chunk_blocks, chunk[p], 0),
 					 0);
 		for (size_t i = 0; i < cb && ok; i++) {
 			uint8_t pp = 0, q = 0;
@@ -264,7 +272,8 @@ static inline uint64_t t_ref_mismatches(struct tarr *t, const struct raid_geo *g
 				pp ^= chunk[d][i];
 				q = t_gf_mul2(q) ^ chunk[d][i];
 			}
-			if (pp != chunk[g->ndata][i] || (g->npar == 2 && q != chunk[g->ndata + 1][i]))
+			if (pp != chunk[g->ndata][i] ||
+			    (g->npar == 2 && q != chunk[g->ndata + 1][i]))
 				ok = false;
 		}
 		bad += !ok;

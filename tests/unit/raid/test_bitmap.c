@@ -9,7 +9,7 @@
 #include "raid_test.h"
 
 static const struct geo_case geos[] = {
-	{ 5, 3, 2 }, { 5, 5, 4 }, { 4, 4, 1 }, { 6, 4, 2 }, { 6, 7, 4 },
+    {5, 3, 2}, {5, 5, 4}, {4, 4, 1}, {6, 4, 2}, {6, 7, 4},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
 #define MB 256
@@ -89,7 +89,7 @@ static int t_rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
 
 	for (unsigned int i = 0; i < n; i++)
 		if (t_nev < 4096)
-			t_evs[t_nev++] = (struct t_ev){ k->member, r[i].op, r[i].blkno };
+			t_evs[t_nev++] = (struct t_ev){k->member, r[i].op, r[i].blkno};
 	return blk_submit(k->lower, r, n);
 }
 
@@ -98,7 +98,7 @@ static void t_rec_close(struct blk_dev *d)
 	free(d);
 }
 
-static const struct blk_dev_ops t_rec_ops = { .submit = t_rec_submit, .close = t_rec_close };
+static const struct blk_dev_ops t_rec_ops = {.submit = t_rec_submit, .close = t_rec_close};
 
 static void test_bitmap_durable_before_data_one_round(void **state)
 {
@@ -128,15 +128,19 @@ static void test_bitmap_durable_before_data_one_round(void **state)
 		t_nev = 0;
 		/* one batch, six clean regions */
 		for (unsigned int i = 0; i < 6; i++)
-			r[i] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = 5 + (uint64_t)i * 2 * REGION,
-						 .nblocks = 1, .buf = buf };
+			r[i] = (struct blk_req){.op = BLK_OP_WRITE,
+						.blkno = 5 + (uint64_t)i * 2 * REGION,
+						.nblocks = 1,
+						.buf = buf};
 		assert_int_equal(blk_submit(raid_array_dev(a), r, 6), 0);
 		for (unsigned int e = 0; e < t_nev; e++) {
 			struct t_ev *ev = &t_evs[e];
 
-			if (ev->op == BLK_OP_WRITE && ev->blkno >= RAID_BITMAP_BLKNO && ev->blkno < g.data_offset) {
+			if (ev->op == BLK_OP_WRITE && ev->blkno >= RAID_BITMAP_BLKNO &&
+			    ev->blkno < g.data_offset) {
 				if (bm_written & (1u << ev->member))
-					t_fail(gc, "more than one bitmap write round for one batch");
+					t_fail(gc,
+					       "more than one bitmap write round for one batch");
 				bm_written |= 1u << ev->member;
 			} else if (ev->op == BLK_OP_FLUSH) {
 				if (!(bm_written & (1u << ev->member)))
@@ -145,7 +149,9 @@ static void test_bitmap_durable_before_data_one_round(void **state)
 			} else if (ev->op == BLK_OP_WRITE && ev->blkno >= g.data_offset) {
 				/* (B1): every member has the bit durably before any data write */
 				if (flushed != (1u << gc->n) - 1)
-					t_fail(gc, "data written before the bitmap was durable on every member");
+					t_fail(
+					    gc,
+					    "data written before the bitmap was durable on every member");
 			}
 		}
 		if (flushed != (1u << gc->n) - 1)
@@ -193,10 +199,12 @@ static void test_bitmap_lazy_clear_and_crash(void **state)
 		assert_int_equal(blk_rw(t.mem[0], BLK_OP_READ, RAID_BITMAP_BLKNO, 1, bm, 0), 0);
 		if (((struct raid_bitmap_blk *)bm)->bits[0])
 			t_fail(gc, "cleared bit still on the member");
-		/* a crash with a dirty region: the bit is on every member, recovery resyncs it only */
+		/* a crash with a dirty region: the bit is on every member, recovery resyncs it only
+		 */
 		assert_int_equal(t_io(&t, BLK_OP_WRITE, 5 * REGION + 3, 1, buf, 0), 0);
 		for (unsigned int i = 0; i < gc->n; i++) {
-			assert_int_equal(blk_rw(t.mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO, 1, bm, 0), 0);
+			assert_int_equal(blk_rw(t.mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO, 1, bm, 0),
+					 0);
 			if (((struct raid_bitmap_blk *)bm)->bits[0] != 1u << 5)
 				t_fail(gc, "dirty bit not on a member");
 		}
@@ -205,9 +213,11 @@ static void test_bitmap_lazy_clear_and_crash(void **state)
 		t_assemble(&t);
 		raid_info_get(t.a, &info);
 		{
-			uint64_t r0 = 5 * REGION / g.row_blocks, r1 = (6 * REGION - 1) / g.row_blocks;
+			uint64_t r0 = 5 * REGION / g.row_blocks,
+				 r1 = (6 * REGION - 1) / g.row_blocks;
 
-			if (info.last_resync.rows_checked != r1 - r0 + 1 || info.bitmap_dirty_regions)
+			if (info.last_resync.rows_checked != r1 - r0 + 1 ||
+			    info.bitmap_dirty_regions)
 				t_fail(gc, "recovery did not resync exactly the dirty region");
 		}
 		t_stop(&t);
@@ -221,9 +231,9 @@ static void test_bitmap_lazy_clear_and_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bitmap_fs_raidsync_stays_clean),
-		cmocka_unit_test(test_bitmap_durable_before_data_one_round),
-		cmocka_unit_test(test_bitmap_lazy_clear_and_crash),
+	    cmocka_unit_test(test_bitmap_fs_raidsync_stays_clean),
+	    cmocka_unit_test(test_bitmap_durable_before_data_one_round),
+	    cmocka_unit_test(test_bitmap_lazy_clear_and_crash),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);

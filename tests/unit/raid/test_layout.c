@@ -35,7 +35,7 @@ static void t_ref_row(unsigned int level, unsigned int n, uint64_t r, unsigned i
 
 static void test_layout_against_reference(void **state)
 {
-	static const uint32_t chunks[] = { 1, 2, 16, 128 };
+	static const uint32_t chunks[] = {1, 2, 16, 128};
 
 	(void)state;
 	for (unsigned int level = 4; level <= 6; level++) {
@@ -44,7 +44,9 @@ static void test_layout_against_reference(void **state)
 				struct raid_geo g;
 				uint64_t off = 2 * chunks[ci];
 
-				assert_int_equal(raid_geo_init(&g, level, n, chunks[ci], off, 40 * chunks[ci] + chunks[ci] / 2), 0);
+				assert_int_equal(raid_geo_init(&g, level, n, chunks[ci], off,
+							       40 * chunks[ci] + chunks[ci] / 2),
+						 0);
 				assert_int_equal(g.rows, 40);
 				assert_int_equal(g.array_blocks, 40ull * chunks[ci] * g.ndata);
 				for (uint64_t r = 0; r < g.rows; r++) {
@@ -56,8 +58,10 @@ static void test_layout_against_reference(void **state)
 						unsigned int m = raid_layout_member(&g, r, p);
 
 						if (m != ref[p] || raid_layout_pos(&g, r, m) != p)
-							fail_msg("level=%u members=%u chunk=%u row=%llu pos=%u: member %u, reference %u",
-								 level, n, chunks[ci], (unsigned long long)r, p, m, ref[p]);
+							fail_msg(
+							    "level=%u members=%u chunk=%u row=%llu pos=%u: member %u, reference %u",
+							    level, n, chunks[ci],
+							    (unsigned long long)r, p, m, ref[p]);
 						seen |= 1u << m;
 					}
 					assert_int_equal(seen, (1u << n) - 1);
@@ -70,10 +74,12 @@ static void test_layout_against_reference(void **state)
 
 					raid_layout_map(&g, b, &role, &mb);
 					t_ref_row(level, n, row, ref);
-					if (role != ref[in / chunks[ci]] || mb != off + row * chunks[ci] + in % chunks[ci])
-						fail_msg("level=%u members=%u chunk=%u block=%llu maps to role %u block %llu",
-							 level, n, chunks[ci], (unsigned long long)b, role,
-							 (unsigned long long)mb);
+					if (role != ref[in / chunks[ci]] ||
+					    mb != off + row * chunks[ci] + in % chunks[ci])
+						fail_msg(
+						    "level=%u members=%u chunk=%u block=%llu maps to role %u block %llu",
+						    level, n, chunks[ci], (unsigned long long)b,
+						    role, (unsigned long long)mb);
 				}
 			}
 		}
@@ -107,8 +113,8 @@ static void test_layout_md_examples(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layout_against_reference),
-		cmocka_unit_test(test_layout_md_examples),
+	    cmocka_unit_test(test_layout_against_reference),
+	    cmocka_unit_test(test_layout_md_examples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,7 +52,8 @@ static void test_parity_against_reference(void **state)
 			raid_parity_gen(ndata, npar, LEN, d, p, npar == 2 ? q : NULL);
 			t_ref_parity(ndata, d, rp, npar == 2 ? rq : NULL);
 			if (memcmp(p, rp, LEN) || (npar == 2 && memcmp(q, rq, LEN)))
-				fail_msg("parity differs from reference: ndata=%u npar=%u", ndata, npar);
+				fail_msg("parity differs from reference: ndata=%u npar=%u", ndata,
+					 npar);
 			/* Q update for one changed data vector */
 			if (npar == 2) {
 				uint8_t *delta = jg_alloc_blocks(1);
@@ -101,16 +102,19 @@ static void test_parity_reconstruct_every_loss(void **state)
 						continue;
 					memset(v[x], 0x5a, LEN);
 					memset(v[y], 0xa5, LEN);
-					assert_int_equal(raid_parity_reconstruct(ndata, npar, LEN, v, lost), 0);
+					assert_int_equal(
+					    raid_parity_reconstruct(ndata, npar, LEN, v, lost), 0);
 					for (unsigned int k = 0; k < npos; k++)
 						if (memcmp(v[k], orig[k], LEN))
-							fail_msg("reconstruct ndata=%u npar=%u lost=%u,%u: position %u wrong",
-								 ndata, npar, x, y, k);
+							fail_msg(
+							    "reconstruct ndata=%u npar=%u lost=%u,%u: position %u wrong",
+							    ndata, npar, x, y, k);
 				}
 			}
 			if (npos > npar + 1)
 				assert_int_equal(raid_parity_reconstruct(ndata, npar, LEN, v,
-									 (1u << (npar + 1)) - 1), -EINVAL);
+									 (1u << (npar + 1)) - 1),
+						 -EINVAL);
 			for (unsigned int k = 0; k < npos; k++) {
 				free(v[k]);
 				free(orig[k]);
@@ -122,8 +126,8 @@ static void test_parity_reconstruct_every_loss(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parity_against_reference),
-		cmocka_unit_test(test_parity_reconstruct_every_loss),
+	    cmocka_unit_test(test_parity_against_reference),
+	    cmocka_unit_test(test_parity_reconstruct_every_loss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

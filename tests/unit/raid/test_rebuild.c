@@ -10,7 +10,7 @@
 #include "raid_test.h"
 
 static const struct geo_case geos[] = {
-	{ 5, 3, 2 }, { 5, 4, 4 }, { 5, 6, 1 }, { 4, 4, 2 }, { 6, 4, 2 }, { 6, 5, 4 }, { 6, 8, 2 },
+    {5, 3, 2}, {5, 4, 4}, {5, 6, 1}, {4, 4, 2}, {6, 4, 2}, {6, 5, 4}, {6, 8, 2},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
 #define MB 192
@@ -50,7 +50,7 @@ static int t_progress(void *ctx, uint64_t done, uint64_t total)
 /* Replace role @k of @t by a new blank memory member and rebuild it. */
 static void t_rebuild(struct tarr *t, unsigned int k, const struct geo_case *gc)
 {
-	struct t_prog prog = { .a = t->a };
+	struct t_prog prog = {.a = t->a};
 	struct blk_dev *nm;
 	struct raid_info info;
 
@@ -83,7 +83,8 @@ static void test_rebuild_exact_content(void **state)
 		raid_info_get(t.a, &info);
 		data = jg_alloc_blocks(info.array_blocks);
 		t_fill(data, info.array_blocks, 10 + gi);
-		assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, (uint32_t)info.array_blocks, data, 0), 0);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, (uint32_t)info.array_blocks, data, 0),
+				 0);
 		t_stop(&t);
 		t_geo(&t, &g);
 		old = t_member_image(&t, k);
@@ -102,7 +103,8 @@ static void test_rebuild_exact_content(void **state)
 		{
 			uint8_t *rd = jg_alloc_blocks(info.array_blocks);
 
-			assert_int_equal(t_io(&t, BLK_OP_READ, 0, (uint32_t)info.array_blocks, rd, 0), 0);
+			assert_int_equal(
+			    t_io(&t, BLK_OP_READ, 0, (uint32_t)info.array_blocks, rd, 0), 0);
 			if (memcmp(rd, data, info.array_blocks * JG_BLOCK_SIZE))
 				t_fail(gc, "data differs after rebuild and reassembly");
 			free(rd);
@@ -154,8 +156,9 @@ static void test_rebuild_online_with_writes(void **state)
 		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
 		assert_int_equal(t_assemble_mask(&t, ~1u, NULL), 0);
 		raid_info_get(t.a, &info);
-		w = (struct t_wr){ .t = &t, .ref = calloc(info.array_blocks, JG_BLOCK_SIZE),
-				   .nblk = info.array_blocks };
+		w = (struct t_wr){.t = &t,
+				  .ref = calloc(info.array_blocks, JG_BLOCK_SIZE),
+				  .nblk = info.array_blocks};
 		pthread_create(&tid, NULL, t_writer, &w);
 		t_rebuild(&t, 0, gc);
 		pthread_join(tid, NULL);
@@ -182,7 +185,7 @@ static void test_rebuild_online_with_writes(void **state)
 
 static void test_rebuild_bad_requests(void **state)
 {
-	static const struct geo_case gc = { 5, 4, 2 };
+	static const struct geo_case gc = {5, 4, 2};
 	struct blk_dev *small, *ok;
 	struct tarr t;
 
@@ -204,9 +207,9 @@ static void test_rebuild_bad_requests(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rebuild_exact_content),
-		cmocka_unit_test(test_rebuild_online_with_writes),
-		cmocka_unit_test(test_rebuild_bad_requests),
+	    cmocka_unit_test(test_rebuild_exact_content),
+	    cmocka_unit_test(test_rebuild_online_with_writes),
+	    cmocka_unit_test(test_rebuild_bad_requests),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);

@@ -13,7 +13,7 @@
 #include "raid_test.h"
 
 static const struct geo_case geos[] = {
-	{ 5, 3, 2 }, { 5, 4, 4 }, { 5, 6, 1 }, { 4, 4, 2 }, { 6, 4, 2 }, { 6, 6, 4 },
+    {5, 3, 2}, {5, 4, 4}, {5, 6, 1}, {4, 4, 2}, {6, 4, 2}, {6, 6, 4},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
 #define MB 192
@@ -63,14 +63,15 @@ static void t_workload(struct tarr *t, uint64_t w0, uint64_t wn, uint32_t flags,
  * Returns the rows with parity mismatches, by the byte-wise reference.
  */
 static uint64_t t_crash_at(struct tarr *t, const struct geo_case *gc, enum raid_resync_policy pol,
-			   uint32_t flags, uint64_t seed, unsigned int permille, uint64_t *w0, uint64_t *wn)
+			   uint32_t flags, uint64_t seed, unsigned int permille, uint64_t *w0,
+			   uint64_t *wn)
 {
 	uint64_t cut = 0, bad;
 	struct raid_geo g;
 
 	for (int pass = 0; pass < 2; pass++) {
-		struct raid_fault_cfg fc = { .cut_after_writes = cut, .seed = seed, .keep_percent = 50,
-					     .tear = true };
+		struct raid_fault_cfg fc = {
+		    .cut_after_writes = cut, .seed = seed, .keep_percent = 50, .tear = true};
 		struct raid_info info;
 		uint64_t before;
 		uint8_t *base;
@@ -95,7 +96,8 @@ static uint64_t t_crash_at(struct tarr *t, const struct geo_case *gc, enum raid_
 		before = raid_fault_domain_writes(t->dom);
 		t_workload(t, *w0, *wn, flags, seed + 1);
 		if (pass == 0) {
-			cut = before + 1 + (raid_fault_domain_writes(t->dom) - before - 1) * permille / 1000;
+			cut = before + 1 +
+			      (raid_fault_domain_writes(t->dom) - before - 1) * permille / 1000;
 			t_free(t);
 		} else {
 			raid_fault_domain_cut(t->dom); /* if the count was not reached */
@@ -116,7 +118,7 @@ static uint64_t t_crash(struct tarr *t, const struct geo_case *gc, enum raid_res
 /* Cut at many positions of the workload: bitmap and full always repair; off does not. */
 static void test_resync_cut_positions(void **state)
 {
-	static const struct geo_case cg[] = { { 5, 4, 2 }, { 6, 5, 1 } };
+	static const struct geo_case cg[] = {{5, 4, 2}, {6, 5, 1}};
 
 	(void)state;
 	for (unsigned int gi = 0; gi < 2; gi++) {
@@ -124,8 +126,8 @@ static void test_resync_cut_positions(void **state)
 
 		for (unsigned int pm = 0; pm < 1000; pm += 125) {
 			for (unsigned int pi = 0; pi < 3; pi++) {
-				static const enum raid_resync_policy pols[] = { RAID_RESYNC_OFF, RAID_RESYNC_BITMAP,
-										RAID_RESYNC_FULL };
+				static const enum raid_resync_policy pols[] = {
+				    RAID_RESYNC_OFF, RAID_RESYNC_BITMAP, RAID_RESYNC_FULL};
 				uint64_t seed = 7000 + pm, w0, wn, bad, left;
 				struct raid_geo g;
 				struct tarr t;
@@ -140,9 +142,11 @@ static void test_resync_cut_positions(void **state)
 						t_fail(&cg[gi], seed, "resync=off changed parity");
 					off_bad += bad;
 				} else if (left) {
-					fail_msg("%s left %llu mismatches: cut at %u/1000 level=%u members=%u seed=%llu",
-						 raid_resync_policy_name(pols[pi]), (unsigned long long)left, pm,
-						 cg[gi].level, cg[gi].n, (unsigned long long)seed);
+					fail_msg(
+					    "%s left %llu mismatches: cut at %u/1000 level=%u members=%u seed=%llu",
+					    raid_resync_policy_name(pols[pi]),
+					    (unsigned long long)left, pm, cg[gi].level, cg[gi].n,
+					    (unsigned long long)seed);
 				}
 				t_free(&t);
 			}
@@ -155,8 +159,8 @@ static void test_resync_cut_positions(void **state)
 
 static void test_resync_power_cut_by_policy(void **state)
 {
-	static const enum raid_resync_policy pols[] = { RAID_RESYNC_OFF, RAID_RESYNC_FULL, RAID_RESYNC_BITMAP,
-							RAID_RESYNC_JOURNAL };
+	static const enum raid_resync_policy pols[] = {RAID_RESYNC_OFF, RAID_RESYNC_FULL,
+						       RAID_RESYNC_BITMAP, RAID_RESYNC_JOURNAL};
 
 	(void)state;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
@@ -169,7 +173,9 @@ static void test_resync_power_cut_by_policy(void **state)
 
 			bad = t_crash(&t, gc, pols[pi], 0, seed, &w0, &wn);
 			if (!bad)
-				t_fail(gc, seed, "the power cut left no parity mismatch: the test cannot fail");
+				t_fail(
+				    gc, seed,
+				    "the power cut left no parity mismatch: the test cannot fail");
 			t_assemble(&t);
 			raid_info_get(t.a, &info);
 			if (!info.was_dirty)
@@ -178,17 +184,20 @@ static void test_resync_power_cut_by_policy(void **state)
 			t_geo(&t, &g);
 			if (pols[pi] == RAID_RESYNC_OFF) {
 				/* the write hole stays: what the other policies must repair */
-				if (t_ref_mismatches(&t, &g) != bad || info.last_resync.rows_checked)
+				if (t_ref_mismatches(&t, &g) != bad ||
+				    info.last_resync.rows_checked)
 					t_fail(gc, seed, "resync=off changed parity");
 			} else {
 				if (t_ref_mismatches(&t, &g))
 					t_fail(gc, seed, "recovery resync left mismatches");
 				if (info.last_resync.rows_repaired != bad)
-					t_fail(gc, seed, "rows_repaired differs from the mismatches found");
+					t_fail(gc, seed,
+					       "rows_repaired differs from the mismatches found");
 				if (pols[pi] != RAID_RESYNC_FULL &&
 				    info.last_resync.rows_checked >= g.rows)
 					t_fail(gc, seed, "bitmap recovery resynced every row");
-				if (pols[pi] == RAID_RESYNC_FULL && info.last_resync.rows_checked != g.rows)
+				if (pols[pi] == RAID_RESYNC_FULL &&
+				    info.last_resync.rows_checked != g.rows)
 					t_fail(gc, seed, "full recovery skipped rows");
 			}
 			t_free(&t);
@@ -273,8 +282,11 @@ static void test_resync_all_and_syncraid_writes(void **state)
 		assert_int_equal(t_io(&t, BLK_OP_READ, w0, (uint32_t)(wn / 2), buf, 0), 0);
 		assert_int_equal(blk_ctl(t.dev, BLK_CTL_CLEAR_RESYNC_ALL, NULL), 0);
 		/* second half: SYNCRAID writes of the same data (journal replay) */
-		assert_int_equal(t_io(&t, BLK_OP_READ, w0 + wn / 2, (uint32_t)(wn - wn / 2), buf, 0), 0);
-		assert_int_equal(t_io(&t, BLK_OP_WRITE, w0 + wn / 2, (uint32_t)(wn - wn / 2), buf, BLK_SYNCRAID), 0);
+		assert_int_equal(
+		    t_io(&t, BLK_OP_READ, w0 + wn / 2, (uint32_t)(wn - wn / 2), buf, 0), 0);
+		assert_int_equal(
+		    t_io(&t, BLK_OP_WRITE, w0 + wn / 2, (uint32_t)(wn - wn / 2), buf, BLK_SYNCRAID),
+		    0);
 		if (t_ref_mismatches(&t, &g))
 			t_fail(gc, seed, "resync-all reads and SYNCRAID writes left mismatches");
 		t_stop(&t);
@@ -305,13 +317,15 @@ static void test_resync_scrub(void **state)
 			t_fail(gc, seed, "no mismatch: the test cannot fail");
 		t_assemble(&t);
 		t_geo(&t, &g);
-		assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0); /* logs a warning */
-		if (raid_scrub(t.a, false, NULL, NULL, &rep) != (int64_t)bad || rep.rows_checked != g.rows ||
-		    rep.rows_repaired)
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL),
+				 0); /* logs a warning */
+		if (raid_scrub(t.a, false, NULL, NULL, &rep) != (int64_t)bad ||
+		    rep.rows_checked != g.rows || rep.rows_repaired)
 			t_fail(gc, seed, "scrub count wrong");
 		if (t_ref_mismatches(&t, &g) != bad)
 			t_fail(gc, seed, "scrub without repair changed parity");
-		if (raid_scrub(t.a, true, t_progress, &calls, &rep) != (int64_t)bad || rep.rows_repaired != bad)
+		if (raid_scrub(t.a, true, t_progress, &calls, &rep) != (int64_t)bad ||
+		    rep.rows_repaired != bad)
 			t_fail(gc, seed, "scrub repair count wrong");
 		if (!calls)
 			t_fail(gc, seed, "scrub progress never called");
@@ -329,11 +343,11 @@ static void test_resync_scrub(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_resync_power_cut_by_policy),
-		cmocka_unit_test(test_resync_cut_positions),
-		cmocka_unit_test(test_resync_syncraid_reads_repair),
-		cmocka_unit_test(test_resync_all_and_syncraid_writes),
-		cmocka_unit_test(test_resync_scrub),
+	    cmocka_unit_test(test_resync_power_cut_by_policy),
+	    cmocka_unit_test(test_resync_cut_positions),
+	    cmocka_unit_test(test_resync_syncraid_reads_repair),
+	    cmocka_unit_test(test_resync_all_and_syncraid_writes),
+	    cmocka_unit_test(test_resync_scrub),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);

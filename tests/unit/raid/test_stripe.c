@@ -11,8 +11,8 @@
 #include "raid_test.h"
 
 static const struct geo_case geos[] = {
-	{ 5, 3, 1 }, { 5, 4, 4 }, { 5, 5, 16 }, { 5, 8, 2 }, { 4, 3, 2 }, { 4, 5, 8 },
-	{ 6, 3, 2 }, { 6, 4, 4 }, { 6, 5, 16 }, { 6, 6, 1 }, { 6, 8, 8 },
+    {5, 3, 1}, {5, 4, 4}, {5, 5, 16}, {5, 8, 2}, {4, 3, 2}, {4, 5, 8},
+    {6, 3, 2}, {6, 4, 4}, {6, 5, 16}, {6, 6, 1}, {6, 8, 8},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
 #define MEMBER_BLOCKS 320
@@ -44,8 +44,10 @@ static void t_random_io(struct tarr *t, uint8_t *ref, uint64_t nblk, uint64_t se
 			}
 			if (len > nblk - at)
 				len = (uint32_t)(nblk - at);
-			r[i] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = at, .nblocks = len,
-						 .buf = jg_alloc_blocks(len) };
+			r[i] = (struct blk_req){.op = BLK_OP_WRITE,
+						.blkno = at,
+						.nblocks = len,
+						.buf = jg_alloc_blocks(len)};
 			t_fill(r[i].buf, len, t_rand(&s));
 			memcpy(ref + at * JG_BLOCK_SIZE, r[i].buf, (size_t)len * JG_BLOCK_SIZE);
 			at += len + t_rand(&s) % 8;
@@ -71,12 +73,13 @@ static void t_random_io(struct tarr *t, uint8_t *ref, uint64_t nblk, uint64_t se
 	}
 }
 
-static void t_check_all(struct tarr *t, const uint8_t *ref, uint64_t nblk, const struct geo_case *gc,
-			uint64_t seed)
+static void t_check_all(struct tarr *t, const uint8_t *ref, uint64_t nblk,
+			const struct geo_case *gc, uint64_t seed)
 {
 	uint8_t *buf = jg_alloc_blocks(nblk);
 
-	if (t_io(t, BLK_OP_READ, 0, (uint32_t)nblk, buf, 0) || memcmp(buf, ref, nblk * JG_BLOCK_SIZE))
+	if (t_io(t, BLK_OP_READ, 0, (uint32_t)nblk, buf, 0) ||
+	    memcmp(buf, ref, nblk * JG_BLOCK_SIZE))
 		t_fail_geo(gc, seed, "array content differs from the reference");
 	free(buf);
 }
@@ -145,7 +148,8 @@ static void test_stripe_rmw_rcw_identical(void **state)
 		}
 		t_geo(&t[0], &g);
 		for (unsigned int i = 0; i < gc->n; i++) {
-			if (memcmp(img[0][i] + g.data_offset * JG_BLOCK_SIZE, img[1][i] + g.data_offset * JG_BLOCK_SIZE,
+			if (memcmp(img[0][i] + g.data_offset * JG_BLOCK_SIZE,
+				   img[1][i] + g.data_offset * JG_BLOCK_SIZE,
 				   g.data_blocks * JG_BLOCK_SIZE))
 				t_fail_geo(gc, seed, "RMW and RCW left different member bytes");
 			free(img[0][i]);
@@ -176,13 +180,16 @@ static void test_stripe_full_rows_zero_read(void **state)
 		buf = jg_alloc_blocks(nb);
 		t_fill(buf, nb, gi);
 		t_count_reset(&t);
-		assert_int_equal(t_io(&t, BLK_OP_WRITE, info.ndata * info.chunk_blocks, nb, buf, 0), 0);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, info.ndata * info.chunk_blocks, nb, buf, 0),
+				 0);
 		for (unsigned int i = 0; i < gc->n; i++) {
 			if (t.count[i].reads || t.count[i].submits != 1)
-				t_fail_geo(gc, 0, "full-row batch read a member or took several submits");
+				t_fail_geo(gc, 0,
+					   "full-row batch read a member or took several submits");
 			/* one request per chunk written: coalesced */
 			if (t.count[i].writes != rows)
-				t_fail_geo(gc, 0, "full-row batch not coalesced to one request per chunk");
+				t_fail_geo(gc, 0,
+					   "full-row batch not coalesced to one request per chunk");
 		}
 		t_stop(&t);
 		free(buf);
@@ -222,12 +229,15 @@ static void test_stripe_degraded_every_loss(void **state)
 				if (!info.degraded)
 					t_fail_geo(gc, seed, "not degraded");
 				t_check_all(&t, ref, info.array_blocks, gc, seed);
-				/* abandon: the loss is only for this round, leave members as they were */
+				/* abandon: the loss is only for this round, leave members as they
+				 * were */
 				raid_abandon(t.a);
 				t.a = NULL;
 				for (unsigned int i = 0; i < gc->n; i++) {
-					assert_int_equal(blk_rw(t.mem[i], BLK_OP_WRITE, 0, (uint32_t)t.member_blocks,
-								img[i], 0), 0);
+					assert_int_equal(blk_rw(t.mem[i], BLK_OP_WRITE, 0,
+								(uint32_t)t.member_blocks, img[i],
+								0),
+							 0);
 					free(img[i]);
 				}
 			}
@@ -282,7 +292,7 @@ static void *t_writer(void *arg)
 
 static void test_stripe_concurrent_writers(void **state)
 {
-	static const struct geo_case cg[] = { { 5, 4, 4 }, { 6, 5, 2 }, { 5, 3, 8 } };
+	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {5, 3, 8}};
 
 	(void)state;
 	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
@@ -297,8 +307,8 @@ static void test_stripe_concurrent_writers(void **state)
 		raid_info_get(t.a, &info);
 		ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
 		for (unsigned int i = 0; i < 4; i++) {
-			th[i] = (struct t_thread){ .t = &t, .id = i, .nthreads = 4, .nblk = info.array_blocks,
-						   .ref = ref };
+			th[i] = (struct t_thread){
+			    .t = &t, .id = i, .nthreads = 4, .nblk = info.array_blocks, .ref = ref};
 			pthread_create(&tid[i], NULL, t_writer, &th[i]);
 		}
 		for (unsigned int i = 0; i < 4; i++) {
@@ -317,12 +327,12 @@ static void test_stripe_concurrent_writers(void **state)
 /* A member dies in the middle: the array goes on degraded and records it. */
 static void test_stripe_member_dies(void **state)
 {
-	static const struct geo_case cg[] = { { 5, 4, 4 }, { 6, 5, 2 }, { 4, 3, 2 } };
+	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
 
 	(void)state;
 	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
 		const struct geo_case *gc = &cg[gi];
-		struct raid_fault_cfg fc = { .seed = 1 };
+		struct raid_fault_cfg fc = {.seed = 1};
 		struct tarr t;
 		struct raid_info info;
 		uint64_t seed = 4000 + gi;
@@ -360,7 +370,7 @@ static void test_stripe_member_dies(void **state)
 /* Requests past the end or empty are refused; flush with FUA and PREFLUSH work. */
 static void test_stripe_bad_requests_and_flush(void **state)
 {
-	static const struct geo_case gc = { 5, 4, 4 };
+	static const struct geo_case gc = {5, 4, 4};
 	struct tarr t;
 	struct raid_info info;
 	struct blk_stats st;
@@ -390,13 +400,15 @@ static void test_stripe_bad_requests_and_flush(void **state)
 /* Real io_uring members over files: the batch path with blk_submit_multi. */
 static void test_stripe_uring_members(void **state)
 {
-	static const struct geo_case gc = { 6, 5, 4 };
-	struct raid_create_cfg cfg = { .level = 6, .chunk_blocks = 4, .resync = RAID_RESYNC_BITMAP,
-				       .bitmap_region_blocks = 64 };
+	static const struct geo_case gc = {6, 5, 4};
+	struct raid_create_cfg cfg = {.level = 6,
+				      .chunk_blocks = 4,
+				      .resync = RAID_RESYNC_BITMAP,
+				      .bitmap_region_blocks = 64};
 	struct blk_dev *m[5];
 	struct raid_array *a;
 	struct raid_info info;
-	struct tarr t = { .n = 5 };
+	struct tarr t = {.n = 5};
 	char path[5][64];
 	uint8_t *ref;
 	int rc = 0;
@@ -432,14 +444,14 @@ static void test_stripe_uring_members(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stripe_random_rw),
-		cmocka_unit_test(test_stripe_rmw_rcw_identical),
-		cmocka_unit_test(test_stripe_full_rows_zero_read),
-		cmocka_unit_test(test_stripe_degraded_every_loss),
-		cmocka_unit_test(test_stripe_concurrent_writers),
-		cmocka_unit_test(test_stripe_member_dies),
-		cmocka_unit_test(test_stripe_bad_requests_and_flush),
-		cmocka_unit_test(test_stripe_uring_members),
+	    cmocka_unit_test(test_stripe_random_rw),
+	    cmocka_unit_test(test_stripe_rmw_rcw_identical),
+	    cmocka_unit_test(test_stripe_full_rows_zero_read),
+	    cmocka_unit_test(test_stripe_degraded_every_loss),
+	    cmocka_unit_test(test_stripe_concurrent_writers),
+	    cmocka_unit_test(test_stripe_member_dies),
+	    cmocka_unit_test(test_stripe_bad_requests_and_flush),
+	    cmocka_unit_test(test_stripe_uring_members),
 	};
 
 	jg_log_set_level(JG_LOG_WARN - 1);

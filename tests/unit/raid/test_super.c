@@ -8,7 +8,7 @@
 #include "raid_test.h"
 
 static const struct geo_case geos[] = {
-	{ 5, 3, 2 }, { 5, 5, 4 }, { 4, 4, 2 }, { 6, 4, 2 }, { 6, 6, 4 },
+    {5, 3, 2}, {5, 5, 4}, {4, 4, 2}, {6, 4, 2}, {6, 6, 4},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
 #define MB 96
@@ -58,7 +58,8 @@ static void test_super_any_order(void **state)
 		t_assemble(&t);
 		raid_info_get(t.a, &info);
 		ev = info.events;
-		if (info.was_dirty || info.degraded || info.level != gc->level || info.nmembers != gc->n)
+		if (info.was_dirty || info.degraded || info.level != gc->level ||
+		    info.nmembers != gc->n)
 			t_fail(gc, "fresh array info wrong");
 		t_stop(&t);
 		/* reversed order */
@@ -172,7 +173,7 @@ static void test_super_dirty_degraded_needs_force(void **state)
 	(void)state;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
-		struct raid_assemble_cfg force = { .force = true };
+		struct raid_assemble_cfg force = {.force = true};
 		struct raid_info info;
 		struct tarr t;
 		struct t_snap s;
@@ -196,8 +197,8 @@ static void test_super_dirty_degraded_needs_force(void **state)
 
 static void test_super_create_refuses_existing(void **state)
 {
-	static const struct geo_case gc = { 5, 3, 2 };
-	struct raid_create_cfg cfg = { .level = 5, .chunk_blocks = 2, .resync = RAID_RESYNC_FULL };
+	static const struct geo_case gc = {5, 3, 2};
+	struct raid_create_cfg cfg = {.level = 5, .chunk_blocks = 2, .resync = RAID_RESYNC_FULL};
 	struct blk_dev *devs[3];
 	struct tarr t;
 
@@ -251,8 +252,8 @@ static void test_super_jnl_pending_persists(void **state)
 
 static void test_super_readonly_writes_nothing(void **state)
 {
-	static const struct geo_case gc = { 6, 5, 2 };
-	struct raid_assemble_cfg ro = { .readonly = true };
+	static const struct geo_case gc = {6, 5, 2};
+	struct raid_assemble_cfg ro = {.readonly = true};
 	struct tarr t;
 	struct t_snap s;
 	uint8_t *b = jg_zalloc_blocks(1);
@@ -275,7 +276,7 @@ static void test_super_readonly_writes_nothing(void **state)
 
 static void test_super_fail_member(void **state)
 {
-	static const struct geo_case gc = { 6, 5, 2 };
+	static const struct geo_case gc = {6, 5, 2};
 	struct raid_info info;
 	struct tarr t;
 	uint8_t *b = jg_alloc_blocks(1);
@@ -299,13 +300,13 @@ static void test_super_fail_member(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_super_any_order),
-		cmocka_unit_test(test_super_bad_input_writes_nothing),
-		cmocka_unit_test(test_super_dirty_degraded_needs_force),
-		cmocka_unit_test(test_super_create_refuses_existing),
-		cmocka_unit_test(test_super_jnl_pending_persists),
-		cmocka_unit_test(test_super_readonly_writes_nothing),
-		cmocka_unit_test(test_super_fail_member),
+	    cmocka_unit_test(test_super_any_order),
+	    cmocka_unit_test(test_super_bad_input_writes_nothing),
+	    cmocka_unit_test(test_super_dirty_degraded_needs_force),
+	    cmocka_unit_test(test_super_create_refuses_existing),
+	    cmocka_unit_test(test_super_jnl_pending_persists),
+	    cmocka_unit_test(test_super_readonly_writes_nothing),
+	    cmocka_unit_test(test_super_fail_member),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
