@@ -71,6 +71,7 @@ struct raid_row {
 	uint64_t row;
 	unsigned int seg0, nseg;
 	bool write, read, sync, row_path, mismatch, checked;
+	uint32_t l0, nl;			/* row path: lines [l0, l0 + nl) only */
 	uint8_t *pos_buf[RAID_MAX_MEMBERS]; /* chunk buffers per position */
 	uint8_t *newpar[2];		    /* new P, Q */
 	uint8_t **wsrc;			    /* per slot: source of its write, or NULL */
@@ -262,8 +263,35 @@ static size_t raid_chunk_bytes(const struct raid_geo *geo)
 	return (size_t)geo->chunk_blocks * RAID_BS;
 }
 
+/*
+ * The lines (blocks of a chunk) a user row needs on the row path: those its
+ * requests touch, unless a resync or a member being rebuilt needs whole chunks.
+ */
+static void raid_row_lines(struct raid_grp *g, struct raid_row *r, uint32_t rebuilding)
+{
+	uint32_t C = g->a->geo.chunk_blocks, lo = C, hi = 0;
+
+	r->l0 = 0;
+	r->nl = C;
+	if (g->mode != RAID_GRP_USER || r->sync || rebuilding)
+		return;
+	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
+		const struct raid_seg *sg = &g->segs[s];
+		uint32_t a = sg->slot % C, b = a + sg->nblocks - 1;
+
+		if (b >= C) /* crosses a chunk: every line */
+			return;
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
+	}
+	if (lo <= hi) {
+		r->l0 = lo;
+		r->nl = hi - lo + 1;
+	}
+}
+
 /* Decide fast path or row path, line modes, and carve scratch. */
-static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
+static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 {
 	struct raid_array *a = g->a;
 	const struct raid_geo *geo = &a->geo;
@@ -295,6 +323,7 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss)
 			}
 			r->row_path = touches_missing;
 		}
+		raid_row_lines(g, r, rmiss & ~wmiss);
 		if (r->row_path) {
 			need += (npos + geo->npar) * cb;
 		} else if (r->write) {
@@ -420,8 +449,8 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 				unsigned int role = raid_layout_member(geo, r->row, q);
 
 				if (!(rmiss & (1u << role)))
-					rc = raid_mr_add(g, BLK_OP_READ, role, r->row, 0, C,
-							 r->pos_buf[q]);
+					rc = raid_mr_add(g, BLK_OP_READ, role, r->row, r->l0, r->nl,
+							 r->pos_buf[q] + (size_t)r->l0 * RAID_BS);
 			}
 			continue;
 		}
@@ -539,14 +568,18 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 	const struct raid_geo *geo = &g->a->geo;
 	uint32_t C = geo->chunk_blocks, lost = 0;
 	unsigned int npos = geo->ndata + geo->npar;
-	size_t cb = raid_chunk_bytes(geo);
+	size_t cb = raid_chunk_bytes(geo), off = (size_t)r->l0 * RAID_BS;
+	size_t len = (size_t)r->nl * RAID_BS;
+	uint8_t *vec[RAID_MAX_MEMBERS];
 	int rc;
 
-	for (unsigned int q = 0; q < npos; q++)
+	for (unsigned int q = 0; q < npos; q++) {
 		if (rmiss & (1u << raid_layout_member(geo, r->row, q)))
 			lost |= 1u << q;
+		vec[q] = r->pos_buf[q] + off;
+	}
 	if (lost) {
-		rc = raid_parity_reconstruct(geo->ndata, geo->npar, cb, r->pos_buf, lost);
+		rc = raid_parity_reconstruct(geo->ndata, geo->npar, len, vec, lost);
 		if (rc)
 			return -EIO;
 	}
@@ -575,7 +608,7 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 			if (r->wsrc[slot])
 				memcpy(r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS,
 				       r->wsrc[slot], RAID_BS);
-		raid_row_gen_parity(geo, r, 0, cb);
+		raid_row_gen_parity(geo, r, off, len);
 	}
 	return 0;
 }
@@ -721,7 +754,7 @@ static int raid_grp_run(struct raid_grp *g)
 		}
 		g->nmr = 0;
 		g->written = 0;
-		rc = raid_grp_plan(g, rmiss);
+		rc = raid_grp_plan(g, rmiss, wmiss);
 		if (rc)
 			break;
 		for (unsigned int i = 0; i < g->nrows; i++)
