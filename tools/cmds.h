@@ -25,6 +25,9 @@ int cmd_mkfs(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_bench_fs(int argc, char **argv);
 
+/* the journal: tools/cmd_bench_jnl.c */
+int cmd_bench_jnl(int argc, char **argv);
+
 /* One line per subcommand, in the order `jgrfs --help` lists them. */
 #define CLI_CMDS \
 	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
@@ -40,6 +43,7 @@ int cmd_bench_fs(int argc, char **argv);
 	{ "mkfs", "create an array and a filesystem on it (mkfs.jgrfs)", cmd_mkfs }, \
 	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
 	{ "bench fs", "filesystem throughput in-process, per data mode", cmd_bench_fs }, \
+	{ "bench jnl", "journal commit throughput per data mode; declared recovery time", cmd_bench_jnl }, \
 	/* end */
 
 #endif /* JGRFS_TOOLS_CMDS_H */
