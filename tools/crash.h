@@ -14,8 +14,10 @@
  * The model records, as the workload runs, what the volume must hold after a
  * crash at any point:
  *   (M1) the namespace equals the model's namespace after some operation between
- *        the last acknowledged fsync and the last operation issued (the journal
- *        commits operations in order, and an fsync commits all earlier ones);
+ *        the last change to a file whose fsync was acknowledged and the last
+ *        operation issued (the journal commits operations in order, and an fsync
+ *        commits the transaction of the file's last change, so every operation
+ *        before it; not, as sync would, the operations after it);
  *   (M2) a file that was fsynced holds, in each sector, the value it had at its
  *        last acknowledged fsync or a value written to that sector afterwards;
  *        its size is its size at that fsync or a size it had afterwards;

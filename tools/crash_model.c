@@ -38,6 +38,7 @@ struct ct_file {
 	bool live;		/* in the model's current namespace */
 	bool large;
 	char path[64];
+	unsigned int last_op;	/* the last operation that changed it (its inode) */
 	uint64_t size;		/* model size now, bytes, multiple of CT_SECTOR */
 	uint32_t *cur;		/* value per sector now (0: zero) */
 	bool fsynced;		/* an fsync of it was acknowledged */
@@ -48,6 +49,7 @@ struct ct_file {
 };
 
 struct ct_ns {			/* a namespace snapshot: path -> file id */
+	unsigned int op;	/* the state after this operation (1-based; 0: the start) */
 	unsigned int n;
 	struct { char path[64]; uint32_t id; } *e;
 };
@@ -57,7 +59,8 @@ struct ct_model {
 	unsigned int nops;
 	struct ct_file *files;	/* files[id - 1] */
 	unsigned int nfiles, fcap;
-	struct ct_ns *snaps;	/* snaps[0]: at the last acknowledged fsync; then one per op */
+	struct ct_ns *snaps;	/* snaps[0]: the newest state known durable; then one per
+				 * namespace operation issued since */
 	unsigned int nsnaps, scap;
 	unsigned int issued, fsyncs;
 	uint32_t next_seq;
@@ -186,6 +189,8 @@ static int ct_ns_current(const struct ct_model *m, struct ct_ns *ns)
 /* After a namespace operation is issued: its outcome is one more possible state. */
 static int ct_ns_push(struct ct_model *m)
 {
+	int rc;
+
 	if (m->nsnaps == m->scap) {
 		struct ct_ns *n = realloc(m->snaps, 2 * m->scap * sizeof(*n));
 
@@ -194,16 +199,28 @@ static int ct_ns_push(struct ct_model *m)
 		m->snaps = n;
 		m->scap *= 2;
 	}
-	return ct_ns_current(m, &m->snaps[m->nsnaps++]);
+	rc = ct_ns_current(m, &m->snaps[m->nsnaps]);
+	if (!rc)
+		m->snaps[m->nsnaps++].op = m->issued;
+	return rc;
 }
 
-/* An fsync was acknowledged: every earlier operation is durable (M1). */
-static int ct_ns_durable(struct ct_model *m)
+/*
+ * An fsync of a file was acknowledged: the transaction holding the file's last
+ * change is committed, and with it every operation before that change (the
+ * journal commits transactions in order). Operations after it -- on other
+ * files -- need not be durable, as in ext3: fsync is not sync. (M1)
+ */
+static void ct_ns_durable(struct ct_model *m, unsigned int op)
 {
-	for (unsigned int i = 0; i < m->nsnaps; i++)
+	unsigned int k = 0;
+
+	while (k + 1 < m->nsnaps && m->snaps[k + 1].op <= op)
+		k++;
+	for (unsigned int i = 0; i < k; i++)
 		ct_ns_free(&m->snaps[i]);
-	m->nsnaps = 1;
-	return ct_ns_current(m, &m->snaps[0]);
+	memmove(m->snaps, m->snaps + k, (m->nsnaps - k) * sizeof(*m->snaps));
+	m->nsnaps -= k;
 }
 
 static int ct_event_add(struct ct_file *f, const struct ct_event *e)
@@ -249,6 +266,7 @@ static int ct_do_write(struct ct_model *m, const char *mnt, struct ct_file *f, u
 	if ((uint64_t)(s0 + n) * CT_SECTOR > f->size)
 		f->size = (uint64_t)(s0 + n) * CT_SECTOR;
 	e.size_after = f->size;
+	f->last_op = m->issued;
 	rc = ct_event_add(f, &e);
 	if (rc)
 		goto out;
@@ -288,7 +306,8 @@ static int ct_do_fsync(struct ct_model *m, const char *mnt, struct ct_file *f)
 	memcpy(f->dur, f->cur, CT_MAX_SECTORS * sizeof(*f->cur));
 	f->nev = 0;
 	m->fsyncs++;
-	return ct_ns_durable(m);
+	ct_ns_durable(m, f->last_op);
+	return 0;
 }
 
 static struct ct_file *ct_pick_live(struct ct_model *m, bool nonempty)
@@ -399,6 +418,7 @@ static int ct_op(struct ct_model *m, const char *mnt)
 		snprintf(a, sizeof(a), "%s/%s", mnt, f->path);
 		snprintf(f->path, sizeof(f->path), "d%u/r%u", ct_rand(m, CT_NDIRS), ++m->rename_ctr);
 		snprintf(b, sizeof(b), "%s/%s", mnt, f->path);
+		f->last_op = m->issued;
 		rc = ct_ns_push(m);
 		if (!rc && rename(a, b))
 			rc = -errno;
@@ -415,6 +435,7 @@ static int ct_op(struct ct_model *m, const char *mnt)
 		for (uint32_t s = keep; s < CT_MAX_SECTORS; s++)
 			f->cur[s] = 0;
 		f->size = (uint64_t)keep * CT_SECTOR;
+		f->last_op = m->issued;
 		e.size_after = f->size;
 		rc = ct_event_add(f, &e);
 		snprintf(a, sizeof(a), "%s/%s", mnt, f->path);

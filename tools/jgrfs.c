@@ -39,7 +39,7 @@ static const struct cli_cmd *jgrfs_find(const char *name)
 
 int main(int argc, char **argv)
 {
-	static char prog[64];
+	static char prog[160];
 	const char *base = strrchr(argv[0], '/');
 	const struct cli_cmd *cmd;
 	char name[64];
