@@ -72,6 +72,7 @@ struct raid_row {
 	unsigned int seg0, nseg;
 	bool write, read, sync, row_path, mismatch, checked;
 	uint32_t l0, nl;			/* row path: lines [l0, l0 + nl) only */
+	uint32_t fl0, fnl;			/* fast path: scratch holds lines [fl0, fl0 + fnl) */
 	uint8_t *pos_buf[RAID_MAX_MEMBERS]; /* chunk buffers per position */
 	uint8_t *newpar[2];		    /* new P, Q */
 	uint8_t **wsrc;			    /* per slot: source of its write, or NULL */
@@ -308,6 +309,7 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		r->checked = false;
 		memset(r->pos_buf, 0, sizeof(r->pos_buf));
 		r->newpar[0] = r->newpar[1] = NULL;
+		r->fl0 = r->fnl = 0;
 		if (g->mode != RAID_GRP_USER) {
 			r->row_path = true;
 		} else if (r->sync || (rmiss && r->write)) {
@@ -346,8 +348,13 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 				else
 					r->line[k] = RAID_LINE_RCW;
 				partial |= w && w < geo->ndata;
+				if (w) {
+					if (!r->fnl)
+						r->fl0 = k;
+					r->fnl = k - r->fl0 + 1;
+				}
 			}
-			need += (partial ? npos + geo->npar : geo->npar) * cb;
+			need += (partial ? npos + geo->npar : geo->npar) * (size_t)r->fnl * RAID_BS;
 		}
 	}
 	if (need > g->arena_bytes) {
@@ -389,11 +396,18 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 			for (uint32_t k = 0; k < C; k++)
 				partial |=
 				    r->line[k] == RAID_LINE_RCW || r->line[k] == RAID_LINE_RMW;
-		if (r->row_path || partial) {
+		if (r->row_path) {
 			for (unsigned int q = 0; q < npos; q++, p += cb)
 				r->pos_buf[q] = p;
+			for (unsigned int j = 0; j < geo->npar; j++, p += cb)
+				r->newpar[j] = p;
+			continue;
 		}
-		for (unsigned int j = 0; j < geo->npar; j++, p += cb)
+		/* fast path: only the lines written, from line fl0 */
+		if (partial)
+			for (unsigned int q = 0; q < npos; q++, p += (size_t)r->fnl * RAID_BS)
+				r->pos_buf[q] = p;
+		for (unsigned int j = 0; j < geo->npar; j++, p += (size_t)r->fnl * RAID_BS)
 			r->newpar[j] = p;
 	}
 	return 0;
@@ -419,7 +433,7 @@ static int raid_read_runs(struct raid_grp *g, struct raid_row *r, unsigned int q
 		for (e = k; e < C && need[e]; e++)
 			;
 		rc = raid_mr_add(g, BLK_OP_READ, role, r->row, k, e - k,
-				 r->pos_buf[q] + (size_t)k * RAID_BS);
+				 r->pos_buf[q] + (size_t)(k - r->fl0) * RAID_BS);
 		k = e;
 	}
 	return rc;
@@ -526,8 +540,8 @@ static void raid_row_fast_parity(struct raid_grp *g, struct raid_row *r)
 				geo->npar == 2 ? r->newpar[1] : NULL);
 		return;
 	}
-	for (uint32_t k = 0; k < C; k++) {
-		size_t off = (size_t)k * RAID_BS;
+	for (uint32_t k = r->fl0; k < r->fl0 + r->fnl; k++) {
+		size_t off = (size_t)(k - r->fl0) * RAID_BS; /* in the scratch */
 		uint8_t *data[RAID_MAX_MEMBERS];
 		uint8_t *np = r->newpar[0] + off, *nq = geo->npar == 2 ? r->newpar[1] + off : NULL;
 
@@ -621,8 +635,9 @@ static bool raid_row_fix(const struct raid_grp *g, const struct raid_row *r)
 	return r->mismatch && (g->repair || g->mode == RAID_GRP_USER);
 }
 
+/* Write the lines @sel of position @q from @base, which holds lines from @base_line. */
 static int raid_write_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, uint8_t *base,
-			   const bool *sel)
+			   uint32_t base_line, const bool *sel)
 {
 	const struct raid_geo *geo = &g->a->geo;
 	uint32_t C = geo->chunk_blocks;
@@ -639,7 +654,7 @@ static int raid_write_runs(struct raid_grp *g, struct raid_row *r, unsigned int 
 		for (e = k; e < C && sel[e]; e++)
 			;
 		rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k,
-				 base + (size_t)k * RAID_BS);
+				 base + (size_t)(k - base_line) * RAID_BS);
 		k = e;
 	}
 	return rc;
@@ -691,7 +706,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 			for (uint32_t k = 0; k < C; k++)
 				sel[k] = r->line[k] != RAID_LINE_NONE;
 			for (unsigned int j = 0; j < geo->npar && !rc; j++)
-				rc = raid_write_runs(g, r, geo->ndata + j, r->newpar[j], sel);
+				rc = raid_write_runs(g, r, geo->ndata + j, r->newpar[j], r->fl0, sel);
 			continue;
 		}
 		for (unsigned int q = 0; q < npos && !rc; q++) {
@@ -723,7 +738,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 							   : r->wsrc[d * C + k] != NULL)
 						sel[k] = true;
 			}
-			rc = raid_write_runs(g, r, q, src, sel);
+			rc = raid_write_runs(g, r, q, src, 0, sel);
 		}
 	}
 	return rc;
