@@ -26,7 +26,8 @@ it_mkfs -l 5
 it_mount
 
 it_log "fill the volume"
-SRC=$(cd "$(dirname "$0")/../.." && pwd)/src
+cp -a "$(dirname "$0")/../../src" "$T/src" || it_fail "no source tree to copy"
+SRC=$T/src
 cp -a "$SRC" "$MNT/src" || it_fail "cp -a"
 head -c 16M /dev/urandom >"$T/rand"
 dd if="$T/rand" of="$MNT/rand" bs=1M conv=fsync status=none || it_fail "dd"

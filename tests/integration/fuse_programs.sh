@@ -8,8 +8,9 @@
 #   fuse_programs.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
-SRC=$(cd "$(dirname "$0")/../.." && pwd)/src
-[ -d "$SRC" ] || it_fail "no source tree at $SRC"
+# a private copy of the repository's src/: the checkout changes under us
+cp -a "$(dirname "$0")/../../src" "$T/src" || it_fail "no source tree to copy"
+SRC=$T/src
 
 it_make_members 4 512M
 it_mkfs -l 5
