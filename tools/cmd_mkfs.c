@@ -74,8 +74,8 @@ int cmd_mkfs(int argc, char **argv)
 			fo.force = true;
 			break;
 		case 'J':
-			if (cli_parse_size(optarg, &v) || v / 4096 < 1024)
-				return cli_err("bad journal size '%s' (at least 4M)", optarg);
+			if (cli_parse_size(optarg, &v) || v / 4096 < 2048)
+				return cli_err("bad journal size '%s' (at least 8M)", optarg);
 			fo.journal_blocks = v / 4096;
 			break;
 		case 'L':

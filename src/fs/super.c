@@ -486,7 +486,8 @@ static int fs_mkfs_geometry(uint64_t dev_blocks, const struct fs_mkfs_opts *opts
 		if (jb > dev_blocks / 4)
 			jb = dev_blocks / 4;
 	}
-	if (jb < JNL_MIN_BLOCKS || ratio < JG_BLOCK_SIZE)
+	/* the largest handle (a rename, ~230 credits) must fit a quarter of the log */
+	if (jb < 2 * JNL_MIN_BLOCKS || ratio < JG_BLOCK_SIZE)
 		return -EINVAL;
 	g->jnl_blocks = jb;
 	g->bpg = FS_BITMAP_BITS;

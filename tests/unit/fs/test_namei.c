@@ -5,6 +5,7 @@
  * NOREPLACE, EXCHANGE), references and orphans, readdir offsets, remount.
  */
 #include <errno.h>
+#include <pthread.h>
 
 #include "fs_test.h"
 
@@ -320,6 +321,71 @@ static void test_namei_readdir_offsets(void **state)
 		assert_true(seen[i]);
 }
 
+struct ft_thr {
+	struct fs *fs;
+	int id;
+	int rc;
+};
+
+/* Each thread works in its own directory; all share the filesystem's lock. */
+static void *ft_thr_main(void *arg)
+{
+	struct ft_thr *t = arg;
+	struct fs_attr d, a;
+	char name[32];
+	uint8_t buf[3000], got[3000];
+
+	snprintf(name, sizeof(name), "t%d", t->id);
+	t->rc = fs_mkdir(t->fs, FS_ROOT_INO, name, 0755, 0, 0, &d);
+	for (int i = 0; i < 150 && !t->rc; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		t->rc = fs_mknod(t->fs, d.ino, name, S_IFREG | 0644, 0, 0, 0, &a);
+		ft_pattern(buf, sizeof(buf), (uint64_t)(t->id * 1000 + i));
+		if (!t->rc && fs_write(t->fs, a.ino, (uint64_t)i * 100, sizeof(buf), buf) != sizeof(buf))
+			t->rc = -EIO;
+		if (!t->rc && i % 10 == 0)
+			t->rc = fs_fsync(t->fs, a.ino, false);
+		if (!t->rc && fs_read(t->fs, a.ino, (uint64_t)i * 100, sizeof(got), got) != sizeof(got))
+			t->rc = -EIO;
+		if (!t->rc && memcmp(got, buf, sizeof(buf)))
+			t->rc = -EBADMSG;
+		if (!t->rc && i % 3 == 0)
+			t->rc = fs_unlink(t->fs, d.ino, name);
+	}
+	return NULL;
+}
+
+static void test_namei_threads(void **state)
+{
+	struct fs_mount_opts o = { .data_mode = JNL_DATA_DECLARED, .commit_interval_ms = 20 };
+	struct ft_thr t[4];
+	pthread_t th[4];
+	struct fs *tfs;
+
+	(void)state;
+	assert_int_equal(fs_unmount(fs), 0);
+	assert_int_equal(fs_mount(dev, &o, &tfs), 0);
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct ft_thr){ .fs = tfs, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, ft_thr_main, &t[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].rc, 0);
+	}
+	assert_int_equal(fs_unmount(tfs), 0);
+	fs = ft_mount(dev);
+	for (int i = 0; i < 4; i++) {
+		struct fs_attr d, a;
+		char name[32];
+
+		snprintf(name, sizeof(name), "t%d", i);
+		assert_int_equal(fs_lookup(fs, FS_ROOT_INO, name, &d), 0);
+		assert_int_equal(fs_lookup(fs, d.ino, "f1", &a), 0);
+		assert_int_equal(fs_lookup(fs, d.ino, "f3", &a), -ENOENT);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +396,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_namei_rename, ft_setup, ft_teardown),
 		cmocka_unit_test_setup_teardown(test_namei_unlinked_but_referenced, ft_setup, ft_teardown),
 		cmocka_unit_test_setup_teardown(test_namei_readdir_offsets, ft_setup, ft_teardown),
+		cmocka_unit_test_setup_teardown(test_namei_threads, ft_setup, ft_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
