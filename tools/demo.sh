@@ -95,7 +95,9 @@ if [ $made = 0 ]; then
 		truncate -s $size "$d" || die "cannot create $d"
 	done
 	# shellcheck disable=SC2086
-	"$jgrfs" mkfs --force -l 5 $disks || die "mkfs failed"
+	"$jgrfs" mkfs --force -l 5 $disks >"$demo/mkfs.log" 2>&1 ||
+		{ cat "$demo/mkfs.log"; die "mkfs failed"; }
+	grep -v '^[a-z]*: ' "$demo/mkfs.log"
 	touch "$demo/.mkfs-done"
 fi
 
