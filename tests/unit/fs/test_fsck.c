@@ -338,6 +338,74 @@ static void test_fsck_pending_orphan(void **state)
 	blk_close(dev);
 }
 
+static void ft_incompat_fn(uint8_t *b, void *arg)
+{
+	struct fs_super *sb = (void *)b;
+
+	sb->feature_incompat = jg_cpu_to_le32(*(uint32_t *)arg);
+}
+
+static void ft_rocompat_fn(uint8_t *b, void *arg)
+{
+	struct fs_super *sb = (void *)b;
+
+	sb->feature_ro_compat = jg_cpu_to_le32(*(uint32_t *)arg);
+}
+
+/* Unknown incompat features refuse the mount; unknown ro_compat mount read-only. */
+static void test_fsck_feature_flags(void **state)
+{
+	struct fs_mount_opts o = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true };
+	struct blk_dev *dev = ft_dev_new(64);
+	uint32_t v = 1u << 7, zero = 0;
+	struct fs_info info;
+	struct fs_attr a;
+	struct fs *fs = NULL;
+
+	(void)state;
+	ft_edit_block(dev, 0, ft_incompat_fn, &v);
+	assert_int_equal(fs_mount(dev, &o, &fs), -EOPNOTSUPP);
+	ft_edit_block(dev, 0, ft_incompat_fn, &zero);
+	ft_edit_block(dev, 0, ft_rocompat_fn, &v);
+	assert_int_equal(fs_mount(dev, &o, &fs), 0);
+	fs_info_get(fs, &info);
+	assert_true(info.readonly);
+	assert_int_equal(fs_getattr(fs, FS_ROOT_INO, &a), 0);
+	assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), -EROFS);
+	assert_int_equal(fs_write(fs, FS_ROOT_INO, 0, 1, "x"), -EROFS);
+	assert_int_equal(fs_unmount(fs), 0);
+	blk_close(dev);
+}
+
+/* A read-only mount reads everything and changes nothing. */
+static void test_fsck_readonly_mount(void **state)
+{
+	struct fs_mount_opts o = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
+				   .readonly = true };
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	struct fs_attr a;
+	char buf[8];
+
+	(void)state;
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &a), 0);
+	assert_int_equal(fs_write(fs, a.ino, 0, 5, "hello"), 5);
+	assert_int_equal(fs_sync(fs), 0);
+	fs_abandon(fs);	/* recovery needed: a read-only mount replays in memory */
+	assert_int_equal(fs_mount(dev, &o, &fs), 0);
+	assert_int_equal(fs_lookup(fs, FS_ROOT_INO, "f", &a), 0);
+	assert_int_equal(fs_read(fs, a.ino, 0, 5, buf), 5);
+	assert_memory_equal(buf, "hello", 5);
+	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "f"), -EROFS);
+	assert_int_equal(fs_setxattr(fs, a.ino, "user.x", "1", 1, 0), -EROFS);
+	assert_int_equal(fs_unmount(fs), 0);
+	fs = ft_mount(dev);
+	assert_int_equal(fs_lookup(fs, FS_ROOT_INO, "f", &a), 0);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +418,8 @@ int main(void)
 		cmocka_unit_test(test_fsck_bad_inode_fields),
 		cmocka_unit_test(test_fsck_corrupt_dir_block),
 		cmocka_unit_test(test_fsck_pending_orphan),
+		cmocka_unit_test(test_fsck_feature_flags),
+		cmocka_unit_test(test_fsck_readonly_mount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
