@@ -109,7 +109,7 @@ static bool fop_opts_mount_only(const char *opt)
 static int fop_opts_one(struct fop_opts *o, const char *opt)
 {
 	const char *val = strchr(opt, '=');
-	uint64_t v;
+	uint64_t v = 0;
 	int rc = 0;
 
 	val = val ? val + 1 : NULL;
