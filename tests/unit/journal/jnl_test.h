@@ -44,7 +44,7 @@ static inline void t_fill(uint8_t *b, uint64_t blkno, uint32_t ver)
 /* The version a block holds (0 for a never-written, zero block); -1 for garbage. */
 static inline int64_t t_version_of(const uint8_t *b, uint64_t blkno)
 {
-	static uint8_t ref[JG_BLOCK_SIZE];
+	uint8_t ref[JG_BLOCK_SIZE];	/* on the stack: threads call this */
 	uint32_t ver;
 	uint64_t bn;
 

@@ -4,6 +4,8 @@
  * jnl_read() overlay at every stage, commit, checkpoint and tail, wrap, abort,
  * superblock verification.
  */
+#include <pthread.h>
+
 #include "jnl_test.h"
 #include "../../../src/journal/jnl_format.h"
 
@@ -268,6 +270,92 @@ static void test_jnl_credits(void **state)
 	blk_close(d);
 }
 
+/* Worker of the concurrency test: its own blocks, read-your-writes through jnl_read. */
+struct t_worker {
+	struct jnl *j;
+	struct blk_dev *d;
+	unsigned int id;
+	uint32_t ver[5];
+	int err;
+};
+
+static void *t_worker_main(void *arg)
+{
+	struct t_worker *w = arg;
+	uint8_t *b = jg_alloc_blocks(1);
+	uint64_t base = 100 + w->id * 10;
+
+	for (uint32_t t = 1; t <= 150 && !w->err; t++) {
+		struct jnl_handle *h;
+		uint64_t tid;
+
+		if (jnl_handle_start(w->j, 4, &h)) {
+			w->err = 1;
+			break;
+		}
+		for (unsigned int k = 0; k < 5; k++) {
+			if ((t + k) % 2)
+				continue;
+			t_fill(b, base + k, t);
+			if ((k < 3 ? jnl_handle_dirty_meta(h, base + k, b) :
+				     jnl_handle_dirty_data(h, base + k, b)))
+				w->err = 2;
+			w->ver[k] = t;
+		}
+		tid = jnl_handle_tid(h);
+		jnl_handle_stop(h);
+		for (unsigned int k = 0; k < 5 && !w->err; k++) {
+			int64_t v1;
+
+			if (jnl_read(w->j, base + k, 1, b))
+				w->err = 5;
+			v1 = t_version_of(b, base + k);
+			if (v1 != w->ver[k]) {
+				print_error("worker %u step %u block %llu: read version %lld, wrote %u\n",
+					    w->id, t, (unsigned long long)(base + k), (long long)v1, w->ver[k]);
+				w->err = 3;
+			}
+		}
+		if (t % 10 == 0 && jnl_commit(w->j, tid, true))
+			w->err = 4;
+	}
+	free(b);
+	return NULL;
+}
+
+/* Handles from several threads with the commit thread on a short timer. */
+static void test_jnl_threads_concurrent_handles(void **state)
+{
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = t_modes[mi],
+				       .commit_interval_ms = 1, .max_txn_data_blocks = 4 };
+		struct t_worker w[3];
+		pthread_t th[3];
+		struct jnl *j;
+
+		(void)state;
+		assert_int_equal(jnl_open(d, &cfg, &j), 0);
+		assert_int_equal(jnl_recover(j, NULL), 0);
+		assert_int_equal(jnl_start(j), 0);
+		for (unsigned int i = 0; i < 3; i++) {
+			w[i] = (struct t_worker){ .j = j, .d = d, .id = i };
+			assert_int_equal(pthread_create(&th[i], NULL, t_worker_main, &w[i]), 0);
+		}
+		for (unsigned int i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		assert_int_equal(jnl_close(j), 0);
+		for (unsigned int i = 0; i < 3; i++) {
+			if (w[i].err)
+				fail_msg("mode %s worker %u failed at step %d", jnl_data_mode_name(t_modes[mi]),
+					 i, w[i].err);
+			for (unsigned int k = 0; k < 5; k++)
+				assert_int_equal(t_read_ver(NULL, d, 100 + i * 10 + k), w[i].ver[k]);
+		}
+		blk_close(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_abort_on_log_error),
 		cmocka_unit_test(test_jnl_open_verifies_superblock),
 		cmocka_unit_test(test_jnl_credits),
+		cmocka_unit_test(test_jnl_threads_concurrent_handles),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
