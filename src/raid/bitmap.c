@@ -274,7 +274,8 @@ void raid_bitmap_flushed(struct raid_array *a)
 	now = jg_now_seconds();
 	pthread_mutex_lock(&a->bm_lock);
 	a->bm_epoch++;
-	for (uint64_t r = 0; r < a->bm_regions; r++) {
+	/* bits loaded from a crash that was not resynced must survive (S3 of super.c) */
+	for (uint64_t r = 0; r < a->bm_regions && !a->resync_pending; r++) {
 		uint32_t blk;
 
 		if (!raid_bit_get(a->bm_bits, r) || a->bm_inflight[r])

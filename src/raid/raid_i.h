@@ -88,6 +88,8 @@ struct raid_array {
 	enum raid_resync_policy policy;
 	bool readonly;
 	bool was_dirty;
+	bool resync_pending;		/* dirty, and the recovery resync did not run: keep the
+					 * bitmap, stop leaves the array dirty (set at assembly) */
 	uint64_t ctime;
 
 	pthread_mutex_t sb_lock; /* protects members, events, sb_flags, masks, retired */

@@ -78,8 +78,10 @@ int raid_resync_recovery(struct raid_array *a)
 
 	if (raid_missing_read(a)) {
 		/* nothing to compare against: forced assembly of a dirty degraded array */
-		jg_log(JG_LOG_WARN, "raid", "%s: dirty and degraded: recovery resync skipped",
+		jg_log(JG_LOG_WARN, "raid",
+		       "%s: dirty and degraded: recovery resync skipped; the array stays dirty",
 		       a->dev.name);
+		a->resync_pending = true;
 		goto out;
 	}
 	switch (a->policy) {

@@ -698,6 +698,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			rc = raid_resync_recovery(a);
 			if (rc)
 				goto out_free;
+		} else if (a->was_dirty) {
+			/* the next assembly must still resync: keep bits, stay dirty */
+			a->resync_pending = true;
 		}
 	}
 	jg_log(
@@ -729,7 +732,15 @@ int raid_stop(struct raid_array *a)
 
 	if (!a)
 		return 0;
-	if (!a->readonly) {
+	if (!a->readonly && a->resync_pending) {
+		rc = raid_members_flush(a, ~0u);
+		if (!rc)
+			rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
+		jg_log(
+		    JG_LOG_WARN, "raid",
+		    "stop %s: left dirty, the recovery resync has not run (next assembly does it)",
+		    a->dev.name);
+	} else if (!a->readonly) {
 		/* (S3) every write flushed before clean is written */
 		rc = raid_members_flush(a, ~0u);
 		if (!rc)

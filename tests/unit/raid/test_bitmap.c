@@ -228,12 +228,45 @@ static void test_bitmap_lazy_clear_and_crash(void **state)
 	raid_bitmap_clear_delay = 2.0;
 }
 
+/* Assembled without the recovery resync: bits stay, and stop leaves it dirty. */
+static void test_bitmap_no_resync_keeps_bits(void **state)
+{
+	static const struct geo_case gc = {5, 4, 2};
+	struct raid_assemble_cfg nr = {.no_resync = true};
+	uint8_t *buf = jg_zalloc_blocks(1);
+	struct raid_info info;
+	struct tarr t;
+
+	(void)state;
+	raid_bitmap_clear_delay = 0;
+	t_make(&t, &gc, MB, RAID_RESYNC_BITMAP, REGION, NULL);
+	t_assemble(&t);
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, 3 * REGION, 1, buf, 0), 0);
+	raid_abandon(t.a); /* crash with region 3 dirty */
+	t.a = NULL;
+	assert_int_equal(t_assemble_mask(&t, ~0u, &nr), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(blk_flush(t.dev), 0);
+	if (t_dirty(&t) != 1)
+		t_fail(&gc, "bits of an unresynced crash were cleared");
+	t_stop(&t);
+	t_assemble(&t);
+	raid_info_get(t.a, &info);
+	if (!info.was_dirty || !info.last_resync.rows_checked || info.bitmap_dirty_regions)
+		t_fail(&gc, "the resync skipped by no_resync did not happen at the next assembly");
+	t_stop(&t);
+	raid_bitmap_clear_delay = 2.0;
+	free(buf);
+	t_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bitmap_fs_raidsync_stays_clean),
 	    cmocka_unit_test(test_bitmap_durable_before_data_one_round),
 	    cmocka_unit_test(test_bitmap_lazy_clear_and_crash),
+	    cmocka_unit_test(test_bitmap_no_resync_keeps_bits),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
