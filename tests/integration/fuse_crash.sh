@@ -71,4 +71,21 @@ for mode in declared ordered; do
 	done
 	it_unmount
 done
+it_log "SIGTERM: a clean unmount, unsynced data kept"
+it_mount
+cp "$T/pool" "$MNT/unsynced" || it_fail "cp"
+pid=$(it_daemon_pid)
+kill -TERM "$pid"
+i=0
+while kill -0 "$pid" 2>/dev/null; do
+	[ $i -lt 600 ] || it_fail "daemon still running 60 s after SIGTERM"
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -q " $MNT fuse" /proc/mounts && it_fail "still mounted after SIGTERM"
+it_fsck_clean
+it_mount
+grep -q 'recovery:' "$T/mount.log" && it_fail "recovery after SIGTERM"
+cmp "$T/pool" "$MNT/unsynced" || it_fail "data written before SIGTERM lost"
+it_unmount
 it_finish

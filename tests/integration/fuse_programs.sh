@@ -145,6 +145,19 @@ rm "$M/orphan"
 exec 4>&-
 [ ! -e "$M/orphan" ] || it_fail "orphan name still there"
 
+it_log "space of an unlinked file comes back once the kernel forgets it"
+free0=$(stat -f -c %f "$M")
+dd if=/dev/zero of="$M/space" bs=1M count=64 conv=fsync status=none || it_fail "dd space"
+free1=$(stat -f -c %f "$M")
+[ $((free0 - free1)) -ge $((60 * 256)) ] || it_fail "64 MiB written, free blocks $free0 -> $free1"
+rm "$M/space"
+i=0
+while [ $(($(stat -f -c %f "$M") + 256)) -lt "$free0" ]; do
+	[ $i -lt 100 ] || it_fail "free blocks $(stat -f -c %f "$M"), expected about $free0 after rm"
+	sleep 0.1
+	i=$((i + 1))
+done
+
 it_log "resync-all on and off"
 "$JGRFS" resync-all on "$M" || it_fail "resync-all on"
 "$JGRFS" status "$M" | grep -q "resync-all on" || it_fail "status shows resync-all on"
