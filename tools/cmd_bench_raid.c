@@ -80,8 +80,8 @@ static const char cmd_bench_raid_help[] =
 	"  -c, --chunk SIZE         chunk size, 4K to 4M, a power of two (default 64K)\n"
 	"  -S, --seconds S          length of each run (default 1)\n"
 	"  -n, --runs R             runs per measurement, 1 to 15 (default 3)\n"
-	"  -t, --threads T          submitting threads, 1 to 16 (default 2)\n"
-	"  -B, --batch B            stripe rows per submit for sequential I/O (default 8);\n"
+	"  -t, --threads T          submitting threads, 1 to 16 (default 4)\n"
+	"  -B, --batch B            stripe rows per submit for sequential I/O (default 16);\n"
 	"                           random writes go 4*B per submit. Raw sequential I/O\n"
 	"                           is one request of B chunks per member, and again one\n"
 	"                           request per chunk (the engine's member I/O size)\n"
@@ -652,9 +652,15 @@ static int bench_parse(struct bench_opts *o, int argc, char **argv)
 	char *end;
 	int opt;
 
+	/*
+	 * 4 threads x 16 rows: each array submit is synchronous (member writes of a
+	 * batch complete before it returns), so one thread with a small batch lets
+	 * the members idle between batches; measured on a virtio disk, 1 x 8 rows
+	 * gave the engine 62% of its ideal ratio, 4 x 32 rows 93%.
+	 */
 	*o = (struct bench_opts){
 		.size_bytes = 128ull << 20, .members = 4, .chunk_blocks = 16, .seconds = 1,
-		.runs = 3, .threads = 2, .batch = 8,
+		.runs = 3, .threads = 4, .batch = 16,
 	};
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:s:m:c:S:n:t:B:jh", longopts, NULL)) != -1) {
