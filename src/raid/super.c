@@ -13,6 +13,10 @@
  * (S4) A dirty and degraded array may have rows whose parity does not match and
  *      no redundancy left to find out which chunk is wrong (the write hole):
  *      assembly refuses it without cfg->force.
+ * (S5) A member absent at assembly is recorded failed in the others' superblocks
+ *      before any data is written, so a member that is one event behind the
+ *      freshest and not marked failed missed only a superblock round (a crash
+ *      during it), never data: it is accepted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -604,7 +608,14 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			ref = i;
 	sb = &c[ref].sb;
 	for (unsigned int i = 0; i < nc; i++) {
-		if (c[i].events != maxev) {
+		if (c[i].events + 1 == maxev && !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
+			/* (S5) it missed only the last superblock round: a crash during it */
+			jg_log(
+			    JG_LOG_WARN, "raid",
+			    "assemble: dev=%s role=%u missed the last superblock update (events=%llu, array at %llu): accepted",
+			    c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
+			    (unsigned long long)maxev);
+		} else if (c[i].events != maxev) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
 			    "assemble: dev=%s role=%u is stale: events=%llu, array at %llu; assemble without it and rebuild it",
@@ -678,6 +689,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			snprintf(a->m[r].name, sizeof(a->m[r].name), "%s", a->m[r].dev->name);
 		} else {
 			snprintf(a->m[r].name, sizeof(a->m[r].name), "(missing)");
+			/* (S5) recorded as failed: it misses the writes from now on */
+			a->m[r].failed = true;
 		}
 	}
 	raid_masks_update_locked(a);

@@ -297,6 +297,69 @@ static void test_super_fail_member(void **state)
 	t_free(&t);
 }
 
+/* A crash during a superblock round leaves members one event apart: accepted. */
+static void test_super_crash_during_sb_round(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *old = jg_alloc_blocks(1);
+		struct raid_info info;
+		struct tarr t;
+		struct t_snap s;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, old, 0), 0);
+		/* assembly's dirty round reached every member but member 1 */
+		t_assemble(&t);
+		raid_abandon(t.a);
+		t.a = NULL;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, old, 0), 0);
+		if (t_assemble_mask(&t, ~0u, NULL))
+			t_fail(gc, "member one superblock round behind refused");
+		raid_info_get(t.a, &info);
+		if (!info.was_dirty || info.degraded)
+			t_fail(gc, "one-behind assembly state wrong");
+		t_stop(&t);
+		/* two rounds behind: stale */
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, old, 0), 0);
+		t_assemble(&t);
+		t_stop(&t);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, old, 0), 0);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
+			t_fail(gc, "member two rounds behind accepted");
+		t_snap_same(&t, &s, gc);
+		free(old);
+		t_free(&t);
+	}
+}
+
+/* A member absent at a degraded assembly is recorded failed: one behind is not enough. */
+static void test_super_absent_member_recorded(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *b = jg_zalloc_blocks(1);
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL);
+		assert_int_equal(t_assemble_mask(&t, ~1u, NULL), 0);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, 1, b, 0), 0);
+		raid_abandon(t.a); /* crash: member 0 is exactly one round behind */
+		t.a = NULL;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, b, 0), 0);
+		if (!(jg_le32(((struct raid_sb *)b)->failed_mask) & 1u))
+			t_fail(gc, "absent member not recorded failed");
+		if (t_assemble_mask(&t, ~0u, &(struct raid_assemble_cfg){.force = true}) !=
+		    -EUCLEAN)
+			t_fail(gc, "member absent at the last assembly accepted back");
+		free(b);
+		t_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +370,8 @@ int main(void)
 	    cmocka_unit_test(test_super_jnl_pending_persists),
 	    cmocka_unit_test(test_super_readonly_writes_nothing),
 	    cmocka_unit_test(test_super_fail_member),
+	    cmocka_unit_test(test_super_crash_during_sb_round),
+	    cmocka_unit_test(test_super_absent_member_recorded),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
