@@ -29,24 +29,23 @@
 
 static void mount_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT\n"
-		"       jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT\n\n"
-		"Assemble the array of DEV... (files or block devices, any order) and mount\n"
-		"its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
-		"power loss) the mount recovers first and logs one line saying what it did.\n"
-		"Unmount with `fusermount3 -u MOUNTPOINT`, umount, or SIGTERM to the daemon.\n\n"
-		"  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
-		"  -f, --foreground stay in the foreground, log to stderr\n"
-		"  -d, --debug      as -o debug\n"
-		"  -h, --help       this text\n\n"
-		"mount options:\n"
-		FOP_OPTS_HELP "\n"
-		"In the background (the default) the command returns once the volume is\n"
-		"mounted (exit 0) or has failed (errors on stderr, exit 1); the daemon then\n"
-		"logs to syslog.\n\n"
-		"/etc/fstab (through mount.fuse3, which runs `jgrfs mount MOUNTPOINT -o ...`):\n"
-		"  jgrfs#mount  /srv/data  fuse  members=/dev/sdb:/dev/sdc:/dev/sdd,data=declared,nofail  0  0\n");
+	fprintf(f, "usage: jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT\n"
+		   "       jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT\n\n"
+		   "Assemble the array of DEV... (files or block devices, any order) and mount\n"
+		   "its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
+		   "power loss) the mount recovers first and logs one line saying what it did.\n"
+		   "Unmount with `fusermount3 -u MOUNTPOINT`, umount, or SIGTERM to the daemon.\n\n"
+		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
+		   "  -f, --foreground stay in the foreground, log to stderr\n"
+		   "  -d, --debug      as -o debug\n"
+		   "  -h, --help       this text\n\n"
+		   "mount options:\n" FOP_OPTS_HELP "\n"
+		   "In the background (the default) the command returns once the volume is\n"
+		   "mounted (exit 0) or has failed (errors on stderr, exit 1); the daemon then\n"
+		   "logs to syslog.\n\n"
+		   "/etc/fstab (through mount.fuse3, which runs `jgrfs mount MOUNTPOINT -o ...`):\n"
+		   "  jgrfs#mount  /srv/data  fuse  "
+		   "members=/dev/sdb:/dev/sdc:/dev/sdd,data=declared,nofail  0  0\n");
 }
 
 /* Split "a:b:c" in place into @paths; returns the count or -EINVAL. */
@@ -99,7 +98,9 @@ static int mount_check_mountpoint(const char *mnt)
 	if (stat(mnt, &st) || statvfs(mnt, &sv)) {
 		if (errno == ENOTCONN)
 			return cli_err("%s: a dead FUSE mount (was its daemon killed?): run "
-				       "`fusermount3 -u %s` first", mnt, mnt), -ENOTCONN;
+				       "`fusermount3 -u %s` first",
+				       mnt, mnt),
+			       -ENOTCONN;
 		return cli_err("mountpoint %s: %s", mnt, strerror(errno)), -errno;
 	}
 	if (!S_ISDIR(st.st_mode))
@@ -110,12 +111,12 @@ static int mount_check_mountpoint(const char *mnt)
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"foreground", no_argument, NULL, 'f'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct blk_dev *devs[MOUNT_MAX_MEMBERS] = { NULL };
+	struct blk_dev *devs[MOUNT_MAX_MEMBERS] = {NULL};
 	int lock_fds[MOUNT_MAX_MEMBERS];
 	char *paths[MOUNT_MAX_MEMBERS];
 	struct raid_assemble_cfg acfg;
@@ -169,7 +170,8 @@ int cmd_mount(int argc, char **argv)
 			paths[i] = argv[optind + i];
 	} else {
 		cli_err(npos < 2 ? "expected member devices and a mountpoint"
-				 : "at most %d member devices", MOUNT_MAX_MEMBERS);
+				 : "at most %d member devices",
+			MOUNT_MAX_MEMBERS);
 		goto usage_err;
 	}
 	if (n < 0) {
@@ -188,7 +190,7 @@ int cmd_mount(int argc, char **argv)
 			goto out;
 		}
 		if (bg > 0) {
-			rc = code;	/* the parent: the child has mounted, or said why not */
+			rc = code; /* the parent: the child has mounted, or said why not */
 			goto out;
 		}
 	}

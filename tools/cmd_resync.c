@@ -18,11 +18,10 @@
 
 static void resync_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: jgrfs resync-all on|off MOUNTPOINT\n\n"
-		"Switch resync-all on the array under a mounted jgrfs: while on, every read\n"
-		"resyncs the parity of the stripe row it touches (what fsck does for journal\n"
-		"replay). Root or the user who mounted only. `jgrfs status` shows the state.\n");
+	fprintf(f, "usage: jgrfs resync-all on|off MOUNTPOINT\n\n"
+		   "Switch resync-all on the array under a mounted jgrfs: while on, every read\n"
+		   "resyncs the parity of the stripe row it touches (what fsck does for journal\n"
+		   "replay). Root or the user who mounted only. `jgrfs status` shows the state.\n");
 }
 
 int cmd_resync(int argc, char **argv)
@@ -43,9 +42,9 @@ int cmd_resync(int argc, char **argv)
 	if (fd < 0)
 		return cli_err("%s: %s", argv[2], strerror(errno));
 	if (ioctl(fd, cmd, 0)) {
-		rc = errno == ENOTTY ? cli_err("%s: not a jgrfs mount", argv[2])
-				     : cli_err("%s: resync-all %s: %s", argv[2], argv[1],
-					       strerror(errno));
+		rc = errno == ENOTTY
+			 ? cli_err("%s: not a jgrfs mount", argv[2])
+			 : cli_err("%s: resync-all %s: %s", argv[2], argv[1], strerror(errno));
 	}
 	close(fd);
 	return rc;

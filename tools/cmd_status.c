@@ -19,14 +19,13 @@
 
 static void status_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: jgrfs status [--json] MOUNTPOINT\n\n"
-		"Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
-		"degraded, rebuild progress), data mode and resync policy, journal use, and\n"
-		"what recovery did at mount.\n\n"
-		"  -j, --json    one JSON object, for scripts\n"
-		"  -h, --help    this text\n\n"
-		"exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
+	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n\n"
+		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
+		   "degraded, rebuild progress), data mode and resync policy, journal use, and\n"
+		   "what recovery did at mount.\n\n"
+		   "  -j, --json    one JSON object, for scripts\n"
+		   "  -h, --help    this text\n\n"
+		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
 }
 
 static const char *status_member_state(const struct fop_status_member *m)
@@ -78,8 +77,8 @@ static void status_print_json(const struct fop_status *st)
 	       uuid, st->level, st->nmembers, st->ndata, st->nfailed,
 	       st->flags & FOP_ST_DEGRADED ? "true" : "false",
 	       (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE,
-	       (unsigned long long)st->array_blocks * JG_BLOCK_SIZE,
-	       (unsigned long long)st->rows, (unsigned long long)st->events,
+	       (unsigned long long)st->array_blocks * JG_BLOCK_SIZE, (unsigned long long)st->rows,
+	       (unsigned long long)st->events,
 	       status_name_or(raid_resync_policy_name(st->resync_policy), "unknown"),
 	       st->flags & FOP_ST_RESYNC_ALL ? "true" : "false",
 	       (unsigned long long)st->bitmap_dirty_regions,
@@ -141,9 +140,8 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
 	printf("%s: jgrfs%s%s, daemon pid %u, mounted %s\n", mnt, st->label[0] ? " " : "",
 	       st->label, st->daemon_pid, when);
-	printf("array:      raid%u, %u members (%u data), chunk %llu KiB, %s, uuid %s\n",
-	       st->level, st->nmembers, st->ndata,
-	       (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE / 1024,
+	printf("array:      raid%u, %u members (%u data), chunk %llu KiB, %s, uuid %s\n", st->level,
+	       st->nmembers, st->ndata, (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE / 1024,
 	       cli_human_bytes(st->array_blocks * JG_BLOCK_SIZE, size, sizeof(size)), uuid);
 	printf("state:      %s", st->flags & FOP_ST_DEGRADED ? "DEGRADED" : "healthy");
 	if (st->nfailed)
@@ -212,8 +210,9 @@ static int status_query(const char *mnt, struct fop_status *st)
 		else
 			cli_err("%s: status: %s", mnt, strerror(-rc));
 	} else if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st)) {
-		cli_err("%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
-			mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
+		cli_err(
+		    "%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
+		    mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
 		rc = -EPROTO;
 	}
 	close(fd);
@@ -223,9 +222,9 @@ static int status_query(const char *mnt, struct fop_status *st)
 int cmd_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct fop_status st;
 	bool json = false;

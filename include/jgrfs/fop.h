@@ -43,7 +43,7 @@
 struct fop_opts {
 	enum jnl_data_mode data_mode;	/* data=; default JNL_DATA_DECLARED */
 	bool resync_given;		/* resync= was given: must equal the array's policy */
-	enum raid_resync_policy resync;	/* resync=; chosen at create/mkfs, checked here */
+	enum raid_resync_policy resync; /* resync=; chosen at create/mkfs, checked here */
 	unsigned int commit_s;		/* commit=SECONDS, 1..3600; 0: journal default (5 s) */
 	uint64_t cache_blocks;		/* cache=SIZE: buffer cache bound; 0: fs default (64 MiB) */
 	bool readonly;			/* ro */
@@ -55,9 +55,9 @@ struct fop_opts {
 	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
 	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 1.0 s */
-	char *members;			/* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
-	char *fuse_opts;		/* options handed on to libfuse (nodev, noatime, fsname=, ...);
-					 * malloc'd, comma-separated, or NULL */
+	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
+	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
+			  * malloc'd, comma-separated, or NULL */
 };
 
 /* Defaults as above. */
@@ -73,23 +73,24 @@ int fop_opts_parse(struct fop_opts *o, const char *optstr);
 /* Free what parsing allocated. */
 void fop_opts_free(struct fop_opts *o);
 /* The -o options, for --help. */
-#define FOP_OPTS_HELP \
-	"  data=MODE           declared (default), ordered, journal or writeback\n" \
-	"  resync=POLICY       must equal the array's crash protection policy (journal,\n" \
-	"                      bitmap, full, off), which is chosen by `jgrfs mkfs -r`;\n" \
-	"                      a different value is refused, naming the array's\n" \
-	"  commit=SECONDS      journal commit interval (default 5)\n" \
-	"  cache=SIZE          buffer cache size (default 64M)\n" \
-	"  ro                  read-only (a dirty journal is replayed in memory only)\n" \
-	"  allow_other         let other users use the mount (root, or user_allow_other\n" \
-	"                      in /etc/fuse.conf)\n" \
-	"  no_writeback_cache  send every write to the daemon at once (default: the\n" \
-	"                      kernel's writeback cache; fsync and close still flush)\n" \
-	"  max_write=SIZE      largest write request, 4K..1M (default 1M)\n" \
-	"  threads=N           FUSE worker threads (default 8)\n" \
-	"  timeout=SECONDS     kernel cache of names and attributes (default 1)\n" \
-	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n" \
-	"  debug               trace every FUSE request (implies -f)\n" \
+#define FOP_OPTS_HELP                                                                              \
+	"  data=MODE           declared (default), ordered, journal or writeback\n"                \
+	"  resync=POLICY       must equal the array's crash protection policy (journal,\n"         \
+	"                      bitmap, full, off), which is chosen by `jgrfs mkfs -r`;\n"          \
+	"                      any other value is refused with a message that names\n"             \
+	"                      the array's policy\n"                                               \
+	"  commit=SECONDS      journal commit interval (default 5)\n"                              \
+	"  cache=SIZE          buffer cache size (default 64M)\n"                                  \
+	"  ro                  read-only (a dirty journal is replayed in memory only)\n"           \
+	"  allow_other         let other users use the mount (root, or user_allow_other\n"         \
+	"                      in /etc/fuse.conf)\n"                                               \
+	"  no_writeback_cache  send every write to the daemon at once (default: the\n"             \
+	"                      kernel's writeback cache; fsync and close still flush)\n"           \
+	"  max_write=SIZE      largest write request, 4K..1M (default 1M)\n"                       \
+	"  threads=N           FUSE worker threads (default 8)\n"                                  \
+	"  timeout=SECONDS     kernel cache of names and attributes (default 1)\n"                 \
+	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
+	"  debug               trace every FUSE request (implies -f)\n"                            \
 	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"
 
 /* ------------------------------------------------------------------ daemon */
@@ -133,49 +134,49 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 #define FOP_MEMBER_REBUILDING (1u << 2)
 
 struct fop_status_member {
-	char name[64];			/* path the member was opened by */
+	char name[64]; /* path the member was opened by */
 	uint32_t role;
-	uint32_t flags;			/* FOP_MEMBER_* */
+	uint32_t flags; /* FOP_MEMBER_* */
 };
 
 /* fop_status.flags */
-#define FOP_ST_DEGRADED (1u << 0)	/* a member is missing or failed */
-#define FOP_ST_RESYNC_ALL (1u << 1)	/* resync-all is on */
-#define FOP_ST_JNL_PENDING (1u << 2)	/* filesystem-guided resync pending (declared mode) */
-#define FOP_ST_READONLY (1u << 3)	/* mounted ro, or turned ro by an error */
-#define FOP_ST_JNL_ABORTED (1u << 4)	/* the journal aborted after an I/O error */
+#define FOP_ST_DEGRADED (1u << 0)	 /* a member is missing or failed */
+#define FOP_ST_RESYNC_ALL (1u << 1)	 /* resync-all is on */
+#define FOP_ST_JNL_PENDING (1u << 2)	 /* filesystem-guided resync pending (declared mode) */
+#define FOP_ST_READONLY (1u << 3)	 /* mounted ro, or turned ro by an error */
+#define FOP_ST_JNL_ABORTED (1u << 4)	 /* the journal aborted after an I/O error */
 #define FOP_ST_ARRAY_WAS_DIRTY (1u << 5) /* this mount followed an unclean stop */
-#define FOP_ST_JNL_WAS_CLEAN (1u << 6)	/* journal recovery had nothing to do */
-#define FOP_ST_REBUILDING (1u << 7)	/* rebuild_ppm is valid */
+#define FOP_ST_JNL_WAS_CLEAN (1u << 6)	 /* journal recovery had nothing to do */
+#define FOP_ST_REBUILDING (1u << 7)	 /* rebuild_ppm is valid */
 
 /*
  * The answer to FOP_IOC_STATUS: fixed size, integers only (no pointers, no
  * doubles), so that a status tool of another build reads it; version first.
  */
 struct fop_status {
-	uint32_t version;		/* FOP_STATUS_VERSION */
-	uint32_t size;			/* sizeof(struct fop_status) */
-	uint32_t flags;			/* FOP_ST_* */
+	uint32_t version; /* FOP_STATUS_VERSION */
+	uint32_t size;	  /* sizeof(struct fop_status) */
+	uint32_t flags;	  /* FOP_ST_* */
 	uint32_t daemon_pid;
 	/* the array */
 	uint8_t uuid[16];
-	uint32_t level;			/* 4, 5, 6 */
+	uint32_t level; /* 4, 5, 6 */
 	uint32_t nmembers;
-	uint32_t ndata;			/* data members per row */
-	uint32_t nfailed;		/* members missing or failed */
+	uint32_t ndata;	  /* data members per row */
+	uint32_t nfailed; /* members missing or failed */
 	uint32_t chunk_blocks;
-	uint32_t resync_policy;		/* enum raid_resync_policy */
+	uint32_t resync_policy; /* enum raid_resync_policy */
 	uint64_t array_blocks;
 	uint64_t rows;
 	uint64_t bitmap_dirty_regions;
 	uint64_t events;
-	uint32_t rebuild_ppm;		/* rebuild progress, parts per million (FOP_ST_REBUILDING) */
-	uint32_t data_mode;		/* enum jnl_data_mode */
+	uint32_t rebuild_ppm; /* rebuild progress, parts per million (FOP_ST_REBUILDING) */
+	uint32_t data_mode;   /* enum jnl_data_mode */
 	/* the journal */
 	uint64_t log_blocks;
 	uint64_t log_used_blocks;
-	uint64_t commits;		/* since mount */
-	uint64_t declare_blocks;	/* since mount */
+	uint64_t commits;	 /* since mount */
+	uint64_t declare_blocks; /* since mount */
 	uint64_t running_tid;
 	/* the array device's counters since assembly (struct blk_stats) */
 	uint64_t reads, writes, flushes, read_blocks, write_blocks;
@@ -193,7 +194,7 @@ struct fop_status {
 	uint64_t rec_rows_resynced;
 	uint64_t rec_usec;
 	uint64_t orphans_freed;
-	uint64_t mount_time;		/* seconds since the epoch */
+	uint64_t mount_time; /* seconds since the epoch */
 	char label[64];
 	struct fop_status_member members[FOP_STATUS_MEMBERS];
 };

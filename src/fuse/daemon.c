@@ -46,14 +46,14 @@ static int fop_ready_fd = -1;
 /* Set once the daemon has detached: logs go to syslog from then on. */
 static atomic_bool fop_log_syslog;
 /* Written by the signal handler, read by the stopper thread. */
-static int fop_sig_pipe[2] = { -1, -1 };
+static int fop_sig_pipe[2] = {-1, -1};
 
 /* ------------------------------------------------------------------ logs */
 
 static void fop_log_sink(void *ctx, int level, const char *subsys, const char *msg)
 {
-	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	static const char *const what[] = { "error: ", "warning: ", "", "" };
+	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
+	static const char *const what[] = {"error: ", "warning: ", "", ""};
 	int l = level >= 0 && level <= JG_LOG_DEBUG ? level : JG_LOG_INFO;
 
 	/* syslog carries the severity itself; a terminal reader wants to see it */
@@ -78,8 +78,11 @@ static void fop_log_fuse(enum fuse_log_level level, const char *fmt, va_list ap)
 		return;
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
-	jg_log(level <= FUSE_LOG_ERR ? JG_LOG_ERR : level <= FUSE_LOG_WARNING ? JG_LOG_WARN :
-	       level <= FUSE_LOG_INFO ? JG_LOG_INFO : JG_LOG_DEBUG, "libfuse", "%s", line);
+	jg_log(level <= FUSE_LOG_ERR	   ? JG_LOG_ERR
+	       : level <= FUSE_LOG_WARNING ? JG_LOG_WARN
+	       : level <= FUSE_LOG_INFO	   ? JG_LOG_INFO
+					   : JG_LOG_DEBUG,
+	       "libfuse", "%s", line);
 	line[0] = '\0';
 }
 
@@ -114,7 +117,7 @@ int fop_background_start(int *exit_code)
 	while (n < 0 && errno == EINTR);
 	close(fds[0]);
 	if (n == 1) {
-		*exit_code = 0;	/* mounted: the child serves on */
+		*exit_code = 0; /* mounted: the child serves on */
 		return 1;
 	}
 	/* the child ended before mounting: its errors are on the terminal already */
@@ -168,7 +171,7 @@ static void fop_signal_handler(int sig)
 
 static int fop_signals_install(void)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 	struct sigaction sa;
 
 	if (pipe2(fop_sig_pipe, O_CLOEXEC))
@@ -181,13 +184,13 @@ static int fop_signals_install(void)
 		if (sigaction(sigs[i], &sa, NULL))
 			return -errno;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;	/* a reader of a closed pipe must not kill the daemon */
+	sa.sa_handler = SIG_IGN; /* a reader of a closed pipe must not kill the daemon */
 	return sigaction(SIGPIPE, &sa, NULL) ? -errno : 0;
 }
 
 static void fop_signals_remove(void)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -208,14 +211,17 @@ static void fop_unmount_kernel(const char *mnt, bool force)
 		if (force) {
 			/* MNT_FORCE makes FUSE abort the connection: the loop ends now */
 			if (umount2(mnt, MNT_FORCE) && errno != EINVAL)
-				jg_log(JG_LOG_WARN, "fuse", "umount -f %s: %s", mnt, strerror(errno));
+				jg_log(JG_LOG_WARN, "fuse", "umount -f %s: %s", mnt,
+				       strerror(errno));
 			return;
 		}
 		if (!umount2(mnt, 0))
 			return;
 		if (errno == EBUSY) {
-			jg_log(JG_LOG_WARN, "fuse", "%s is busy: unmounting lazily; the volume "
-			       "stops when the last file is closed (signal again to force)", mnt);
+			jg_log(JG_LOG_WARN, "fuse",
+			       "%s is busy: unmounting lazily; the volume "
+			       "stops when the last file is closed (signal again to force)",
+			       mnt);
 			if (!umount2(mnt, MNT_DETACH))
 				return;
 		}
@@ -273,19 +279,18 @@ static void fop_log_recovery(struct fop_ctx *c)
 	r = &fi.recovery;
 	if (!c->array_was_dirty && r->was_clean && !fi.orphans_freed)
 		return;
-	jg_log(JG_LOG_INFO, "fuse",
-	       "recovery: array_was_dirty=%d raid_rows_resynced=%llu raid_rows_repaired=%llu "
-	       "raid_seconds=%.3f transactions_replayed=%llu blocks_replayed=%llu "
-	       "blocks_revoked=%llu declared_blocks_resynced=%llu log_blocks_resynced=%llu "
-	       "journal_rows_resynced=%llu journal_seconds=%.3f orphans_freed=%llu seconds=%.3f",
-	       c->array_was_dirty, (unsigned long long)c->raid_resync.rows_checked,
-	       (unsigned long long)c->raid_resync.rows_repaired, c->raid_resync.seconds,
-	       (unsigned long long)r->transactions_replayed,
-	       (unsigned long long)r->blocks_replayed, (unsigned long long)r->blocks_revoked,
-	       (unsigned long long)r->declared_blocks_resynced,
-	       (unsigned long long)r->log_blocks_resynced, (unsigned long long)r->rows_resynced,
-	       r->seconds, (unsigned long long)fi.orphans_freed,
-	       c->raid_resync.seconds + r->seconds);
+	jg_log(
+	    JG_LOG_INFO, "fuse",
+	    "recovery: array_was_dirty=%d raid_rows_resynced=%llu raid_rows_repaired=%llu "
+	    "raid_seconds=%.3f transactions_replayed=%llu blocks_replayed=%llu "
+	    "blocks_revoked=%llu declared_blocks_resynced=%llu log_blocks_resynced=%llu "
+	    "journal_rows_resynced=%llu journal_seconds=%.3f orphans_freed=%llu seconds=%.3f",
+	    c->array_was_dirty, (unsigned long long)c->raid_resync.rows_checked,
+	    (unsigned long long)c->raid_resync.rows_repaired, c->raid_resync.seconds,
+	    (unsigned long long)r->transactions_replayed, (unsigned long long)r->blocks_replayed,
+	    (unsigned long long)r->blocks_revoked, (unsigned long long)r->declared_blocks_resynced,
+	    (unsigned long long)r->log_blocks_resynced, (unsigned long long)r->rows_resynced,
+	    r->seconds, (unsigned long long)fi.orphans_freed, c->raid_resync.seconds + r->seconds);
 }
 
 /* The libfuse argument vector: our fixed options, then the user's. */
@@ -359,13 +364,15 @@ static int fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
 	c->array_was_dirty = ri.was_dirty;
 	c->raid_resync = ri.last_resync;
 	if (o->resync_given && o->resync != ri.resync) {
-		jg_log(JG_LOG_ERR, "fuse", "resync=%s: this array was created with resync=%s; the "
+		jg_log(JG_LOG_ERR, "fuse",
+		       "resync=%s: this array was created with resync=%s; the "
 		       "policy is chosen by `jgrfs mkfs --resync` and cannot change at mount",
 		       raid_resync_policy_name(o->resync), raid_resync_policy_name(ri.resync));
 		return -EINVAL;
 	}
 	if (o->data_mode == JNL_DATA_DECLARED && ri.resync != RAID_RESYNC_JOURNAL)
-		jg_log(JG_LOG_WARN, "fuse", "data=declared on an array with resync=%s: declared "
+		jg_log(JG_LOG_WARN, "fuse",
+		       "data=declared on an array with resync=%s: declared "
 		       "writes gain nothing there (resync=journal is what they are for)",
 		       raid_resync_policy_name(ri.resync));
 	return 0;
@@ -382,8 +389,10 @@ static int fop_mountpoint(const char *mountpoint, char *out)
 		int err = -errno;
 
 		if (err == -ENOTCONN)
-			jg_log(JG_LOG_ERR, "fuse", "%s: a dead FUSE mount (was its daemon killed?): "
-			       "run `fusermount3 -u %s` first", mountpoint, mountpoint);
+			jg_log(JG_LOG_ERR, "fuse",
+			       "%s: a dead FUSE mount (was its daemon killed?): "
+			       "run `fusermount3 -u %s` first",
+			       mountpoint, mountpoint);
 		else
 			jg_log(JG_LOG_ERR, "fuse", "mountpoint %s: %s", mountpoint, strerror(-err));
 		return err;
@@ -399,7 +408,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *loop = NULL;
-	struct fop_stopper stopper = { 0 };
+	struct fop_stopper stopper = {0};
 	struct fs_mount_opts fso;
 	struct fop_ctx c;
 	char mnt[PATH_MAX];
@@ -413,7 +422,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	jg_log_set_sink(fop_log_sink, NULL);
 	fuse_set_log_func(fop_log_fuse);
 	if (o->debug)
-		jg_log_set_level(JG_LOG_DEBUG);	/* libfuse's request trace is at debug */
+		jg_log_set_level(JG_LOG_DEBUG); /* libfuse's request trace is at debug */
 
 	rc = fop_mountpoint(mountpoint, mnt);
 	if (rc)
@@ -447,14 +456,14 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 		goto out;
 	c.se = fuse_session_new(&args, &fop_ops, sizeof(fop_ops), &c);
 	if (!c.se) {
-		rc = -EINVAL;	/* libfuse said which option */
+		rc = -EINVAL; /* libfuse said which option */
 		goto out;
 	}
 	rc = fop_signals_install();
 	if (rc)
 		goto out;
 	if (fuse_session_mount(c.se, mnt)) {
-		rc = -EIO;	/* libfuse said why */
+		rc = -EIO; /* libfuse said why */
 		goto out;
 	}
 	mounted = true;
@@ -480,7 +489,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	fuse_loop_cfg_set_clone_fd(loop, 0);
 	rc = fuse_session_loop_mt(c.se, loop);
 	if (rc > 0)
-		rc = -rc;	/* a signal number would be positive; we catch none there */
+		rc = -rc; /* a signal number would be positive; we catch none there */
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "session loop: %s", strerror(-rc));
 out:
@@ -498,7 +507,7 @@ out:
 	if (c.se) {
 		if (mounted)
 			fuse_session_unmount(c.se);
-		fuse_session_destroy(c.se);	/* runs fop_destroy once the session was up */
+		fuse_session_destroy(c.se); /* runs fop_destroy once the session was up */
 	}
 	fuse_opt_free_args(&args);
 	if (c.fs) {

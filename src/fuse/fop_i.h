@@ -24,7 +24,7 @@ struct fop_ctx {
 	struct raid_array *array;
 	const struct fop_opts *opts;
 	struct fuse_session *se;
-	uid_t owner_uid;		/* who mounted: may switch resync-all */
+	uid_t owner_uid; /* who mounted: may switch resync-all */
 	time_t mount_time;
 	/* what recovery did at this mount, kept for the status ioctl */
 	struct raid_resync_report raid_resync;
@@ -38,8 +38,8 @@ extern const struct fuse_lowlevel_ops fop_ops;
 
 /* ioctl.c: the FUSE ioctl handler and the status it reports. */
 void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
-	       size_t in_bufsz, size_t out_bufsz);
+	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
+	       size_t out_bufsz);
 void fop_status_fill(struct fop_ctx *c, struct fop_status *st);
 
 #endif /* JGRFS_FOP_I_H */

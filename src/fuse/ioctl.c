@@ -125,15 +125,15 @@ static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
 }
 
 void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
-	       size_t in_bufsz, size_t out_bufsz)
+	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
+	       size_t out_bufsz)
 {
 	struct fop_ctx *c = fuse_req_userdata(req);
 	struct fop_status st;
 	int rc;
 
 	if (flags & FUSE_IOCTL_COMPAT) {
-		rc = -ENOSYS;	/* 32-bit callers on a 64-bit kernel: not supported */
+		rc = -ENOSYS; /* 32-bit callers on a 64-bit kernel: not supported */
 		goto out;
 	}
 	switch (cmd) {
@@ -144,7 +144,8 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 			goto out;
 		rc = blk_ctl(raid_array_dev(c->array),
 			     cmd == FOP_IOC_SET_RESYNC_ALL ? BLK_CTL_SET_RESYNC_ALL
-							   : BLK_CTL_CLEAR_RESYNC_ALL, NULL);
+							   : BLK_CTL_CLEAR_RESYNC_ALL,
+			     NULL);
 		if (rc < 0)
 			goto out;
 		jg_log(JG_LOG_INFO, "fuse", "resync-all %s",

@@ -105,7 +105,7 @@ static void fop_init(void *userdata, struct fuse_conn_info *conn)
 	/* O_TRUNC comes as setattr (F3); setuid bits are cleared by the kernel */
 	conn->want &= ~(unsigned int)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
-		conn->want |= FUSE_CAP_IOCTL_DIR;	/* status on the mount root */
+		conn->want |= FUSE_CAP_IOCTL_DIR; /* status on the mount root */
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
@@ -265,8 +265,7 @@ out:
 	fuse_reply_err(req, -rc);
 }
 
-static void fop_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+static void fop_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 	const struct fuse_ctx *who = fuse_req_ctx(req);
@@ -443,13 +442,13 @@ static void fop_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	rc = fs_mknod(c->fs, parent, name, S_IFREG | (mode & 07777), 0, who->uid, who->gid, &a);
 	if (rc)
 		goto out;
-	rc = fs_ref(c->fs, a.ino, 1);	/* (F1) */
+	rc = fs_ref(c->fs, a.ino, 1); /* (F1) */
 	if (rc)
 		goto out;
 	fop_entry_fill(c, &a, &e);
 	fi->keep_cache = 1;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		fs_forget(c->fs, a.ino, 1);	/* interrupted: never seen */
+		fs_forget(c->fs, a.ino, 1); /* interrupted: never seen */
 	return;
 out:
 	fuse_reply_err(req, -rc);
@@ -474,8 +473,8 @@ struct fop_dirent {
 struct fop_dirbuf {
 	fuse_req_t req;
 	bool plus;
-	size_t size;		/* the kernel's buffer */
-	size_t used;		/* bytes the gathered entries will take */
+	size_t size; /* the kernel's buffer */
+	size_t used; /* bytes the gathered entries will take */
 	struct fop_dirent *ents;
 	size_t n, cap;
 	int err;
@@ -493,7 +492,7 @@ static int fop_readdir_collect(void *ctx, const char *name, uint64_t ino, uint32
 	else
 		len = fuse_add_direntry(d->req, NULL, 0, name, NULL, 0);
 	if (d->used + len > d->size)
-		return 1;	/* full: the kernel asks again from next_off */
+		return 1; /* full: the kernel asks again from next_off */
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 32;
 		struct fop_dirent *p = realloc(d->ents, cap * sizeof(*p));
@@ -557,14 +556,14 @@ static size_t fop_readdir_put(struct fop_ctx *c, struct fop_dirbuf *d, struct fo
 	}
 	len = fuse_add_direntry_plus(d->req, p, left, de->name, &e, (off_t)de->next_off);
 	if (len > left && e.ino)
-		fs_forget(c->fs, de->ino, 1);	/* did not fit (cannot happen: measured) */
+		fs_forget(c->fs, de->ino, 1); /* did not fit (cannot happen: measured) */
 	return len;
 }
 
 static void fop_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
-	struct fop_dirbuf d = { .req = req, .plus = plus };
+	struct fop_dirbuf d = {.req = req, .plus = plus};
 	char *buf = NULL;
 	size_t pos = 0;
 	int rc;
@@ -732,38 +731,38 @@ static void fop_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 }
 
 const struct fuse_lowlevel_ops fop_ops = {
-	.init = fop_init,
-	.destroy = fop_destroy,
-	.lookup = fop_lookup,
-	.forget = fop_forget,
-	.forget_multi = fop_forget_multi,
-	.getattr = fop_getattr,
-	.setattr = fop_setattr,
-	.readlink = fop_readlink,
-	.mknod = fop_mknod,
-	.mkdir = fop_mkdir,
-	.unlink = fop_unlink,
-	.rmdir = fop_rmdir,
-	.symlink = fop_symlink,
-	.rename = fop_rename,
-	.link = fop_link,
-	.open = fop_open,
-	.read = fop_read,
-	.write = fop_write,
-	.flush = fop_flush,
-	.release = fop_release,
-	.fsync = fop_fsync,
-	.opendir = fop_opendir,
-	.readdir = fop_readdir,
-	.readdirplus = fop_readdirplus,
-	.releasedir = fop_releasedir,
-	.fsyncdir = fop_fsyncdir,
-	.statfs = fop_statfs,
-	.setxattr = fop_setxattr,
-	.getxattr = fop_getxattr,
-	.listxattr = fop_listxattr,
-	.removexattr = fop_removexattr,
-	.create = fop_create,
-	.fallocate = fop_fallocate,
-	.ioctl = fop_ioctl,
+    .init = fop_init,
+    .destroy = fop_destroy,
+    .lookup = fop_lookup,
+    .forget = fop_forget,
+    .forget_multi = fop_forget_multi,
+    .getattr = fop_getattr,
+    .setattr = fop_setattr,
+    .readlink = fop_readlink,
+    .mknod = fop_mknod,
+    .mkdir = fop_mkdir,
+    .unlink = fop_unlink,
+    .rmdir = fop_rmdir,
+    .symlink = fop_symlink,
+    .rename = fop_rename,
+    .link = fop_link,
+    .open = fop_open,
+    .read = fop_read,
+    .write = fop_write,
+    .flush = fop_flush,
+    .release = fop_release,
+    .fsync = fop_fsync,
+    .opendir = fop_opendir,
+    .readdir = fop_readdir,
+    .readdirplus = fop_readdirplus,
+    .releasedir = fop_releasedir,
+    .fsyncdir = fop_fsyncdir,
+    .statfs = fop_statfs,
+    .setxattr = fop_setxattr,
+    .getxattr = fop_getxattr,
+    .listxattr = fop_listxattr,
+    .removexattr = fop_removexattr,
+    .create = fop_create,
+    .fallocate = fop_fallocate,
+    .ioctl = fop_ioctl,
 };

@@ -14,7 +14,7 @@
 
 #include "fop_i.h"
 
-#define FOP_MAX_WRITE_LIMIT (1u << 20)	/* libfuse 3.14's buffer: 256 pages */
+#define FOP_MAX_WRITE_LIMIT (1u << 20) /* libfuse 3.14's buffer: 256 pages */
 
 void fop_opts_init(struct fop_opts *o)
 {
@@ -79,11 +79,22 @@ static int fop_opts_size(const char *s, uint64_t *out)
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	default: return -EINVAL;
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	default:
+		return -EINVAL;
 	}
 	if (*end && end[1])
 		return -EINVAL;
@@ -96,8 +107,8 @@ static int fop_opts_size(const char *s, uint64_t *out)
 /* Options mount(8) and mount.fuse3 keep for themselves: never for libfuse. */
 static bool fop_opts_mount_only(const char *opt)
 {
-	static const char *const names[] = { "defaults", "auto", "noauto", "nofail", "_netdev",
-					     "user", "users", "nouser", "owner", "group" };
+	static const char *const names[] = {"defaults", "auto",	 "noauto", "nofail", "_netdev",
+					    "user",	"users", "nouser", "owner",  "group"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(opt, names[i]))
@@ -116,12 +127,13 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 	if (!strncmp(opt, "data=", 5)) {
 		rc = jnl_data_mode_parse(val, &o->data_mode);
 		if (rc)
-			jg_log(JG_LOG_ERR, "fuse", "%s: expected declared, ordered, journal or writeback",
-			       opt);
+			jg_log(JG_LOG_ERR, "fuse",
+			       "%s: expected declared, ordered, journal or writeback", opt);
 	} else if (!strncmp(opt, "resync=", 7)) {
 		rc = raid_resync_policy_parse(val, &o->resync);
 		if (rc)
-			jg_log(JG_LOG_ERR, "fuse", "%s: expected journal, bitmap, full or off", opt);
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected journal, bitmap, full or off",
+			       opt);
 		o->resync_given = !rc;
 	} else if (!strncmp(opt, "commit=", 7)) {
 		rc = fop_opts_u64(val, 3600, &v);
