@@ -143,6 +143,25 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		jnl_bh_gc(j, bh);
 		goto out;
 	}
+	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
+	if (running && kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
+	    !(*slot && *slot_kind == JNL_KIND_DATA)) {
+		bool over;
+
+		/* one more pending data block: its declare block must still fit the
+		 * transaction's log footprint, which bounds the window recovery
+		 * resyncs (a single handle this large is refused) */
+		t->ndata_pending++;
+		over = jnl_txn_footprint(j, t, 0) > j->max_txn_blocks;
+		t->ndata_pending--;
+		if (over) {
+			rc = -ENOSPC;
+			if (is_new)
+				jnl_map_del(&t->blocks, blkno);
+			jnl_bh_gc(j, bh);
+			goto out;
+		}
+	}
 	if (kind == JNL_KIND_META) {
 		if (!(*flags & JNL_TB_META)) {
 			/* new in this transaction: charge a credit; the footprint bound holds
@@ -171,7 +190,6 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		*flags &= ~(uint64_t)JNL_TB_META;
 		t->ndata_total++;
 	}
-	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
 	if (running && *slot && *slot_kind == JNL_KIND_DATA)
 		t->ndata_pending--;
 	if (running && kind == JNL_KIND_DATA)

@@ -247,6 +247,8 @@ static void test_jnl_crash_raid_declared_resync(void **state)
 
 		if (mism < 0) {
 			raid_cases++;
+			if (getenv("JG_TEST_LOG"))
+				print_message("cut %llu: the array did not assemble\n", (unsigned long long)cut);
 			continue;
 		}
 		if (mism)

@@ -351,6 +351,37 @@ static void test_declare_ordered_early_writeback_bounds_memory(void **state)
 	blk_close(mem);
 }
 
+/* One declared handle may not outgrow one transaction's log footprint: -ENOSPC, journal intact. */
+static void test_declare_handle_too_large(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct jnl *j = t_open(mem, JNL_DATA_DECLARED, true);
+	struct jnl_handle *h;
+	struct jnl_info info;
+	uint8_t *b = jg_alloc_blocks(1);
+	uint64_t n = 0;
+	int rc = 0;
+
+	(void)state;
+	assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+	for (n = 0; n < 300 * 507 && !rc; n++) {
+		t_fill(b, 100 + n % 1000, (uint32_t)(n / 1000 + 1));
+		rc = jnl_handle_dirty_data(h, 100 + n % 1000, b);
+	}
+	assert_int_equal(rc, -ENOSPC);
+	/* 255-block footprint: commit block + at most 254 declare blocks */
+	assert_true(n > 250 * 507 && n <= 255 * 507);
+	assert_int_equal(jnl_handle_stop(h), 0);
+	jnl_info_get(j, &info);
+	assert_false(info.aborted);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	t_txn(j, 10, 2, 1, true);
+	assert_int_equal(jnl_close(j), 0);
+	assert_int_equal(t_read_ver(NULL, mem, 11), 1);
+	free(b);
+	blk_close(mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_declare_recovery_syncraid),
 		cmocka_unit_test(test_declare_flushes_per_commit),
 		cmocka_unit_test(test_declare_ordered_early_writeback_bounds_memory),
+		cmocka_unit_test(test_declare_handle_too_large),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
