@@ -20,6 +20,7 @@
 #ifndef JGRFS_TOOLS_BENCH_H
 #define JGRFS_TOOLS_BENCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,6 +56,12 @@ struct bench_result {
 	double cpu;		/* process CPU seconds over the same time (user + system) */
 	int err;		/* 0 or the first negative errno */
 };
+
+/*
+ * Set (from a signal handler) to stop every workload at its next batch; runs
+ * then return -EINTR, so that the command can still remove its files.
+ */
+extern volatile sig_atomic_t bench_interrupted;
 
 /* Run @job; returns 0 or a negative errno (also in res->err). */
 int bench_io_run(const struct bench_job *job, struct bench_result *res);

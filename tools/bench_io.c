@@ -18,6 +18,8 @@
 
 #define BENCH_MAX_THREADS 16
 
+volatile sig_atomic_t bench_interrupted;
+
 struct bench_run {
 	const struct bench_job *job;
 	atomic_uint_fast64_t next_unit;
@@ -55,7 +57,8 @@ static int bench_io_seq(struct bench_run *run, uint8_t *buf, struct blk_req *req
 	uint8_t op = job->pattern == BENCH_SEQ_READ ? BLK_OP_READ : BLK_OP_WRITE;
 	size_t unit_bytes = (size_t)job->unit_blocks * JG_BLOCK_SIZE;
 
-	while (!atomic_load(&run->err) && jg_now_seconds() < run->deadline) {
+	while (!atomic_load(&run->err) && !bench_interrupted &&
+	       jg_now_seconds() < run->deadline) {
 		uint64_t u0 = atomic_fetch_add(&run->next_unit, job->batch);
 		unsigned int cnt, nreq = 0;
 		uint64_t bytes;
@@ -116,7 +119,8 @@ static int bench_io_rand(struct bench_run *run, uint8_t *buf, struct blk_req *re
 	const struct bench_job *job = run->job;
 	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
 
-	while (!atomic_load(&run->err) && jg_now_seconds() < run->deadline) {
+	while (!atomic_load(&run->err) && !bench_interrupted &&
+	       jg_now_seconds() < run->deadline) {
 		int rc;
 
 		for (unsigned int i = 0; i < job->batch; i++) {
@@ -238,6 +242,8 @@ int bench_io_run(const struct bench_job *job, struct bench_result *res)
 	res->ops = atomic_load(&run.ops);
 	res->units = atomic_load(&run.units);
 	res->err = atomic_load(&run.err);
+	if (!res->err && bench_interrupted)
+		res->err = -EINTR;
 	return res->err;
 }
 

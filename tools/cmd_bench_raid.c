@@ -226,6 +226,8 @@ static int bench_measure(struct bench_state *st, struct bench_set *set, enum ben
 	rc = bench_io_run(&job, &r);
 	for (unsigned int i = 0; set->a && i < st->o.members; i++)
 		bench_cnt_get(set->cnt[i], &after);
+	if (rc && bench_interrupted)
+		return rc;
 	if (rc)
 		return cli_err("%s: %s failed: %s", set->label, bench_pattern_name[pattern],
 			       strerror(-rc)), rc;
@@ -725,8 +727,15 @@ static int bench_parse(struct bench_opts *o, int argc, char **argv)
 	return 0;
 }
 
+static void bench_on_signal(int sig)
+{
+	(void)sig;
+	bench_interrupted = 1;
+}
+
 int cmd_bench_raid(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = bench_on_signal };
 	struct bench_state *st;
 	int rc, ret = 2;
 
@@ -738,6 +747,10 @@ int cmd_bench_raid(int argc, char **argv)
 		free(st);
 		return rc < 0 ? 0 : 1;
 	}
+	/* Ctrl-C stops the runs; the member files are still removed */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	if (bench_dir_setup(st))
 		goto out;
 	if (!st->o.json)
@@ -755,5 +768,9 @@ out:
 	if (bench_cleanup(st))
 		ret = 2;
 	free(st);
+	if (bench_interrupted) {
+		cli_err("interrupted; member files removed");
+		ret = 130;
+	}
 	return ret;
 }
