@@ -128,9 +128,19 @@ void jnl_abandon(struct jnl *j);
 int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **out);
 /* The transaction the handle belongs to (for fsync: jnl_commit(j, tid, true)). */
 uint64_t jnl_handle_tid(const struct jnl_handle *h);
-/* Metadata block @blkno now holds @block (copied). Counts against credits once per block. */
+/*
+ * Metadata block @blkno now holds @block (copied). Counts against credits once per
+ * block. Errors (also for the calls below): -EROFS aborted; -EINVAL @blkno outside
+ * the device or inside the journal region; -ENOSPC the transaction cannot hold
+ * one more block (a handle that used more than its credits, or in declared mode
+ * more data than one transaction's declare blocks fit); -ENOMEM.
+ */
 int jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
-/* File data block @blkno now holds @block (copied); handled per the data mode. */
+/*
+ * File data block @blkno now holds @block (copied); handled per the data mode. May
+ * sleep: once enough data is pending the caller writes it home early (declared:
+ * after a declare block), waiting for a commit in progress.
+ */
 int jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block);
 /* Metadata block @blkno was freed: recovery must not replay older logged copies. */
 int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno);

@@ -130,5 +130,6 @@ int jnl_checkpoint(struct jnl *j)
 	pthread_mutex_lock(&j->io_lock);
 	rc = jnl_checkpoint_locked(j, false);
 	pthread_mutex_unlock(&j->io_lock);
+	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "checkpoint dev=%s -> %d", j->dev->name, rc);
 	return rc;
 }

@@ -447,6 +447,8 @@ int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
 		rc = -EROFS;
 out:
 	pthread_mutex_unlock(&j->lock);
+	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "commit dev=%s tid=%llu wait=%d -> %d", j->dev->name,
+	       (unsigned long long)tid, wait, rc);
 	return rc;
 }
 

@@ -416,6 +416,9 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 	*out = j;
 	j = NULL;
 out:
+	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "open dev=%s start=%llu mode=%s readonly=%d -> %d",
+	       dev ? dev->name : "-", cfg ? (unsigned long long)cfg->start_blkno : 0ull,
+	       cfg ? jnl_data_mode_name(cfg->mode) : "-", cfg ? cfg->readonly : 0, rc);
 	free(blk);
 	if (j) {
 		pthread_mutex_destroy(&j->lock);
@@ -466,6 +469,8 @@ int jnl_start(struct jnl *j)
 		goto fail;
 	}
 	j->started = true;
+	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "start dev=%s mode=%s tid=%llu -> 0", j->dev->name,
+	       jnl_data_mode_name(j->cfg.mode), (unsigned long long)j->running->tid);
 	j->commits = j->declare_blocks = 0;
 	__atomic_store_n(&j->flushes, 0, __ATOMIC_RELAXED);
 	if (!j->cfg.no_commit_thread) {
@@ -528,6 +533,7 @@ int jnl_close(struct jnl *j)
 		if (!rc && j->aborted)
 			rc = -EROFS;
 	}
+	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "close dev=%s -> %d", j->dev->name, rc);
 	jnl_free(j);
 	return rc;
 }

@@ -574,6 +574,7 @@ done:
 	if (rep_out)
 		*rep_out = rep;
 out:
+	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "recover dev=%s readonly=%d -> %d", j->dev->name, ro, rc);
 	free(s.tags.v);
 	free(s.decl);
 	jnl_map_free(&s.revoke);
