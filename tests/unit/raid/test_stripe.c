@@ -15,7 +15,7 @@ static const struct geo_case geos[] = {
     {6, 3, 2}, {6, 4, 4}, {6, 5, 16}, {6, 6, 1}, {6, 8, 8},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
-#define MEMBER_BLOCKS 320
+#define MEMBER_BLOCKS 160
 
 static void t_fail_geo(const struct geo_case *g, uint64_t seed, const char *what)
 {
