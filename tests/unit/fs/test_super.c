@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/fs/test_super.c - mount, recovery and crashes: a workload runs over
+ * a power-cut device (tests' dev_fault: writes not yet flushed at the cut are
+ * kept, dropped or torn at random), cut at write positions spread over the whole
+ * workload; after each cut the filesystem must mount, fsck must find nothing,
+ * and every file whose fsync returned before the cut must hold its data.
+ */
+#include <errno.h>
+
+#include "fs_test.h"
+
+#define FT_FILES 24
+
+struct ft_crash_state {
+	bool durable[FT_FILES];	/* fsync returned before the cut */
+	uint64_t size[FT_FILES];
+};
+
+static uint64_t ft_file_size(int i)
+{
+	return 1000 + (uint64_t)i * 3001;
+}
+
+/* Create, write and fsync files; junk files and unlinks in between, not synced. */
+static void ft_crash_workload(struct fs *fs, struct raid_fault_domain *dom,
+			      struct ft_crash_state *st)
+{
+	static uint8_t buf[1000 + FT_FILES * 3001];
+	struct fs_attr a, d;
+	char name[32];
+
+	if (fs_mkdir(fs, FS_ROOT_INO, "dir", 0755, 0, 0, &d))
+		return;
+	for (int i = 0; i < FT_FILES; i++) {
+		uint64_t n = ft_file_size(i);
+
+		snprintf(name, sizeof(name), "f%d", i);
+		if (fs_mknod(fs, d.ino, name, S_IFREG | 0644, 0, 0, 0, &a))
+			return;
+		ft_pattern(buf, n, (uint64_t)i);
+		if (fs_write(fs, a.ino, 0, n, buf) != (ssize_t)n)
+			return;
+		snprintf(name, sizeof(name), "junk%d", i);
+		if (fs_mknod(fs, FS_ROOT_INO, name, S_IFREG | 0644, 0, 0, 0, &a) ||
+		    fs_write(fs, a.ino, 0, 5000, buf) != 5000)
+			return;
+		if (i % 3 == 2) {
+			snprintf(name, sizeof(name), "junk%d", i - 1);
+			if (fs_unlink(fs, FS_ROOT_INO, name))
+				return;
+		}
+		if (fs_fsync(fs, a.ino, false))
+			return;
+		/* only an fsync completed before the cut promises anything */
+		if (!raid_fault_domain_is_cut(dom)) {
+			for (int k = 0; k <= i; k++)
+				st->durable[k] = true;
+		}
+	}
+}
+
+static uint64_t ft_crash_run(uint64_t cut_after, enum jnl_data_mode mode, bool check)
+{
+	struct raid_fault_cfg fc = { .cut_after_writes = cut_after, .seed = cut_after * 7 + 1,
+				     .keep_percent = 50, .tear = true };
+	struct fs_mount_opts o = { .data_mode = mode, .no_commit_thread = true };
+	struct ft_crash_state st;
+	struct blk_dev *mem = ft_dev_new(64), *fdev;
+	struct raid_fault_domain *dom;
+	static uint8_t want[1000 + FT_FILES * 3001], got[1000 + FT_FILES * 3001];
+	struct fs_attr d, a;
+	uint64_t writes;
+	struct fs *fs;
+	char name[32];
+
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(raid_fault_domain_new(&fc, &dom), 0);
+	assert_int_equal(raid_dev_fault_open(dom, mem, &fdev), 0);
+	assert_int_equal(fs_mount(fdev, &o, &fs), 0);
+	ft_crash_workload(fs, dom, &st);
+	writes = raid_fault_domain_writes(dom);
+	if (!cut_after) {
+		assert_int_equal(fs_unmount(fs), 0);
+	} else {
+		raid_fault_domain_cut(dom);
+		fs_abandon(fs);
+	}
+	blk_close(fdev);
+	raid_fault_domain_free(dom);
+	if (!check) {
+		blk_close(mem);
+		return writes;
+	}
+	/* recovery by fsck (in memory), then by a mount */
+	ft_fsck_clean(mem);
+	fs = ft_mount_mode(mem, mode);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(mem);
+	fs = ft_mount_mode(mem, mode);
+	for (int i = 0; i < FT_FILES; i++) {
+		uint64_t n = ft_file_size(i);
+
+		if (!st.durable[i])
+			continue;
+		if (fs_lookup(fs, FS_ROOT_INO, "dir", &d))
+			fail_msg("cut at write %llu mode %s: dir lost", (unsigned long long)cut_after,
+				 jnl_data_mode_name(mode));
+		snprintf(name, sizeof(name), "f%d", i);
+		if (fs_lookup(fs, d.ino, name, &a) || a.size != n)
+			fail_msg("cut at write %llu mode %s: fsync'd %s lost",
+				 (unsigned long long)cut_after, jnl_data_mode_name(mode), name);
+		ft_pattern(want, n, (uint64_t)i);
+		assert_int_equal(fs_read(fs, a.ino, 0, n, got), (ssize_t)n);
+		if (memcmp(got, want, n))
+			fail_msg("cut at write %llu mode %s: fsync'd %s has wrong data",
+				 (unsigned long long)cut_after, jnl_data_mode_name(mode), name);
+	}
+	assert_int_equal(fs_unmount(fs), 0);
+	blk_close(mem);
+	return writes;
+}
+
+static void test_super_power_cut_positions(void **state)
+{
+	static const enum jnl_data_mode modes[] = { JNL_DATA_ORDERED, JNL_DATA_DECLARED,
+						    JNL_DATA_JOURNAL, JNL_DATA_WRITEBACK };
+
+	(void)state;
+	for (unsigned int m = 0; m < 4; m++) {
+		uint64_t total = ft_crash_run(0, modes[m], true);
+
+		assert_true(total > 20);
+		/* 30 cut positions spread over the workload's writes */
+		for (uint64_t k = 1; k <= 30; k++)
+			ft_crash_run(1 + (total * k) / 31, modes[m], true);
+	}
+}
+
+static void test_super_mount_info(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs_mount_opts o = { .data_mode = JNL_DATA_DECLARED, .no_commit_thread = true };
+	struct fs_info info;
+	struct fs_statfs s;
+	struct fs *fs;
+
+	(void)state;
+	assert_int_equal(fs_mount(dev, &o, &fs), 0);
+	fs_info_get(fs, &info);
+	assert_int_equal(info.data_mode, JNL_DATA_DECLARED);
+	assert_false(info.readonly);
+	assert_string_equal(info.label, "test");
+	assert_true(info.recovery.was_clean);
+	assert_int_equal(fs_statfs(fs, &s), 0);
+	assert_int_equal(s.block_size, 4096);
+	assert_int_equal(s.blocks, 16384);
+	assert_true(s.blocks_free > 10000 && s.blocks_free < s.blocks);
+	assert_true(s.inodes_free == s.inodes - 1);
+	assert_int_equal(s.name_max, 255);
+	assert_int_equal(fs_unmount(fs), 0);
+	/* mkfs refuses an existing filesystem unless forced */
+	{
+		struct fs_mkfs_opts mo = { 0 };
+
+		assert_int_equal(fs_mkfs(dev, &mo), -EEXIST);
+		mo.force = true;
+		assert_int_equal(fs_mkfs(dev, &mo), 0);
+	}
+	blk_close(dev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_super_mount_info),
+		cmocka_unit_test(test_super_power_cut_positions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
