@@ -266,8 +266,8 @@ static void test_jnl_crash_raid_declared_resync(void **state)
 			if (rep.rows_resynced > max_rows)
 				max_rows = rep.rows_resynced;
 		}
-		/* the same crash without journal-guided resync, every third position */
-		if (cut % 3 == 0) {
+		/* the same crash without journal-guided resync, every fourth position */
+		if (cut % 4 == 0) {
 			bool d2;
 			struct jnl_recovery_report rep2;
 			uint64_t r2;
