@@ -25,7 +25,13 @@
  * Row path (a member missing or rebuilding, or the row must be resynced): read
  * every readable chunk of the row, reconstruct what is missing, check parity when
  * asked (resync: count and rewrite a mismatch), merge the writes, recompute the
- * parity, write what changed -- and whole chunks to a member being rebuilt.
+ * parity, write what changed -- and whole chunks to a member being rebuilt. A
+ * user row that needs no resync and has no member being rebuilt works on the
+ * lines its requests touch only.
+ *
+ * Scratch: the fast path holds only the written line range of a partial row;
+ * whole-row passes (resync, scrub, rebuild: raid_rows_run) lay their group out
+ * member by member, so each member's part of a group is one request.
  *
  * Failure: a member request that fails with -EIO marks that member failed
  * (super.c, superblocks updated) and the group is retried on the degraded array.
