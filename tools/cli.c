@@ -80,10 +80,23 @@ static struct blk_dev *cli_lower[64];
  * The power cut of JGRFS_POWERCUT: the process dies at once, as a machine does,
  * so nothing it does after the cut (acknowledging an fsync) can be seen.
  */
-static void cli_powercut_die(void *arg)
+static unsigned int cli_powercut_linger_ms;	/* linger=MS: die this much later */
+
+static void *cli_powercut_later(void *arg)
 {
 	(void)arg;
+	usleep(cli_powercut_linger_ms * 1000u);
 	kill(getpid(), SIGKILL);
+	return NULL;
+}
+
+static void cli_powercut_die(void *arg)
+{
+	pthread_t t;
+
+	(void)arg;
+	if (!cli_powercut_linger_ms || pthread_create(&t, NULL, cli_powercut_later, NULL))
+		kill(getpid(), SIGKILL);
 }
 
 static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
@@ -107,6 +120,10 @@ static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
 			cfg->tear = true;
 		else if (!strcmp(tok, "signal"))
 			cli_powercut_signal = true;
+		else if (!strncmp(tok, "linger=", 7) && !cli_parse_u64(tok + 7, 60000, &v)) {
+			cli_powercut_linger_ms = (unsigned int)v;
+			cfg->chaos_after_cut = v > 0;
+		}
 		else
 			return -EINVAL;
 	}
@@ -163,7 +180,7 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 		return cli_err("between 1 and 64 member devices, not %d", n), -EINVAL;
 	if (spec && *spec) {
 		if (cli_parse_powercut(spec, &fcfg))
-			return cli_err("JGRFS_POWERCUT=%s: expected after=N|signal[,seed=S][,keep=P][,tear]",
+			return cli_err("JGRFS_POWERCUT=%s: expected after=N|signal[,seed=S][,keep=P][,tear][,linger=MS]",
 				       spec), -EINVAL;
 		rc = raid_fault_domain_new(&fcfg, &cli_domain);
 		if (rc)

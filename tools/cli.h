@@ -34,12 +34,14 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
  * files are created sparse at that size. On failure prints which path and why,
  * closes what it opened, returns the negative errno.
- * JGRFS_POWERCUT="after=N|signal[,seed=S][,keep=P][,tear]" in the environment
- * wraps the members in one fault domain (tests of power cuts through the real
- * daemon): the power goes at member write N, or when the process receives
- * SIGUSR1 (foreground processes only: the waiter thread does not survive a fork);
+ * JGRFS_POWERCUT="after=N|signal[,seed=S][,keep=P][,tear][,linger=MS]" in the
+ * environment wraps the members in one fault domain (tests of power cuts through
+ * the real daemon): the power goes at member write N, or when the process
+ * receives SIGUSR1 (foreground processes only: the waiter thread does not survive
+ * a fork); with linger=MS the process runs on MS milliseconds while each member
+ * write is kept, dropped or torn at random (raid_fault_cfg.chaos_after_cut);
  * cli_close_members() then frees it. When the power is cut the process kills
- * itself with SIGKILL on the spot (raid_fault_cfg.on_cut).
+ * itself with SIGKILL, on the spot or after the linger (raid_fault_cfg.on_cut).
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);

@@ -200,13 +200,14 @@ struct ct_workload_arg {
 	unsigned int progress;	/* the operation under way, 1-based */
 	unsigned int done;
 	bool finished;
+	bool cut;		/* the power is being cut: acknowledgements prove nothing */
 };
 
 static void *ct_workload_thread(void *p)
 {
 	struct ct_workload_arg *w = p;
 
-	w->done = ct_workload_run(w->model, w->mnt, &w->progress);
+	w->done = ct_workload_run(w->model, w->mnt, &w->progress, &w->cut);
 	__atomic_store_n(&w->finished, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -274,7 +275,9 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 		damage[CT_ERROR]++;
 		goto report;
 	}
-	snprintf(powercut, sizeof(powercut), "signal,seed=%llu,tear", (unsigned long long)seed);
+	/* the member writes of the next 100 ms are kept, dropped or torn at random */
+	snprintf(powercut, sizeof(powercut), "signal,seed=%llu,tear,linger=100",
+		 (unsigned long long)seed);
 	snprintf(mopts, sizeof(mopts), "data=%s", ct_modes[mode].data);
 	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, o->power_cut ? powercut : NULL,
 		       60, &rec_s);
@@ -309,9 +312,10 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	}
 	usleep((useconds_t)(ct_mix(seed, 2) % 3000)); /* land inside the operation */
 	if (pid > 0) {
+		__atomic_store_n(&w.cut, true, __ATOMIC_RELEASE);
 		kill(pid, o->power_cut ? SIGUSR1 : SIGKILL);
 		if (o->power_cut) {
-			/* the daemon kills itself once the cut is done; make sure */
+			/* the daemon dies by itself after the linger; make sure */
 			for (int i = 0; i < 500 && waitpid(pid, NULL, WNOHANG) != pid; i++)
 				usleep(10000);
 			kill(pid, SIGKILL);
@@ -335,7 +339,14 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 		snprintf(why, sizeof(why), "reading the volume back: %s", strerror(-rc));
 		damage[CT_CONTENT]++;
 	} else if (ct_model_check(w.model, &found, why)) {
+		FILE *lf = fopen(log, "a");
+
 		damage[CT_CONTENT]++;
+		if (lf) {
+			fprintf(lf, "crashtest: content check failed: %s\n", why);
+			ct_model_dump(w.model, &found, lf);
+			fclose(lf);
+		}
 	}
 	rc = sp_umount(mnt, pid);
 	if (rc) {

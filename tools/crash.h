@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CT_SECTOR 512u
 #define CT_NDIRS 4u
@@ -52,11 +53,14 @@ void ct_model_free(struct ct_model *m);
 /*
  * Run the workload on the volume mounted at @mnt, in the calling thread.
  * @progress is advanced (atomically) before each operation starts, so another
- * thread can crash the volume at a chosen operation. Stops at the first failed
- * call (the daemon died): that operation counts as issued. Returns the number
- * of operations completed.
+ * thread can crash the volume at a chosen operation; that thread sets *@cut
+ * (atomically) before it cuts the power, and from then on no fsync counts as
+ * durable, even if the dying daemon acknowledges it. Stops at the first failed
+ * call (the daemon died): that operation counts as issued. Returns the number of
+ * operations completed.
  */
-unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *progress);
+unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *progress,
+			     const bool *cut);
 /* Make the directories d0..d3 and fsync them (before the crash window). */
 int ct_workload_setup(const char *mnt);
 
@@ -71,6 +75,9 @@ int ct_tree_add(struct ct_tree *t, const char *path, uint8_t *data, uint64_t siz
  * on failure. Returns 0 when consistent, 1 when not.
  */
 int ct_model_check(const struct ct_model *m, const struct ct_tree *t, char *why);
+
+/* Everything the check compares, for a failure's log. */
+void ct_model_dump(const struct ct_model *m, const struct ct_tree *t, FILE *out);
 
 /* Operations issued / acknowledged fsyncs, for the report. */
 unsigned int ct_model_issued(const struct ct_model *m);

@@ -65,6 +65,7 @@ struct ct_model {
 	unsigned int issued, fsyncs;
 	uint32_t next_seq;
 	unsigned int rename_ctr;
+	const bool *cut;	/* set by the crashing thread before the power goes */
 	bool fsync_phase;
 };
 
@@ -300,6 +301,9 @@ static int ct_do_fsync(struct ct_model *m, const char *mnt, struct ct_file *f)
 	close(fd);
 	if (rc)
 		return rc;
+	/* an acknowledgement after the cut is a dying daemon's: it proves nothing */
+	if (m->cut && __atomic_load_n(m->cut, __ATOMIC_ACQUIRE))
+		return 0;
 	/* acknowledged: (M2) from here on, (M1) for everything before */
 	f->fsynced = true;
 	f->dur_size = f->size;
@@ -450,10 +454,12 @@ static int ct_op(struct ct_model *m, const char *mnt)
 	return rc;
 }
 
-unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *progress)
+unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *progress,
+			     const bool *cut)
 {
 	unsigned int done = 0;
 
+	m->cut = cut;
 	while (m->issued < m->nops) {
 		__atomic_store_n(progress, m->issued + 1, __ATOMIC_RELEASE);
 		m->issued++;
@@ -668,4 +674,35 @@ int ct_model_check(const struct ct_model *m, const struct ct_tree *t, char *why)
 	}
 	snprintf(why, 256, "%s", first[0] ? first : "no possible state matches");
 	return 1;
+}
+
+void ct_model_dump(const struct ct_model *m, const struct ct_tree *t, FILE *out)
+{
+	fprintf(out, "found %u files:", t->n);
+	for (unsigned int i = 0; i < t->n; i++)
+		fprintf(out, " %s(%llu)", t->files[i].path, (unsigned long long)t->files[i].size);
+	fprintf(out, "\npossible states (oldest is durable):\n");
+	for (unsigned int k = 0; k < m->nsnaps; k++) {
+		char why[256] = "";
+		unsigned int i, bad = 0;
+
+		fprintf(out, "  after op %u:", m->snaps[k].op);
+		for (i = 0; i < m->snaps[k].n; i++) {
+			const struct ct_found *x = ct_tree_find(t, m->snaps[k].e[i].path);
+
+			fprintf(out, " %s=%u", m->snaps[k].e[i].path, m->snaps[k].e[i].id);
+			if (!x)
+				bad++;
+			else if (ct_file_check(&m->files[m->snaps[k].e[i].id - 1], x, why))
+				fprintf(out, "[%s]", why);
+		}
+		fprintf(out, "  (%u missing)\n", bad);
+	}
+	for (unsigned int i = 0; i < m->nfiles; i++) {
+		const struct ct_file *f = &m->files[i];
+
+		fprintf(out, "  file %u %s live=%d fsynced=%d last_op=%u size=%llu dur_size=%llu events=%u\n",
+			f->id, f->path, f->live, f->fsynced, f->last_op, (unsigned long long)f->size,
+			(unsigned long long)f->dur_size, f->nev);
+	}
 }

@@ -55,6 +55,11 @@ struct raid_fault_cfg {
 	uint64_t seed;			/* for the keep/revert choices; same seed, same result */
 	unsigned int keep_percent;	/* chance (0..100) that an unflushed write survives; default 50 */
 	bool tear;			/* revert partial writes sector by sector */
+	/* After the cut, instead of dropping every later write, keep each whole, drop
+	 * it, or tear it (a random subset of its sectors), at random: a machine whose
+	 * disks go on writing for a moment while the power fails, member by member.
+	 * Used with on_cut killing the process a little later. */
+	bool chaos_after_cut;
 	/* Optional: called once, right after the cut, with the domain lock held (it
 	 * must not touch the domain's devices). The daemon under test uses it to die
 	 * on the spot, as a machine does when its power goes. */

@@ -8,7 +8,10 @@
  * power domain, shared by the members of one array, counts writes over all of
  * them; when the count reaches cut_after_writes:
  *   1. that write and every later write or flush on any member is dropped (and
- *      reported as success: the process that issued it is about to die);
+ *      reported as success: the process that issued it is about to die) -- or,
+ *      with cfg.chaos_after_cut, while the process runs on for a moment, each
+ *      later plain write is kept, dropped or torn at random, and a flush or a
+ *      FUA/PREFLUSH write never returns (nothing can be made durable any more);
  *   2. each member's unflushed writes are visited newest first, and each is kept
  *      (with probability keep_percent) or reverted to the bytes it overwrote --
  *      whole, or with cfg.tear, on a random subset of its 512-byte sectors.
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jgrfs/raid.h"
 
@@ -181,6 +185,56 @@ static bool raid_fault_is_bad_locked(struct dev_fault *f, const struct blk_req *
 	return false;
 }
 
+/*
+ * After the cut with chaos_after_cut, nothing can become durable: a flush, or a
+ * write that asks for durability (FUA, PREFLUSH), never completes -- the caller
+ * sleeps until the process is killed -- so no ordering the upper layers built
+ * on flushes is broken; plain writes land kept, dropped or torn. Called without
+ * the domain lock.
+ */
+static void raid_fault_hang(void)
+{
+	for (;;)
+		pause();
+}
+
+static bool raid_fault_chaos_hangs(const struct raid_fault_domain *d, const struct blk_req *r)
+{
+	return d->cfg.chaos_after_cut && raid_fault_domain_is_cut(d) &&
+	       (r->op == BLK_OP_FLUSH || (r->op == BLK_OP_WRITE && (r->flags & (BLK_FUA | BLK_PREFLUSH))));
+}
+
+/* A plain write after the cut with chaos_after_cut: kept, dropped or torn. Domain lock held. */
+static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
+{
+	struct raid_fault_domain *d = f->dom;
+	size_t len = (size_t)r->nblocks * JG_BLOCK_SIZE;
+	uint64_t pick = raid_fault_rand(d) % 3;
+	uint8_t *cur;
+	int rc;
+
+	if (pick == 0)
+		return 0;			/* dropped */
+	if (pick == 1) {
+		struct blk_req w = *r;		/* kept whole */
+
+		w.flags = 0;
+		return blk_submit(f->lower, &w, 1);
+	}
+	cur = jg_alloc_blocks(r->nblocks);	/* torn: some sectors new, the rest old */
+	if (!cur)
+		return -ENOMEM;
+	rc = blk_rw(f->lower, BLK_OP_READ, r->blkno, r->nblocks, cur, 0);
+	if (!rc) {
+		for (size_t s = 0; s < len; s += FAULT_SECTOR)
+			if (raid_fault_rand(d) & 1)
+				memcpy(cur + s, (uint8_t *)r->buf + s, FAULT_SECTOR);
+		rc = blk_rw(f->lower, BLK_OP_WRITE, r->blkno, r->nblocks, cur, 0);
+	}
+	free(cur);
+	return rc;
+}
+
 /* One write: remember what it overwrites, then write. Domain lock held. */
 static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 {
@@ -191,6 +245,14 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	d->writes++;
 	if (d->cfg.cut_after_writes && d->writes >= d->cfg.cut_after_writes)
 		raid_fault_cut_locked(d);
+	if (d->cut && d->cfg.chaos_after_cut) {
+		if (r->flags & (BLK_FUA | BLK_PREFLUSH)) {
+			/* the cut came with this very write: it cannot be made durable */
+			pthread_mutex_unlock(&d->lock);
+			raid_fault_hang();
+		}
+		return raid_fault_chaos_write_locked(f, r);
+	}
 	if (d->cut)
 		return 0; /* lost with the power */
 	if (r->flags & BLK_PREFLUSH)
@@ -230,6 +292,8 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 		struct blk_req *r = &reqs[i];
 		int rc = 0;
 
+		if (raid_fault_chaos_hangs(d, r))
+			raid_fault_hang();
 		pthread_mutex_lock(&d->lock);
 		if (r->op != BLK_OP_FLUSH && raid_fault_is_bad_locked(f, r)) {
 			rc = -EIO;

@@ -36,7 +36,7 @@ static int fixture_setup(void **state)
 		return -1;
 	if (ct_model_new(42, 300, &f->m) || ct_workload_setup(f->dir))
 		return -1;
-	if (ct_workload_run(f->m, f->dir, &progress) != 300 || progress != 300)
+	if (ct_workload_run(f->m, f->dir, &progress, NULL) != 300 || progress != 300)
 		return -1;
 	if (ct_tree_read_dir(f->dir, &f->t))
 		return -1;
