@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Mount options and modes of `jgrfs mount`: every data mode writes and reads
+# back across a remount; ro refuses writes; bad options, a foreign resync policy
+# and a dead mountpoint are refused with a message and nothing mounted; -f stays
+# in the foreground and stops cleanly on SIGINT; the /etc/fstab form goes
+# through mount.fuse3 (`jgrfs#mount` source, members= option).
+#
+#   fuse_options.sh PATH/TO/jgrfs
+. "$(dirname "$0")/fuse_lib.sh"
+it_setup "$@"
+
+it_make_members 4 128M
+it_mkfs -l 5
+head -c 3M /dev/urandom >"$T/data"
+
+for mode in journal writeback ordered declared; do
+	it_log "data=$mode"
+	it_mount -o data=$mode,commit=1
+	"$JGRFS" status "$MNT" | grep -q "data=$mode" || it_fail "status: data=$mode"
+	mkdir "$MNT/$mode" && cp "$T/data" "$MNT/$mode/f" && cp -a "$T/data" "$MNT/$mode/g" ||
+		it_fail "write in data=$mode"
+	it_unmount
+	it_mount
+	cmp "$T/data" "$MNT/$mode/f" && cmp "$T/data" "$MNT/$mode/g" || it_fail "data=$mode lost data"
+	it_unmount
+done
+
+it_log "no_writeback_cache, threads=1, max_write=128K"
+it_mount -o no_writeback_cache,threads=1,max_write=128K
+cp "$T/data" "$MNT/nowb" && cmp "$T/data" "$MNT/nowb" || it_fail "no_writeback_cache"
+it_unmount
+
+it_log "ro"
+it_mount -o ro
+touch "$MNT/new" 2>/dev/null && it_fail "wrote to a read-only mount"
+cmp "$T/data" "$MNT/declared/f" || it_fail "read on ro"
+"$JGRFS" status "$MNT" | grep -q "read-only" || it_fail "status: read-only"
+it_unmount
+
+it_log "refused options"
+for o in data=fast commit=0 max_write=2M threads=0 resync=bitmap no_such_option; do
+	# shellcheck disable=SC2086
+	if "$JGRFS" mount -o $o $DEVS "$MNT" >"$T/bad.log" 2>&1; then
+		it_unmount
+		it_fail "-o $o accepted"
+	fi
+	[ -s "$T/bad.log" ] || it_fail "-o $o refused without a message"
+	grep -q " $MNT fuse" /proc/mounts && it_fail "-o $o: mounted anyway"
+done
+grep -q "resync=journal" <("$JGRFS" mount -o resync=full $DEVS "$MNT" 2>&1) ||
+	it_fail "resync= refusal does not name the array's policy"
+
+it_log "a dead mountpoint is refused"
+it_mount
+pid=$(it_daemon_pid)
+kill -9 "$pid"
+while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+# shellcheck disable=SC2086
+"$JGRFS" mount $DEVS "$MNT" >"$T/dead.log" 2>&1 && it_fail "mounted over a dead mount"
+grep -q "fusermount3 -u" "$T/dead.log" || { cat "$T/dead.log"; it_fail "no advice for a dead mount"; }
+fusermount3 -u "$MNT" || it_fail "clear the dead mount"
+
+it_log "-f: foreground, SIGINT"
+# shellcheck disable=SC2086
+"$JGRFS" mount -f $DEVS "$MNT" >"$T/fg.log" 2>&1 &
+fg=$!
+IT_PIDS="$IT_PIDS $fg"
+i=0
+until grep -q " $MNT fuse" /proc/mounts; do
+	kill -0 $fg 2>/dev/null || { cat "$T/fg.log"; it_fail "foreground mount died"; }
+	[ $i -lt 300 ] || it_fail "foreground mount did not come up"
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -q "recovery: array_was_dirty=1" "$T/fg.log" || { cat "$T/fg.log"; it_fail "no recovery line"; }
+cp "$T/data" "$MNT/fg" || it_fail "write in foreground mode"
+kill -INT $fg
+wait $fg
+rc=$?
+[ $rc = 0 ] || { cat "$T/fg.log"; it_fail "foreground daemon exit $rc after SIGINT"; }
+grep -q " $MNT fuse" /proc/mounts && it_fail "still mounted after SIGINT"
+grep -q "unmounted .* cleanly" "$T/fg.log" || it_fail "no clean unmount message"
+
+it_log "fstab form through mount.fuse3"
+if command -v mount.fuse3 >/dev/null; then
+	mkdir "$T/bin" && ln -s "$JGRFS" "$T/bin/jgrfs"
+	members=$(echo $DEVS | tr ' ' ':')
+	PATH="$T/bin:$PATH" mount.fuse3 "jgrfs#mount" "$MNT" -o "members=$members,data=ordered,nofail" \
+		>"$T/fstab.log" 2>&1 || { cat "$T/fstab.log"; it_fail "mount.fuse3 jgrfs#mount"; }
+	"$JGRFS" status "$MNT" | grep -q "data=ordered" || it_fail "fstab form: options not applied"
+	cmp "$T/data" "$MNT/fg" || it_fail "fstab form: data"
+	it_unmount
+fi
+
+it_fsck_clean
+it_finish
