@@ -55,11 +55,10 @@ struct fs_bcache {
 
 /* ---------------------------------------------------------- inode states */
 
-/* In-memory state of an inode seen by this mount: references and last change. */
+/* In-memory state of a referenced inode: its references. */
 struct fs_istate {
 	uint64_t ino;
 	uint64_t refs;			/* fs_ref - fs_forget */
-	uint64_t last_tid;		/* transaction of the last change (fsync) */
 	struct fs_istate *next;
 };
 
@@ -182,7 +181,7 @@ void fs_inode_encode(const struct fs_inode *ip, struct fs_dinode *d);
 int fs_inode_check(struct fs *fs, const struct fs_inode *ip, uint64_t blkno);
 void fs_inode_to_attr(const struct fs_inode *ip, struct fs_attr *out);
 struct fs_istate *fs_istate_get(struct fs *fs, uint64_t ino, bool create);
-void fs_istate_touch(struct fs_tx *tx, uint64_t ino);
+void fs_istate_drop(struct fs *fs, uint64_t ino);
 uint64_t fs_inode_blkno(const struct fs *fs, uint64_t ino);
 bool fs_ino_valid(const struct fs *fs, uint64_t ino);
 /* Free the blocks and the inode of an unlinked inode (several handles). */

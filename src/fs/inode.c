@@ -7,9 +7,8 @@
  * table block carries one jg_blk_hdr for its 15 inodes (bytes 0..255 are the
  * header and zeros). A free inode has mode 0 (and its bitmap bit clear).
  *
- * In-memory state (struct fs_istate) is kept per inode touched by this mount: the
- * FUSE references (fs_ref/fs_forget) and the tid of the last change, which fsync
- * commits.
+ * In-memory state (struct fs_istate) is kept per inode referenced through
+ * fs_ref (the FUSE lookup counts) until its last fs_forget.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -235,8 +234,6 @@ int fs_iput(struct fs_tx *tx, struct fs_inode *ip)
 	fs_inode_encode(ip, (struct fs_dinode *)(b->data +
 						 FS_INODE_SIZE * (slot % FS_INODES_PER_BLOCK + 1)));
 	rc = fs_bdirty(tx, b, FS_MAGIC_ITABLE);
-	if (!rc)
-		fs_istate_touch(tx, ip->ino);
 out:
 	fs_bput(fs, b);
 	fs_bput(fs, gb);
@@ -291,7 +288,7 @@ struct fs_istate *fs_istate_get(struct fs *fs, uint64_t ino, bool create)
 	return s;
 }
 
-static void fs_istate_drop(struct fs *fs, uint64_t ino)
+void fs_istate_drop(struct fs *fs, uint64_t ino)
 {
 	struct fs_istate **pp;
 
@@ -306,15 +303,6 @@ static void fs_istate_drop(struct fs *fs, uint64_t ino)
 		*pp = s->next;
 		free(s);
 	}
-}
-
-void fs_istate_touch(struct fs_tx *tx, uint64_t ino)
-{
-	struct fs_istate *s = fs_istate_get(tx->fs, ino, true);
-
-	/* without memory, fsync falls back to committing everything (last_tid unknown) */
-	if (s)
-		s->last_tid = tx->tid;
 }
 
 /* ----------------------------------------------------- eviction, truncate */

@@ -678,13 +678,12 @@ int fs_forget(struct fs *fs, uint64_t ino, uint64_t n)
 	if (s->refs)
 		goto out;
 	rc = fs_iget(fs, ino, &ip);
-	if (rc == -ENOENT) {
+	if (rc == -ENOENT)
 		rc = 0;
-		goto out;
-	}
-	/* unlinked and unreferenced: free now (read-only: the next mount does it) */
-	if (!rc && !ip.nlink && !fs_writable(fs))
+	else if (!rc && !ip.nlink && !fs_writable(fs))
+		/* unlinked and unreferenced: free now (read-only: the next mount does) */
 		rc = fs_inode_evict(fs, ino);
+	fs_istate_drop(fs, ino);
 out:
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
