@@ -322,8 +322,8 @@ int jnl_handle_stop(struct jnl_handle *h)
 	t->updates--;
 	if (h->credits > h->used)
 		t->credits -= h->credits - h->used;
-	if (!t->updates)
-		pthread_cond_broadcast(&j->cond);
+	/* a commit waits for the last handle; a full start may fit now */
+	pthread_cond_broadcast(&j->cond);
 	if (t == j->running && j->thread_on &&
 	    (jnl_txn_footprint(j, t, 0) >= j->soft_txn_blocks ||
 	     (j->cfg.mode == JNL_DATA_JOURNAL && t->nmeta >= j->cfg.max_txn_data_blocks)))

@@ -439,32 +439,40 @@ out:
 	return rc;
 }
 
-/* Pass 3: the log window being written at the crash. */
+/* Pass 3: the log window being written at the crash, in one batch. */
 static int jnl_rec_window(struct jnl *j, uint64_t head, struct jnl_recovery_report *rep)
 {
 	uint64_t left = j->max_txn_blocks < j->cap ? j->max_txn_blocks : j->cap;
-	uint8_t *buf = jg_alloc_blocks(JNL_REC_WIN);
-	uint64_t pos = head;
-	int rc;
+	uint64_t nreq = left / JNL_REC_WIN + 2, pos = head, off = 0;
+	struct blk_req *reqs = malloc(nreq * sizeof(*reqs));
+	uint8_t *buf = jg_alloc_blocks(left ? left : 1);
+	unsigned int nr = 0;
+	int rc = -ENOMEM;
 
-	if (!buf)
-		return -ENOMEM;
-	rc = 0;
-	while (!rc && left) {
+	if (!buf || !reqs)
+		goto out;
+	/* only the resync the reads cause matters; each has its own buffer */
+	while (left) {
 		uint64_t n = j->nblocks - pos;
 
 		if (n > left)
 			n = left;
 		if (n > JNL_REC_WIN)
 			n = JNL_REC_WIN;
-		rc = blk_rw(j->dev, BLK_OP_READ, jnl_abs(j, pos), (uint32_t)n, buf, BLK_SYNCRAID);
+		reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
+					       .blkno = jnl_abs(j, pos), .nblocks = (uint32_t)n,
+					       .buf = buf + off * JG_BLOCK_SIZE };
+		off += n;
 		rep->log_blocks_resynced += n;
 		left -= n;
 		pos = jnl_next_pos(j, pos, n);
 	}
+	rc = nr ? blk_submit(j->dev, reqs, nr) : 0;
 	if (rc)
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s log window resync failed: %d", j->dev->name, rc);
+out:
 	free(buf);
+	free(reqs);
 	return rc;
 }
 
