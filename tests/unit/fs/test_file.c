@@ -332,6 +332,44 @@ static void test_file_fsync_crash(void **state)
 	}
 }
 
+/* Far more data than the log holds, in every mode: forced commits and
+ * checkpoints in the middle of writes keep every byte. */
+static void test_file_large_through_small_log(void **state)
+{
+	const size_t total = 48u << 20, io = 1u << 20;
+	uint8_t *buf = malloc(io), *got = malloc(io);
+
+	(void)state;
+	for (unsigned int m = 0; m < 4; m++) {
+		struct fs_mkfs_opts mo = { .journal_blocks = 2048 };
+		struct blk_dev *dev;
+		struct fs *fs;
+		uint64_t ino;
+
+		assert_int_equal(raid_dev_mem_open("mem", 32768, &dev), 0);
+		assert_int_equal(fs_mkfs(dev, &mo), 0);
+		fs = ft_mount_mode(dev, ft_modes[m]);
+		ino = ft_create(fs, "big");
+		for (size_t off = 0; off < total; off += io) {
+			ft_pattern(buf, io, off + m);
+			assert_int_equal(fs_write(fs, ino, off, io, buf), (ssize_t)io);
+		}
+		assert_int_equal(fs_unmount(fs), 0);
+		fs = ft_mount_mode(dev, ft_modes[m]);
+		for (size_t off = 0; off < total; off += io) {
+			ft_pattern(buf, io, off + m);
+			assert_int_equal(fs_read(fs, ino, off, io, got), (ssize_t)io);
+			if (memcmp(got, buf, io))
+				fail_msg("mode %s: MiB at %zu differs", jnl_data_mode_name(ft_modes[m]), off);
+		}
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+	free(buf);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_file_setattr),
 		cmocka_unit_test(test_file_xattr),
 		cmocka_unit_test(test_file_fsync_crash),
+		cmocka_unit_test(test_file_large_through_small_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
