@@ -7,6 +7,7 @@
 #   make demo      a 4-disk RAID5 over sparse files in ./demo, mounted at ./demo/mnt
 #   make release   an optimised build without sanitizers in build-release/ (benchmarks)
 
+SHELL := /bin/bash
 BUILD ?= build
 RELEASE ?= build-release
 VGBUILD ?= build-valgrind
@@ -36,9 +37,17 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
+# Both runs go on to the end; the last line sums them up ("N passed, N failed").
 test: build
-	meson test -C $(BUILD) $(MESON_TEST_FLAGS)
-	$(MAKE) --no-print-directory valgrind
+	@rc=0; \
+	meson test -C $(BUILD) $(MESON_TEST_FLAGS) 2>&1 | tee $(BUILD)/test.out; \
+	[ $${PIPESTATUS[0]} = 0 ] || rc=1; \
+	$(MAKE) --no-print-directory valgrind 2>&1 | tee $(BUILD)/valgrind.out; \
+	[ $${PIPESTATUS[0]} = 0 ] || rc=1; \
+	awk '/^Ok:/ || /^Expected Fail:/ { p += $$NF } /^Fail:/ || /^Timeout:/ || /^Unexpected Pass:/ { f += $$NF } \
+	     /^Skipped:/ { s += $$NF } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' \
+	     $(BUILD)/test.out $(BUILD)/valgrind.out; \
+	exit $$rc
 
 unit: build
 	meson test -C $(BUILD) $(MESON_TEST_FLAGS) --suite unit
