@@ -12,6 +12,7 @@ int cmd_crashtest(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
+int cmd_replace(int argc, char **argv);
 
 /* the array: tools/cmd_{create,examine,scrub,rebuild,bench_raid}.c */
 int cmd_create(int argc, char **argv);
@@ -35,6 +36,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
+	{ "replace", "rebuild a failed member of a mounted volume online", cmd_replace }, \
 	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
 	{ "scrub", "check (and --repair) the parity of every stripe row", cmd_scrub }, \

@@ -125,6 +125,21 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 /* Fill a struct fop_status. */
 #define FOP_IOC_STATUS _IOR(FOP_IOC_MAGIC, 0x40, struct fop_status)
 
+/*
+ * Rebuild a failed or missing member online onto a new device (an existing file
+ * or block device at least as large as the others), in a thread of the daemon;
+ * the volume stays in use and FOP_IOC_STATUS shows the progress. Root or the
+ * user who mounted only. -EBUSY while a rebuild runs; -EINVAL when no member
+ * needs one (or the role given does not).
+ */
+#define FOP_IOC_REPLACE _IOW(FOP_IOC_MAGIC, 0x41, struct fop_replace)
+#define FOP_REPLACE_ROLE (1u << 0) /* role is given; else the one failed or missing */
+struct fop_replace {
+	uint32_t flags; /* FOP_REPLACE_* */
+	uint32_t role;
+	char path[1024]; /* the new device, NUL-terminated, absolute */
+};
+
 #define FOP_STATUS_VERSION 1u
 #define FOP_STATUS_MEMBERS 32u
 

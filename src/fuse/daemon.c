@@ -416,6 +416,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	int rc, rc2;
 
 	memset(&c, 0, sizeof(c));
+	pthread_mutex_init(&c.rebuild_lock, NULL);
 	c.array = a;
 	c.opts = o;
 	c.owner_uid = getuid();
@@ -510,6 +511,7 @@ out:
 		fuse_session_destroy(c.se); /* runs fop_destroy once the session was up */
 	}
 	fuse_opt_free_args(&args);
+	fop_rebuild_join(&c); /* an online rebuild stops; the member stays failed */
 	if (c.fs) {
 		rc2 = fs_unmount(c.fs);
 		if (rc2)
@@ -523,6 +525,7 @@ out:
 	rc = rc ? rc : rc2;
 	if (mounted && !rc)
 		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
+	pthread_mutex_destroy(&c.rebuild_lock);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);
 	if (atomic_load(&fop_log_syslog))

@@ -8,6 +8,8 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -29,6 +31,12 @@ struct fop_ctx {
 	/* what recovery did at this mount, kept for the status ioctl */
 	struct raid_resync_report raid_resync;
 	bool array_was_dirty;
+	/* online rebuild (FOP_IOC_REPLACE): one at a time, joined before unmount */
+	pthread_mutex_t rebuild_lock; /* protects the three fields below */
+	pthread_t rebuild_thread;
+	bool rebuild_started; /* a thread exists (running or finished) and needs a join */
+	bool rebuild_running;
+	atomic_bool stopping; /* unmount: a running rebuild stops at its next step */
 };
 
 /* The FUSE filesystem inode numbers are ours: the root is the same number. */
@@ -41,5 +49,7 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
 	       size_t out_bufsz);
 void fop_status_fill(struct fop_ctx *c, struct fop_status *st);
+/* Stop a running online rebuild and wait for its thread (at unmount). */
+void fop_rebuild_join(struct fop_ctx *c);
 
 #endif /* JGRFS_FOP_I_H */

@@ -3,7 +3,8 @@
  * src/fuse/ioctl.c - the ioctls of a mounted volume (include/jgrfs/fop.h):
  * resync-all on/off, the seeds' SET_RESYNC_ALL / CLEAR_RESYNC_ALL (seed 006),
  * passed to the array as blk_ctl(BLK_CTL_SET_RESYNC_ALL / CLEAR_RESYNC_ALL), and
- * the status that `jgrfs status` prints.
+ * the status that `jgrfs status` prints, and the online rebuild of a failed
+ * member (`jgrfs replace`), which runs in a thread of its own.
  *
  * FUSE forwards only "restricted" ioctls from a normal mount: the kernel copies
  * in and out the number of bytes encoded in the command, so every command here
@@ -11,6 +12,7 @@
  * kernel announces before trusting them.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -116,6 +118,127 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->label[sizeof(st->label) - 1] = '\0';
 }
 
+/* ------------------------------------------------------- online rebuild */
+
+struct fop_rebuild {
+	struct fop_ctx *c;
+	unsigned int role;
+	struct blk_dev *dev;
+};
+
+/* raid_rebuild()'s progress callback: non-zero stops it (unmount under way). */
+static int fop_rebuild_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct fop_ctx *c = ctx;
+
+	return atomic_load(&c->stopping);
+}
+
+static void *fop_rebuild_main(void *arg)
+{
+	struct fop_rebuild *r = arg;
+	struct fop_ctx *c = r->c;
+	int rc;
+
+	/* the array owns r->dev from this call on, whatever it returns */
+	rc = raid_rebuild(c->array, r->role, r->dev, fop_rebuild_progress, c);
+	if (rc)
+		jg_log(JG_LOG_ERR, "fuse", "rebuild of role %u failed: %s", r->role, strerror(-rc));
+	else
+		jg_log(JG_LOG_INFO, "fuse", "rebuild of role %u done: the array is whole", r->role);
+	pthread_mutex_lock(&c->rebuild_lock);
+	c->rebuild_running = false;
+	pthread_mutex_unlock(&c->rebuild_lock);
+	free(r);
+	return NULL;
+}
+
+/* The role to rebuild: the one given, or the only member failed or missing. */
+static int fop_rebuild_role(struct fop_ctx *c, const struct fop_replace *rq, unsigned int *role)
+{
+	struct raid_info ri;
+	unsigned int found = 0;
+
+	raid_info_get(c->array, &ri);
+	for (unsigned int i = 0; i < ri.nmembers && i < 32; i++) {
+		const struct raid_member_info *m = &ri.members[i];
+		bool broken = !m->present || m->failed;
+
+		if (rq->flags & FOP_REPLACE_ROLE) {
+			if (m->role == rq->role) {
+				*role = m->role;
+				return broken ? 0 : -EINVAL;
+			}
+		} else if (broken) {
+			*role = m->role;
+			found++;
+		}
+	}
+	return found == 1 ? 0 : -EINVAL;
+}
+
+void fop_rebuild_join(struct fop_ctx *c)
+{
+	bool started;
+
+	atomic_store(&c->stopping, true);
+	pthread_mutex_lock(&c->rebuild_lock);
+	started = c->rebuild_started;
+	c->rebuild_started = false;
+	pthread_mutex_unlock(&c->rebuild_lock);
+	if (started)
+		pthread_join(c->rebuild_thread, NULL);
+}
+
+static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
+{
+	struct fop_rebuild *r = NULL;
+	struct blk_dev *dev = NULL;
+	unsigned int role;
+	int rc = -EINVAL;
+
+	if (memchr(rq->path, '\0', sizeof(rq->path)) == NULL || rq->path[0] != '/')
+		return -EINVAL;
+	pthread_mutex_lock(&c->rebuild_lock);
+	rc = -EBUSY;
+	if (c->rebuild_running)
+		goto out;
+	if (c->rebuild_started) {
+		/* the last rebuild finished: reap its thread before starting another */
+		pthread_join(c->rebuild_thread, NULL);
+		c->rebuild_started = false;
+	}
+	rc = fop_rebuild_role(c, rq, &role);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "fuse", "replace: no member to rebuild%s",
+		       rq->flags & FOP_REPLACE_ROLE ? " at that role (working or unknown)" : "");
+		goto out;
+	}
+	rc = raid_dev_uring_open(rq->path, 0, &dev);
+	if (rc)
+		goto out;
+	rc = -ENOMEM;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out;
+	r->c = c;
+	r->role = role;
+	r->dev = dev;
+	rc = -pthread_create(&c->rebuild_thread, NULL, fop_rebuild_main, r);
+	if (rc)
+		goto out;
+	dev = NULL;
+	r = NULL;
+	c->rebuild_started = true;
+	c->rebuild_running = true;
+	jg_log(JG_LOG_INFO, "fuse", "replace: rebuilding role %u onto %s", role, rq->path);
+out:
+	pthread_mutex_unlock(&c->rebuild_lock);
+	free(r);
+	blk_close(dev);
+	return rc;
+}
+
 /* Switching resync-all changes how the array reads: root or the mounting user only. */
 static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
 {
@@ -150,6 +273,18 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 			goto out;
 		jg_log(JG_LOG_INFO, "fuse", "resync-all %s",
 		       cmd == FOP_IOC_SET_RESYNC_ALL ? "on" : "off");
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FOP_IOC_REPLACE:
+		rc = -EPERM;
+		if (!fop_ioctl_allowed(req, c))
+			goto out;
+		rc = -EINVAL;
+		if (in_bufsz < sizeof(struct fop_replace))
+			goto out;
+		rc = fop_ioctl_replace(c, in_buf);
+		if (rc)
+			goto out;
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	case FOP_IOC_STATUS:

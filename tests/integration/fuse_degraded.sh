@@ -11,7 +11,9 @@
 # back right (through parity, with the kernel's page cache dropped so that the
 # reads reach the daemon), new files can be written, status reports degraded
 # and the member failed; the volume unmounts cleanly, mounts again degraded from
-# the three remaining members, and fsck -n is clean.
+# the three remaining members; the lost member is rebuilt online onto a new file
+# (jgrfs replace) while files are written; the rebuilt array mounts whole and
+# fsck -n is clean.
 #
 #   fuse_degraded.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
@@ -65,6 +67,24 @@ it_mount
 diff -r "$SRC" "$MNT/src" || it_fail "diff -r after degraded remount"
 cmp "$T/rand" "$MNT/rand" && cmp "$T/new" "$MNT/new" || it_fail "data after degraded remount"
 diff -r "$SRC/base" "$MNT/newdir/base" || it_fail "newdir after degraded remount"
+
+it_log "replace the member online while writing"
+cp -a "$SRC" "$MNT/during" &
+writer=$!
+"$JGRFS" replace --size 256M --wait "$MNT" "$T/new3.img" >"$T/replace.log" 2>&1 ||
+	{ cat "$T/replace.log"; it_fail "replace"; }
+wait $writer || it_fail "cp -a during the rebuild"
+"$JGRFS" status "$MNT" >"$T/status.txt" || { cat "$T/status.txt"; it_fail "status not healthy after replace"; }
+grep -q "ok .*new3.img" "$T/status.txt" || { cat "$T/status.txt"; it_fail "new member not in status"; }
+diff -r "$SRC" "$MNT/during" || it_fail "files written during the rebuild"
+it_unmount
+
+it_log "mount the rebuilt array: whole again"
+DEVS="$T/disk0.img $T/disk1.img $T/disk2.img $T/new3.img"
+it_mount
+"$JGRFS" status "$MNT" | grep -q healthy || it_fail "rebuilt array not healthy"
+diff -r "$SRC" "$MNT/src" && diff -r "$SRC" "$MNT/during" || it_fail "data after rebuild"
+cmp "$T/rand" "$MNT/rand" && cmp "$T/new" "$MNT/new" || it_fail "files after rebuild"
 it_unmount
 it_fsck_clean
 it_finish
