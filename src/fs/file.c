@@ -185,10 +185,12 @@ out:
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf)
 {
 	uint64_t written = 0, n;
+	bool retried = false;
 	ssize_t rc;
 
 	if (off + size < off || off + size > FS_MAX_LBLK * JG_BLOCK_SIZE)
 		return -EFBIG;
+
 	pthread_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	while (!rc && written < size) {
@@ -197,6 +199,11 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const v
 		written += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
+		if (rc == -ENOSPC && !retried && fs->free_blocks) {
+			/* free blocks waiting for their transaction to commit (G3) */
+			retried = true;
+			rc = fs_commit_all_locked(fs);
+		}
 	}
 	pthread_mutex_unlock(&fs->lock);
 	/* as write(2): a short count when something was written */
@@ -384,7 +391,29 @@ int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
 		if (rc)
 			return rc;
 	}
-	return jnl_commit(fs->jnl, info.running_tid, true);
+	rc = jnl_commit(fs->jnl, info.running_tid, true);
+	if (!rc) {
+		pthread_mutex_lock(&fs->lock);
+		if (jg_seq_after(info.running_tid, fs->durable_tid))
+			fs->durable_tid = info.running_tid;
+		pthread_mutex_unlock(&fs->lock);
+	}
+	return rc;
+}
+
+int fs_commit_all_locked(struct fs *fs)
+{
+	struct jnl_info info;
+	int rc = 0;
+
+	jnl_info_get(fs->jnl, &info);
+	if (info.running_tid > 1)
+		rc = jnl_commit(fs->jnl, info.running_tid - 1, true);
+	if (!rc)
+		rc = jnl_commit(fs->jnl, info.running_tid, true);
+	if (!rc && jg_seq_after(info.running_tid, fs->durable_tid))
+		fs->durable_tid = info.running_tid;
+	return rc;
 }
 
 int fs_sync(struct fs *fs)

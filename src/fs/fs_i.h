@@ -16,6 +16,12 @@
  * (F3) An inode whose link count reached 0 is on the orphan list until its blocks
  *      and the inode itself are freed, so a crash in between frees it at mount.
  * (G1) A group's free counts in its descriptor equal the clear bits of its bitmaps.
+ * (G3) A block freed in transaction F is not handed out again before F is durable
+ *      (the running tid is F + 2 or later: commits run one at a time, so F + 1
+ *      began committing only after F was durable). Otherwise a crash before F
+ *      commits would leave the block's old owner (still live in the committed
+ *      state) holding the new owner's data, written home before its commit
+ *      (ordered, declared, writeback modes): ext3's b_committed_data rule.
  * (G2) Inode table blocks at and after a group's itable_init were never written:
  *      they read as all-free; inodes are allocated lowest-first in a group, so the
  *      first write past itable_init is the block at itable_init.
@@ -85,6 +91,12 @@ struct fs_tx {
 	uint64_t blocks[FS_TX_MAX_TRACK];
 };
 
+/* Blocks of one group freed by recent transactions (G3): two generations. */
+struct fs_pending {
+	uint64_t tid[2];
+	uint8_t *bits[2];		/* FS_BITMAP_OFFSET-based like the bitmap block; NULL: none */
+};
+
 struct fs {
 	pthread_mutex_t lock;		/* the big lock: protects everything below */
 	struct blk_dev *dev;
@@ -98,6 +110,8 @@ struct fs {
 	uint32_t bpg, ipg, ngroups, gdt_blocks, itable_blocks;
 	uint64_t free_blocks, free_inodes;	/* sums of the descriptors */
 	uint32_t alloc_group;		/* where the last file block went */
+	struct fs_pending *pending;	/* per group, (G3) */
+	uint64_t durable_tid;		/* newest tid a commit we waited for made durable */
 	bool readonly;			/* mounted read-only or turned read-only */
 	bool error;			/* an inconsistency was found */
 	bool fsck;			/* opened by fsck: no orphan processing */
@@ -233,6 +247,8 @@ int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_d
 
 /* -------------------------------------------------------------- file.c */
 
+/* Commit and wait for everything so far (no handle held); records durable_tid. */
+int fs_commit_all_locked(struct fs *fs);
 /* Shrink or grow @ino to @size (several handles when shrinking). */
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 

@@ -11,6 +11,7 @@
  * descriptor in the same handle (G1).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fs_i.h"
@@ -111,6 +112,65 @@ static int64_t fs_bitmap_find(const uint8_t *blk, uint32_t from, uint32_t n)
 	return -1;
 }
 
+/* ------------------------------------------------ blocks freed recently (G3) */
+
+static bool fs_pending_safe(const struct fs *fs, uint64_t freed_tid, uint64_t now_tid)
+{
+	return !jg_seq_after(freed_tid + 2, now_tid) ||
+	       (fs->durable_tid && !jg_seq_after(freed_tid, fs->durable_tid));
+}
+
+/* Is bit @i of group @g freed by a transaction not yet durable? */
+static bool fs_pending_test(const struct fs *fs, uint32_t g, uint32_t i, uint64_t now_tid)
+{
+	const struct fs_pending *p;
+
+	if (!fs->pending)
+		return false;
+	p = &fs->pending[g];
+	for (int k = 0; k < 2; k++)
+		if (p->bits[k] && !fs_pending_safe(fs, p->tid[k], now_tid) && fs_bit_test(p->bits[k], i))
+			return true;
+	return false;
+}
+
+/* Remember that bit @i of group @g was freed in @tid. */
+static int fs_pending_add(struct fs *fs, uint32_t g, uint32_t i, uint64_t tid)
+{
+	struct fs_pending *p;
+	int k;
+
+	if (!fs->pending) {
+		fs->pending = calloc(fs->ngroups, sizeof(*fs->pending));
+		if (!fs->pending)
+			return -ENOMEM;
+	}
+	p = &fs->pending[g];
+	for (k = 0; k < 2; k++)
+		if (p->bits[k] && p->tid[k] == tid)
+			goto set;
+	/* a generation already durable (or unused) takes this transaction */
+	for (k = 0; k < 2; k++)
+		if (!p->bits[k] || fs_pending_safe(fs, p->tid[k], tid))
+			break;
+	if (k == 2) {
+		/* both generations still pending: merge into the newer (conservative) */
+		k = jg_seq_after(p->tid[0], p->tid[1]) ? 0 : 1;
+		p->tid[k] = tid;
+		goto set;
+	}
+	if (!p->bits[k]) {
+		p->bits[k] = jg_alloc_blocks(1);
+		if (!p->bits[k])
+			return -ENOMEM;
+	}
+	memset(p->bits[k], 0, JG_BLOCK_SIZE);
+	p->tid[k] = tid;
+set:
+	fs_bit_set(p->bits[k], i);
+	return 0;
+}
+
 /* Allocate one block in group @g at or after @from; -ENOSPC when the group is full. */
 static int fs_block_alloc_group(struct fs_tx *tx, uint32_t g, uint32_t from, uint64_t *out)
 {
@@ -131,14 +191,25 @@ static int fs_block_alloc_group(struct fs_tx *tx, uint32_t g, uint32_t from, uin
 	rc = fs_bread(fs, fs_group_start(fs, g), FS_MAGIC_BBITMAP, "block bitmap", &bb);
 	if (rc)
 		goto out;
-	bit = fs_bitmap_find(bb->data, from, n);
-	if (bit < 0 && from)
-		bit = fs_bitmap_find(bb->data, 0, n);
-	if (bit < 0) {
-		fs_set_error(fs, "group=%u descriptor says %u blocks free, bitmap has none", g,
-			     jg_le32(gd->free_blocks));
-		rc = -EUCLEAN;
-		goto out;
+	/* (G3): skip blocks freed by transactions not yet durable */
+	for (int pass = 0, any = 0;; pass++) {
+		bit = fs_bitmap_find(bb->data, pass ? 0 : from, n);
+		while (bit >= 0 && fs_pending_test(fs, g, (uint32_t)bit, tx->tid)) {
+			any = 1;
+			bit = fs_bitmap_find(bb->data, (uint32_t)bit + 1, n);
+		}
+		if (bit >= 0)
+			break;
+		if (pass || !from) {
+			if (any) {
+				rc = -ENOSPC;	/* free, but not yet reusable */
+				goto out;
+			}
+			fs_set_error(fs, "group=%u descriptor says %u blocks free, bitmap has none",
+				     g, jg_le32(gd->free_blocks));
+			rc = -EUCLEAN;
+			goto out;
+		}
 	}
 	fs_bit_set(bb->data, (uint32_t)bit);
 	gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) - 1);
@@ -219,6 +290,8 @@ int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta)
 		rc = jnl_handle_revoke(tx->h, blkno);
 	if (!rc)
 		rc = jnl_handle_forget(tx->h, blkno);
+	if (!rc)
+		rc = fs_pending_add(fs, g, bit, tx->tid);
 	if (rc)
 		goto out;
 	fs->free_blocks++;

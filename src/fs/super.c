@@ -298,6 +298,12 @@ void fs_close_mem(struct fs *fs)
 	if (!fs)
 		return;
 	fs_bcache_destroy(fs);
+	if (fs->pending) {
+		for (uint32_t g = 0; g < fs->ngroups; g++)
+			for (int k = 0; k < 2; k++)
+				free(fs->pending[g].bits[k]);
+		free(fs->pending);
+	}
 	if (fs->ist) {
 		for (uint64_t i = 0; i < fs->nist; i++) {
 			struct fs_istate *s = fs->ist[i], *n;

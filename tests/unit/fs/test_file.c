@@ -370,6 +370,37 @@ static void test_file_large_through_small_log(void **state)
 	free(got);
 }
 
+/* Blocks freed by an uncommitted transaction are not reused before it commits
+ * (a crash would leave their old owner with the new data), yet a full filesystem
+ * can be emptied and refilled without an explicit sync. */
+static void test_file_refill_after_delete(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	uint8_t *buf = malloc(1 << 20);
+	struct fs_statfs st;
+	uint64_t ino, total = 0;
+	ssize_t n;
+
+	(void)state;
+	memset(buf, 0xab, 1 << 20);
+	ino = ft_create(fs, "fill");
+	while ((n = fs_write(fs, ino, total, 1 << 20, buf)) == 1 << 20)
+		total += (uint64_t)n;
+	assert_true(n >= 0 || n == -ENOSPC);
+	assert_true(total > (32u << 20));
+	assert_int_equal(fs_statfs(fs, &st), 0);
+	assert_true(st.blocks_free < 64);
+	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "fill"), 0);
+	ino = ft_create(fs, "again");
+	for (uint64_t off = 0; off < total; off += 1 << 20)
+		assert_int_equal(fs_write(fs, ino, off, 1 << 20, buf), 1 << 20);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_file_xattr),
 		cmocka_unit_test(test_file_fsync_crash),
 		cmocka_unit_test(test_file_large_through_small_log),
+		cmocka_unit_test(test_file_refill_after_delete),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
