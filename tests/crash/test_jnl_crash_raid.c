@@ -2,7 +2,8 @@
 /*
  * tests/crash/test_jnl_crash_raid.c - journal-guided resync: data=declared on a
  * RAID5 array (resync policy "journal": no bitmap for BLK_FS_RAIDSYNC writes),
- * power cut at every member write of the workload in jnl_crash.h.
+ * power cut at every member write of the workload in jnl_crash.h (unflushed member
+ * writes kept, reverted or torn sector by sector).
  *
  * After each cut the array is reassembled on the surviving members, the journal
  * recovers (SYNCRAID passes), and then:
@@ -174,7 +175,7 @@ static int64_t r_crash_once(uint64_t cut, bool syncraid, int steps, bool *done,
 			    struct jnl_recovery_report *rep, uint64_t *rows)
 {
 	struct raid_fault_cfg fc = { .cut_after_writes = cut ? r_base_writes + cut : 0, .seed = cut,
-				     .keep_percent = 50 };
+				     .keep_percent = 50, .tear = true };
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
 			       .no_commit_thread = true };
 	struct blk_dev *mem[R_MEMBERS], *fault[R_MEMBERS], *top;
@@ -217,7 +218,7 @@ static int64_t r_crash_once(uint64_t cut, bool syncraid, int steps, bool *done,
 	if (rc)
 		fail_msg("cut %llu: recovery: %d", (unsigned long long)cut, rc);
 	jnl_abandon(j);
-	w_check(top, m, JNL_DATA_DECLARED, cut, false);
+	w_check(top, m, JNL_DATA_DECLARED, cut, true);
 	mism = raid_scrub(a, false, NULL, NULL, NULL);
 	assert_true(mism >= 0);
 	raid_info_get(a, &info);
