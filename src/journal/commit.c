@@ -233,6 +233,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		goto out;
 	}
 	nr = nlog + (unsigned int)nd;
+	rc = 0;
 	if (j->cfg.mode == JNL_DATA_WRITEBACK || j->cfg.mode == JNL_DATA_JOURNAL) {
 		/* (C1) async commit: one batch, one flush */
 		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf, .blkno = jnl_abs(j, cpos),
@@ -257,7 +258,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 				rc = jnl_io(j, reqs + nlog, (unsigned int)nd);
 		} else {
 			/* (C2) data and log blocks together */
-			rc = jnl_io(j, reqs, nr);
+			if (nr)
+				rc = jnl_io(j, reqs, nr);
 		}
 		if (!rc) {
 			struct blk_req c = { .op = BLK_OP_WRITE, .flags = wf | BLK_PREFLUSH | BLK_FUA,

@@ -356,6 +356,52 @@ static void test_jnl_threads_concurrent_handles(void **state)
 	}
 }
 
+/* Transactions with no logged block (only a forget, only a revoke) commit and replay. */
+static void test_jnl_transactions_without_copies(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, t_modes[mi], true);
+		struct jnl_recovery_report rep;
+		struct jnl_handle *h;
+		struct jnl_info info;
+		uint8_t *b = jg_alloc_blocks(1);
+
+		t_txn(j, 30, 2, 1, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+		assert_int_equal(jnl_handle_forget(h, 30), 0);
+		assert_int_equal(jnl_handle_stop(h), 0);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+		assert_int_equal(jnl_handle_revoke(h, 31), 0);
+		assert_int_equal(jnl_handle_stop(h), 0);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		/* data dirtied then forgotten in one transaction */
+		assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+		t_fill(b, 500, 7);
+		assert_int_equal(jnl_handle_dirty_data(h, 500, b), 0);
+		assert_int_equal(jnl_handle_forget(h, 500), 0);
+		assert_int_equal(jnl_handle_stop(h), 0);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		jnl_info_get(j, &info);
+		assert_int_equal(info.commits, 4);
+		jnl_abandon(j);
+		j = t_open(d, t_modes[mi], false);
+		jnl_info_get(j, &info);
+		rep = info.last_recovery;
+		assert_int_equal(rep.transactions_replayed, 4);
+		assert_int_equal(rep.blocks_revoked, 1);	/* 31's copy of the first */
+		assert_int_equal(t_read_ver(NULL, d, 30), 1);	/* forget does not revoke */
+		assert_int_equal(t_read_ver(NULL, d, 31), 0);
+		assert_int_equal(t_read_ver(NULL, d, 500), 0);
+		jnl_abandon(j);
+		free(b);
+		blk_close(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_open_verifies_superblock),
 		cmocka_unit_test(test_jnl_credits),
 		cmocka_unit_test(test_jnl_threads_concurrent_handles),
+		cmocka_unit_test(test_jnl_transactions_without_copies),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
