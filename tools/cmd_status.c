@@ -158,6 +158,8 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	for (unsigned int i = 0; i < n; i++)
 		printf("  member %2u  %-10s %s\n", st->members[i].role,
 		       status_member_state(&st->members[i]), st->members[i].name);
+	if ((st->flags & FOP_ST_DEGRADED) && !(st->flags & FOP_ST_REBUILDING))
+		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV)\n", mnt);
 	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),
 	       status_name_or(raid_resync_policy_name(st->resync_policy), "?"),
