@@ -215,4 +215,24 @@ get e1new.img "$off6" "$len6" | cmp -s - e1.data || fail "RAID6 rebuilt role 1 d
 run "$JG" scrub e0new.img e1new.img e2.img e3.img
 expect_rc 0 "RAID6 scrub after rebuild"
 
+step "bench raid runs end to end (no timing checked): full-row writes read nothing"
+mkdir bench
+run "$JG" bench raid --dir bench --size 4M --runs 1 --seconds 0.05 --json
+expect_rc 0 "bench raid"
+[ -z "$(ls bench)" ] || fail "bench raid left files behind: $(ls bench)"
+if command -v python3 >/dev/null; then
+	python3 - out <<'EOF' || { cat out >&2; fail "bench raid JSON"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k, n in (("raid5", 3), ("raid6", 2)):
+    io = d[k]["member_io"]["seq_write"]
+    assert io["array_bytes"] > 0, k
+    # a full-row write: no member read, members/data times the data written
+    assert io["read_bytes"] == 0, (k, io)
+    assert io["write_bytes"] * n == io["array_bytes"] * 4, (k, io)
+    assert d[k]["member_io"]["seq_read"]["write_bytes"] == 0, k
+assert d["parity"]["xor_gen_gbs"] > 0 and d["parity"]["pq_gen_gbs"] > 0
+EOF
+fi
+
 echo "PASS"
