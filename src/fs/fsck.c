@@ -86,6 +86,28 @@ static void fsck_set(uint8_t *bm, uint64_t i)
 	bm[i / 8] |= (uint8_t)(1u << (i % 8));
 }
 
+/*
+ * A bitmap block. A damaged one (reported when @report) reads as all clear and is
+ * rebuilt whole by pass 5 with -y; *@rebuilt says so.
+ */
+static int fsck_bitmap_read(struct fsck *c, uint64_t blkno, uint32_t magic, const char *what,
+			    bool report, struct fs_buf **out, bool *rebuilt)
+{
+	int rc = fs_bread(c->fs, blkno, magic, what, out);
+
+	*rebuilt = false;
+	if (rc != -EUCLEAN)
+		return rc;
+	if (report) {
+		fsck_problem(c, "%s %llu damaged: rebuilt from the inodes", what,
+			     (unsigned long long)blkno);
+		if (!c->opts->repair)
+			c->unrepaired = true;
+	}
+	*rebuilt = true;
+	return fs_bget_new(c->fs, blkno, out);
+}
+
 /* -------------------------------------------------------------- pass 1 */
 
 static int fsck_claim(void *ctx, uint64_t lblk, uint64_t pblk)
@@ -226,6 +248,7 @@ static int fsck_pass1(struct fsck *c)
 		uint64_t start = fs_group_start(fs, g);
 		struct fs_group_desc gd;
 		struct fs_buf *ib;
+		bool ib_rebuilt;
 
 		for (uint32_t i = 0; i < 2 + fs->itable_blocks; i++)
 			fsck_set(c->used, start + i);
@@ -234,7 +257,8 @@ static int fsck_pass1(struct fsck *c)
 		rc = fs_gd_read(fs, g, &gd);
 		if (rc)
 			return rc;
-		rc = fs_bread(fs, start + 1, FS_MAGIC_IBITMAP, "inode bitmap", &ib);
+		rc = fsck_bitmap_read(c, start + 1, FS_MAGIC_IBITMAP, "inode bitmap", true, &ib,
+				      &ib_rebuilt);
 		if (rc)
 			return rc;
 		for (uint32_t t = 0; t < fs->itable_blocks; t++) {
@@ -265,7 +289,9 @@ static int fsck_pass1(struct fsck *c)
 				else
 					memset(&ip, 0, sizeof(ip));
 				ip.ino = ino;
-				fsck_inode(c, &ip, fs_bit_test(ib->data, idx));
+				/* a rebuilt bitmap agrees with the inodes by construction */
+				fsck_inode(c, &ip, ib_rebuilt ? ip.mode != 0 :
+						   fs_bit_test(ib->data, idx));
 			}
 			fs_bput(fs, tb);
 		}
@@ -642,11 +668,13 @@ static int fsck_pass5(struct fsck *c)
 		uint32_t size = fs_group_size(fs, g), free_b = 0, free_i = 0, dirs = 0, diffs = 0;
 		struct fs_buf *bb = NULL, *ib = NULL, *gb = NULL;
 		struct fs_group_desc *gd;
-		bool gd_bad;
+		bool gd_bad, bb_rebuilt = false, ib_rebuilt = false;
 
-		rc = fs_bread(fs, start, FS_MAGIC_BBITMAP, "block bitmap", &bb);
+		rc = fsck_bitmap_read(c, start, FS_MAGIC_BBITMAP, "block bitmap", true, &bb,
+				      &bb_rebuilt);
 		if (!rc)
-			rc = fs_bread(fs, start + 1, FS_MAGIC_IBITMAP, "inode bitmap", &ib);
+			rc = fsck_bitmap_read(c, start + 1, FS_MAGIC_IBITMAP, "inode bitmap", false, &ib,
+					      &ib_rebuilt);
 		if (!rc)
 			rc = fs_bread(fs, fs->gdt_start + g / FS_GD_PER_BLOCK, FS_MAGIC_GDT,
 				      "group descriptors", &gb);
@@ -656,7 +684,10 @@ static int fsck_pass5(struct fsck *c)
 			bool want = fsck_test(c->used, start + i), have = fs_bit_test(bb->data, i);
 
 			if (want != have) {
-				if (diffs++ < 8)
+				/* a rebuilt bitmap was reported once, as the damaged block */
+				if (bb_rebuilt)
+					diffs++;
+				else if (diffs++ < 8)
 					fsck_problem(c, "block %llu %s", (unsigned long long)(start + i),
 						     want ? "in use but marked free" :
 							    "marked in use but unused (leaked)");
@@ -670,6 +701,12 @@ static int fsck_pass5(struct fsck *c)
 			if (!want)
 				free_b++;
 		}
+		if (bb_rebuilt)
+			for (uint32_t i = size; i < FS_BITMAP_BITS; i++)
+				fs_bit_set(bb->data, i);
+		if (ib_rebuilt)
+			for (uint32_t i = fs->ipg; i < FS_BITMAP_BITS; i++)
+				fs_bit_set(ib->data, i);
 		c->rep->blocks_used += size - free_b;
 		for (uint32_t i = 0; i < fs->ipg; i++) {
 			uint64_t ino = (uint64_t)g * fs->ipg + i + 1;
@@ -694,7 +731,7 @@ static int fsck_pass5(struct fsck *c)
 			fsck_problem(c, "group %u: free blocks %u/%u, free inodes %u/%u, dirs %u/%u "
 				     "(recorded/counted)", g, jg_le32(gd->free_blocks), free_b,
 				     jg_le32(gd->free_inodes), free_i, jg_le32(gd->used_dirs), dirs);
-		if (c->opts->repair && (diffs || gd_bad)) {
+		if (c->opts->repair && (diffs || gd_bad || bb_rebuilt || ib_rebuilt)) {
 			struct fs_tx *tx;
 
 			gd->free_blocks = jg_cpu_to_le32(free_b);
@@ -709,15 +746,17 @@ static int fsck_pass5(struct fsck *c)
 					rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
 				rc = fs_tx_stop(tx) ?: rc;
 			}
-			for (uint32_t k = 0; k < diffs + gd_bad; k++)
+			for (uint32_t k = 0; k < (bb_rebuilt ? 1 : diffs) + gd_bad + ib_rebuilt; k++)
 				fsck_fixed(c, rc);
-		} else if (diffs) {
-			/* -n: the cached bitmap was changed above; forget it */
+		} else if (diffs || bb_rebuilt || ib_rebuilt) {
+			/* -n: cached bitmaps changed above (or stand-ins): forget them */
 			uint64_t at = bb->blkno;
 
 			fs_bput(fs, bb);
-			bb = NULL;
+			fs_bput(fs, ib);
+			bb = ib = NULL;
 			fs_bcache_drop(fs, at);
+			fs_bcache_drop(fs, at + 1);
 		}
 next:
 		fs_bput(fs, bb);

@@ -406,6 +406,33 @@ static void test_fsck_readonly_mount(void **state)
 	blk_close(dev);
 }
 
+/* Damaged bitmap blocks are rebuilt from the inodes by -y. */
+static void test_fsck_damaged_bitmaps(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	static uint8_t data[10000];
+	struct fs_statfs s0, s1;
+	struct fs_attr a;
+
+	(void)state;
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &a), 0);
+	assert_int_equal(fs_write(fs, a.ino, 0, sizeof(data), data), sizeof(data));
+	assert_int_equal(fs_statfs(fs, &s0), 0);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_flip(dev, ft_group0(dev), 2000);
+	ft_flip(dev, ft_group0(dev) + 1, 100);
+	ft_fsck_finds_and_repairs(dev);
+	fs = ft_mount(dev);
+	assert_int_equal(fs_statfs(fs, &s1), 0);
+	assert_int_equal(s1.blocks_free, s0.blocks_free);
+	assert_int_equal(s1.inodes_free, s0.inodes_free);
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "g", S_IFREG | 0644, 0, 0, 0, &a), 0);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_fsck_pending_orphan),
 		cmocka_unit_test(test_fsck_feature_flags),
 		cmocka_unit_test(test_fsck_readonly_mount),
+		cmocka_unit_test(test_fsck_damaged_bitmaps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
