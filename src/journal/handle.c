@@ -144,7 +144,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		goto out;
 	}
 	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
-	if (running && kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
+	if (kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
 	    !(*slot && *slot_kind == JNL_KIND_DATA)) {
 		bool over;
 
@@ -190,9 +190,10 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		*flags &= ~(uint64_t)JNL_TB_META;
 		t->ndata_total++;
 	}
-	if (running && *slot && *slot_kind == JNL_KIND_DATA)
+	/* data copies not yet written, in either stage: the declare blocks to come */
+	if (*slot && *slot_kind == JNL_KIND_DATA)
 		t->ndata_pending--;
-	if (running && kind == JNL_KIND_DATA)
+	if (kind == JNL_KIND_DATA)
 		t->ndata_pending++;
 	free(*slot);
 	*slot = buf;
@@ -290,7 +291,7 @@ int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno)
 	bh = jnl_bh_find(j, blkno);
 	if (bh) {
 		slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
-		if (t == j->running && *slot && *slot_kind == JNL_KIND_DATA)
+		if (*slot && *slot_kind == JNL_KIND_DATA)
 			t->ndata_pending--;
 		free(*slot);
 		*slot = NULL;

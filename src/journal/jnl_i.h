@@ -85,7 +85,7 @@ struct jnl_txn {
 	struct jnl_map blocks;		/* blkno -> JNL_TB_* */
 	uint64_t nmeta;			/* blocks with JNL_TB_META */
 	uint64_t nrevoke;		/* blocks with JNL_TB_REVOKE */
-	uint64_t ndata_pending;		/* data copies in the run stage not yet written */
+	uint64_t ndata_pending;		/* its data copies not yet written (run or com stage) */
 	uint64_t ndata_total;		/* data blocks ever dirtied (for declare estimates) */
 	uint64_t declare_written;	/* early declare blocks already in the log */
 	uint64_t log_first;		/* relative log block of its first early declare; 0: none */
