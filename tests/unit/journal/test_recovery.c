@@ -231,6 +231,34 @@ static void test_recovery_fsync_durable_with_thread(void **state)
 	}
 }
 
+/* After a checkpoint the tail has moved: recovery replays only what came after it. */
+static void test_recovery_starts_at_tail(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_recovery_report rep;
+
+	(void)state;
+	for (uint32_t v = 1; v <= 3; v++) {
+		t_txn(j, 70, 3, v, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+	}
+	assert_int_equal(jnl_checkpoint(j), 0);
+	for (uint32_t v = 4; v <= 5; v++) {
+		t_txn(j, 71, 1, v, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+	}
+	jnl_abandon(j);
+	j = t_reopen(d, JNL_DATA_ORDERED, false, &rep);
+	assert_int_equal(rep.transactions_replayed, 2);
+	assert_int_equal(rep.blocks_replayed, 1);
+	assert_int_equal(t_read_ver(NULL, d, 70), 3);
+	assert_int_equal(t_read_ver(NULL, d, 71), 5);
+	assert_int_equal(t_read_ver(NULL, d, 72), 3);
+	jnl_abandon(j);
+	blk_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_recovery_escaped_copy),
 		cmocka_unit_test(test_recovery_readonly_in_memory),
 		cmocka_unit_test(test_recovery_fsync_durable_with_thread),
+		cmocka_unit_test(test_recovery_starts_at_tail),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
