@@ -392,15 +392,19 @@ int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
 			return rc;
 	}
 	rc = jnl_commit(fs->jnl, info.running_tid, true);
-	if (!rc) {
+	if (!rc && info.running_tid > 1) {
+		/* (G3) only the one before: without the big lock another thread may have
+		 * joined running_tid after an empty-transaction early return */
 		pthread_mutex_lock(&fs->lock);
-		if (jg_seq_after(info.running_tid, fs->durable_tid))
-			fs->durable_tid = info.running_tid;
+		if (jg_seq_after(info.running_tid - 1, fs->durable_tid))
+			fs->durable_tid = info.running_tid - 1;
 		pthread_mutex_unlock(&fs->lock);
 	}
 	return rc;
 }
 
+/* The big lock is held, so no handle can join the running transaction meanwhile:
+ * once both commits return, everything up to running_tid is durable. */
 int fs_commit_all_locked(struct fs *fs)
 {
 	struct jnl_info info;
