@@ -78,6 +78,14 @@ truncate -s 3 "$M/c/g" && [ "$(cat "$M/c/g")" = oth ] || it_fail "truncate down"
 truncate -s 5000000 "$M/sparse" && [ "$(head -c 5000000 "$M/sparse" | tr -d '\0' | wc -c)" = 0 ] ||
 	it_fail "sparse file reads zeros"
 
+it_log "mkfifo, fallocate"
+mkfifo "$M/fifo" && [ -p "$M/fifo" ] || it_fail "mkfifo"
+fallocate -l 10M "$M/falloc" && [ "$(stat -c %s "$M/falloc")" = 10485760 ] || it_fail "fallocate"
+[ "$(stat -c %b "$M/falloc")" -ge 20480 ] || it_fail "fallocate allocated $(stat -c %b "$M/falloc") sectors"
+fallocate -n -o 10M -l 4M "$M/falloc" && [ "$(stat -c %s "$M/falloc")" = 10485760 ] ||
+	it_fail "fallocate --keep-size"
+[ "$(head -c 10485760 "$M/falloc" | tr -d '\0' | wc -c)" = 0 ] || it_fail "fallocated range reads zeros"
+
 it_log "find"
 [ "$(cd "$SRC" && find . | sort | md5sum)" = "$(cd "$M/src" && find . | sort | md5sum)" ] ||
 	it_fail "find lists differ"
