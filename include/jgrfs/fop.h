@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * include/jgrfs/fop.h - the FUSE daemon: mount options, the serving loop, and the
- * ioctls a mounted volume answers (resync-all on/off, status).
+ * ioctls a mounted volume answers (resync-all on/off, status, online replace).
  *
  * Interface (tools/cmd_mount.c is the one caller):
  *
@@ -22,7 +22,8 @@
  * ioctls: issued on any file or directory of a mounted jgrfs (FUSE restricted
  * ioctls, so every command has a fixed size encoded in its number). The seeds'
  * SET_RESYNC_ALL / CLEAR_RESYNC_ALL (shared/seeds/006) become FOP_IOC_SET_RESYNC_ALL
- * and FOP_IOC_CLEAR_RESYNC_ALL; they need root or the user who mounted.
+ * and FOP_IOC_CLEAR_RESYNC_ALL; they and FOP_IOC_REPLACE need root or the user
+ * who mounted. Tools: jgrfs status, jgrfs resync-all, jgrfs replace.
  */
 #ifndef JGRFS_FOP_H
 #define JGRFS_FOP_H
@@ -108,7 +109,7 @@ int fop_background_start(int *exit_code);
 /*
  * Mount the filesystem on array @a at @mountpoint and serve it until unmounted
  * or signalled; then unmount cleanly and stop the array. Owns @a from the call on
- * (stopped or abandoned before return, also on error). Before serving, logs one
+ * (raid_stop() before return, also on error). Before serving, logs one
  * line with what recovery did when the array or the journal was not clean.
  * Returns 0 after a clean unmount, else a negative errno (logged).
  */
