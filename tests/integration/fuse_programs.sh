@@ -145,6 +145,15 @@ for w in 1 2; do
 		it_fail "shared file part $w"
 done
 
+it_log "mtimes under writeback: concurrent writers, then compared across the remount"
+mkdir "$M/times"
+for i in $(seq 1 15); do
+	dd if="$T/w1" of="$M/times/s$i" bs=1M count=2 conv=notrunc status=none &
+	dd if="$T/w2" of="$M/times/s$i" bs=1M count=2 seek=2 conv=notrunc status=none &
+	for k in 1 2 3; do head -c 100000 "$T/w1" >"$M/times/t$i.$k"; done &
+	wait
+done
+
 it_log "an unlinked file stays readable while open"
 exec 4<>"$M/orphan"
 echo "still here" >&4
