@@ -31,21 +31,21 @@ int cmd_bench_jnl(int argc, char **argv);
 
 /* One line per subcommand, in the order `jgrfs --help` lists them. */
 #define CLI_CMDS \
-	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
-	{ "crashtest", "crash a mounted volume repeatedly and verify recovery", cmd_crashtest }, \
+	{ "mkfs", "create an array and a filesystem on it (mkfs.jgrfs)", cmd_mkfs }, \
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
+	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
 	{ "replace", "rebuild a failed member of a mounted volume online", cmd_replace }, \
 	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
 	{ "scrub", "check (and --repair) the parity of every stripe row", cmd_scrub }, \
 	{ "rebuild", "reconstruct a missing or failed member onto a new device", cmd_rebuild }, \
+	{ "crashtest", "crash a mounted volume repeatedly and verify recovery", cmd_crashtest }, \
+	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
 	{ "bench raid", "measure array throughput against the raw members", cmd_bench_raid }, \
-	{ "mkfs", "create an array and a filesystem on it (mkfs.jgrfs)", cmd_mkfs }, \
-	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
-	{ "bench fs", "filesystem throughput in-process, per data mode", cmd_bench_fs }, \
 	{ "bench jnl", "journal commit throughput per data mode; declared recovery time", cmd_bench_jnl }, \
+	{ "bench fs", "filesystem throughput in-process, per data mode", cmd_bench_fs }, \
 	/* end */
 
 #endif /* JGRFS_TOOLS_CMDS_H */
