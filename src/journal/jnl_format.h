@@ -29,6 +29,9 @@
 
 #define JNL_VERSION 1
 
+/* mkfs: max_txn_blocks = min((nblocks - 1) / 4, this) (FORMAT-journal.md §7) */
+#define JNL_MAX_TXN_CAP 2048u
+
 /* Magic per block type: "JNL" and a type byte. */
 #define JNL_MAGIC_SB		0x4a4e4c01u
 #define JNL_MAGIC_DESC		0x4a4e4c02u

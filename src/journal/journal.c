@@ -256,9 +256,17 @@ static void jnl_sb_fill(uint8_t *blk, uint64_t start_blkno, uint64_t nblocks, ui
 	jg_blk_seal(blk, JG_BLOCK_SIZE, JNL_MAGIC_SB, JNL_VERSION, 0, sequence, start_blkno, seed);
 }
 
+/*
+ * The largest log footprint of one transaction. It also bounds the log window
+ * declared-mode recovery resyncs (the commit under way at a crash writes at most
+ * this much past the head), so it is capped: a quarter of the log would make
+ * recovery grow with the journal, which mkfs sizes from the array.
+ */
 static uint64_t jnl_max_txn_for(uint64_t nblocks)
 {
-	return (nblocks - 1) / 4;
+	uint64_t quarter = (nblocks - 1) / 4;
+
+	return quarter < JNL_MAX_TXN_CAP ? quarter : JNL_MAX_TXN_CAP;
 }
 
 int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
