@@ -85,24 +85,9 @@ int cmd_create(int argc, char **argv)
 		fputs(cmd_create_help, stderr);
 		return 1;
 	}
-	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
-	if (n < (cfg.level == 6 ? 4 : 3))
-		return cli_err("RAID%u needs at least %d members, not %d", cfg.level,
-			       cfg.level == 6 ? 4 : 3, n);
-
-	if (cli_open_members(argv + optind, n, ro.size_bytes, devs))
-		return 2;
-	rc = raid_create(devs, (unsigned int)n, &cfg, force);
-	if (rc == -EEXIST) {
-		cli_err("a member already holds a jgrfs superblock (named above); "
-			"use --force to overwrite it");
-		goto out_close;
-	}
-	if (rc) {
-		cli_err("cannot create the array over %s...: %s", argv[optind], strerror(-rc));
-		goto out_close;
-	}
+	rc = raidcli_create(argv + optind, n, &ro, force, devs);
+	if (rc)
+		return rc;
 	/* read back what was written: the summary is what assembly will see */
 	rc = raid_assemble(devs, (unsigned int)n, &acfg, &a);
 	if (rc) {

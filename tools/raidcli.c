@@ -118,3 +118,28 @@ void raidcli_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
+		   struct blk_dev **devs)
+{
+	unsigned int min = ro->cfg->level == 6 ? 4 : 3;
+	int rc;
+
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+	if (n < (int)min)
+		return cli_err("RAID%u needs at least %u members, not %d", ro->cfg->level, min, n);
+	if (cli_open_members(paths, n, ro->size_bytes, devs))
+		return 2;
+	rc = raid_create(devs, (unsigned int)n, ro->cfg, force);
+	if (rc == -EEXIST)
+		cli_err("a member already holds a jgrfs superblock (named above); "
+			"use --force to overwrite it");
+	else if (rc)
+		cli_err("cannot create the array over %s...: %s", paths[0], strerror(-rc));
+	if (rc) {
+		cli_close_members(devs, n);
+		return 2;
+	}
+	return 0;
+}

@@ -34,6 +34,15 @@ int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
 /* Why raid_assemble() failed with @rc, in words; the engine's log line names the device. */
 const char *raidcli_assemble_why(int rc);
 
+/*
+ * `create` and `mkfs`: check the member count for @cfg's level, open @paths
+ * (creating missing files at ro->size_bytes), write a new array over them.
+ * Returns 0 with @devs open, or prints why, closes what it opened and returns the
+ * exit code (1: bad arguments, 2: the array could not be made).
+ */
+int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
+		   struct blk_dev **devs);
+
 /* raid_stop() then the fault domain of cli_open_members, if any. Returns raid_stop's rc. */
 int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n);
 
