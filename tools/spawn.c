@@ -38,9 +38,11 @@ static void sp_exec(const char *self, const char *log, char *const argv[])
 
 int sp_run(const char *self, const char *log, char *const argv[])
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int st;
 
+	fflush(NULL); /* else the child's freopen writes our buffered output again */
+	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
@@ -80,6 +82,7 @@ pid_t sp_mount(const char *self, const char *opts, char *const members[], unsign
 	argv[a++] = (char *)mnt;
 	argv[a] = NULL;
 
+	fflush(NULL); /* else the child's freopen writes our buffered output again */
 	pid = fork();
 	if (pid < 0)
 		return -errno;
