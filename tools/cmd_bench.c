@@ -626,7 +626,8 @@ static void bc_svg(const struct bc_opts *o)
 	static const char *const colors[] = { "#888888", "#d9534f", "#f0ad4e", "#5cb85c",
 					      "#5bc0de", "#337ab7", "#9b59b6", "#34495e" };
 	FILE *f = fopen(o->svg, "w");
-	int W = 900, H = o->recovery ? 760 : 420, x0 = 70, y0 = 60, ph = 260, nw = 0;
+	int W = 900, H = (o->throughput ? 420 : 0) + (o->recovery ? 380 : 0), x0 = 70, y0 = 60,
+	    ph = 260, nw = 0;
 	double maxr = 1.2;
 
 	if (!f) {
@@ -638,6 +639,8 @@ static void bc_svg(const struct bc_opts *o)
 	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
 		   "font-family='sans-serif' font-size='12'>\n<rect width='100%%' height='100%%' "
 		   "fill='white'/>\n", W, H);
+	if (!o->throughput)
+		goto recovery;
 	fprintf(f, "<text x='%d' y='25' font-size='16'>Throughput through FUSE, ratio to %s "
 		   "(median of %u)</text>\n", x0, o->cfg[0].name, o->repeats);
 	for (double r = 0; r <= maxr + 1e-9; r += 0.2) {
@@ -674,8 +677,18 @@ static void bc_svg(const struct bc_opts *o)
 		fprintf(f, "<rect x='%d' y='%d' width='12' height='12' fill='%s'/>"
 			   "<text x='%d' y='%d'>%s</text>\n", x0 + (int)c * 130, y0 + ph + 32,
 			colors[c % 8], x0 + (int)c * 130 + 16, y0 + ph + 43, o->cfg[c].name);
+recovery:
 	if (o->recovery && o->nrec_sizes) {
-		int ry = 440, rh = 260;
+		int ry = o->throughput ? 440 : 60, rh = 260;
+
+		for (unsigned int c = 0, k = 0; !o->throughput && c < o->ncfg; c++) {
+			if (!bc_in_recovery(&o->cfg[c]))
+				continue;
+			fprintf(f, "<rect x='%d' y='%d' width='12' height='12' fill='%s'/>"
+				   "<text x='%d' y='%d'>%s</text>\n", x0 + (int)k * 130, ry + rh + 32,
+				colors[c % 8], x0 + (int)k * 130 + 16, ry + rh + 43, o->cfg[c].name);
+			k++;
+		}
 		double maxs = 0.01;
 
 		for (unsigned int s = 0; s < o->nrec_sizes; s++)
