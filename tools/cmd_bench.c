@@ -946,6 +946,7 @@ int cmd_bench(int argc, char **argv)
 		members[i] = storage[i];
 	bc_member_paths(&o, members, &storage[0][0], sizeof(storage[0]));
 	signal(SIGPIPE, SIG_IGN);
+	jg_log_set_level(JG_LOG_WARN); /* in-process assembly and mount: no info lines */
 	printf("jgrfs bench: RAID5 over %d files in %s; %s through FUSE; log in %s\n", BC_MEMBERS,
 	       o.dir, o.use_fio ? "fio" : "built-in generator", o.log);
 
