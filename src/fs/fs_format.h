@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/fs/fs_format.h - the filesystem's on-disk structures (docs/FORMAT-fs.md is
+ * src/fs/fs_format.h - the filesystem's on-disk structures (docs/FORMAT.md §4 is
  * the authority; this file follows it). Structs, constants and static asserts only.
  *
  * Device layout, in 4 KiB blocks:

@@ -14,7 +14,7 @@
  *   4. the logged copies become checkpoint copies (bh->cp); the data copies,
  *      now home, are freed.
  *
- * Ordering per mode (docs/FORMAT-journal.md, "Flushes per commit"):
+ * Ordering per mode (docs/FORMAT.md §3.6):
  *   (C1) writeback, journal: log blocks, data and commit block in one batch, then
  *        one FLUSH. Safe because the commit block counts only when the descriptor
  *        tags' crc32c match every logged block (jbd2 async_commit); writeback

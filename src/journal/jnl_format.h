@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/journal/jnl_format.h - on-disk structures of the journal (docs/FORMAT-journal.md).
+ * src/journal/jnl_format.h - on-disk structures of the journal (docs/FORMAT.md §3).
  *
  * The journal is a contiguous region of the device: block 0 of the region is the
  * journal superblock, blocks 1..nblocks-1 are the circular log. Every log block
@@ -29,7 +29,7 @@
 
 #define JNL_VERSION 1
 
-/* mkfs: max_txn_blocks = min((nblocks - 1) / 4, this) (FORMAT-journal.md §7) */
+/* mkfs: max_txn_blocks = min((nblocks - 1) / 4, this) (FORMAT.md §3.7) */
 #define JNL_MAX_TXN_CAP 2048u
 
 /* Magic per block type: "JNL" and a type byte. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * src/raid/raid_format.h - on-disk structures of the RAID layer (docs/FORMAT-raid.md).
+ * src/raid/raid_format.h - on-disk structures of the RAID layer (docs/FORMAT.md §2).
  *
  * Every member holds, in member blocks:
  *

@@ -6,7 +6,7 @@
 # parity damaged with dd, a foreign file refused, a lost member rebuilt.
 #
 # The member layout comes from `jgrfs examine --json` (data_offset_blocks,
-# chunk_bytes) and docs/FORMAT-raid.md: row r's chunk is at member block
+# chunk_bytes) and docs/FORMAT.md §2: row r's chunk is at member block
 # data_offset + r * chunk_blocks on every member; RAID5 left-symmetric puts the
 # parity of row r on role n-1 - r % n. The data written is a fixed pattern (no
 # randomness), so a failure reproduces as is.

@@ -6,7 +6,7 @@
  * BLK_FS_RAIDSYNC; (D3) the commit block follows the data with PREFLUSH; early
  * declare of large transactions; jnl_pending set before the first declared write
  * and cleared at close; the SYNCRAID passes of recovery; flushes per commit per
- * mode as docs/FORMAT-journal.md states.
+ * mode as docs/FORMAT.md §3 states.
  */
 #include "jnl_test.h"
 #include "../../../src/journal/jnl_format.h"
@@ -289,7 +289,7 @@ static void test_declare_recovery_syncraid(void **state)
 	blk_close(mem);
 }
 
-/* Durability points of one commit per mode, as FORMAT-journal.md §6 states. */
+/* Durability points of one commit per mode, as FORMAT.md §3.6 states. */
 static void test_declare_flushes_per_commit(void **state)
 {
 	static const struct { enum jnl_data_mode mode; uint64_t flushes; } c[] = {
