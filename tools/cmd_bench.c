@@ -84,9 +84,9 @@ struct bc_opts {
 
 /* results[iface][workload][config][repeat] */
 static double bc_res[BC_NIFACES][WL_NKINDS][BC_MAX_CONFIGS][BC_MAX_REPEATS];
-/* recovery[size][config]: seconds and rows */
-static double bc_rec_s[BC_MAX_SIZES][BC_MAX_CONFIGS];
-static double bc_rec_rows[BC_MAX_SIZES][BC_MAX_CONFIGS];
+/* recovery[size][config][repeat]: seconds and rows */
+static double bc_rec_s[BC_MAX_SIZES][BC_MAX_CONFIGS][BC_MAX_REPEATS];
+static double bc_rec_rows[BC_MAX_SIZES][BC_MAX_CONFIGS][BC_MAX_REPEATS];
 
 /* ---------------------------------------------------------------- fs.h operations */
 
@@ -483,7 +483,7 @@ static void *bc_crash_workload(void *p)
 }
 
 static int bc_recovery_one(const struct bc_opts *o, unsigned int si, unsigned int ci,
-			   char **members)
+			   unsigned int rep, char **members)
 {
 	char mnt[600], opts[64];
 	struct bc_crash_arg arg = { 0 };
@@ -516,17 +516,18 @@ static int bc_recovery_one(const struct bc_opts *o, unsigned int si, unsigned in
 	if (pid < 0)
 		return cli_err("%s: remount after the crash failed (see %s)", o->cfg[ci].name,
 			       o->log), (int)pid;
-	bc_rec_s[si][ci] = secs;
-	bc_rec_rows[si][ci] = -1;
+	bc_rec_s[si][ci][rep] = secs;
+	bc_rec_rows[si][ci][rep] = -1;
 	fd = open(mnt, O_RDONLY | O_DIRECTORY);
 	memset(&st, 0, sizeof(st));
 	if (fd >= 0 && !ioctl(fd, FOP_IOC_STATUS, &st) && st.version == FOP_STATUS_VERSION)
-		bc_rec_rows[si][ci] = (double)(st.raid_resync_rows_checked + st.rec_rows_resynced);
+		bc_rec_rows[si][ci][rep] = (double)(st.raid_resync_rows_checked + st.rec_rows_resynced);
 	if (fd >= 0)
 		close(fd);
 	rc = sp_umount(mnt, pid);
 	printf("  %-8s %6.0f MiB members: remount %.3f s, %.0f rows resynced\n",
-	       o->cfg[ci].name, (double)o->rec_sizes[si] / (1 << 20), secs, bc_rec_rows[si][ci]);
+	       o->cfg[ci].name, (double)o->rec_sizes[si] / (1 << 20), secs,
+	       bc_rec_rows[si][ci][rep]);
 	fflush(stdout);
 	return rc;
 }
@@ -595,7 +596,8 @@ static void bc_report(const struct bc_opts *o)
 	}
 	if (o->recovery) {
 		printf("\nrecovery after kill -9 (same work, %llu random writes): remount seconds / "
-		       "rows resynced\n%-14s", (unsigned long long)o->rec_ops, "member size");
+		       "rows resynced, median of %u\n%-14s", (unsigned long long)o->rec_ops,
+		       o->repeats, "member size");
 		for (unsigned int c = 0; c < o->ncfg; c++)
 			if (bc_in_recovery(&o->cfg[c]))
 				printf(" %22s", o->cfg[c].name);
@@ -605,13 +607,16 @@ static void bc_report(const struct bc_opts *o)
 			for (unsigned int c = 0; c < o->ncfg; c++) {
 				if (!bc_in_recovery(&o->cfg[c]))
 					continue;
-				printf(" %9.3fs %10.0fr", bc_rec_s[s][c], bc_rec_rows[s][c]);
+				double ms = bc_median(bc_rec_s[s][c], o->repeats);
+				double mr = bc_median(bc_rec_rows[s][c], o->repeats);
+
+				printf(" %9.3fs %10.0fr", ms, mr);
 				if (csv)
-					fprintf(csv, "recovery,fuse,%llu,%s,%.4f,s,,1\n"
-						     "recovery_rows,fuse,%llu,%s,%.0f,rows,,1\n",
-						(unsigned long long)o->rec_sizes[s], o->cfg[c].name,
-						bc_rec_s[s][c], (unsigned long long)o->rec_sizes[s],
-						o->cfg[c].name, bc_rec_rows[s][c]);
+					fprintf(csv, "recovery,fuse,%llu,%s,%.4f,s,,%u\n"
+						     "recovery_rows,fuse,%llu,%s,%.0f,rows,,%u\n",
+						(unsigned long long)o->rec_sizes[s], o->cfg[c].name, ms,
+						o->repeats, (unsigned long long)o->rec_sizes[s],
+						o->cfg[c].name, mr, o->repeats);
 			}
 			printf("\n");
 		}
@@ -693,7 +698,7 @@ recovery:
 
 		for (unsigned int s = 0; s < o->nrec_sizes; s++)
 			for (unsigned int c = 0; c < o->ncfg; c++)
-				maxs = fmax(maxs, bc_rec_s[s][c]);
+				maxs = fmax(maxs, bc_median(bc_rec_s[s][c], o->repeats));
 		fprintf(f, "<text x='%d' y='%d' font-size='16'>Remount after kill -9: seconds, by "
 			   "member size (log scale)</text>\n", x0, ry - 20);
 		for (double t = 0.01; t <= maxs * 10; t *= 10) {
@@ -709,7 +714,7 @@ recovery:
 			fprintf(f, "<polyline fill='none' stroke-width='2' stroke='%s' points='",
 				colors[c % 8]);
 			for (unsigned int s = 0; s < o->nrec_sizes; s++) {
-				double t = fmax(bc_rec_s[s][c], 0.01);
+				double t = fmax(bc_median(bc_rec_s[s][c], o->repeats), 0.01);
 				int x = x0 + 40 + (int)s * (W - x0 - 120) / (int)(o->nrec_sizes > 1 ? o->nrec_sizes - 1 : 1);
 				int y = ry + rh - (int)(log10(t / 0.01) / log10(maxs * 10 / 0.01) * rh);
 
@@ -965,11 +970,14 @@ int cmd_bench(int argc, char **argv)
 		}
 	}
 	if (!rc && o.recovery) {
-		printf("recovery\n");
-		for (unsigned int s = 0; s < o.nrec_sizes && !rc; s++)
-			for (unsigned int ci = 0; ci < o.ncfg && !rc; ci++)
-				if (bc_in_recovery(&o.cfg[ci]))
-					rc = bc_recovery_one(&o, s, ci, members);
+		/* repeats outermost, as for throughput: noise hits every size alike */
+		for (unsigned int rep = 0; rep < o.repeats && !rc; rep++) {
+			printf("recovery, repeat %u/%u\n", rep + 1, o.repeats);
+			for (unsigned int s = 0; s < o.nrec_sizes && !rc; s++)
+				for (unsigned int ci = 0; ci < o.ncfg && !rc; ci++)
+					if (bc_in_recovery(&o.cfg[ci]))
+						rc = bc_recovery_one(&o, s, ci, rep, members);
+		}
 	}
 	for (int i = 0; i < BC_MEMBERS; i++)
 		unlink(members[i]);
