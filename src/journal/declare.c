@@ -23,29 +23,6 @@
 
 #include "jnl_i.h"
 
-void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-		      const uint64_t *blknos, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		struct jnl_list_hdr *h = (struct jnl_list_hdr *)img;
-		le64 *e = (le64 *)(img + sizeof(*h));
-		size_t cnt = n - i;
-
-		if (cnt > JNL_LIST_ENTRIES)
-			cnt = JNL_LIST_ENTRIES;
-		memset(img, 0, JG_BLOCK_SIZE);
-		h->count = jg_cpu_to_le32((uint32_t)cnt);
-		for (size_t k = 0; k < cnt; k++)
-			e[k] = jg_cpu_to_le64(blknos[i++]);
-		jg_blk_seal(img, JG_BLOCK_SIZE, JNL_MAGIC_DECLARE, JNL_VERSION, 0, tid,
-			    jnl_abs(j, pos), j->seed);
-		img += JG_BLOCK_SIZE;
-		pos = jnl_next_pos(j, pos, 1);
-	}
-}
-
 int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 {
 	bool declared = j->cfg.mode == JNL_DATA_DECLARED;

@@ -200,11 +200,33 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean);
 /* Make room for @need more log blocks; io_lock held. */
 int jnl_log_reserve_locked(struct jnl *j, uint64_t need);
 
+/* ------------------------------------------------------------- revoke.c */
+
+/*
+ * Fill list blocks (declare or revoke: struct jnl_list_hdr and block numbers,
+ * JNL_LIST_ENTRIES per block) of type @magic at log position @pos with the @n
+ * entries of @blknos, sealed for transaction @tid.
+ */
+void jnl_list_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid, uint32_t magic,
+		   const uint64_t *blknos, size_t n);
+
+static inline void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+				   const uint64_t *blknos, size_t n)
+{
+	jnl_list_fill(j, img, pos, tid, JNL_MAGIC_REVOKE, blknos, n);
+}
+
+/* Recovery: record revokes of a committed transaction (@tid) in @table. */
+int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid);
+
 /* ------------------------------------------------------------- declare.c */
 
-/* Fill @nblk declare blocks at log position @pos with @blknos. */
-void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-		      const uint64_t *blknos, size_t n);
+static inline void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+				    const uint64_t *blknos, size_t n)
+{
+	jnl_list_fill(j, img, pos, tid, JNL_MAGIC_DECLARE, blknos, n);
+}
+
 static inline uint64_t jnl_declare_blocks_for(uint64_t ndata)
 {
 	return (ndata + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
@@ -212,12 +234,7 @@ static inline uint64_t jnl_declare_blocks_for(uint64_t ndata)
 /* Early writeback of the running transaction's pending data (declared: declare first). */
 int jnl_early_writeback(struct jnl *j, struct jnl_txn *t);
 
-/* ------------------------------------------------------------- revoke.c */
 
-void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-		     const uint64_t *blknos, size_t n);
-/* Recovery: record revokes of a committed transaction (@tid) in @table. */
-int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid);
 bool jnl_revoke_table_test(const struct jnl_map *table, uint64_t blkno, uint64_t tid);
 
 #endif /* JGRFS_JNL_I_H */
