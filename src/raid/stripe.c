@@ -858,6 +858,31 @@ static unsigned int raid_grp_max_rows(const struct raid_geo *geo)
 	return n > RAID_GROUP_MAX_ROWS ? RAID_GROUP_MAX_ROWS : (unsigned int)n;
 }
 
+/* Run group @g over rows [first, first+count) in groups of at most maxr rows. */
+static int raid_rows_walk(struct raid_grp *g, uint64_t first, uint64_t count)
+{
+	unsigned int maxr = raid_grp_max_rows(&g->a->geo);
+	int rc = 0;
+
+	g->rows = calloc(maxr, sizeof(*g->rows));
+	g->tmp = jg_alloc_blocks(1);
+	if (!g->rows || !g->tmp)
+		rc = -ENOMEM;
+	for (uint64_t r = first; r < first + count && !rc; r += maxr) {
+		uint64_t n = first + count - r < maxr ? first + count - r : maxr;
+
+		memset(g->rows, 0, maxr * sizeof(*g->rows));
+		for (unsigned int i = 0; i < n; i++)
+			g->rows[i].row = r + i;
+		g->nrows = (unsigned int)n;
+		rc = raid_grp_run(g);
+	}
+	free(g->rows);
+	g->rows = NULL;
+	raid_grp_free(g);
+	return rc;
+}
+
 int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
 		  uint64_t *checked, uint64_t *repaired)
 {
@@ -865,29 +890,10 @@ int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum rai
 			     .mode = (enum raid_grp_mode)mode,
 			     .repair = mode == RAID_ROWS_CHECK,
 			     .member_major = true};
-	unsigned int maxr = raid_grp_max_rows(&a->geo);
-	int rc = 0;
+	int rc = raid_rows_walk(&g, first, count);
 
-	g.rows = calloc(maxr, sizeof(*g.rows));
-	g.tmp = jg_alloc_blocks(1);
-	if (!g.rows || !g.tmp) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t r = first; r < first + count && !rc; r += maxr) {
-		uint64_t n = first + count - r < maxr ? first + count - r : maxr;
-
-		memset(g.rows, 0, maxr * sizeof(*g.rows));
-		for (unsigned int i = 0; i < n; i++)
-			g.rows[i].row = r + i;
-		g.nrows = (unsigned int)n;
-		rc = raid_grp_run(&g);
-	}
 	*checked += g.checked;
 	*repaired += mode == RAID_ROWS_SCRUB ? g.mismatched : g.repaired;
-out:
-	free(g.rows);
-	raid_grp_free(&g);
 	return rc;
 }
 
@@ -896,30 +902,11 @@ int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool r
 {
 	struct raid_grp g = {
 	    .a = a, .mode = RAID_GRP_SCRUB, .repair = repair, .member_major = true};
-	unsigned int maxr = raid_grp_max_rows(&a->geo);
-	int rc = 0;
+	int rc = raid_rows_walk(&g, first, count);
 
-	g.rows = calloc(maxr, sizeof(*g.rows));
-	g.tmp = jg_alloc_blocks(1);
-	if (!g.rows || !g.tmp) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t r = first; r < first + count && !rc; r += maxr) {
-		uint64_t n = first + count - r < maxr ? first + count - r : maxr;
-
-		memset(g.rows, 0, maxr * sizeof(*g.rows));
-		for (unsigned int i = 0; i < n; i++)
-			g.rows[i].row = r + i;
-		g.nrows = (unsigned int)n;
-		rc = raid_grp_run(&g);
-	}
 	*checked += g.checked;
 	*mismatched += g.mismatched;
 	*repaired += g.repaired;
-out:
-	free(g.rows);
-	raid_grp_free(&g);
 	return rc;
 }
 
