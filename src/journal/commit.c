@@ -21,9 +21,9 @@
  *        data has no ordering promise and journal data is logged.
  *   (C2) ordered: log blocks and data in one batch; then the commit block with
  *        PREFLUSH|FUA: data and log are durable before the commit block can be.
- *   (C3) declared: declare blocks and log blocks in one batch, FLUSH; then the
- *        data (D1: only after its declare block is durable); then the commit
- *        block with PREFLUSH|FUA.
+ *   (C3) declared: the declare blocks with FUA; then data and log blocks in one
+ *        batch (D1: data only after its declare block is durable); then the
+ *        commit block with PREFLUSH|FUA.
  *   (C4) jnl_commit(wait) returns only after the last step of its mode.
  * A crash before the commit point leaves a transaction recovery drops; in
  * declared mode recovery resyncs the blocks its declare blocks list.
@@ -166,7 +166,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	uint64_t ndecl, ndesc, nrevb, nimg, pos0, pos, cpos, *dblk = NULL;
 	uint8_t *img = NULL, *p;
 	struct blk_req *reqs = NULL;
-	unsigned int nlog, nr;
+	unsigned int ndreq, nlog, nr;
 	void **stage = NULL;
 	size_t nstage = 0;
 	struct jnl_commit_blk *cb;
@@ -225,8 +225,12 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	jg_blk_seal(p, JG_BLOCK_SIZE, JNL_MAGIC_COMMIT, JNL_VERSION, 0, t->tid, jnl_abs(j, cpos),
 		    j->seed);
 
-	/* 3. the writes; reqs: [log image but the commit block][data] */
-	nlog = jnl_log_reqs(j, img, pos0, nimg - 1, wf, reqs);
+	/* 3. the writes; reqs: [log image but the commit block][data]. Declare
+	 * blocks carry FUA: durable when complete (D1), without a flush of the
+	 * whole array */
+	ndreq = jnl_log_reqs(j, img, pos0, ndecl, wf | BLK_FUA, reqs);
+	nlog = ndreq + jnl_log_reqs(j, img + ndecl * JG_BLOCK_SIZE, jnl_next_pos(j, pos0, ndecl),
+			     nimg - 1 - ndecl, wf, reqs + ndreq);
 	nd = jnl_wb_reqs(l.data, l.ndata, wf, reqs + nlog, &stage, &nstage);
 	if (nd < 0) {
 		rc = nd;
@@ -246,16 +250,13 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		}
 	} else {
 		if (declared && l.ndata) {
-			struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
-
-			/* (C3) declare (and log) blocks durable before any data (D1) */
-			rc = jnl_io(j, reqs, nlog);
-			if (!rc)
-				rc = jnl_io(j, &fl, 1);
+			/* (C3) declare blocks durable (FUA) before any data (D1) */
+			rc = jnl_io(j, reqs, ndreq);
 			/* crash after this: declare blocks, no commit -> recovery resyncs
-			 * the listed blocks and drops the transaction */
-			if (!rc && nd)
-				rc = jnl_io(j, reqs + nlog, (unsigned int)nd);
+			 * the listed blocks and drops the transaction. The log blocks go
+			 * with the data: only the commit block must follow them. */
+			if (!rc)
+				rc = jnl_io(j, reqs + ndreq, nr - ndreq);
 		} else {
 			/* (C2) data and log blocks together */
 			if (nr)

@@ -11,11 +11,12 @@
  *   (D3) The commit block is submitted only after the transaction's data and log
  *        blocks are complete and flushed (commit.c, C3).
  *
- * Early writeback: once a declare block's worth of data (JNL_LIST_ENTRIES) is
- * pending in the running transaction, it is declared (one FUA write), written
- * home and its copies freed, so data writeback does not wait for the commit and
- * memory stays bounded. In ordered and writeback mode the same happens without a
- * declare block once cfg.max_txn_data_blocks are pending.
+ * Early writeback: once cfg.max_txn_data_blocks data blocks are pending in the
+ * running transaction, they are written home and their copies freed, so memory
+ * stays bounded and writeback does not wait for the commit. In declared mode the
+ * batch is first declared: all its declare blocks in one write with FUA, one
+ * durability point per batch (the seeds declared every declare block's worth,
+ * 507 blocks, which costs a device flush per 2 MiB of data).
  */
 #include <errno.h>
 #include <stdlib.h>

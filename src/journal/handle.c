@@ -203,12 +203,9 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		t->start_time = jg_now_seconds();
 	t->nchanges++;
 	if (running && kind == JNL_KIND_DATA) {
-		uint64_t limit = j->cfg.max_txn_data_blocks;
-
-		/* declared: write a declare block's worth as soon as it is pending */
-		if (j->cfg.mode == JNL_DATA_DECLARED && limit > JNL_LIST_ENTRIES)
-			limit = JNL_LIST_ENTRIES;
-		early = t->ndata_pending >= limit;
+		/* every mode writes buffered data early at the same point; declared
+		 * mode declares the whole batch first, with one durability point */
+		early = t->ndata_pending >= j->cfg.max_txn_data_blocks;
 	}
 out:
 	pthread_mutex_unlock(&j->lock);

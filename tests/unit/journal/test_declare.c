@@ -21,13 +21,14 @@ struct rec_ev {
 	uint32_t magic;		/* first le32 of a journal-region write */
 	uint64_t *list;		/* declare block entries */
 	uint32_t nlist;
+	size_t batch;		/* which blk_submit() call: one batch completes as a whole */
 };
 
 struct rec_dev {
 	struct blk_dev dev;
 	struct blk_dev *lower;
 	struct rec_ev ev[REC_MAX];
-	size_t n;
+	size_t n, nbatch;
 };
 
 static int rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
@@ -43,6 +44,7 @@ static int rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
 		e->flags = r[i].flags;
 		e->blkno = r[i].blkno;
 		e->nblocks = r[i].nblocks;
+		e->batch = rd->nbatch;
 		if (r[i].op == BLK_OP_WRITE && r[i].blkno >= T_JSTART) {
 			for (uint32_t k = 0; k < r[i].nblocks; k++) {
 				const uint8_t *b = (const uint8_t *)r[i].buf + (size_t)k * JG_BLOCK_SIZE;
@@ -58,6 +60,7 @@ static int rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
 			}
 		}
 	}
+	rd->nbatch++;
 	return blk_submit(rd->lower, r, n);
 }
 
@@ -143,7 +146,9 @@ static void rec_check_declared(struct rec_dev *rd, size_t from)
 					listed |= d->list[y] == b;
 				if (!listed)
 					continue;
-				ok = d->flags & BLK_FUA;
+				/* FUA makes the declare block durable when its batch completes,
+				 * so the data must come in a later batch */
+				ok = (d->flags & BLK_FUA) && d->batch < e->batch;
 				for (size_t z = x + 1; z < i && !ok; z++)
 					ok = rd->ev[z].op == BLK_OP_FLUSH ||
 					     (rd->ev[z].flags & BLK_PREFLUSH);
@@ -210,9 +215,9 @@ static void test_declare_early_writeback(void **state)
 {
 	struct blk_dev *mem = t_mem_dev();
 	struct rec_dev *rd = rec_open(mem);
-	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 507);
 	struct jnl_info info;
-	size_t from = rd->n, first_data = SIZE_MAX, first_commit = SIZE_MAX;
+	size_t from = rd->n, first_data = SIZE_MAX, first_commit = SIZE_MAX, nfua = 0;
 
 	(void)state;
 	t_txn(j, 100, 1100, 1, false);		/* > 2 declare blocks' worth */
@@ -227,11 +232,54 @@ static void test_declare_early_writeback(void **state)
 	assert_true(first_data != SIZE_MAX);
 	assert_true(first_commit == SIZE_MAX);
 	jnl_info_get(j, &info);
-	assert_int_equal(info.declare_blocks, 2);	/* 1014 of 1100 written early */
+	/* two batches of 507 written early, each declared with one FUA write */
+	for (size_t i = from; i < rd->n; i++)
+		nfua += rd->ev[i].magic == JNL_MAGIC_DECLARE && (rd->ev[i].flags & BLK_FUA);
+	assert_int_equal(nfua, 2);
+	assert_int_equal(info.declare_blocks, 2);
 	assert_int_equal(info.commits, 0);
 	assert_int_equal(t_read_ver(NULL, mem, 100), 1);
 	/* a crash now: the transaction is dropped, its declared blocks resynced */
 	assert_int_equal(jnl_commit(j, 0, false), 0);
+	assert_int_equal(jnl_close(j), 0);
+	rec_check_declared(rd, from);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+/*
+ * Early writeback declares a whole batch at once: every declare block of it in
+ * one write with FUA, the batch's only durability point before its data.
+ */
+static void test_declare_early_batch_one_point(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 1100);
+	struct jnl_info info;
+	size_t from = rd->n, first_data = SIZE_MAX, ndecl_writes = 0, points = 0;
+
+	(void)state;
+	t_txn(j, 100, 1100, 1, false);		/* 1100 pending: 3 declare blocks */
+	for (size_t i = from; i < rd->n; i++) {
+		const struct rec_ev *e = &rd->ev[i];
+
+		if (e->op == BLK_OP_WRITE && e->blkno < T_JSTART && first_data == SIZE_MAX)
+			first_data = i;
+		if (first_data != SIZE_MAX)
+			continue;
+		ndecl_writes += e->op == BLK_OP_WRITE && e->magic == JNL_MAGIC_DECLARE;
+		points += (e->op == BLK_OP_FLUSH) + !!(e->flags & BLK_PREFLUSH) + !!(e->flags & BLK_FUA);
+		if (e->magic == JNL_MAGIC_DECLARE)
+			assert_int_equal(e->nlist, 1100);
+	}
+	assert_true(first_data != SIZE_MAX);
+	assert_int_equal(ndecl_writes, 1);
+	assert_int_equal(points, 1);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.declare_blocks, 3);
+	assert_int_equal(info.commits, 0);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
 	assert_int_equal(jnl_close(j), 0);
 	rec_check_declared(rd, from);
 	blk_close(&rd->dev);
@@ -243,7 +291,7 @@ static void test_declare_recovery_syncraid(void **state)
 {
 	struct blk_dev *mem = t_mem_dev();
 	struct rec_dev *rd = rec_open(mem);
-	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 507);
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
 			       .no_commit_thread = true };
 	struct jnl_recovery_report rep;
@@ -351,11 +399,17 @@ static void test_declare_ordered_early_writeback_bounds_memory(void **state)
 	blk_close(mem);
 }
 
-/* One declared handle may not outgrow one transaction's log footprint: -ENOSPC, journal intact. */
+/*
+ * One declared handle may not outgrow one transaction's log footprint: -ENOSPC,
+ * journal intact. Early writeback every 16 blocks adds a declare block per batch
+ * (rewriting a block still pending would not: it needs no second declare).
+ */
 static void test_declare_handle_too_large(void **state)
 {
 	struct blk_dev *mem = t_mem_dev();
-	struct jnl *j = t_open(mem, JNL_DATA_DECLARED, true);
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
+			       .no_commit_thread = true, .max_txn_data_blocks = 16 };
+	struct jnl *j = NULL;
 	struct jnl_handle *h;
 	struct jnl_info info;
 	uint8_t *b = jg_alloc_blocks(1);
@@ -363,14 +417,17 @@ static void test_declare_handle_too_large(void **state)
 	int rc = 0;
 
 	(void)state;
+	assert_int_equal(jnl_open(mem, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, NULL), 0);
+	assert_int_equal(jnl_start(j), 0);
 	assert_int_equal(jnl_handle_start(j, 1, &h), 0);
-	for (n = 0; n < 300 * 507 && !rc; n++) {
+	for (n = 0; n < 300 * 16 && !rc; n++) {
 		t_fill(b, 100 + n % 1000, (uint32_t)(n / 1000 + 1));
 		rc = jnl_handle_dirty_data(h, 100 + n % 1000, b);
 	}
 	assert_int_equal(rc, -ENOSPC);
 	/* 255-block footprint: commit block + at most 254 declare blocks */
-	assert_true(n > 250 * 507 && n <= 255 * 507);
+	assert_true(n > 250 * 16 && n <= 255 * 16);
 	assert_int_equal(jnl_handle_stop(h), 0);
 	jnl_info_get(j, &info);
 	assert_false(info.aborted);
@@ -387,6 +444,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_declare_ordering_rules),
 		cmocka_unit_test(test_declare_early_writeback),
+		cmocka_unit_test(test_declare_early_batch_one_point),
 		cmocka_unit_test(test_declare_recovery_syncraid),
 		cmocka_unit_test(test_declare_flushes_per_commit),
 		cmocka_unit_test(test_declare_ordered_early_writeback_bounds_memory),
