@@ -55,6 +55,10 @@ struct raid_fault_cfg {
 	uint64_t seed;			/* for the keep/revert choices; same seed, same result */
 	unsigned int keep_percent;	/* chance (0..100) that an unflushed write survives; default 50 */
 	bool tear;			/* revert partial writes sector by sector */
+	/* Count each FLUSH request as a position too: a cut there loses the flush
+	 * (the power failed while it ran), so the writes it would have made durable
+	 * are kept or reverted as above. Off: only writes count. */
+	bool cut_at_flushes;
 	/* After the cut, instead of dropping every later write, keep each whole, drop
 	 * it, or tear it (a random subset of its sectors), at random: a machine whose
 	 * disks go on writing for a moment while the power fails, member by member.

@@ -15,15 +15,21 @@
  *      now home, are freed.
  *
  * Ordering per mode (docs/FORMAT.md §3.6):
- *   (C1) writeback, journal: log blocks, data and commit block in one batch, then
- *        one FLUSH. Safe because the commit block counts only when the descriptor
- *        tags' crc32c match every logged block (jbd2 async_commit); writeback
- *        data has no ordering promise and journal data is logged.
- *   (C2) ordered: log blocks and data in one batch; then the commit block with
- *        PREFLUSH|FUA: data and log are durable before the commit block can be.
- *   (C3) declared: the declare blocks with FUA; then data and log blocks in one
- *        batch (D1: data only after its declare block is durable); then the
- *        commit block with PREFLUSH|FUA.
+ *   (C1) writeback, journal, and ordered without data: log blocks, data and
+ *        commit block in one batch, then one FLUSH. Safe because the commit
+ *        block counts only when the descriptor tags' crc32c match every logged
+ *        block (jbd2 async_commit); writeback data has no ordering promise and
+ *        journal data is logged.
+ *   (C2) ordered with data: log blocks and data in one batch; then the commit
+ *        block with PREFLUSH|FUA: data and log are durable before the commit
+ *        block can be.
+ *   (C3) declared: the declare blocks with FUA (D1: data only after its declare
+ *        block is durable); then C1. Safe without C2's PREFLUSH because each
+ *        declare tag holds the crc32c of its data: recovery accepts the last
+ *        committed transaction only when its data at home matches, and reads
+ *        that data anyway (it may have been in flight). Only the last one can
+ *        be incomplete: the next transaction writes nothing before this one's
+ *        FLUSH has returned.
  *   (C4) jnl_commit(wait) returns only after the last step of its mode.
  * A crash before the commit point leaves a transaction recovery drops; in
  * declared mode recovery resyncs the blocks its declare blocks list.
@@ -163,7 +169,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 {
 	struct jnl_commit_lists l = { 0 };
 	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
-	uint64_t ndecl, ndesc, nrevb, nimg, pos0, pos, cpos, *dblk = NULL;
+	uint64_t ndecl, ndesc, nrevb, nimg, pos0, pos, cpos;
 	uint8_t *img = NULL, *p;
 	struct blk_req *reqs = NULL;
 	unsigned int ndreq, nlog, nr;
@@ -191,17 +197,14 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 
 	rc = -ENOMEM;
 	img = jg_alloc_blocks(nimg);
-	dblk = malloc((l.ndata + 1) * sizeof(*dblk));
 	reqs = malloc((l.ndata + 8) * sizeof(*reqs));
-	if (!img || !dblk || !reqs)
+	if (!img || !reqs)
 		goto out;
 	pos0 = pos = j->head;
 	p = img;
 	/* 2. the image */
-	for (size_t i = 0; i < l.ndata; i++)
-		dblk[i] = l.data[i].blkno;
 	if (ndecl) {
-		jnl_declare_fill(j, p, pos, t->tid, dblk, l.ndata);
+		jnl_declare_fill(j, p, pos, t->tid, l.data, l.ndata);
 		p += ndecl * JG_BLOCK_SIZE;
 		pos = jnl_next_pos(j, pos, ndecl);
 	}
@@ -238,36 +241,30 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	}
 	nr = nlog + (unsigned int)nd;
 	rc = 0;
-	if (j->cfg.mode == JNL_DATA_WRITEBACK || j->cfg.mode == JNL_DATA_JOURNAL) {
-		/* (C1) async commit: one batch, one flush */
+	if (j->cfg.mode == JNL_DATA_ORDERED && (l.ndata || t->data_written)) {
+		/* (C2) data and log blocks together, then the commit block */
+		struct blk_req c = { .op = BLK_OP_WRITE, .flags = wf | BLK_PREFLUSH | BLK_FUA,
+				     .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
+
+		if (nr)
+			rc = jnl_io(j, reqs, nr);
+		if (!rc)
+			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
+	} else {
+		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
+
+		/* (C3) declare blocks durable (FUA) before any data (D1). A crash
+		 * after this: recovery resyncs the blocks they name, and drops the
+		 * transaction unless its commit block and all its data are there */
+		if (ndreq)
+			rc = jnl_io(j, reqs + 0, ndreq);
+		/* (C1) one batch with the commit block, one flush */
 		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf, .blkno = jnl_abs(j, cpos),
 					       .nblocks = 1, .buf = p };
-		rc = jnl_io(j, reqs, nr);
-		if (!rc) {
-			struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
-
+		if (!rc)
+			rc = jnl_io(j, reqs + ndreq, nr - ndreq);
+		if (!rc)
 			rc = jnl_io(j, &fl, 1);	/* the commit point */
-		}
-	} else {
-		if (declared && l.ndata) {
-			/* (C3) declare blocks durable (FUA) before any data (D1) */
-			rc = jnl_io(j, reqs, ndreq);
-			/* crash after this: declare blocks, no commit -> recovery resyncs
-			 * the listed blocks and drops the transaction. The log blocks go
-			 * with the data: only the commit block must follow them. */
-			if (!rc)
-				rc = jnl_io(j, reqs + ndreq, nr - ndreq);
-		} else {
-			/* (C2) data and log blocks together */
-			if (nr)
-				rc = jnl_io(j, reqs, nr);
-		}
-		if (!rc) {
-			struct blk_req c = { .op = BLK_OP_WRITE, .flags = wf | BLK_PREFLUSH | BLK_FUA,
-					     .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
-
-			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
-		}
 	}
 	if (rc) {
 		jnl_abort(j, rc, "commit write");
@@ -338,7 +335,6 @@ out:
 	jnl_stage_free(stage, nstage);
 	jnl_commit_lists_free(&l);
 	free(img);
-	free(dblk);
 	free(reqs);
 	return rc;
 }

@@ -24,12 +24,36 @@
 
 #include "jnl_i.h"
 
+void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		      const struct jnl_wb *wb, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		struct jnl_list_hdr *h = (struct jnl_list_hdr *)img;
+		struct jnl_tag *tags = (struct jnl_tag *)(img + sizeof(*h));
+		size_t cnt = n - i;
+
+		if (cnt > JNL_DESC_TAGS)
+			cnt = JNL_DESC_TAGS;
+		memset(img, 0, JG_BLOCK_SIZE);
+		h->count = jg_cpu_to_le32((uint32_t)cnt);
+		for (size_t k = 0; k < cnt; k++, i++) {
+			tags[k].blkno = jg_cpu_to_le64(wb[i].blkno);
+			tags[k].crc = jg_cpu_to_le32(jg_crc32c(j->seed, wb[i].buf, JG_BLOCK_SIZE));
+		}
+		jg_blk_seal(img, JG_BLOCK_SIZE, JNL_MAGIC_DECLARE, JNL_VERSION, 0, tid,
+			    jnl_abs(j, pos), j->seed);
+		img += JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, 1);
+	}
+}
+
 int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 {
 	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
 	struct jnl_wb *wb = NULL;
 	struct blk_req *reqs = NULL;
-	uint64_t *dblk = NULL;
 	uint8_t *img = NULL;
 	void **stage = NULL;
 	size_t nstage = 0, n = 0;
@@ -76,8 +100,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	jnl_wb_sort(wb, n);
 	rc = -ENOMEM;
 	reqs = malloc((n + 2) * sizeof(*reqs));
-	dblk = malloc(n * sizeof(*dblk));
-	if (!reqs || !dblk)
+	if (!reqs)
 		goto out_fail;
 	if (declared) {
 		unsigned int nr = 0;
@@ -90,14 +113,12 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		img = jg_alloc_blocks(ndecl);
 		if (!img)
 			goto out_fail;
-		for (size_t i = 0; i < n; i++)
-			dblk[i] = wb[i].blkno;
 		pthread_mutex_lock(&j->lock);
 		pos = j->head;
 		if (!t->log_first)
 			t->log_first = pos;	/* (J4) from now on the tail stays before it */
 		pthread_mutex_unlock(&j->lock);
-		jnl_declare_fill(j, img, pos, t->tid, dblk, n);
+		jnl_declare_fill(j, img, pos, t->tid, wb, n);
 		for (uint64_t k = 0, p = pos; k < ndecl;) {
 			uint64_t run = j->nblocks - p;
 
@@ -166,7 +187,6 @@ out_io:
 	jnl_stage_free(stage, nstage);
 	free(wb);
 	free(reqs);
-	free(dblk);
 	free(img);
 	return rc;
 }

@@ -11,11 +11,13 @@
  * their crc32c.
  *
  * A transaction in the log:
- *   [declare blocks]  declared mode: every data block of the transaction
+ *   [declare blocks]  declared mode: every data block of the transaction, with
+ *                     the crc32c of what it writes home
  *   [descriptor, logged copies...]*
  *   [revoke blocks]
  *   commit block      THE COMMIT POINT: once it is durable and every checksum of
- *                     the transaction matches, recovery replays the transaction.
+ *                     the transaction matches (in declared mode, the data's at
+ *                     home too), recovery replays the transaction.
  *
  * Included by src/journal, tests and tools only.
  */
@@ -43,8 +45,10 @@
 #define JNL_FEAT_INCOMPAT_REVOKE	(1u << 0) /* the log may hold revoke blocks */
 #define JNL_FEAT_INCOMPAT_CSUM		(1u << 1) /* tags carry crc32c of logged blocks */
 #define JNL_FEAT_INCOMPAT_DECLARE	(1u << 2) /* written in declared mode: recovery must resync */
+#define JNL_FEAT_INCOMPAT_DECLARE_CSUM	(1u << 3) /* declare blocks hold tags with the data's crc32c */
 #define JNL_FEAT_INCOMPAT_KNOWN \
-	(JNL_FEAT_INCOMPAT_REVOKE | JNL_FEAT_INCOMPAT_CSUM | JNL_FEAT_INCOMPAT_DECLARE)
+	(JNL_FEAT_INCOMPAT_REVOKE | JNL_FEAT_INCOMPAT_CSUM | JNL_FEAT_INCOMPAT_DECLARE | \
+	 JNL_FEAT_INCOMPAT_DECLARE_CSUM)
 #define JNL_FEAT_COMPAT_KNOWN		0u
 #define JNL_FEAT_RO_COMPAT_KNOWN	0u
 
@@ -86,7 +90,11 @@ struct jnl_list_hdr {
 _Static_assert(sizeof(struct jnl_list_hdr) == 0x28, "jnl_list_hdr size");
 _Static_assert(offsetof(struct jnl_list_hdr, count) == 0x20, "jnl_list_hdr.count");
 
-/* One logged block, in a descriptor; the copies follow the descriptor in tag order. */
+/*
+ * One logged block, in a descriptor (the copies follow the descriptor in tag
+ * order); or one declared data block, in a declare block (crc of the contents
+ * the transaction writes home, flags 0).
+ */
 struct jnl_tag {
 /*00*/	le64 blkno;			/* home address on the device */
 /*08*/	le32 flags;			/* JNL_TAG_* */
@@ -105,11 +113,12 @@ _Static_assert(offsetof(struct jnl_tag, crc) == 0x0c, "jnl_tag.crc");
 #define JNL_TAG_ESCAPE_SHIFT 8
 #define JNL_MAGIC_PREFIX 0x4a4e4c00u
 
+/* Descriptor and declare blocks hold tags after the list header. */
 #define JNL_DESC_TAGS ((JG_BLOCK_SIZE - sizeof(struct jnl_list_hdr)) / sizeof(struct jnl_tag))
-/* Revoke and declare blocks hold le64 block numbers after the list header. */
+/* Revoke blocks hold le64 block numbers after the list header. */
 #define JNL_LIST_ENTRIES ((JG_BLOCK_SIZE - sizeof(struct jnl_list_hdr)) / sizeof(le64))
-_Static_assert(JNL_DESC_TAGS == 253, "tags per descriptor");
-_Static_assert(JNL_LIST_ENTRIES == 507, "entries per revoke/declare block");
+_Static_assert(JNL_DESC_TAGS == 253, "tags per descriptor or declare block");
+_Static_assert(JNL_LIST_ENTRIES == 507, "entries per revoke block");
 
 /* The commit block: the commit point of its transaction. */
 struct jnl_commit_blk {

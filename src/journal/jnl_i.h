@@ -203,33 +203,29 @@ int jnl_log_reserve_locked(struct jnl *j, uint64_t need);
 /* ------------------------------------------------------------- revoke.c */
 
 /*
- * Fill list blocks (declare or revoke: struct jnl_list_hdr and block numbers,
- * JNL_LIST_ENTRIES per block) of type @magic at log position @pos with the @n
- * entries of @blknos, sealed for transaction @tid.
+ * Fill revoke blocks (struct jnl_list_hdr and block numbers, JNL_LIST_ENTRIES
+ * per block) at log position @pos with the @n entries of @blknos, sealed for
+ * transaction @tid.
  */
-void jnl_list_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid, uint32_t magic,
-		   const uint64_t *blknos, size_t n);
-
-static inline void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-				   const uint64_t *blknos, size_t n)
-{
-	jnl_list_fill(j, img, pos, tid, JNL_MAGIC_REVOKE, blknos, n);
-}
+void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		     const uint64_t *blknos, size_t n);
 
 /* Recovery: record revokes of a committed transaction (@tid) in @table. */
 int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid);
 
 /* ------------------------------------------------------------- declare.c */
 
-static inline void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-				    const uint64_t *blknos, size_t n)
-{
-	jnl_list_fill(j, img, pos, tid, JNL_MAGIC_DECLARE, blknos, n);
-}
+/*
+ * Fill declare blocks at log position @pos naming the @n data blocks of @wb
+ * (sorted), each with the crc32c of the contents it writes home, sealed for
+ * transaction @tid.
+ */
+void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		      const struct jnl_wb *wb, size_t n);
 
 static inline uint64_t jnl_declare_blocks_for(uint64_t ndata)
 {
-	return (ndata + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
+	return (ndata + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
 }
 /* Early writeback of the running transaction's pending data (declared: declare first). */
 int jnl_early_writeback(struct jnl *j, struct jnl_txn *t);

@@ -279,9 +279,9 @@ int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool d
 	if (!blk)
 		return -ENOMEM;
 	if (declare)
-		j->feat_incompat |= JNL_FEAT_INCOMPAT_DECLARE;
+		j->feat_incompat |= JNL_FEAT_INCOMPAT_DECLARE | JNL_FEAT_INCOMPAT_DECLARE_CSUM;
 	else
-		j->feat_incompat &= ~JNL_FEAT_INCOMPAT_DECLARE;
+		j->feat_incompat &= ~(JNL_FEAT_INCOMPAT_DECLARE | JNL_FEAT_INCOMPAT_DECLARE_CSUM);
 	jnl_sb_fill(blk, j->start_blkno, j->nblocks, start, sequence, j->feat_compat,
 		    j->feat_incompat, j->feat_ro_compat, j->max_txn_blocks, j->uuid,
 		    (uint32_t)j->cfg.mode, j->seed);
@@ -357,6 +357,14 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 	if (jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN) {
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s unknown incompat features 0x%x",
 		       j->dev->name, jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN);
+		return -EOPNOTSUPP;
+	}
+	if ((jg_le32(sb->feature_incompat) & JNL_FEAT_INCOMPAT_DECLARE) &&
+	    !(jg_le32(sb->feature_incompat) & JNL_FEAT_INCOMPAT_DECLARE_CSUM)) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS,
+		       "superblock dev=%s declared-mode log with declare blocks of the first format "
+		       "(no data checksums): recover it with the jgrfs that wrote it",
+		       j->dev->name);
 		return -EOPNOTSUPP;
 	}
 	if ((jg_le32(sb->feature_ro_compat) & ~JNL_FEAT_RO_COMPAT_KNOWN) && !j->cfg.readonly) {

@@ -123,16 +123,72 @@ static uint32_t jnl_rec_valid(struct jnl *j, const uint8_t *blk, uint64_t pos, u
 	return m;
 }
 
+/*
+ * The last transaction with a commit block, held back until it is known to be
+ * complete: a valid block of the next transaction proves it (nothing of the
+ * next one is written before this one's flush has returned), else its declared
+ * data must match the crc32c its declare blocks recorded (FORMAT.md §3.6).
+ */
+struct jnl_last {
+	bool set;
+	uint64_t tid, first, end;	/* log positions: first block, block after the commit */
+	struct jnl_rvec tags;		/* its logged copies */
+	struct jnl_map revoke;		/* its revokes */
+	uint64_t *decl;			/* its declare blocks */
+	size_t ndecl, decl_cap;
+};
+
 struct jnl_scan {
 	struct jnl_rvec tags;		/* every copy of committed transactions, log order */
 	struct jnl_map revoke;		/* blkno -> newest revoking tid */
 	uint64_t *decl;			/* declare blocks of the first uncommitted transaction */
 	size_t ndecl, decl_cap;
+	struct jnl_last last;
 	uint64_t end_tid;		/* first tid not committed */
 	uint64_t head;			/* relative block after the last committed transaction */
+	uint64_t last_first;		/* relative block where the last committed one begins */
 	uint64_t committed;
 	uint64_t max_tid_seen;
 };
+
+static void jnl_last_clear(struct jnl_last *l)
+{
+	free(l->tags.v);
+	jnl_map_free(&l->revoke);
+	free(l->decl);
+	memset(l, 0, sizeof(*l));
+	jnl_map_init(&l->revoke);
+}
+
+/* The held-back transaction is committed: its copies and revokes count. */
+static int jnl_last_accept(struct jnl_scan *s)
+{
+	struct jnl_last *l = &s->last;
+	int rc;
+
+	for (size_t i = 0; i < l->tags.n; i++) {
+		rc = jnl_rvec_push(&s->tags, &l->tags.v[i]);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < l->revoke.cap; i++) {
+		uint64_t *v;
+		bool is_new;
+
+		if (l->revoke.keys[i] == JNL_MAP_EMPTY)
+			continue;
+		rc = jnl_map_get(&s->revoke, l->revoke.keys[i], &v, &is_new);
+		if (rc)
+			return rc;
+		if (is_new || jg_seq_after(l->tid, *v))
+			*v = l->tid;
+	}
+	s->committed++;
+	s->head = l->end;
+	s->last_first = l->first;
+	jnl_last_clear(l);
+	return 0;
+}
 
 static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 {
@@ -146,7 +202,7 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 	w.buf = jg_alloc_blocks(JNL_REC_WIN);
 	if (!w.buf)
 		return -ENOMEM;
-	s->head = pos;
+	s->head = s->last_first = pos;
 	while (scanned < j->cap) {
 		const uint8_t *blk;
 		const struct jnl_list_hdr *lh;
@@ -163,6 +219,12 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 		}
 		if (!m)
 			break;
+		if (s->last.set) {
+			/* a block of the next transaction: the last one's flush returned */
+			rc = jnl_last_accept(s);
+			if (rc)
+				goto out;
+		}
 		lh = (const struct jnl_list_hdr *)blk;
 		cnt = jg_le32(lh->count);
 		if (m == JNL_MAGIC_DECLARE || m == JNL_MAGIC_REVOKE) {
@@ -170,7 +232,7 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 			size_t *vn = m == JNL_MAGIC_DECLARE ? &s->ndecl : &nrev;
 			size_t *vc = m == JNL_MAGIC_DECLARE ? &s->decl_cap : &revcap;
 
-			if (cnt > JNL_LIST_ENTRIES)
+			if (cnt > (m == JNL_MAGIC_DECLARE ? JNL_DESC_TAGS : JNL_LIST_ENTRIES))
 				break;
 			if (*vn == *vc) {
 				size_t nc = *vc ? *vc * 2 : 16;
@@ -234,32 +296,36 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 				       j->dev->name, (unsigned long long)jnl_abs(j, pos), (unsigned long long)next);
 				break;
 			}
-			/* the transaction is committed: its copies and revokes count */
-			for (size_t i = 0; i < cur.n; i++) {
-				rc = jnl_rvec_push(&s->tags, &cur.v[i]);
-				if (rc)
-					goto out;
-			}
+			/* held back until the next transaction or its data proves it */
+			struct jnl_last *l = &s->last;
+
+			l->set = true;
+			l->tid = next;
+			l->first = txn_first;
+			l->tags = cur;
+			memset(&cur, 0, sizeof(cur));
 			for (size_t i = 0; i < nrev; i++) {
 				const uint8_t *rb;
 
 				rc = jnl_rwin_get(j, &w, revpos[i], &rb);
 				if (rc)
 					goto out;
-				rc = jnl_revoke_table_add(&s->revoke, rb, next);
+				rc = jnl_revoke_table_add(&l->revoke, rb, next);
 				if (rc)
 					goto out;
 			}
-			cur.n = 0;
 			nrev = 0;
-			s->ndecl = 0;
-			s->committed++;
+			l->decl = s->decl;
+			l->ndecl = s->ndecl;
+			l->decl_cap = s->decl_cap;
+			s->decl = NULL;
+			s->ndecl = s->decl_cap = 0;
 			next++;
 			pos = jnl_next_pos(j, pos, 1);
+			l->end = pos;
 			scanned++;
 			txn_first = pos;
 			txn_n = 0;
-			s->head = pos;
 			/* the window may hold the block just read under another tid: keep it */
 		}
 	}
@@ -402,30 +468,136 @@ static int jnl_rec_syncraid_list(struct jnl *j, uint64_t *blknos, size_t n, uint
 	return nr ? blk_submit(j->dev, reqs, (unsigned int)nr) : 0;
 }
 
+/* Read the declare block at log position @pos into @blk; its tags, or NULL (*cnt 0). */
+static const struct jnl_tag *jnl_rec_declare_read(struct jnl *j, uint64_t pos, uint8_t *blk,
+						  uint32_t flags, uint32_t *cnt, int *rc)
+{
+	const struct jnl_list_hdr *h = (const struct jnl_list_hdr *)blk;
+
+	*cnt = 0;
+	*rc = blk_rw(j->dev, BLK_OP_READ, jnl_abs(j, pos), 1, blk, flags);
+	if (*rc || !jg_blk_crc_ok(blk, JG_BLOCK_SIZE, j->seed) ||
+	    jg_le32(h->hdr.magic) != JNL_MAGIC_DECLARE || jg_le32(h->count) > JNL_DESC_TAGS)
+		return NULL;	/* verified in the scan; changed since: nothing to trust */
+	*cnt = jg_le32(h->count);
+	return (const struct jnl_tag *)(blk + sizeof(*h));
+}
+
+/*
+ * Is the held-back last transaction complete? Its commit block went out in one
+ * batch with its data (C3), so its declared data at home must match the crc32c
+ * of the newest declare tag of each block. Blocks it also logs or revokes are
+ * left out: replay or nobody writes them. The reads carry BLK_SYNCRAID when
+ * @syncraid: that data may have been in flight at the crash.
+ */
+static int jnl_rec_check_last(struct jnl *j, struct jnl_scan *s, uint32_t rflags, bool *complete,
+			      struct jnl_recovery_report *rep)
+{
+	struct jnl_last *l = &s->last;
+	struct jnl_map want, logged;
+	uint64_t *keys = NULL;
+	uint8_t *blk = jg_alloc_blocks(1), *buf = jg_alloc_blocks(JNL_REC_WIN);
+	struct blk_req reqs[JNL_REC_WIN];
+	size_t n = 0;
+	int rc = -ENOMEM;
+
+	*complete = true;
+	jnl_map_init(&want);
+	jnl_map_init(&logged);
+	if (!blk || !buf)
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < l->tags.n && !rc; i++) {
+		uint64_t *v;
+
+		rc = jnl_map_get(&logged, l->tags.v[i].home, &v, NULL);
+	}
+	for (size_t i = 0; i < l->ndecl && !rc; i++) {
+		const struct jnl_tag *t;
+		uint32_t cnt;
+
+		t = jnl_rec_declare_read(j, l->decl[i], blk, 0, &cnt, &rc);
+		if (!rc && !t) {
+			*complete = false;
+			goto out;
+		}
+		for (uint32_t k = 0; k < cnt && !rc; k++) {
+			uint64_t b = jg_le64(t[k].blkno), *v;
+
+			if (b >= j->dev->nblocks || jnl_map_find(&logged, b) ||
+			    jnl_map_find(&l->revoke, b))
+				continue;
+			rc = jnl_map_get(&want, b, &v, NULL);
+			if (!rc)
+				*v = jg_le32(t[k].crc);	/* log order: the newest tag wins */
+		}
+	}
+	if (rc || !want.n)
+		goto out;
+	rc = -ENOMEM;
+	keys = malloc(want.n * sizeof(*keys));
+	if (!keys)
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < want.cap; i++)
+		if (want.keys[i] != JNL_MAP_EMPTY)
+			keys[n++] = want.keys[i];
+	jnl_sort_u64(keys, n);
+	for (size_t i = 0; i < n && !rc && *complete; i += JNL_REC_WIN) {
+		size_t b = n - i < JNL_REC_WIN ? n - i : JNL_REC_WIN;
+
+		for (size_t k = 0; k < b; k++)
+			reqs[k] = (struct blk_req){ .op = BLK_OP_READ, .flags = rflags,
+						    .blkno = keys[i + k], .nblocks = 1,
+						    .buf = buf + k * JG_BLOCK_SIZE };
+		rc = blk_submit(j->dev, reqs, (unsigned int)b);
+		for (size_t k = 0; k < b && !rc; k++) {
+			uint32_t want_crc = (uint32_t)*jnl_map_find(&want, keys[i + k]);
+
+			if (jg_crc32c(j->seed, buf + k * JG_BLOCK_SIZE, JG_BLOCK_SIZE) != want_crc) {
+				jg_log(JG_LOG_WARN, JNL_SUBSYS,
+				       "recovery dev=%s blkno=%llu tid=%llu declared data not as committed: transaction dropped",
+				       j->dev->name, (unsigned long long)keys[i + k],
+				       (unsigned long long)l->tid);
+				*complete = false;
+				break;
+			}
+		}
+		if (!rc && rflags)
+			rep->declared_blocks_resynced += b;
+	}
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s reading declared data failed: %d",
+		       j->dev->name, rc);
+out:
+	jnl_map_free(&want);
+	jnl_map_free(&logged);
+	free(keys);
+	free(blk);
+	free(buf);
+	return rc;
+}
+
 /* Pass 2: every block named by the uncommitted transaction's declare blocks. */
 static int jnl_rec_declared(struct jnl *j, struct jnl_scan *s, struct jnl_recovery_report *rep)
 {
-	uint8_t *blk = jg_alloc_blocks(1), *buf = jg_alloc_blocks(JNL_LIST_ENTRIES);
-	struct blk_req *reqs = malloc(JNL_LIST_ENTRIES * sizeof(*reqs));
-	uint64_t *list = malloc(JNL_LIST_ENTRIES * sizeof(*list));
+	uint8_t *blk = jg_alloc_blocks(1), *buf = jg_alloc_blocks(JNL_DESC_TAGS);
+	struct blk_req *reqs = malloc(JNL_DESC_TAGS * sizeof(*reqs));
+	uint64_t *list = malloc(JNL_DESC_TAGS * sizeof(*list));
 	int rc = -ENOMEM;
 
 	if (!blk || !buf || !reqs || !list)
 		goto out;
 	rc = 0;
 	for (size_t i = 0; i < s->ndecl && !rc; i++) {
-		const struct jnl_list_hdr *h = (const struct jnl_list_hdr *)blk;
-		const le64 *e = (const le64 *)(blk + sizeof(*h));
+		const struct jnl_tag *t;
 		uint32_t cnt;
 
-		rc = blk_rw(j->dev, BLK_OP_READ, jnl_abs(j, s->decl[i]), 1, blk, BLK_SYNCRAID);
+		t = jnl_rec_declare_read(j, s->decl[i], blk, BLK_SYNCRAID, &cnt, &rc);
 		if (rc)
 			break;
-		cnt = jg_le32(h->count);
-		if (!jg_blk_crc_ok(blk, JG_BLOCK_SIZE, j->seed) || cnt > JNL_LIST_ENTRIES)
-			continue;	/* verified in the scan; changed since: nothing to trust */
 		for (uint32_t k = 0; k < cnt; k++)
-			list[k] = jg_le64(e[k]);
+			list[k] = jg_le64(t[k].blkno);
 		rc = jnl_rec_syncraid_list(j, list, cnt, buf, reqs);
 		rep->declared_blocks_resynced += cnt;
 	}
@@ -439,11 +611,17 @@ out:
 	return rc;
 }
 
-/* Pass 3: the log window being written at the crash, in one batch. */
-static int jnl_rec_window(struct jnl *j, uint64_t head, struct jnl_recovery_report *rep)
+/*
+ * Pass 3: the log being written at the crash, in one batch: the last committed
+ * transaction (from @first; its log blocks went out with its commit block) and
+ * the window after it (from @head, max_txn_blocks long).
+ */
+static int jnl_rec_window(struct jnl *j, uint64_t first, uint64_t head,
+			  struct jnl_recovery_report *rep)
 {
-	uint64_t left = j->max_txn_blocks < j->cap ? j->max_txn_blocks : j->cap;
-	uint64_t nreq = left / JNL_REC_WIN + 2, pos = head, off = 0;
+	uint64_t last = head >= first ? head - first : head + j->cap - first;
+	uint64_t left = last + j->max_txn_blocks < j->cap ? last + j->max_txn_blocks : j->cap;
+	uint64_t nreq = left / JNL_REC_WIN + 2, pos = first, off = 0;
 	struct blk_req *reqs = malloc(nreq * sizeof(*reqs));
 	uint8_t *buf = jg_alloc_blocks(left ? left : 1);
 	unsigned int nr = 0;
@@ -527,6 +705,23 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	stats = blk_ctl(j->dev, BLK_CTL_GET_STATS, &st0) == 0;
 
 	rc = jnl_rec_scan(j, &s);
+	if (!rc && s.last.set) {
+		bool complete;
+
+		rc = jnl_rec_check_last(j, &s, declared && !ro ? BLK_SYNCRAID : 0, &complete, &rep);
+		if (!rc && complete) {
+			rc = jnl_last_accept(&s);
+		} else if (!rc) {
+			/* its data is not all home: not committed; resync what it declared */
+			free(s.decl);
+			s.decl = s.last.decl;
+			s.ndecl = s.last.ndecl;
+			s.last.decl = NULL;
+			s.end_tid = s.last.tid;
+			s.head = s.last_first = s.last.first;
+			jnl_last_clear(&s.last);
+		}
+	}
 	if (rc)
 		goto out;
 	rep.transactions_replayed = s.committed;
@@ -536,7 +731,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	if (declared && !ro) {
 		rc = jnl_rec_declared(j, &s, &rep);
 		if (!rc)
-			rc = jnl_rec_window(j, s.head, &rep);
+			rc = jnl_rec_window(j, s.last_first, s.head, &rep);
 		if (rc)
 			goto out;
 	}
@@ -586,5 +781,6 @@ out:
 	free(s.tags.v);
 	free(s.decl);
 	jnl_map_free(&s.revoke);
+	jnl_last_clear(&s.last);
 	return rc;
 }

@@ -11,8 +11,8 @@
 
 #include "jnl_i.h"
 
-void jnl_list_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid, uint32_t magic,
-		   const uint64_t *blknos, size_t n)
+void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
+		     const uint64_t *blknos, size_t n)
 {
 	size_t i = 0;
 
@@ -27,7 +27,7 @@ void jnl_list_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid, uint
 		h->count = jg_cpu_to_le32((uint32_t)cnt);
 		for (size_t k = 0; k < cnt; k++)
 			e[k] = jg_cpu_to_le64(blknos[i++]);
-		jg_blk_seal(img, JG_BLOCK_SIZE, magic, JNL_VERSION, 0, tid,
+		jg_blk_seal(img, JG_BLOCK_SIZE, JNL_MAGIC_REVOKE, JNL_VERSION, 0, tid,
 			    jnl_abs(j, pos), j->seed);
 		img += JG_BLOCK_SIZE;
 		pos = jnl_next_pos(j, pos, 1);

@@ -7,6 +7,8 @@
  * for every write completed since its last flush, the bytes it overwrote. The
  * power domain, shared by the members of one array, counts writes over all of
  * them; when the count reaches cut_after_writes:
+ * (With cfg.cut_at_flushes a FLUSH counts as a position as well: cut there, it
+ * is lost with everything after it.)
  *   1. that write and every later write or flush on any member is dropped (and
  *      reported as success: the process that issued it is about to die) -- or,
  *      with cfg.chaos_after_cut, while the process runs on for a moment, each
@@ -302,6 +304,9 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 		} else if (r->op == BLK_OP_WRITE) {
 			rc = raid_fault_write_locked(f, r);
 		} else if (r->op == BLK_OP_FLUSH) {
+			if (d->cfg.cut_at_flushes && !d->cut && ++d->writes >= d->cfg.cut_after_writes &&
+			    d->cfg.cut_after_writes)
+				raid_fault_cut_locked(d);	/* this flush is lost */
 			if (f->fail_all) {
 				rc = -EIO;
 			} else if (!d->cut) {

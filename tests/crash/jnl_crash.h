@@ -5,8 +5,8 @@
  * test_jnl_crash_raid.c).
  *
  * A scripted workload (metadata and data, revokes, fsyncs, early writeback,
- * checkpoints) runs over a fault device (raid_fault_domain) cut after write N,
- * for N = 1, 2, ... until the workload completes without reaching the cut. After
+ * checkpoints) runs over a fault device (raid_fault_domain) cut at write or flush
+ * N, for N = 1, 2, ... until the workload completes without reaching the cut. After
  * each cut: abandon, recover from the surviving memory device, and compare with
  * a model of every step:
  *   - block 0 is a marker written by every step: its version P names the last
@@ -228,7 +228,7 @@ static inline void w_crash_all(enum jnl_data_mode mode, bool tear, int steps)
 
 	for (cut = 1;; cut++) {
 		struct raid_fault_cfg fc = { .cut_after_writes = cut, .seed = cut, .keep_percent = 50,
-					     .tear = tear };
+					     .tear = tear, .cut_at_flushes = true };
 		struct raid_fault_domain *dom;
 		struct blk_dev *mem = t_mem_dev(), *f;
 		struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true };

@@ -175,7 +175,7 @@ static int64_t r_crash_once(uint64_t cut, bool syncraid, int steps, bool *done,
 			    struct jnl_recovery_report *rep, uint64_t *rows)
 {
 	struct raid_fault_cfg fc = { .cut_after_writes = cut ? r_base_writes + cut : 0, .seed = cut,
-				     .keep_percent = 50, .tear = true };
+				     .keep_percent = 50, .tear = true, .cut_at_flushes = true };
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
 			       .no_commit_thread = true };
 	struct blk_dev *mem[R_MEMBERS], *fault[R_MEMBERS], *top;

@@ -111,6 +111,51 @@ static void test_recovery_torn_transaction_dropped(void **state)
 }
 
 /* Revoked blocks are not replayed; a copy logged after the revoke is. */
+/*
+ * Declared mode: the last commit block goes out with its data (C3). Recovery
+ * replays that transaction only when its declared data at home matches the
+ * crc32c of the declare tags; an earlier one is proven complete by the blocks
+ * of the next. Case 0: all there; 1: a data block not home, the transaction is
+ * dropped; 2: the same, but a later transaction proves it.
+ */
+static void test_recovery_declared_last_commit_checks_data(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 3; c++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, JNL_DATA_DECLARED, true);
+		struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
+				       .no_commit_thread = true };
+		struct jnl_recovery_report rep;
+		uint8_t *b = jg_alloc_blocks(1);
+
+		t_txn(j, 10, 2, 1, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		t_txn(j, 10, 2, 2, true);
+		t_txn(j, 500, 4, 2, false);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		if (c == 2) {
+			t_txn(j, 20, 1, 3, true);
+			assert_int_equal(jnl_commit(j, 0, true), 0);
+		}
+		jnl_abandon(j);
+		if (c) {	/* block 501 still holds what was there before */
+			t_fill(b, 501, 1);
+			assert_int_equal(blk_rw(d, BLK_OP_WRITE, 501, 1, b, 0), 0);
+		}
+		assert_int_equal(jnl_open(d, &cfg, &j), 0);
+		assert_int_equal(jnl_recover(j, &rep), 0);
+		assert_int_equal(rep.transactions_replayed, c == 0 ? 2 : c == 1 ? 1 : 3);
+		assert_int_equal(t_read_ver(NULL, d, 10), c == 1 ? 1 : 2);
+		assert_int_equal(t_read_ver(NULL, d, 11), c == 1 ? 1 : 2);
+		if (c != 2)	/* the checked (or dropped) transaction's data was resynced */
+			assert_true(rep.declared_blocks_resynced >= 4);
+		jnl_abandon(j);
+		free(b);
+		blk_close(d);
+	}
+}
+
 static void test_recovery_revoke_honoured(void **state)
 {
 	struct blk_dev *d = t_mem_dev();
@@ -264,6 +309,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recovery_replays_committed_only),
 		cmocka_unit_test(test_recovery_torn_transaction_dropped),
+		cmocka_unit_test(test_recovery_declared_last_commit_checks_data),
 		cmocka_unit_test(test_recovery_revoke_honoured),
 		cmocka_unit_test(test_recovery_escaped_copy),
 		cmocka_unit_test(test_recovery_readonly_in_memory),
