@@ -11,6 +11,9 @@
 #            through Debian's fuse2fs: the same FUSE path, a mature filesystem
 #   btrfs    kernel btrfs RAID5 (data and metadata) over 4 loop devices of
 #            MEMBER_SIZE: a reference without FUSE
+#   passthrough  libfuse's passthrough_ll example (built from libfuse3-dev's
+#            examples, with the kernel writeback cache as jgrfs) over a directory
+#            of the same disk: the FUSE ceiling, no RAID, no journal
 #
 # Workloads: sequential 1 MiB writes (end fsync) and reads (cold cache), 4 KiB
 # random writes each followed by fsync, 10,000 creates of 4 KiB files. Use an
@@ -25,7 +28,7 @@ while getopts "s:d:t:h" opt; do
 	s) size=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	t) secs=$OPTARG ;;
-	*) sed -n '4,18p' "$0"; exit 2 ;;
+	*) sed -n '4,21p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -153,6 +156,23 @@ if grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
 	fi
 fi
 
+ptsrc=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
+if [ -r "$ptsrc" ] && command -v cc >/dev/null &&
+   cc -O2 -o "$W/passthrough_ll" "$ptsrc" $(pkg-config --cflags --libs fuse3) 2>"$W/cc.err"; then
+	echo "passthrough: libfuse passthrough_ll over $dir" >&2
+	mkdir "$W/pt"
+	if "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"; then
+		workload passthrough
+		fusermount3 -u "$MNT"
+		sleep 1
+	else
+		echo "bench_fuse: passthrough_ll mount failed" >&2
+	fi
+	rm -rf "$W/pt"
+else
+	echo "bench_fuse: passthrough_ll not built (libfuse3-dev examples and cc needed)" >&2
+fi
+
 python3 - "$W/results" <<'PY'
 import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
@@ -162,7 +182,7 @@ print("%-12s" % "" + "".join("%22s" % c for c in cols))
 for name, v in res.items():
     print("%-12s" % name + "".join("%22.1f" % x for x in v))
 j = res.get("jgrfs")
-for ref in ("fuse2fs", "btrfs-raid5"):
+for ref in ("fuse2fs", "btrfs-raid5", "passthrough"):
     if j and ref in res:
         print("%-12s" % ("jgrfs/" + ref.split("-")[0]) +
               "".join("%22s" % ("%.2fx" % (a / b) if b else "-") for a, b in zip(j, res[ref])))
