@@ -128,13 +128,22 @@ struct jnl_commit_blk {
 /*2c*/	le32 data_blocks;		/* data blocks the transaction wrote home (informational) */
 /*30*/	le64 commit_ns;			/* CLOCK_REALTIME at commit (informational) */
 /*38*/	le32 data_mode;			/* enum jnl_data_mode (informational) */
-/*3c*/	le32 reserved;
+/*3c*/	le32 flags;			/* JNL_COMMIT_* */
 };
+/*
+ * Written in one batch with its data, without PREFLUSH (declared mode, small
+ * transactions): it counts only if the data at home matches the declare tags.
+ */
+#define JNL_COMMIT_DATA_CSUM (1u << 0)
+/* Largest declared transaction (data blocks) committed that way: bounds what
+ * recovery reads to check it. */
+#define JNL_COMMIT_CSUM_MAX_DATA 64u
 _Static_assert(sizeof(struct jnl_commit_blk) == 0x40, "jnl_commit_blk size");
 _Static_assert(offsetof(struct jnl_commit_blk, txn_first) == 0x20, "jnl_commit_blk.txn_first");
 _Static_assert(offsetof(struct jnl_commit_blk, txn_blocks) == 0x28, "jnl_commit_blk.txn_blocks");
 _Static_assert(offsetof(struct jnl_commit_blk, data_blocks) == 0x2c, "jnl_commit_blk.data_blocks");
 _Static_assert(offsetof(struct jnl_commit_blk, commit_ns) == 0x30, "jnl_commit_blk.commit_ns");
 _Static_assert(offsetof(struct jnl_commit_blk, data_mode) == 0x38, "jnl_commit_blk.data_mode");
+_Static_assert(offsetof(struct jnl_commit_blk, flags) == 0x3c, "jnl_commit_blk.flags");
 
 #endif /* JGRFS_JNL_FORMAT_H */

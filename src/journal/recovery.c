@@ -131,6 +131,7 @@ static uint32_t jnl_rec_valid(struct jnl *j, const uint8_t *blk, uint64_t pos, u
  */
 struct jnl_last {
 	bool set;
+	bool csum;			/* JNL_COMMIT_DATA_CSUM: written with its data */
 	uint64_t tid, first, end;	/* log positions: first block, block after the commit */
 	struct jnl_rvec tags;		/* its logged copies */
 	struct jnl_map revoke;		/* its revokes */
@@ -300,6 +301,7 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 			struct jnl_last *l = &s->last;
 
 			l->set = true;
+			l->csum = jg_le32(cb->flags) & JNL_COMMIT_DATA_CSUM;
 			l->tid = next;
 			l->first = txn_first;
 			l->tags = cur;
@@ -484,8 +486,9 @@ static const struct jnl_tag *jnl_rec_declare_read(struct jnl *j, uint64_t pos, u
 }
 
 /*
- * Is the held-back last transaction complete? Its commit block went out in one
- * batch with its data (C3), so its declared data at home must match the crc32c
+ * Is the held-back last transaction complete? When its commit block went out in
+ * one batch with its data (C3, JNL_COMMIT_DATA_CSUM), its declared data at home
+ * must match the crc32c
  * of the newest declare tag of each block. Blocks it also logs or revokes are
  * left out: replay or nobody writes them. The reads carry BLK_SYNCRAID when
  * @syncraid: that data may have been in flight at the crash.
@@ -504,6 +507,10 @@ static int jnl_rec_check_last(struct jnl *j, struct jnl_scan *s, uint32_t rflags
 	*complete = true;
 	jnl_map_init(&want);
 	jnl_map_init(&logged);
+	if (!l->csum) {		/* its commit block followed its data (C2) */
+		rc = 0;
+		goto out;
+	}
 	if (!blk || !buf)
 		goto out;
 	rc = 0;

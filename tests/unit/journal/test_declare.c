@@ -22,6 +22,7 @@ struct rec_ev {
 	uint64_t *list;		/* declare block entries */
 	uint32_t nlist;
 	size_t batch;		/* which blk_submit() call: one batch completes as a whole */
+	uint32_t cflags;	/* a commit block's flags */
 };
 
 struct rec_dev {
@@ -52,6 +53,8 @@ static int rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
 
 				if (!k)
 					e->magic = jg_le32(h->hdr.magic);
+				if (!k && e->magic == JNL_MAGIC_COMMIT)
+					e->cflags = jg_le32(((const struct jnl_commit_blk *)b)->flags);
 				if (jg_le32(h->hdr.magic) != JNL_MAGIC_DECLARE)
 					continue;
 				e->list = realloc(e->list, (e->nlist + jg_le32(h->count)) * sizeof(uint64_t));
@@ -116,7 +119,8 @@ static struct jnl *rec_jnl(struct rec_dev *rd, enum jnl_data_mode mode, uint64_t
  * Check D1, D2, D3 over the recorded events: every data write (outside the
  * journal) is listed by a declare block written before it with a durability
  * point (FUA on it, or a FLUSH) in between; every write carries FS_RAIDSYNC;
- * every commit block write is followed by a FLUSH before anything else (C3: it
+ * a commit block either has PREFLUSH (C2: after its data) or says
+ * JNL_COMMIT_DATA_CSUM and is followed by a FLUSH before anything else (C3: it
  * goes out with its data, whose crc32c the declare tags hold).
  */
 static void rec_check_declared(struct rec_dev *rd, size_t from)
@@ -129,7 +133,10 @@ static void rec_check_declared(struct rec_dev *rd, size_t from)
 		if (!(e->flags & BLK_FS_RAIDSYNC))
 			fail_msg("event %zu: write blkno=%llu without BLK_FS_RAIDSYNC", i,
 				 (unsigned long long)e->blkno);
-		if (e->magic == JNL_MAGIC_COMMIT) {
+		if (e->magic == JNL_MAGIC_COMMIT && !(e->cflags & JNL_COMMIT_DATA_CSUM) &&
+		    !(e->flags & BLK_PREFLUSH))
+			fail_msg("event %zu: commit block without PREFLUSH nor DATA_CSUM", i);
+		if (e->magic == JNL_MAGIC_COMMIT && (e->cflags & JNL_COMMIT_DATA_CSUM)) {
 			size_t k = i + 1;
 
 			while (k < rd->n && rd->ev[k].batch == e->batch)
@@ -350,10 +357,12 @@ static void test_declare_recovery_syncraid(void **state)
 /* Durability points of one commit per mode, as FORMAT.md §3.6 states. */
 static void test_declare_flushes_per_commit(void **state)
 {
-	static const struct { enum jnl_data_mode mode; bool data; uint64_t flushes; } c[] = {
-		{ JNL_DATA_WRITEBACK, true, 1 }, { JNL_DATA_JOURNAL, true, 1 },
-		{ JNL_DATA_ORDERED, true, 2 }, { JNL_DATA_DECLARED, true, 2 },
-		{ JNL_DATA_ORDERED, false, 1 }, { JNL_DATA_DECLARED, false, 1 },
+	static const struct { enum jnl_data_mode mode; unsigned int data; uint64_t flushes; } c[] = {
+		{ JNL_DATA_WRITEBACK, 5, 1 }, { JNL_DATA_JOURNAL, 5, 1 },
+		{ JNL_DATA_ORDERED, 5, 2 }, { JNL_DATA_DECLARED, 5, 2 },
+		{ JNL_DATA_ORDERED, 0, 1 }, { JNL_DATA_DECLARED, 0, 1 },
+		/* more than JNL_COMMIT_CSUM_MAX_DATA: the commit block follows the data */
+		{ JNL_DATA_DECLARED, JNL_COMMIT_CSUM_MAX_DATA + 1, 3 },
 	};
 
 	(void)state;
@@ -369,15 +378,15 @@ static void test_declare_flushes_per_commit(void **state)
 		from = rd->n;
 		t_txn(j, 10, 3, 1, true);
 		if (c[i].data)
-			t_txn(j, 1000, 5, 1, false);
+			t_txn(j, 1000, c[i].data, 1, false);
 		assert_int_equal(jnl_commit(j, 0, true), 0);
 		jnl_info_get(j, &b);
 		for (size_t k = from; k < rd->n; k++)
 			dev_points += (rd->ev[k].op == BLK_OP_FLUSH) + !!(rd->ev[k].flags & BLK_PREFLUSH) +
 				      !!(rd->ev[k].flags & BLK_FUA);
 		if (b.flushes - a.flushes != c[i].flushes || dev_points != c[i].flushes)
-			fail_msg("mode %s%s: %llu durability points (device saw %llu), documented %llu",
-				 jnl_data_mode_name(c[i].mode), c[i].data ? "" : " without data",
+			fail_msg("mode %s, %u data blocks: %llu durability points (device saw %llu), documented %llu",
+				 jnl_data_mode_name(c[i].mode), c[i].data,
 				 (unsigned long long)(b.flushes - a.flushes),
 				 (unsigned long long)dev_points, (unsigned long long)c[i].flushes);
 		assert_int_equal(jnl_close(j), 0);
