@@ -40,9 +40,10 @@
  * (W1) Writes to a row happen only under its exclusive row lock, so parity is
  *      computed from data nobody else changes meanwhile.
  * (W2) No member write of a group is issued before its bitmap bits are durable.
- * (W3) A row flagged for resync (BLK_SYNCRAID, resync-all) is made consistent
- *      before the request's data is returned or merged, and remembered so it is
- *      resynced once per recovery.
+ * (W3) A row flagged for resync (BLK_SYNCRAID, resync-all) is made consistent,
+ *      in the lines the request touches, before the request's data is returned
+ *      or merged; a row resynced whole is remembered so it is resynced once per
+ *      recovery.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -272,7 +273,10 @@ static size_t raid_chunk_bytes(const struct raid_geo *geo)
 
 /*
  * The lines (blocks of a chunk) a user row needs on the row path: those its
- * requests touch, unless a resync or a member being rebuilt needs whole chunks.
+ * requests touch, unless a member being rebuilt needs whole chunks. A resync a
+ * user request asks for (BLK_SYNCRAID) covers those lines too: a write in
+ * flight at a crash can only have left its own lines inconsistent, as MD
+ * resyncs stripe by stripe.
  */
 static void raid_row_lines(struct raid_grp *g, struct raid_row *r, uint32_t rebuilding)
 {
@@ -280,7 +284,7 @@ static void raid_row_lines(struct raid_grp *g, struct raid_row *r, uint32_t rebu
 
 	r->l0 = 0;
 	r->nl = C;
-	if (g->mode != RAID_GRP_USER || r->sync || rebuilding)
+	if (g->mode != RAID_GRP_USER || rebuilding)
 		return;
 	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
 		const struct raid_seg *sg = &g->segs[s];
@@ -588,7 +592,7 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 	const struct raid_geo *geo = &g->a->geo;
 	uint32_t C = geo->chunk_blocks, lost = 0;
 	unsigned int npos = geo->ndata + geo->npar;
-	size_t cb = raid_chunk_bytes(geo), off = (size_t)r->l0 * RAID_BS;
+	size_t off = (size_t)r->l0 * RAID_BS;
 	size_t len = (size_t)r->nl * RAID_BS;
 	uint8_t *vec[RAID_MAX_MEMBERS];
 	int rc;
@@ -604,11 +608,11 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 			return -EIO;
 	}
 	if ((r->sync || g->mode == RAID_GRP_CHECK || g->mode == RAID_GRP_SCRUB) && !lost) {
-		/* (W3) does the parity on the members match the data? */
-		raid_row_gen_parity(geo, r, 0, cb);
+		/* (W3) does the parity on the members match the data (of its lines)? */
+		raid_row_gen_parity(geo, r, off, len);
 		r->checked = true;
 		for (unsigned int j = 0; j < geo->npar; j++)
-			if (memcmp(r->newpar[j], r->pos_buf[geo->ndata + j], cb))
+			if (memcmp(r->newpar[j] + off, r->pos_buf[geo->ndata + j] + off, len))
 				r->mismatch = true;
 	}
 	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
@@ -732,7 +736,8 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 				continue;
 			}
 			if (q >= geo->ndata && fix) {
-				rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
+				rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, r->l0, r->nl,
+						 src + (size_t)r->l0 * RAID_BS);
 				continue;
 			}
 			if (!r->write)
@@ -829,7 +834,9 @@ static int raid_grp_run(struct raid_grp *g)
 		g->mismatched += r->mismatch;
 		g->repaired += raid_row_fix(g, r);
 		if (r->sync) {
-			raid_sync_row_done(a, r->row);
+			/* (W3) remembered only when every line was resynced */
+			if (r->l0 == 0 && r->nl == a->geo.chunk_blocks)
+				raid_sync_row_done(a, r->row);
 			g->syncraid++;
 		}
 	}
