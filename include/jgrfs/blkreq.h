@@ -18,8 +18,9 @@
  *                    after a crash; the RAID layer does not record it in its
  *                    write-intent bitmap (seed 002).
  *   BLK_SYNCRAID     on reads and writes issued by journal recovery: resync the
- *                    parity of the stripe holding each block first, once per
- *                    recovery (seed 003).
+ *                    parity of the stripe holding each block first (the block's
+ *                    line across the members, as MD's stripe); a device may skip
+ *                    what it resynced already in this recovery (seed 003).
  *   BLK_PREFLUSH     flush the device's volatile state before this request.
  *   BLK_FUA          this write is durable when the request completes.
  * A device ignores flags it has no use for (a memory device ignores all four).
