@@ -69,6 +69,7 @@ struct bc_opts {
 	unsigned int repeats;
 	struct wl_params params;
 	uint64_t member_bytes;
+	bool prealloc;			/* throughput members zero-filled once, reused */
 	bool use_fio;
 	bool recovery;
 	bool throughput;
@@ -311,8 +312,9 @@ static void bc_member_paths(const struct bc_opts *o, char **members, char *stora
 	}
 }
 
+/* @keep: mkfs over the member files as they are (--prealloc), else new sparse ones. */
 static int bc_mkfs(const struct bc_opts *o, const struct bc_config *c, char **members,
-		   uint64_t member_bytes)
+		   uint64_t member_bytes, bool keep)
 {
 	char size[32], region[32], *argv[20];
 	unsigned int a = 0;
@@ -331,11 +333,45 @@ static int bc_mkfs(const struct bc_opts *o, const struct bc_config *c, char **me
 		argv[a++] = region;
 	}
 	for (unsigned int i = 0; i < BC_MEMBERS; i++) {
-		unlink(members[i]);
+		if (!keep)
+			unlink(members[i]);
 		argv[a++] = members[i];
 	}
 	argv[a] = NULL;
 	return sp_run(o->self, o->log, argv);
+}
+
+/* --prealloc: every member file fully written with zeros, durable. */
+static int bc_zero_members(const struct bc_opts *o, char **members)
+{
+	size_t chunk = 8u << 20;
+	uint8_t *zero = calloc(1, chunk);
+	int rc = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	printf("writing %llu MiB of zeros to each of the %d member files (--prealloc)\n",
+	       (unsigned long long)(o->member_bytes >> 20), BC_MEMBERS);
+	fflush(stdout);
+	for (int i = 0; i < BC_MEMBERS && !rc; i++) {
+		int fd = open(members[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd < 0) {
+			rc = cli_err("%s: %s", members[i], strerror(errno));
+			break;
+		}
+		for (uint64_t off = 0; off < o->member_bytes && !rc; off += chunk) {
+			size_t n = o->member_bytes - off < chunk ? (size_t)(o->member_bytes - off) : chunk;
+
+			if (pwrite(fd, zero, n, (off_t)off) != (ssize_t)n)
+				rc = cli_err("%s: write: %s", members[i], strerror(errno));
+		}
+		if (!rc && fsync(fd))
+			rc = cli_err("%s: fsync: %s", members[i], strerror(errno));
+		close(fd);
+	}
+	free(zero);
+	return rc ? -EIO : 0;
 }
 
 static int bc_run_fuse(const struct bc_opts *o, unsigned int ci, unsigned int rep, char **members)
@@ -493,7 +529,7 @@ static int bc_recovery_one(const struct bc_opts *o, unsigned int si, unsigned in
 	pid_t pid;
 	int rc, fd;
 
-	rc = bc_mkfs(o, &o->cfg[ci], members, o->rec_sizes[si]);
+	rc = bc_mkfs(o, &o->cfg[ci], members, o->rec_sizes[si], false);
 	if (rc)
 		return cli_err("%s: mkfs exited %d (see %s)", o->cfg[ci].name, rc, o->log), -EIO;
 	snprintf(mnt, sizeof(mnt), "%s/mnt", o->dir);
@@ -752,6 +788,8 @@ static void bc_usage(FILE *f)
 		"  --seq-size SIZE    bytes of the sequential write (default 512M)\n"
 		"  --files N          files of the create workload (default 10000)\n"
 		"  --size SIZE        member file size for throughput (default 2G, sparse)\n"
+		"  --prealloc         throughput members written with zeros once and reused, as\n"
+		"                     disks are: no block allocation in the host filesystem\n"
 		"  --no-fio           built-in generator through FUSE even where fio is installed\n"
 		"  --recovery         also measure recovery after kill -9\n"
 		"  --recovery-only    only that\n"
@@ -801,6 +839,7 @@ int cmd_bench(int argc, char **argv)
 		{ "files", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "no-fio", no_argument, NULL, 'F' },
+		{ "prealloc", no_argument, NULL, 'P' },
 		{ "recovery", no_argument, NULL, 'R' },
 		{ "recovery-only", no_argument, NULL, 'O' },
 		{ "recovery-sizes", required_argument, NULL, 'z' },
@@ -890,6 +929,9 @@ int cmd_bench(int argc, char **argv)
 		case 'F':
 			no_fio = true;
 			break;
+		case 'P':
+			o.prealloc = true;
+			break;
 		case 'R':
 			o.recovery = true;
 			break;
@@ -955,10 +997,12 @@ int cmd_bench(int argc, char **argv)
 	printf("jgrfs bench: RAID5 over %d files in %s; %s through FUSE; log in %s\n", BC_MEMBERS,
 	       o.dir, o.use_fio ? "fio" : "built-in generator", o.log);
 
+	if (o.throughput && o.prealloc)
+		rc = bc_zero_members(&o, members);
 	for (unsigned int rep = 0; o.throughput && rep < o.repeats && !rc; rep++) {
 		printf("repeat %u/%u\n", rep + 1, o.repeats);
 		for (unsigned int ci = 0; ci < o.ncfg && !rc; ci++) {
-			rc = bc_mkfs(&o, &o.cfg[ci], members, o.member_bytes);
+			rc = bc_mkfs(&o, &o.cfg[ci], members, o.member_bytes, o.prealloc);
 			if (rc) {
 				rc = cli_err("%s: mkfs exited %d (see %s)", o.cfg[ci].name, rc, o.log);
 				break;
