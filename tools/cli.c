@@ -118,6 +118,8 @@ static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
 			cfg->keep_percent = (unsigned int)v;
 		else if (!strcmp(tok, "tear"))
 			cfg->tear = true;
+		else if (!strcmp(tok, "flushes"))
+			cfg->cut_at_flushes = true;
 		else if (!strcmp(tok, "signal"))
 			cli_powercut_signal = true;
 		else if (!strncmp(tok, "linger=", 7) && !cli_parse_u64(tok + 7, 60000, &v)) {
@@ -180,7 +182,7 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 		return cli_err("between 1 and 64 member devices, not %d", n), -EINVAL;
 	if (spec && *spec) {
 		if (cli_parse_powercut(spec, &fcfg))
-			return cli_err("JGRFS_POWERCUT=%s: expected after=N|signal[,seed=S][,keep=P][,tear][,linger=MS]",
+			return cli_err("JGRFS_POWERCUT=%s: expected after=N|signal[,seed=S][,keep=P][,tear][,flushes][,linger=MS]",
 				       spec), -EINVAL;
 		rc = raid_fault_domain_new(&fcfg, &cli_domain);
 		if (rc)

@@ -34,9 +34,10 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
  * files are created sparse at that size. On failure prints which path and why,
  * closes what it opened, returns the negative errno.
- * JGRFS_POWERCUT="after=N|signal[,seed=S][,keep=P][,tear][,linger=MS]" in the
- * environment wraps the members in one fault domain (tests of power cuts through
- * the real daemon): the power goes at member write N, or when the process
+ * JGRFS_POWERCUT="after=N|signal[,seed=S][,keep=P][,tear][,flushes][,linger=MS]"
+ * in the environment wraps the members in one fault domain (tests of power cuts
+ * through the real daemon): the power goes at member write N (with flushes, at
+ * member write or flush N: raid_fault_cfg.cut_at_flushes), or when the process
  * receives SIGUSR1 (foreground processes only: the waiter thread does not survive
  * a fork); with linger=MS the process runs on MS milliseconds while each member
  * write is kept, dropped or torn at random (raid_fault_cfg.chaos_after_cut);
