@@ -8,8 +8,10 @@
  *        declare block naming it is durable in the log.
  *   (D2) Every write the journal issues in declared mode carries BLK_FS_RAIDSYNC
  *        (j->write_flags): data, log blocks, checkpoint writes, the superblock.
- *   (D3) The commit block is submitted only after the transaction's data and log
- *        blocks are complete and flushed (commit.c, C3).
+ *   (D3) The commit block counts only with the transaction's data durable: it
+ *        is submitted after its data and log blocks are complete and flushed
+ *        (commit.c, C2), or, for a small transaction, in one batch with them,
+ *        the declare tags' crc32c letting recovery check the data (C3).
  *
  * Early writeback: once cfg.max_txn_data_blocks data blocks are pending in the
  * running transaction, they are written home and their copies freed, so memory

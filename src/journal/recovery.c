@@ -488,10 +488,9 @@ static const struct jnl_tag *jnl_rec_declare_read(struct jnl *j, uint64_t pos, u
 /*
  * Is the held-back last transaction complete? When its commit block went out in
  * one batch with its data (C3, JNL_COMMIT_DATA_CSUM), its declared data at home
- * must match the crc32c
- * of the newest declare tag of each block. Blocks it also logs or revokes are
- * left out: replay or nobody writes them. The reads carry BLK_SYNCRAID when
- * @syncraid: that data may have been in flight at the crash.
+ * must match the crc32c of the newest declare tag of each block. Blocks it also
+ * logs or revokes are left out: replay or nobody writes them. The reads carry
+ * @rflags (BLK_SYNCRAID unless readonly): that data may have been in flight.
  */
 static int jnl_rec_check_last(struct jnl *j, struct jnl_scan *s, uint32_t rflags, bool *complete,
 			      struct jnl_recovery_report *rep)
