@@ -71,8 +71,8 @@ fi
 
 [ -x "$jgrfs" ] || die "$jgrfs not found: build first (make build)"
 [ -e /dev/fuse ] || die "/dev/fuse missing: load the fuse module (modprobe fuse)"
-mkdir -p "$mnt" || die "cannot create $mnt"
 
+# before anything touches $mnt: on a dead mount even mkdir -p fails (ENOTCONN)
 if is_dead_mount; then
 	echo "demo: $mnt is a dead mount (daemon killed); clearing it to remount and recover"
 	demo_unmount || die "cannot clear the dead mount at $mnt"
@@ -81,6 +81,7 @@ elif is_mounted; then
 	"$jgrfs" status "$mnt"
 	exit 0
 fi
+mkdir -p "$mnt" || die "cannot create $mnt"
 
 # Make the array and filesystem once; the marker says mkfs finished.
 made=1
