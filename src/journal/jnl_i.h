@@ -212,6 +212,8 @@ void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
 
 /* Recovery: record revokes of a committed transaction (@tid) in @table. */
 int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid);
+/* Record one: the newest revoking tid of @blkno wins. */
+int jnl_revoke_table_note(struct jnl_map *table, uint64_t blkno, uint64_t tid);
 
 /* ------------------------------------------------------------- declare.c */
 

@@ -173,16 +173,11 @@ static int jnl_last_accept(struct jnl_scan *s)
 			return rc;
 	}
 	for (size_t i = 0; i < l->revoke.cap; i++) {
-		uint64_t *v;
-		bool is_new;
-
 		if (l->revoke.keys[i] == JNL_MAP_EMPTY)
 			continue;
-		rc = jnl_map_get(&s->revoke, l->revoke.keys[i], &v, &is_new);
+		rc = jnl_revoke_table_note(&s->revoke, l->revoke.keys[i], l->tid);
 		if (rc)
 			return rc;
-		if (is_new || jg_seq_after(l->tid, *v))
-			*v = l->tid;
 	}
 	s->committed++;
 	s->head = l->end;

@@ -34,25 +34,29 @@ void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
 	}
 }
 
+int jnl_revoke_table_note(struct jnl_map *table, uint64_t blkno, uint64_t tid)
+{
+	uint64_t *v;
+	bool is_new;
+	int rc = jnl_map_get(table, blkno, &v, &is_new);
+
+	if (!rc && (is_new || jg_seq_after(tid, *v)))
+		*v = tid;
+	return rc;
+}
+
 int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid)
 {
 	const struct jnl_list_hdr *h = (const struct jnl_list_hdr *)blk;
 	const le64 *e = (const le64 *)(blk + sizeof(*h));
 	uint32_t cnt = jg_le32(h->count);
+	int rc = 0;
 
 	if (cnt > JNL_LIST_ENTRIES)
 		return -EUCLEAN;
-	for (uint32_t k = 0; k < cnt; k++) {
-		uint64_t *v;
-		bool is_new;
-		int rc = jnl_map_get(table, jg_le64(e[k]), &v, &is_new);
-
-		if (rc)
-			return rc;
-		if (is_new || jg_seq_after(tid, *v))
-			*v = tid;
-	}
-	return 0;
+	for (uint32_t k = 0; k < cnt && !rc; k++)
+		rc = jnl_revoke_table_note(table, jg_le64(e[k]), tid);
+	return rc;
 }
 
 bool jnl_revoke_table_test(const struct jnl_map *table, uint64_t blkno, uint64_t tid)
