@@ -71,6 +71,9 @@ struct jnl_cfg {
 	uint64_t max_txn_data_blocks;	/* buffered data blocks that force early writeback
 					 * (ordered/declared) or commit; default 16384 (64 MiB) */
 	bool readonly;			/* fsck -n: recover in memory only, never write */
+	/* declared: every commit block follows its data with PREFLUSH (C2), as for
+	 * transactions of more than JNL_COMMIT_CSUM_MAX_DATA data blocks; tests */
+	bool commit_after_data;
 };
 
 struct jnl;

@@ -229,7 +229,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	cb->commit_ns = jg_cpu_to_le64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 	cb->data_mode = jg_cpu_to_le32((uint32_t)j->cfg.mode);
 	/* (C3) a small declared transaction commits with its data */
-	csum_commit = declared && l.ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA;
+	csum_commit = declared && !j->cfg.commit_after_data &&
+		      l.ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA;
 	cb->flags = jg_cpu_to_le32(csum_commit ? JNL_COMMIT_DATA_CSUM : 0);
 	jg_blk_seal(p, JG_BLOCK_SIZE, JNL_MAGIC_COMMIT, JNL_VERSION, 0, t->tid, jnl_abs(j, cpos),
 		    j->seed);

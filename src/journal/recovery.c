@@ -132,7 +132,7 @@ static uint32_t jnl_rec_valid(struct jnl *j, const uint8_t *blk, uint64_t pos, u
 struct jnl_last {
 	bool set;
 	bool csum;			/* JNL_COMMIT_DATA_CSUM: written with its data */
-	uint64_t tid, first, end;	/* log positions: first block, block after the commit */
+	uint64_t tid, first, commit, end; /* log positions: first block, commit block, after */
 	struct jnl_rvec tags;		/* its logged copies */
 	struct jnl_map revoke;		/* its revokes */
 	uint64_t *decl;			/* its declare blocks */
@@ -181,7 +181,10 @@ static int jnl_last_accept(struct jnl_scan *s)
 	}
 	s->committed++;
 	s->head = l->end;
-	s->last_first = l->first;
+	/* pass 3 from the blocks that may have been in flight with the commit
+	 * block: all of them (C1), or the commit block alone (C2: its data and
+	 * log blocks were flushed before it) */
+	s->last_first = l->csum ? l->first : l->commit;
 	jnl_last_clear(l);
 	return 0;
 }
@@ -299,6 +302,7 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 			l->csum = jg_le32(cb->flags) & JNL_COMMIT_DATA_CSUM;
 			l->tid = next;
 			l->first = txn_first;
+			l->commit = pos;
 			l->tags = cur;
 			memset(&cur, 0, sizeof(cur));
 			for (size_t i = 0; i < nrev; i++) {
@@ -613,9 +617,9 @@ out:
 }
 
 /*
- * Pass 3: the log being written at the crash, in one batch: the last committed
- * transaction (from @first; its log blocks went out with its commit block) and
- * the window after it (from @head, max_txn_blocks long).
+ * Pass 3: the log being written at the crash, in one batch: what of the last
+ * committed transaction went out with its commit block (from @first) and the
+ * window after it (from @head, max_txn_blocks long).
  */
 static int jnl_rec_window(struct jnl *j, uint64_t first, uint64_t head,
 			  struct jnl_recovery_report *rep)

@@ -83,6 +83,9 @@ static inline int w_dirty(struct w_model *m, struct jnl_handle *h, uint64_t b, i
 	return rc;
 }
 
+/* Declared: every commit block after its data (jnl_cfg.commit_after_data). */
+static bool w_commit_after_data;
+
 /*
  * Run the workload on @dev with @dom's cut; stop at the first step after the cut
  * (the process is dead). Returns true when it completed with no cut.
@@ -91,7 +94,7 @@ static inline bool w_run(struct blk_dev *dev, struct raid_fault_domain *dom, enu
 		  int steps, struct w_model *m)
 {
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
-			       .max_txn_data_blocks = 8 };
+			       .max_txn_data_blocks = 8, .commit_after_data = w_commit_after_data };
 	uint64_t x = 0x243f6a8885a308d3ull;
 	struct jnl *j = NULL;
 	int rc;

@@ -231,14 +231,18 @@ static int64_t r_crash_once(uint64_t cut, bool syncraid, int steps, bool *done,
 	return mism;
 }
 
-static void test_jnl_crash_raid_declared_resync(void **state)
+/*
+ * Every cut position of the workload: with @commit_after_data every commit block
+ * follows its data (C2, large transactions), else small ones go with it (C3).
+ */
+static void r_declared_resync(bool commit_after_data)
 {
 	uint64_t cut, positions_with_damage = 0, max_rows = 0, rows = 0, raid_cases = 0;
 	struct jnl_recovery_report rep0;
 	bool done = false;
 	const char *first = getenv("JG_FIRST_CUT");	/* debugging: start at a position */
 
-	(void)state;
+	w_commit_after_data = commit_after_data;
 	r_tmpl_build();
 	r_crash_once(0, true, 12, &done, &rep0, &rows);	/* no cut: counts assembly's writes */
 	done = false;
@@ -277,8 +281,9 @@ static void test_jnl_crash_raid_declared_resync(void **state)
 				positions_with_damage++;
 		}
 	}
-	print_message("declared: %llu cut positions (%llu cut the array's own superblock update), "
+	print_message("declared%s: %llu cut positions (%llu cut the array's own superblock update), "
 		      "at most %llu of %llu rows resynced, %llu positions damaged without SYNCRAID\n",
+		      commit_after_data ? " (commit after data)" : "",
 		      (unsigned long long)cut - 1, (unsigned long long)raid_cases,
 		      (unsigned long long)max_rows, (unsigned long long)rows,
 		      (unsigned long long)positions_with_damage);
@@ -289,10 +294,23 @@ static void test_jnl_crash_raid_declared_resync(void **state)
 	r_tmpl_free();
 }
 
+static void test_jnl_crash_raid_declared_resync(void **state)
+{
+	(void)state;
+	r_declared_resync(false);
+}
+
+static void test_jnl_crash_raid_declared_commit_after_data(void **state)
+{
+	(void)state;
+	r_declared_resync(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jnl_crash_raid_declared_resync),
+		cmocka_unit_test(test_jnl_crash_raid_declared_commit_after_data),
 	};
 
 	jg_log_set_level(getenv("JG_TEST_LOG") ? JG_LOG_DEBUG : JG_LOG_ERR - 1);
