@@ -47,6 +47,7 @@ struct fop_opts {
 	enum raid_resync_policy resync; /* resync=; chosen at create/mkfs, checked here */
 	unsigned int commit_s;		/* commit=SECONDS, 1..3600; 0: journal default (5 s) */
 	uint64_t cache_blocks;		/* cache=SIZE: buffer cache bound; 0: fs default (64 MiB) */
+	int log_data_blocks;		/* logdata=BLOCKS, as fs_mount_opts (0 given: -1) */
 	bool readonly;			/* ro */
 	bool allow_other;		/* allow_other: other users may use the mount */
 	bool foreground;		/* -f: do not fork (also -d) */
@@ -82,6 +83,9 @@ void fop_opts_free(struct fop_opts *o);
 	"                      the array's policy\n"                                               \
 	"  commit=SECONDS      journal commit interval (default 5)\n"                              \
 	"  cache=SIZE          buffer cache size (default 64M)\n"                                  \
+	"  logdata=BLOCKS      a commit of at most this many 4K data blocks logs them in\n"       \
+	"                      the journal: one flush instead of two (default 16; 0: never;\n"   \
+	"                      data=ordered and data=declared)\n"                                  \
 	"  ro                  read-only (a dirty journal is replayed in memory only)\n"           \
 	"  allow_other         let other users use the mount (root, or user_allow_other\n"         \
 	"                      in /etc/fuse.conf)\n"                                               \

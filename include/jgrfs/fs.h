@@ -79,7 +79,11 @@ struct fs_mount_opts {
 	bool no_commit_thread;		/* unit tests */
 	bool readonly;
 	uint64_t cache_blocks;		/* buffer cache bound; 0: 16384 (64 MiB) */
+	/* ordered and declared: a commit of at most this many data blocks logs them
+	 * (jnl_cfg.log_data_max); 0: FS_LOG_DATA_DEFAULT; negative: never */
+	int log_data_blocks;
 };
+#define FS_LOG_DATA_DEFAULT 16	/* 64 KiB: an fsync of a few small writes */
 
 /*
  * Mount: read and verify the superblock, open the journal, recover it (the report

@@ -74,6 +74,11 @@ struct jnl_cfg {
 	/* declared: every commit block follows its data with PREFLUSH (C2), as for
 	 * transactions of more than JNL_COMMIT_CSUM_MAX_DATA data blocks; tests */
 	bool commit_after_data;
+	/* ordered and declared: a commit whose data is at most this many blocks,
+	 * none of them written early, logs that data like metadata instead of
+	 * writing it home first: one durability point instead of two, and no
+	 * declare block (docs/FORMAT.md §3.8). 0: never (the default) */
+	unsigned int log_data_max;
 };
 
 struct jnl;
@@ -175,6 +180,7 @@ struct jnl_info {
 	uint64_t commits;		/* transactions committed since jnl_start */
 	uint64_t declare_blocks;	/* declare blocks written since jnl_start */
 	uint64_t flushes;		/* device flushes issued since jnl_start */
+	uint64_t logged_data_blocks;	/* data blocks logged by small commits (log_data_max) */
 	bool aborted;
 	struct jnl_recovery_report last_recovery;
 };

@@ -355,6 +355,9 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 	jc.mode = opts->data_mode;
 	jc.commit_interval_ms = opts->commit_interval_ms;
 	jc.no_commit_thread = opts->no_commit_thread;
+	jc.log_data_max = opts->log_data_blocks < 0  ? 0u
+			  : opts->log_data_blocks ? (unsigned int)opts->log_data_blocks
+						  : FS_LOG_DATA_DEFAULT;
 	jc.readonly = fs->readonly;
 	rc = jnl_open(dev, &jc, &fs->jnl);
 	if (rc)

@@ -439,6 +439,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	fso.commit_interval_ms = o->commit_s * 1000u;
 	fso.readonly = o->readonly;
 	fso.cache_blocks = o->cache_blocks;
+	fso.log_data_blocks = o->log_data_blocks;
 	/*
 	 * The journal reports its recovery itself; fop_log_recovery() says it once
 	 * for both layers, so the user reads one line (all of it with -d).

@@ -142,6 +142,11 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 1 to 3600", opt);
 		}
 		o->commit_s = (unsigned int)v;
+	} else if (!strncmp(opt, "logdata=", 8)) {
+		rc = fop_opts_u64(val, 1024, &v);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected blocks, 0 to 1024", opt);
+		o->log_data_blocks = v ? (int)v : -1;
 	} else if (!strncmp(opt, "cache=", 6)) {
 		rc = fop_opts_size(val, &v);
 		if (rc || v < 64 * JG_BLOCK_SIZE) {

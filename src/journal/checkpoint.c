@@ -94,6 +94,9 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 		jnl_bh_gc(j, bh);
 	}
 	j->cp_n = 0;
+	/* every committed transaction is behind the new tail: no logged copy of
+	 * data can be replayed any more (C5) */
+	jnl_map_free(&j->logged);
 	j->tail = clean ? j->head : tail;
 	j->used = j->head >= j->tail ? j->head - j->tail : j->head + j->cap - j->tail;
 	pthread_mutex_unlock(&j->lock);

@@ -12,7 +12,7 @@
  *      POINT. Once the commit block is durable (and every checksum of the
  *      transaction matches) recovery replays the transaction.
  *   4. the logged copies become checkpoint copies (bh->cp); the data copies,
- *      now home, are freed.
+ *      now home, are freed; logged data is remembered in j->logged (C5).
  *
  * Ordering per mode (docs/FORMAT.md §3.6):
  *   (C1) writeback, journal, and ordered without data: log blocks, data and
@@ -34,6 +34,14 @@
  *        one's FLUSH has returned. The bound keeps that read small; a large
  *        transaction amortises C2's extra flush over its data.
  *   (C4) jnl_commit(wait) returns only after the last step of its mode.
+ *   (C5) ordered and declared, with cfg.log_data_max: a transaction of at most
+ *        that many data blocks, none written early, logs them like metadata
+ *        (JNL_TB_LOGGED) and commits as C1: one flush, no declare block, where
+ *        C2 and C3 take two. Its data goes home at checkpoint, covered by replay
+ *        as metadata is. Until that checkpoint moves the tail past it, a logged
+ *        copy could be replayed over a newer home write of the block: a later
+ *        transaction writing the block home revokes it (JNL_TB_LREVOKE, set when
+ *        the block is dirtied, jnl_logged_copy_locked()).
  * A crash before the commit point leaves a transaction recovery drops; in
  * declared mode recovery resyncs the blocks its declare blocks list.
  */
@@ -43,6 +51,12 @@
 #include <time.h>
 
 #include "jnl_i.h"
+
+/* A block of a transaction whose copy is logged (and then checkpointed). */
+static bool jnl_tb_logged(uint64_t f)
+{
+	return ((f & JNL_TB_META) && !(f & JNL_TB_REVOKE)) || (f & JNL_TB_LOGGED);
+}
 
 static bool jnl_txn_empty(const struct jnl_txn *t)
 {
@@ -93,6 +107,54 @@ static void jnl_commit_lists_free(struct jnl_commit_lists *l)
 	free(l->forget);
 }
 
+bool jnl_logged_copy_locked(const struct jnl *j, const struct jnl_txn *t, uint64_t blkno)
+{
+	const uint64_t *f;
+
+	if (jnl_map_find(&j->logged, blkno))
+		return true;
+	if (!j->committing || j->committing == t || !j->committing->log_data)
+		return false;
+	f = jnl_map_find(&j->committing->blocks, blkno);
+	return f && (*f & JNL_TB_LOGGED);
+}
+
+/*
+ * (C5) May @t, locked and with its handles stopped, log its data (§3.8)? Only a
+ * small transaction none of whose data went home early; not a freed block (it
+ * goes home, as before); not a block the running transaction already holds: it
+ * could be going home without the revoke that jnl_logged_copy_locked() gives
+ * blocks dirtied from now on. If so, marks its data blocks JNL_TB_LOGGED. lock held.
+ */
+static bool jnl_commit_log_data_locked(struct jnl *j, struct jnl_txn *t)
+{
+	if (!j->cfg.log_data_max ||
+	    (j->cfg.mode != JNL_DATA_ORDERED && j->cfg.mode != JNL_DATA_DECLARED) ||
+	    !t->ndata_pending || t->ndata_pending > j->cfg.log_data_max || t->data_written ||
+	    t->declare_written || jnl_txn_footprint(j, t, t->ndata_pending) > j->max_txn_blocks)
+		return false;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < t->blocks.cap; i++) {
+			uint64_t b = t->blocks.keys[i], *f = &t->blocks.vals[i];
+			struct jnl_bh *bh;
+
+			if (b == JNL_MAP_EMPTY || !(*f & JNL_TB_DATA))
+				continue;
+			bh = jnl_bh_find(j, b);
+			if (!bh || !bh->com)
+				continue;
+			if (pass) {
+				*f |= JNL_TB_LOGGED;
+				continue;
+			}
+			if (((*f & JNL_TB_REVOKE) && !(*f & JNL_TB_LREVOKE)) ||
+			    (j->running && jnl_map_find(&j->running->blocks, b)))
+				return false;
+		}
+	}
+	return true;
+}
+
 /* Gather the frozen copies of @t. lock held. */
 static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl_commit_lists *l)
 {
@@ -111,7 +173,8 @@ static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl
 		if (b == JNL_MAP_EMPTY)
 			continue;
 		bh = jnl_bh_find(j, b);
-		if (f & JNL_TB_REVOKE)
+		/* a block logged here needs no revoke of its older logged copy */
+		if ((f & JNL_TB_REVOKE) && !(f & JNL_TB_LOGGED))
 			l->revoke[l->nrevoke++] = b;
 		if (f & (JNL_TB_FORGET | JNL_TB_REVOKE))
 			l->forget[l->nforget++] = b;
@@ -119,7 +182,7 @@ static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl
 			continue;
 		/* a copy dirtied and then revoked in one transaction is a freed block:
 		 * recovery would not replay it, so it is not logged nor checkpointed */
-		if ((f & JNL_TB_META) && !(f & JNL_TB_REVOKE))
+		if (jnl_tb_logged(f))
 			l->meta[l->nmeta++] = (struct jnl_wb){ b, bh->com };
 		else if (f & JNL_TB_DATA)
 			l->data[l->ndata++] = (struct jnl_wb){ b, bh->com };
@@ -310,11 +373,18 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		bh = jnl_bh_find(j, b);
 		if (!bh || !bh->com)
 			continue;
-		if ((t->blocks.vals[i] & JNL_TB_META) && !(t->blocks.vals[i] & JNL_TB_REVOKE)) {
+		if (jnl_tb_logged(t->blocks.vals[i])) {
+			uint64_t *ltid = NULL;
+
 			free(bh->cp);
 			bh->cp = bh->com;
 			bh->cp_tid = t->tid;
-			if (jnl_cp_add(j, bh)) {
+			/* (C5) until a checkpoint, a later home write of it is revoked */
+			if ((t->blocks.vals[i] & JNL_TB_LOGGED) && !jnl_map_get(&j->logged, b, &ltid, NULL)) {
+				*ltid = t->tid;
+				j->logged_data_blocks++;
+			}
+			if (jnl_cp_add(j, bh) || ((t->blocks.vals[i] & JNL_TB_LOGGED) && !ltid)) {
 				/* cannot track it for checkpoint: keep correctness by aborting */
 				pthread_mutex_unlock(&j->lock);
 				jnl_abort(j, -ENOMEM, "checkpoint list");
@@ -387,6 +457,7 @@ int jnl_commit_running(struct jnl *j)
 		rc = -EROFS;
 		goto out;
 	}
+	t->log_data = jnl_commit_log_data_locked(j, t);
 	pthread_mutex_unlock(&j->lock);
 	pthread_mutex_lock(&j->io_lock);
 	rc = jnl_commit_io(j, t);

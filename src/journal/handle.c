@@ -117,7 +117,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 	struct jnl_bh *bh;
 	uint8_t *buf, **slot, *slot_kind;
 	uint64_t *flags;
-	bool is_new, early = false, running;
+	bool is_new, early = false, running, lrevoke, more;
 	int rc;
 
 	rc = jnl_handle_check_blkno(j, blkno);
@@ -144,16 +144,23 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		goto out;
 	}
 	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
-	if (kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
-	    !(*slot && *slot_kind == JNL_KIND_DATA)) {
+	/* data going home while a logged copy of it may still be replayed: revoke
+	 * that copy (§3.8) */
+	lrevoke = kind == JNL_KIND_DATA && !(*flags & JNL_TB_REVOKE) &&
+		  jnl_logged_copy_locked(j, t, blkno);
+	more = kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
+	       !(*slot && *slot_kind == JNL_KIND_DATA);
+	if (lrevoke || more) {
 		bool over;
 
-		/* one more pending data block: its declare block must still fit the
-		 * transaction's log footprint, which bounds the window recovery
-		 * resyncs (a single handle this large is refused) */
-		t->ndata_pending++;
+		/* one more pending data block (its declare block) or revoke must
+		 * still fit the transaction's log footprint, which bounds the window
+		 * recovery resyncs (a single handle this large is refused) */
+		t->ndata_pending += more;
+		t->nrevoke += lrevoke;
 		over = jnl_txn_footprint(j, t, 0) > j->max_txn_blocks;
-		t->ndata_pending--;
+		t->ndata_pending -= more;
+		t->nrevoke -= lrevoke;
 		if (over) {
 			rc = -ENOSPC;
 			if (is_new)
@@ -161,6 +168,10 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 			jnl_bh_gc(j, bh);
 			goto out;
 		}
+	}
+	if (lrevoke) {
+		*flags |= JNL_TB_REVOKE | JNL_TB_LREVOKE;
+		t->nrevoke++;
 	}
 	if (kind == JNL_KIND_META) {
 		if (!(*flags & JNL_TB_META)) {
@@ -180,7 +191,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		*flags |= JNL_TB_META;
 		*flags &= ~(uint64_t)JNL_TB_DATA;
 		if (*flags & JNL_TB_REVOKE) {	/* logged again: cancel the revoke (jbd2 cancel_revoke) */
-			*flags &= ~(uint64_t)JNL_TB_REVOKE;
+			*flags &= ~(uint64_t)(JNL_TB_REVOKE | JNL_TB_LREVOKE);
 			t->nrevoke--;
 		}
 	} else {
@@ -257,6 +268,7 @@ int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno)
 		}
 		*flags |= JNL_TB_REVOKE;
 	}
+	*flags &= ~(uint64_t)JNL_TB_LREVOKE;	/* the caller's revoke now */
 	if (!t->nchanges)
 		t->start_time = jg_now_seconds();
 	t->nchanges++;

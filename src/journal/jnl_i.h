@@ -77,6 +77,9 @@ struct jnl_bh {
 #define JNL_TB_DATA	(1u << 1)	/* data written home per the data mode */
 #define JNL_TB_REVOKE	(1u << 2)	/* revoke record in this transaction */
 #define JNL_TB_FORGET	(1u << 3)	/* freed: older copies are dropped at commit */
+#define JNL_TB_LOGGED	(1u << 4)	/* data logged by this (small) commit (§3.8) */
+#define JNL_TB_LREVOKE	(1u << 5)	/* the revoke is the journal's own: data going home
+					 * while an older logged copy is still in the log */
 
 struct jnl_txn {
 	uint64_t tid;
@@ -91,6 +94,7 @@ struct jnl_txn {
 	uint64_t log_first;		/* relative log block of its first early declare; 0: none */
 	uint64_t data_written;		/* data blocks written home early */
 	uint64_t nchanges;		/* any dirty/revoke/forget: the transaction is not empty */
+	bool log_data;			/* commit logs its data (JNL_TB_LOGGED), see commit.c */
 	double start_time;
 };
 
@@ -125,6 +129,8 @@ struct jnl {
 	struct jnl_txn *committing;
 	uint64_t committed_tid;		/* newest durable transaction */
 	struct jnl_map map;		/* blkno -> struct jnl_bh * */
+	struct jnl_map logged;		/* blkno -> tid: data logged by a commit still in the
+					 * log (emptied by each checkpoint) */
 	uint64_t *cp_list;		/* blknos with a cp copy */
 	size_t cp_n, cp_cap;
 	bool aborted;
@@ -135,7 +141,7 @@ struct jnl {
 	uint64_t commit_req;		/* commit up to this tid; 0: none */
 	bool commit_req_set;
 	/* counters for jnl_info */
-	uint64_t commits, declare_blocks, flushes;
+	uint64_t commits, declare_blocks, flushes, logged_data_blocks;
 	struct jnl_recovery_report last_recovery;
 };
 
@@ -164,6 +170,9 @@ struct jnl_txn *jnl_txn_new(uint64_t tid);
 void jnl_txn_free(struct jnl_txn *t);
 /* Log blocks transaction @t would take if committed now (upper bound). */
 uint64_t jnl_txn_footprint(const struct jnl *j, const struct jnl_txn *t, uint64_t extra_meta);
+/* May a logged copy of @blkno's data be replayed over a newer home write from
+ * @t: logged by a transaction still in the log, or by the committing one? lock held. */
+bool jnl_logged_copy_locked(const struct jnl *j, const struct jnl_txn *t, uint64_t blkno);
 struct jnl_bh *jnl_bh_find(struct jnl *j, uint64_t blkno);
 struct jnl_bh *jnl_bh_get(struct jnl *j, uint64_t blkno);
 /* Free @bh when it holds no copy. lock held. */

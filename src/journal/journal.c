@@ -408,6 +408,7 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 		j->cfg.max_txn_data_blocks = 16384;
 	j->start_blkno = cfg->start_blkno;
 	jnl_map_init(&j->map);
+	jnl_map_init(&j->logged);
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_mutex_init(&j->io_lock, NULL);
 	{
@@ -487,7 +488,7 @@ int jnl_start(struct jnl *j)
 	j->started = true;
 	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "start dev=%s mode=%s tid=%llu -> 0", j->dev->name,
 	       jnl_data_mode_name(j->cfg.mode), (unsigned long long)j->running->tid);
-	j->commits = j->declare_blocks = 0;
+	j->commits = j->declare_blocks = j->logged_data_blocks = 0;
 	__atomic_store_n(&j->flushes, 0, __ATOMIC_RELAXED);
 	if (!j->cfg.no_commit_thread) {
 		rc = jnl_thread_start(j);
@@ -517,6 +518,7 @@ static void jnl_free(struct jnl *j)
 		free(bh);
 	}
 	jnl_map_free(&j->map);
+	jnl_map_free(&j->logged);
 	jnl_txn_free(j->running);
 	jnl_txn_free(j->committing);
 	free(j->cp_list);
@@ -611,6 +613,7 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->running_tid = j->running ? j->running->tid : j->committed_tid + 1;
 	out->commits = j->commits;
 	out->declare_blocks = j->declare_blocks;
+	out->logged_data_blocks = j->logged_data_blocks;
 	out->flushes = __atomic_load_n(&j->flushes, __ATOMIC_RELAXED);
 	out->aborted = j->aborted;
 	out->last_recovery = j->last_recovery;

@@ -85,6 +85,13 @@ static inline int w_dirty(struct w_model *m, struct jnl_handle *h, uint64_t b, i
 
 /* Declared: every commit block after its data (jnl_cfg.commit_after_data). */
 static bool w_commit_after_data;
+/*
+ * Small commits log their data (jnl_cfg.log_data_max). With 12 and early
+ * writeback at 16 data blocks, the workload's one-step transactions (10 or 11 data
+ * blocks) log their data and its two-step ones write theirs home, early and at
+ * commit, over blocks the one before logged.
+ */
+static bool w_log_data;
 
 /*
  * Run the workload on @dev with @dom's cut; stop at the first step after the cut
@@ -94,7 +101,9 @@ static inline bool w_run(struct blk_dev *dev, struct raid_fault_domain *dom, enu
 		  int steps, struct w_model *m)
 {
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
-			       .max_txn_data_blocks = 8, .commit_after_data = w_commit_after_data };
+			       .max_txn_data_blocks = w_log_data ? 16 : 8,
+			       .commit_after_data = w_commit_after_data,
+			       .log_data_max = w_log_data ? 12 : 0 };
 	uint64_t x = 0x243f6a8885a308d3ull;
 	struct jnl *j = NULL;
 	int rc;
@@ -146,6 +155,12 @@ static inline bool w_run(struct blk_dev *dev, struct raid_fault_domain *dom, enu
 		}
 		if (s % 10 == 0)
 			assert_int_equal(jnl_checkpoint(j), 0);
+	}
+	if (w_log_data) {	/* the variant does what it says */
+		struct jnl_info info;
+
+		jnl_info_get(j, &info);
+		assert_true(info.logged_data_blocks >= (uint64_t)steps);
 	}
 	rc = jnl_close(j);
 	j = NULL;

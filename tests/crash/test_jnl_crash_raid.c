@@ -235,7 +235,7 @@ static int64_t r_crash_once(uint64_t cut, bool syncraid, int steps, bool *done,
  * Every cut position of the workload: with @commit_after_data every commit block
  * follows its data (C2, large transactions), else small ones go with it (C3).
  */
-static void r_declared_resync(bool commit_after_data)
+static void r_declared_resync(bool commit_after_data, bool log_data)
 {
 	uint64_t cut, positions_with_damage = 0, max_rows = 0, rows = 0, raid_cases = 0;
 	struct jnl_recovery_report rep0;
@@ -243,6 +243,7 @@ static void r_declared_resync(bool commit_after_data)
 	const char *first = getenv("JG_FIRST_CUT");	/* debugging: start at a position */
 
 	w_commit_after_data = commit_after_data;
+	w_log_data = log_data;
 	r_tmpl_build();
 	r_crash_once(0, true, 12, &done, &rep0, &rows);	/* no cut: counts assembly's writes */
 	done = false;
@@ -281,9 +282,10 @@ static void r_declared_resync(bool commit_after_data)
 				positions_with_damage++;
 		}
 	}
-	print_message("declared%s: %llu cut positions (%llu cut the array's own superblock update), "
+	print_message("declared%s%s: %llu cut positions (%llu cut the array's own superblock update), "
 		      "at most %llu of %llu rows resynced, %llu positions damaged without SYNCRAID\n",
 		      commit_after_data ? " (commit after data)" : "",
+		      log_data ? " (small commits log their data)" : "",
 		      (unsigned long long)cut - 1, (unsigned long long)raid_cases,
 		      (unsigned long long)max_rows, (unsigned long long)rows,
 		      (unsigned long long)positions_with_damage);
@@ -292,18 +294,25 @@ static void r_declared_resync(bool commit_after_data)
 	if (!positions_with_damage)
 		fail_msg("no crash left a parity mismatch without SYNCRAID: the check cannot fail");
 	r_tmpl_free();
+	w_log_data = false;
 }
 
 static void test_jnl_crash_raid_declared_resync(void **state)
 {
 	(void)state;
-	r_declared_resync(false);
+	r_declared_resync(false, false);
 }
 
 static void test_jnl_crash_raid_declared_commit_after_data(void **state)
 {
 	(void)state;
-	r_declared_resync(true);
+	r_declared_resync(true, false);
+}
+
+static void test_jnl_crash_raid_declared_log_data(void **state)
+{
+	(void)state;
+	r_declared_resync(false, true);
 }
 
 int main(void)
@@ -311,6 +320,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jnl_crash_raid_declared_resync),
 		cmocka_unit_test(test_jnl_crash_raid_declared_commit_after_data),
+		cmocka_unit_test(test_jnl_crash_raid_declared_log_data),
 	};
 
 	jg_log_set_level(getenv("JG_TEST_LOG") ? JG_LOG_DEBUG : JG_LOG_ERR - 1);
