@@ -145,7 +145,7 @@ struct fop_replace {
 	char path[1024]; /* the new device, NUL-terminated, absolute */
 };
 
-#define FOP_STATUS_VERSION 1u
+#define FOP_STATUS_VERSION 2u
 #define FOP_STATUS_MEMBERS 32u
 
 /* fop_status_member.flags */
@@ -197,6 +197,7 @@ struct fop_status {
 	uint64_t log_used_blocks;
 	uint64_t commits;	 /* since mount */
 	uint64_t declare_blocks; /* since mount */
+	uint64_t logged_data_blocks; /* since mount: data logged by small commits */
 	uint64_t running_tid;
 	/* the array device's counters since assembly (struct blk_stats) */
 	uint64_t reads, writes, flushes, read_blocks, write_blocks;

@@ -83,6 +83,7 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->log_used_blocks = fi.journal.log_used_blocks;
 	st->commits = fi.journal.commits;
 	st->declare_blocks = fi.journal.declare_blocks;
+	st->logged_data_blocks = fi.journal.logged_data_blocks;
 	st->running_tid = fi.journal.running_tid;
 
 	memset(&bs, 0, sizeof(bs));

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Mount options and modes of `jgrfs mount`: every data mode writes and reads
-# back across a remount; ro refuses writes; bad options, a foreign resync policy
+# back across a remount; a small fsync logs its data (logdata=0: never); ro
+# refuses writes; bad options, a foreign resync policy
 # and a dead mountpoint are refused with a message and nothing mounted; -f stays
 # in the foreground and stops cleanly on SIGINT; the /etc/fstab form goes
 # through mount.fuse3 (`jgrfs#mount` source, members= option).
@@ -31,6 +32,21 @@ it_mount -o no_writeback_cache,threads=1,max_write=128K
 cp "$T/data" "$MNT/nowb" && cmp "$T/data" "$MNT/nowb" || it_fail "no_writeback_cache"
 it_unmount
 
+it_log "logdata: a small fsync logs its data; logdata=0 never does"
+head -c 8K /dev/urandom >"$T/small"
+it_mount
+dd if="$T/small" of="$MNT/small1" bs=8K conv=fsync status=none || it_fail "dd conv=fsync"
+"$JGRFS" status --json "$MNT" | grep -q '"logged_data_blocks":[1-9]' ||
+	it_fail "a small fsync did not log its data"
+it_unmount
+it_mount -o logdata=0
+dd if="$T/small" of="$MNT/small0" bs=8K conv=fsync status=none || it_fail "dd conv=fsync"
+"$JGRFS" status --json "$MNT" | grep -q '"logged_data_blocks":0,' || it_fail "logdata=0 logged data"
+it_unmount
+it_mount
+cmp "$T/small" "$MNT/small1" && cmp "$T/small" "$MNT/small0" || it_fail "logdata: data lost"
+it_unmount
+
 it_log "ro"
 it_mount -o ro
 touch "$MNT/new" 2>/dev/null && it_fail "wrote to a read-only mount"
@@ -39,7 +55,7 @@ cmp "$T/data" "$MNT/declared/f" || it_fail "read on ro"
 it_unmount
 
 it_log "refused options"
-for o in data=fast commit=0 max_write=2M threads=0 resync=bitmap no_such_option; do
+for o in data=fast commit=0 max_write=2M threads=0 logdata=2000 logdata=x resync=bitmap no_such_option; do
 	# shellcheck disable=SC2086
 	if "$JGRFS" mount -o $o $DEVS "$MNT" >"$T/bad.log" 2>&1; then
 		it_unmount
