@@ -12,6 +12,12 @@
  * A short transfer (possible on files) is continued for the remainder; -EAGAIN
  * and -EINTR completions are resubmitted. BLK_PREFLUSH is an fdatasync before the
  * request; BLK_FUA an fdatasync after it (files have no FUA).
+ *
+ * A flush makes durable the writes completed before it began. One that finds no
+ * write completed since the newest successful flush began has nothing to do and
+ * is skipped: an array flush costs nothing on the members the commit did not
+ * write (on member files sharing one disk, each fdatasync is a flush of that
+ * disk). Counted per device with atomics: any thread may submit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +45,9 @@ struct dev_uring {
 	struct blk_dev dev;	/* first: container_of by cast */
 	int fd;
 	bool is_blockdev;
+	uint64_t writes_done;	/* write completions */
+	uint64_t flushed_upto;	/* writes_done when the newest successful flush began */
+	struct blk_stats stats;	/* reads, writes, flushes (fdatasyncs issued); atomics */
 };
 
 struct uring_thread {		/* one per submitting thread */
@@ -89,7 +98,26 @@ struct uring_op {
 	struct blk_req *req;
 	size_t done;		/* bytes transferred so far */
 	int stage;		/* 0: preflush, 1: transfer, 2: fua flush, 3: finished */
+	uint64_t mark;		/* a flush: writes_done when it was queued */
 };
+
+/* Does a flush queued now have a completed write to make durable? Sets op->mark. */
+static bool raid_uring_flush_needed(struct dev_uring *u, struct uring_op *op)
+{
+	op->mark = __atomic_load_n(&u->writes_done, __ATOMIC_ACQUIRE);
+	return op->mark != __atomic_load_n(&u->flushed_upto, __ATOMIC_ACQUIRE);
+}
+
+/* A flush of @op succeeded: the writes counted in its mark are durable. */
+static void raid_uring_flush_done(struct dev_uring *u, const struct uring_op *op)
+{
+	uint64_t cur = __atomic_load_n(&u->flushed_upto, __ATOMIC_ACQUIRE);
+
+	while (op->mark > cur && !__atomic_compare_exchange_n(&u->flushed_upto, &cur, op->mark, false,
+							       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	__atomic_add_fetch(&u->stats.flushes, 1, __ATOMIC_RELAXED);
+}
 
 static size_t raid_uring_len(const struct blk_req *r)
 {
@@ -104,11 +132,13 @@ static bool raid_uring_prep(struct io_uring *ring, struct uring_op *op)
 	struct io_uring_sqe *sqe;
 
 	/* skip the steps this request does not have */
-	if (op->stage == 0 && !(r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH)))
+	if (op->stage == 0 && (!(r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH)) ||
+			       !raid_uring_flush_needed(u, op)))
 		op->stage = 1;
 	if (op->stage == 1 && (r->op == BLK_OP_FLUSH || op->done == raid_uring_len(r)))
 		op->stage = 2;
-	if (op->stage == 2 && !(r->op == BLK_OP_WRITE && (r->flags & BLK_FUA)))
+	if (op->stage == 2 && (!(r->op == BLK_OP_WRITE && (r->flags & BLK_FUA)) ||
+			       !raid_uring_flush_needed(u, op)))
 		op->stage = 3;
 	if (op->stage == 3)
 		return false;
@@ -202,8 +232,19 @@ static int raid_dev_uring_submit_multi(struct blk_req *reqs, unsigned int n)
 						VALGRIND_MAKE_MEM_DEFINED((uint8_t *)op->req->buf + op->done,
 									  (size_t)res);
 					op->done += (size_t)res;
+					if (op->done == raid_uring_len(op->req)) {
+						struct dev_uring *u = (struct dev_uring *)op->req->dev;
+
+						if (op->req->op == BLK_OP_WRITE)
+							__atomic_add_fetch(&u->writes_done, 1,
+									   __ATOMIC_ACQ_REL);
+						__atomic_add_fetch(op->req->op == BLK_OP_WRITE ?
+								   &u->stats.writes : &u->stats.reads,
+								   1, __ATOMIC_RELAXED);
+					}
 				}
 			} else {
+				raid_uring_flush_done((struct dev_uring *)op->req->dev, op);
 				op->stage++;
 			}
 			if (op->stage != 3 && raid_uring_prep(&t->ring, op))
@@ -249,9 +290,24 @@ static void raid_dev_uring_close(struct blk_dev *d)
 	free(u);
 }
 
+static int raid_dev_uring_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
+{
+	struct dev_uring *u = (struct dev_uring *)d;
+	struct blk_stats *st = arg;
+
+	if (cmd != BLK_CTL_GET_STATS)
+		return -ENOTTY;
+	memset(st, 0, sizeof(*st));
+	st->reads = __atomic_load_n(&u->stats.reads, __ATOMIC_RELAXED);
+	st->writes = __atomic_load_n(&u->stats.writes, __ATOMIC_RELAXED);
+	st->flushes = __atomic_load_n(&u->stats.flushes, __ATOMIC_RELAXED);
+	return 0;
+}
+
 static const struct blk_dev_ops raid_dev_uring_ops = {
 	.submit = raid_dev_uring_submit,
 	.submit_multi = raid_dev_uring_submit_multi,
+	.ctl = raid_dev_uring_ctl,
 	.close = raid_dev_uring_close,
 };
 

@@ -216,6 +216,50 @@ static void test_dev_uring_file(void **state)
 	free(r);
 }
 
+static uint64_t t_uring_flushes(struct blk_dev *d)
+{
+	struct blk_stats st;
+
+	assert_int_equal(blk_ctl(d, BLK_CTL_GET_STATS, &st), 0);
+	return st.flushes;
+}
+
+/* A flush with no write completed since the last one began is skipped; one after
+ * a write, a FUA write and a PREFLUSH with a write before it are not. */
+static void test_dev_uring_flush_elided(void **state)
+{
+	char path[] = "/tmp/jgrfs-test-flush-XXXXXX";
+	uint8_t *b = jg_alloc_blocks(1);
+	struct blk_dev *d = NULL;
+	struct blk_req r;
+
+	(void)state;
+	close(mkstemp(path));
+	memset(b, 0x5a, JG_BLOCK_SIZE);
+	assert_int_equal(raid_dev_uring_open(path, 16, &d), 0);
+	assert_int_equal(blk_flush(d), 0);
+	assert_int_equal(t_uring_flushes(d), 0);	/* nothing written yet */
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 3, 1, b, 0), 0);
+	assert_int_equal(blk_flush(d), 0);
+	assert_int_equal(t_uring_flushes(d), 1);
+	assert_int_equal(blk_flush(d), 0);
+	assert_int_equal(t_uring_flushes(d), 1);	/* nothing new */
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 3, 1, b, 0), 0);
+	assert_int_equal(blk_flush(d), 0);
+	assert_int_equal(t_uring_flushes(d), 1);	/* a read dirties nothing */
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 4, 1, b, BLK_FUA), 0);
+	assert_int_equal(t_uring_flushes(d), 2);	/* FUA after its write */
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 5, 1, b, BLK_PREFLUSH), 0);
+	assert_int_equal(t_uring_flushes(d), 2);	/* preflush: nothing before it */
+	r = (struct blk_req){ .op = BLK_OP_WRITE, .flags = BLK_PREFLUSH | BLK_FUA, .blkno = 6,
+			      .nblocks = 1, .buf = b };
+	assert_int_equal(blk_submit(d, &r, 1), 0);
+	assert_int_equal(t_uring_flushes(d), 4);	/* block 5 before, block 6 after */
+	blk_close(d);
+	unlink(path);
+	free(b);
+}
+
 /* One batch over two files and a memory device: each request lands on its own device. */
 static void test_blk_submit_multi(void **state)
 {
@@ -261,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_dev_fault_tear_is_seeded),
 		cmocka_unit_test(test_dev_fault_fail_block),
 		cmocka_unit_test(test_dev_uring_file),
+		cmocka_unit_test(test_dev_uring_flush_elided),
 		cmocka_unit_test(test_blk_submit_multi),
 	};
 
