@@ -4,7 +4,11 @@
 # tools/bench_fuse.sh - jgrfs through its FUSE mount against fuse2fs and kernel
 # btrfs, with fio. Prints figures; asserts nothing (speed lives in benchmarks).
 #
-#   sudo tools/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] PATH/TO/jgrfs
+#   sudo tools/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] [-w LIST]
+#                            [-o MOUNT_OPTIONS] PATH/TO/jgrfs
+#
+#   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
+#   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
 #
 #   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
 #   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),
@@ -23,12 +27,16 @@ set -u
 size=1G
 dir=/var/tmp
 secs=15
-while getopts "s:d:t:h" opt; do
+which=jgrfs,fuse2fs,btrfs,passthrough
+mopts=""
+while getopts "s:d:t:w:o:h" opt; do
 	case $opt in
 	s) size=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	t) secs=$OPTARG ;;
-	*) sed -n '4,21p' "$0"; exit 2 ;;
+	w) which=$OPTARG ;;
+	o) mopts="-o $OPTARG" ;;
+	*) sed -n '4,25p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -54,6 +62,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT
+
+# wanted NAME: is NAME in the -w list
+wanted() { [[ ",$which," == *",$1,"* ]]; }
 
 bytes=$(numfmt --from=iec "$size")
 seq_bytes=$((bytes / 2))	# the sequential file: half a member's worth
@@ -111,16 +122,19 @@ workload() {
 
 : >"$W/results"
 
-echo "jgrfs: RAID5 over 4 x $size files" >&2
-for i in 0 1 2 3; do truncate -s "$size" "$W/d$i.img"; done
-"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
-"$jgrfs" mount "$W"/d[0-3].img "$MNT" || exit 1
-workload jgrfs
-fusermount3 -u "$MNT"
-sleep 2
-rm -f "$W"/d[0-3].img
+if wanted jgrfs; then
+	echo "jgrfs: RAID5 over 4 x $size files" >&2
+	for i in 0 1 2 3; do truncate -s "$size" "$W/d$i.img"; done
+	"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
+	# shellcheck disable=SC2086
+	"$jgrfs" mount $mopts "$W"/d[0-3].img "$MNT" || exit 1
+	workload jgrfs
+	fusermount3 -u "$MNT"
+	sleep 2
+	rm -f "$W"/d[0-3].img
+fi
 
-if command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
+if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
 	echo "fuse2fs: ext4 image of $((bytes * 3 / 1048576)) MiB" >&2
 	truncate -s $((bytes * 3)) "$W/ext4.img"
 	mkfs.ext4 -q -F "$W/ext4.img"
@@ -133,7 +147,7 @@ if command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
 	rm -f "$W/ext4.img"
 fi
 
-if grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
+if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
 	echo "btrfs: kernel RAID5 over 4 loop devices of $size" >&2
 	devs=""
 	for i in 0 1 2 3; do
@@ -157,7 +171,9 @@ if grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
 fi
 
 ptsrc=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
-if [ -r "$ptsrc" ] && command -v cc >/dev/null &&
+if ! wanted passthrough; then
+	:
+elif [ -r "$ptsrc" ] && command -v cc >/dev/null &&
    cc -O2 -o "$W/passthrough_ll" "$ptsrc" $(pkg-config --cflags --libs fuse3) 2>"$W/cc.err"; then
 	echo "passthrough: libfuse passthrough_ll over $dir" >&2
 	mkdir "$W/pt"
