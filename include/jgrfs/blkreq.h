@@ -23,7 +23,11 @@
  *                    what it resynced already in this recovery (seed 003).
  *   BLK_PREFLUSH     flush the device's volatile state before this request.
  *   BLK_FUA          this write is durable when the request completes.
- * A device ignores flags it has no use for (a memory device ignores all four).
+ * And one hint:
+ *   BLK_APPEND       on writes: the blocks that follow will be written soon (the
+ *                    journal's log); the array keeps the row in its row cache, so
+ *                    the next partial write of it reads nothing (src/raid/rcache.c).
+ * A device ignores flags it has no use for (a memory device ignores them all).
  */
 #ifndef JGRFS_BLKREQ_H
 #define JGRFS_BLKREQ_H
@@ -43,6 +47,7 @@ enum blk_op {
 #define BLK_SYNCRAID (1u << 1)
 #define BLK_PREFLUSH (1u << 2)
 #define BLK_FUA (1u << 3)
+#define BLK_APPEND (1u << 4)
 
 struct blk_req {
 	uint8_t op;		/* enum blk_op */

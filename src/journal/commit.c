@@ -83,7 +83,7 @@ static unsigned int jnl_log_reqs(struct jnl *j, uint8_t *img, uint64_t pos, uint
 
 		if (run > n)
 			run = n;
-		r[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = flags,
+		r[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = flags | BLK_APPEND,
 					    .blkno = jnl_abs(j, pos), .nblocks = (uint32_t)run,
 					    .buf = img };
 		img += run * JG_BLOCK_SIZE;
@@ -318,7 +318,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	if (!rc && ((declared && !csum_commit) ||
 		    (j->cfg.mode == JNL_DATA_ORDERED && (l.ndata || t->data_written)))) {
 		/* (C2) data and log blocks together, then the commit block */
-		struct blk_req c = { .op = BLK_OP_WRITE, .flags = wf | BLK_PREFLUSH | BLK_FUA,
+		struct blk_req c = { .op = BLK_OP_WRITE,
+				     .flags = wf | BLK_PREFLUSH | BLK_FUA | BLK_APPEND,
 				     .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
 
 		if (nr > ndreq)
@@ -329,8 +330,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
 
 		/* (C1) one batch with the commit block, one flush */
-		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf, .blkno = jnl_abs(j, cpos),
-					       .nblocks = 1, .buf = p };
+		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf | BLK_APPEND,
+					       .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
 		rc = jnl_io(j, reqs + ndreq, nr - ndreq);
 		if (!rc)
 			rc = jnl_io(j, &fl, 1);	/* the commit point */

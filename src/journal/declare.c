@@ -127,7 +127,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 			if (run > ndecl - k)
 				run = ndecl - k;
 			reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE,
-						       .flags = j->write_flags | BLK_FUA,
+						       .flags = j->write_flags | BLK_FUA | BLK_APPEND,
 						       .blkno = jnl_abs(j, p), .nblocks = (uint32_t)run,
 						       .buf = img + k * JG_BLOCK_SIZE };
 			k += run;

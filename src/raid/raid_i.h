@@ -5,7 +5,7 @@
  * Included by src/raid and by tests/unit/raid only.
  *
  * Lock order (docs/DESIGN.md: ... raid stripe -> member queue):
- *	row locks (ascending bucket) -> bm_lock -> sb_lock -> sync_lock / stats_lock
+ *	row locks (ascending bucket) -> bm_lock -> sb_lock -> sync_lock / stats_lock / rc.lock
  * Nothing that holds a later lock takes an earlier one.
  */
 #ifndef JGRFS_RAID_I_H
@@ -80,6 +80,23 @@ struct raid_member {
 	char name[64];
 };
 
+/* rcache.c: the row cache (its invariants are there) */
+#define RAID_RCACHE_ROWS 8u
+struct raid_rcache_ent {
+	uint64_t row;
+	uint64_t used;	/* rc.clock at the last use: least recently used goes first */
+	unsigned int pins; /* 0 or 1: the writer holding the row lock */
+	bool live;	/* holds @row */
+	bool valid;	/* equals the members (R2) */
+	bool stale;	/* dropped while pinned: not valid at put */
+	uint8_t *buf;	/* (ndata + npar) chunks, by position (data, P, Q) */
+};
+struct raid_rcache {
+	pthread_mutex_t lock; /* a leaf */
+	struct raid_rcache_ent ent[RAID_RCACHE_ROWS];
+	uint64_t clock, hits, fills;
+};
+
 struct raid_array {
 	struct blk_dev dev; /* first: container_of by cast; raid_array_dev() */
 	struct raid_geo geo;
@@ -102,6 +119,7 @@ struct raid_array {
 	unsigned int nretired;
 
 	pthread_rwlock_t row_lock[RAID_LOCK_BUCKETS]; /* serialise row updates (hashed) */
+	struct raid_rcache rc;				/* rcache.c */
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
 	pthread_mutex_t bm_lock;
@@ -157,6 +175,21 @@ int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool r
 		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired);
 /* Flush the writable members in @roles; a member failing with -EIO is failed. */
 int raid_members_flush(struct raid_array *a, uint32_t roles);
+
+/* rcache.c; the caller holds the row's lock exclusively (R1) */
+/*
+ * The image of @row, pinned: its members' chunks by position. *fresh: it must be
+ * read whole before use (a new entry, only when @fill). NULL: not cached.
+ */
+uint8_t *raid_rcache_get(struct raid_array *a, uint64_t row, bool fill, bool *fresh);
+/* Unpin; @ok: the image was updated with writes that all succeeded. */
+void raid_rcache_put(struct raid_array *a, uint64_t row, bool ok);
+/* Forget @row: it is written another way. */
+void raid_rcache_drop(struct raid_array *a, uint64_t row);
+/* Forget every row: the members changed (any thread, no row lock needed). */
+void raid_rcache_drop_all(struct raid_array *a);
+void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills);
+void raid_rcache_free(struct raid_array *a);
 
 /* bitmap.c */
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,

@@ -11,9 +11,12 @@
  *      reads of a healthy array, exclusive for anything that computes parity);
  *   3. phase A: every member read the group needs -- user reads, RMW/RCW
  *      pre-reads, whole chunks for the row path -- in one blk_submit_multi();
+ *      a row in the row cache (rcache.c) needs no pre-read, a row a BLK_APPEND
+ *      write brings into it is read whole once;
  *   4. parity: ISA-L, per 4 KiB line for the fast path, per chunk for the row path;
  *   5. phase C: every member write of the group in one blk_submit_multi();
- *   6. FUA: the members written are flushed.
+ *   6. FUA: the members written are flushed; the row cache images take the
+ *      new contents (or are dropped when anything failed).
  * Contiguous blocks of one member in one row go in one request.
  *
  * Fast path (every member readable, no resync asked): per line k (the k-th block
@@ -78,6 +81,9 @@ struct raid_row {
 	uint64_t row;
 	unsigned int seg0, nseg;
 	bool write, read, sync, row_path, mismatch, checked;
+	bool append;				/* a write said more will follow (BLK_APPEND) */
+	uint8_t *cache;				/* its row cache image, pinned, or NULL */
+	bool cache_fill;			/* ... which phase A reads whole first */
 	uint32_t l0, nl;			/* row path: lines [l0, l0 + nl) only */
 	uint32_t fl0, fnl;			/* fast path: scratch holds lines [fl0, fl0 + fnl) */
 	uint8_t *pos_buf[RAID_MAX_MEMBERS]; /* chunk buffers per position */
@@ -317,6 +323,8 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 
 		r->mismatch = false;
 		r->checked = false;
+		r->cache = NULL;
+		r->cache_fill = false;
 		memset(r->pos_buf, 0, sizeof(r->pos_buf));
 		r->newpar[0] = r->newpar[1] = NULL;
 		r->fl0 = r->fnl = 0;
@@ -337,6 +345,7 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		}
 		raid_row_lines(g, r, rmiss & ~wmiss);
 		if (r->row_path) {
+			raid_rcache_drop(a, r->row); /* (R2) written here, if at all */
 			need += (npos + geo->npar) * cb;
 		} else if (r->write) {
 			bool partial = false;
@@ -364,7 +373,10 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 					r->fnl = k - r->fl0 + 1;
 				}
 			}
-			need += (partial ? npos + geo->npar : geo->npar) * (size_t)r->fnl * RAID_BS;
+			/* (R1) a row the log is appending to: its image, read once */
+			r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
+			need += (partial && !r->cache ? npos + geo->npar : geo->npar) *
+				(size_t)r->fnl * RAID_BS;
 		}
 	}
 	if (need > g->arena_bytes) {
@@ -414,7 +426,10 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 			continue;
 		}
 		/* fast path: only the lines written, from line fl0 */
-		if (partial)
+		if (partial && r->cache)
+			for (unsigned int q = 0; q < npos; q++)
+				r->pos_buf[q] = r->cache + ((size_t)q * C + r->fl0) * RAID_BS;
+		else if (partial)
 			for (unsigned int q = 0; q < npos; q++, p += (size_t)r->fnl * RAID_BS)
 				r->pos_buf[q] = p;
 		for (unsigned int j = 0; j < geo->npar; j++, p += (size_t)r->fnl * RAID_BS)
@@ -497,7 +512,14 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 				buf += (size_t)len * RAID_BS;
 			}
 		}
-		if (!r->write || !r->pos_buf[0])
+		if (r->cache_fill) {
+			/* a new row cache image: every position whole */
+			for (unsigned int q = 0; q < npos && !rc; q++)
+				rc = raid_mr_add(g, BLK_OP_READ, raid_layout_member(geo, r->row, q),
+						 r->row, 0, C, r->cache + (size_t)q * C * RAID_BS);
+			continue;
+		}
+		if (!r->write || !r->pos_buf[0] || r->cache)
 			continue;
 		/* pre-reads of the partial lines */
 		for (unsigned int q = 0; q < npos && !rc; q++) {
@@ -757,6 +779,34 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 
 /* ----------------------------------------------------------------- group */
 
+/*
+ * Unpin the group's row cache images; with @ok (every write succeeded) bring
+ * them up to date first: the data written and the new parity of its lines (R2).
+ */
+static void raid_grp_cache_done(struct raid_grp *g, bool ok)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+
+	for (unsigned int i = 0; i < g->nrows; i++) {
+		struct raid_row *r = &g->rows[i];
+
+		if (!r->cache)
+			continue;
+		for (uint32_t slot = 0; ok && slot < geo->row_blocks; slot++)
+			if (r->wsrc[slot])
+				memcpy(r->cache + (size_t)slot * RAID_BS, r->wsrc[slot], RAID_BS);
+		for (unsigned int j = 0; ok && j < geo->npar; j++)
+			for (uint32_t k = r->fl0; k < r->fl0 + r->fnl; k++)
+				if (r->line[k] != RAID_LINE_NONE)
+					memcpy(r->cache + ((size_t)(geo->ndata + j) * C + k) * RAID_BS,
+					       r->newpar[j] + (size_t)(k - r->fl0) * RAID_BS, RAID_BS);
+		raid_rcache_put(g->a, r->row, ok);
+		r->cache = NULL;
+		r->cache_fill = false;
+	}
+}
+
 static int raid_grp_run(struct raid_grp *g)
 {
 	struct raid_array *a = g->a;
@@ -787,6 +837,7 @@ static int raid_grp_run(struct raid_grp *g)
 			any_slow |= g->rows[i].row_path;
 		if (any_slow && !excl) {
 			/* degraded since we looked: redo under exclusive locks */
+			raid_grp_cache_done(g, false);
 			raid_grp_unlock(g, buckets, nb);
 			excl = true;
 			raid_grp_lock(g, buckets, nb, excl);
@@ -798,8 +849,10 @@ static int raid_grp_run(struct raid_grp *g)
 		rc = raid_grp_reads(g, rmiss);
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
-		if (rc == -EIO && failed && !raid_fail_roles(a, failed))
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
+			raid_grp_cache_done(g, false);
 			continue;
+		}
 		if (rc)
 			break;
 		for (unsigned int i = 0; i < g->nrows && !rc; i++) {
@@ -816,14 +869,17 @@ static int raid_grp_run(struct raid_grp *g)
 		rc = raid_grp_writes(g, rmiss, wmiss);
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
-		if (rc == -EIO && failed && !raid_fail_roles(a, failed))
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
+			raid_grp_cache_done(g, false);
 			continue;
+		}
 		if (rc)
 			break;
 		if (g->fua && g->written)
 			rc = raid_members_flush(a, g->written);
 		break;
 	}
+	raid_grp_cache_done(g, rc == 0);
 	raid_grp_unlock(g, buckets, nb);
 	if (rc)
 		return rc;
@@ -983,6 +1039,8 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 			r->sync = true;
 		if (sg->write && (sg->flags & BLK_FUA))
 			g->fua = true;
+		if (sg->write && (sg->flags & BLK_APPEND))
+			r->append = true;
 		if (sg->write && a->bm_blocks && !(journal && (sg->flags & BLK_FS_RAIDSYNC))) {
 			uint64_t b0 = sg->row * geo->row_blocks + sg->slot;
 			uint64_t r0 = b0 / a->bm_region_blocks,

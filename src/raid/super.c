@@ -58,6 +58,7 @@ void raid_masks_update_locked(struct raid_array *a)
 	}
 	__atomic_store_n(&a->read_missing, r, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->write_missing, w, __ATOMIC_RELEASE);
+	raid_rcache_drop_all(a);	/* (R2) the members changed */
 }
 
 static uint32_t raid_failed_mask_locked(struct raid_array *a)
@@ -240,6 +241,7 @@ static struct raid_array *raid_array_alloc(void)
 	pthread_mutex_init(&a->bm_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
+	pthread_mutex_init(&a->rc.lock, NULL);
 	pthread_rwlockattr_t attr;
 
 	pthread_rwlockattr_init(&attr);
@@ -259,6 +261,8 @@ static void raid_array_free(struct raid_array *a)
 	if (!a)
 		return;
 	raid_bitmap_free(a);
+	raid_rcache_free(a);
+	pthread_mutex_destroy(&a->rc.lock);
 	free(a->synced);
 	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
 		pthread_rwlock_destroy(&a->row_lock[i]);
