@@ -270,7 +270,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	p = img;
 	/* 2. the image */
 	if (ndecl) {
-		jnl_declare_fill(j, p, pos, t->tid, l.data, l.ndata);
+		jnl_declare_fill(j, p, pos, t->tid, l.data, l.ndata,
+				 l.ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA);
 		p += ndecl * JG_BLOCK_SIZE;
 		pos = jnl_next_pos(j, pos, ndecl);
 	}

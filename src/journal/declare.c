@@ -27,7 +27,7 @@
 #include "jnl_i.h"
 
 void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-		      const struct jnl_wb *wb, size_t n)
+		      const struct jnl_wb *wb, size_t n, bool crc)
 {
 	size_t i = 0;
 
@@ -42,7 +42,11 @@ void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
 		h->count = jg_cpu_to_le32((uint32_t)cnt);
 		for (size_t k = 0; k < cnt; k++, i++) {
 			tags[k].blkno = jg_cpu_to_le64(wb[i].blkno);
-			tags[k].crc = jg_cpu_to_le32(jg_crc32c(j->seed, wb[i].buf, JG_BLOCK_SIZE));
+			if (crc)
+				tags[k].crc = jg_cpu_to_le32(
+				    jg_crc32c(j->seed, wb[i].buf, JG_BLOCK_SIZE));
+			else
+				tags[k].flags = jg_cpu_to_le32(JNL_TAG_NO_CRC);
 		}
 		jg_blk_seal(img, JG_BLOCK_SIZE, JNL_MAGIC_DECLARE, JNL_VERSION, 0, tid,
 			    jnl_abs(j, pos), j->seed);
@@ -60,6 +64,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	void **stage = NULL;
 	size_t nstage = 0, n = 0;
 	uint64_t ndecl = 0, pos = 0;
+	bool crc = false;
 	int rc = 0, nd;
 
 	pthread_mutex_lock(&j->lock);
@@ -95,6 +100,8 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		wb[n++] = (struct jnl_wb){ bh->blkno, bh->inflight };
 	}
 	t->ndata_pending = 0;
+	/* only a commit of at most JNL_COMMIT_CSUM_MAX_DATA data blocks reads them */
+	crc = t->data_written + n <= JNL_COMMIT_CSUM_MAX_DATA;
 	pthread_mutex_unlock(&j->lock);
 	if (!n)
 		goto out_io;
@@ -120,7 +127,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		if (!t->log_first)
 			t->log_first = pos;	/* (J4) from now on the tail stays before it */
 		pthread_mutex_unlock(&j->lock);
-		jnl_declare_fill(j, img, pos, t->tid, wb, n);
+		jnl_declare_fill(j, img, pos, t->tid, wb, n, crc);
 		for (uint64_t k = 0, p = pos; k < ndecl;) {
 			uint64_t run = j->nblocks - p;
 

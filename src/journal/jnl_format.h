@@ -93,7 +93,7 @@ _Static_assert(offsetof(struct jnl_list_hdr, count) == 0x20, "jnl_list_hdr.count
 /*
  * One logged block, in a descriptor (the copies follow the descriptor in tag
  * order); or one declared data block, in a declare block (crc of the contents
- * the transaction writes home, flags 0).
+ * the transaction writes home, flags 0; or JNL_TAG_NO_CRC and crc 0).
  */
 struct jnl_tag {
 /*00*/	le64 blkno;			/* home address on the device */
@@ -110,6 +110,12 @@ _Static_assert(offsetof(struct jnl_tag, crc) == 0x0c, "jnl_tag.crc");
  * for a log block.
  */
 #define JNL_TAG_ESCAPED (1u << 0)
+/*
+ * A declare tag without crc (crc 0): written once the transaction has more than
+ * JNL_COMMIT_CSUM_MAX_DATA data blocks, so its commit block cannot carry
+ * JNL_COMMIT_DATA_CSUM and no recovery reads the crc (FORMAT.md §3.3.3).
+ */
+#define JNL_TAG_NO_CRC (1u << 1)
 #define JNL_TAG_ESCAPE_SHIFT 8
 #define JNL_MAGIC_PREFIX 0x4a4e4c00u
 

@@ -228,11 +228,12 @@ int jnl_revoke_table_note(struct jnl_map *table, uint64_t blkno, uint64_t tid);
 
 /*
  * Fill declare blocks at log position @pos naming the @n data blocks of @wb
- * (sorted), each with the crc32c of the contents it writes home, sealed for
- * transaction @tid.
+ * (sorted), sealed for transaction @tid. Each tag holds the crc32c of the
+ * contents it writes home, unless @crc is false (JNL_TAG_NO_CRC): the
+ * transaction has more than JNL_COMMIT_CSUM_MAX_DATA data blocks with these.
  */
 void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
-		      const struct jnl_wb *wb, size_t n);
+		      const struct jnl_wb *wb, size_t n, bool crc);
 
 static inline uint64_t jnl_declare_blocks_for(uint64_t ndata)
 {

@@ -532,6 +532,15 @@ static int jnl_rec_check_last(struct jnl *j, struct jnl_scan *s, uint32_t rflags
 			if (b >= j->dev->nblocks || jnl_map_find(&logged, b) ||
 			    jnl_map_find(&l->revoke, b))
 				continue;
+			if (jg_le32(t[k].flags) & JNL_TAG_NO_CRC) {
+				/* our writer never does this: a damaged or foreign log */
+				jg_log(JG_LOG_WARN, JNL_SUBSYS,
+				       "recovery dev=%s blkno=%llu tid=%llu declare tag without crc in a transaction committed with data checksums: transaction dropped",
+				       j->dev->name, (unsigned long long)b,
+				       (unsigned long long)l->tid);
+				*complete = false;
+				goto out;
+			}
 			rc = jnl_map_get(&want, b, &v, NULL);
 			if (!rc)
 				*v = jg_le32(t[k].crc);	/* log order: the newest tag wins */

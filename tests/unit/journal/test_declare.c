@@ -20,6 +20,7 @@ struct rec_ev {
 	uint32_t nblocks;
 	uint32_t magic;		/* first le32 of a journal-region write */
 	uint64_t *list;		/* declare block entries */
+	uint32_t *tflags, *tcrc; /* ... their tags' flags and crc */
 	uint32_t nlist;
 	size_t batch;		/* which blk_submit() call: one batch completes as a whole */
 	uint32_t cflags;	/* a commit block's flags */
@@ -58,9 +59,16 @@ static int rec_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
 				if (jg_le32(h->hdr.magic) != JNL_MAGIC_DECLARE)
 					continue;
 				e->list = realloc(e->list, (e->nlist + jg_le32(h->count)) * sizeof(uint64_t));
-				for (uint32_t x = 0; x < jg_le32(h->count); x++)
-					e->list[e->nlist++] =
-						jg_le64(((const struct jnl_tag *)(b + sizeof(*h)))[x].blkno);
+				e->tflags = realloc(e->tflags, (e->nlist + jg_le32(h->count)) * sizeof(uint32_t));
+				e->tcrc = realloc(e->tcrc, (e->nlist + jg_le32(h->count)) * sizeof(uint32_t));
+				assert_true(e->list && e->tflags && e->tcrc);
+				for (uint32_t x = 0; x < jg_le32(h->count); x++) {
+					const struct jnl_tag *tg = (const struct jnl_tag *)(b + sizeof(*h)) + x;
+
+					e->tflags[e->nlist] = jg_le32(tg->flags);
+					e->tcrc[e->nlist] = jg_le32(tg->crc);
+					e->list[e->nlist++] = jg_le64(tg->blkno);
+				}
 			}
 		}
 	}
@@ -72,8 +80,8 @@ static int rec_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
 {
 	struct rec_dev *rd = (struct rec_dev *)d;
 
+	memset(&rd->ev[rd->n], 0, sizeof(rd->ev[rd->n]));
 	rd->ev[rd->n].op = 100 + (int)cmd;
-	rd->ev[rd->n].list = NULL;
 	rd->n++;
 	if (cmd == BLK_CTL_GET_STATS)
 		return -ENOTTY;
@@ -84,8 +92,11 @@ static void rec_close(struct blk_dev *d)
 {
 	struct rec_dev *rd = (struct rec_dev *)d;
 
-	for (size_t i = 0; i < rd->n; i++)
+	for (size_t i = 0; i < rd->n; i++) {
 		free(rd->ev[i].list);
+		free(rd->ev[i].tflags);
+		free(rd->ev[i].tcrc);
+	}
 	free(rd);
 }
 
@@ -301,6 +312,53 @@ static void test_declare_early_batch_one_point(void **state)
 	blk_close(mem);
 }
 
+/*
+ * Declare tags hold the crc32c of the data only while the transaction could still
+ * commit with JNL_COMMIT_DATA_CSUM (at most 64 data blocks); past that they say
+ * JNL_TAG_NO_CRC, in early batches and at commit alike (FORMAT.md §3.3.3).
+ */
+static void test_declare_tag_crc_only_when_read(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 16);
+	uint32_t seed = jg_crc_seed(t_uuid);
+	uint8_t *b = jg_alloc_blocks(1);
+	size_t from = rd->n, with = 0, without = 0;
+
+	(void)state;
+	/* 100 blocks: six early batches of 16, then 4 at commit */
+	t_txn(j, 100, 100, 3, false);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	for (size_t i = from; i < rd->n; i++) {
+		const struct rec_ev *e = &rd->ev[i];
+
+		for (uint32_t x = 0; x < e->nlist; x++) {
+			bool want_crc = with + without < JNL_COMMIT_CSUM_MAX_DATA;
+
+			if (!want_crc) {
+				if (e->tflags[x] != JNL_TAG_NO_CRC || e->tcrc[x])
+					fail_msg("tag %zu (block %llu): crc computed past 64 blocks",
+						 with + without, (unsigned long long)e->list[x]);
+				without++;
+				continue;
+			}
+			t_fill(b, e->list[x], 3);
+			if (e->tflags[x] || e->tcrc[x] != jg_crc32c(seed, b, JG_BLOCK_SIZE))
+				fail_msg("tag %zu (block %llu): crc missing or wrong", with + without,
+					 (unsigned long long)e->list[x]);
+			with++;
+		}
+	}
+	assert_int_equal(with, 64);
+	assert_int_equal(without, 36);
+	assert_int_equal(jnl_close(j), 0);
+	rec_check_declared(rd, from);
+	free(b);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
 /* Recovery of a declared log: SYNCRAID on replayed writes, declared blocks, the log window. */
 static void test_declare_recovery_syncraid(void **state)
 {
@@ -467,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_declare_ordering_rules),
 		cmocka_unit_test(test_declare_early_writeback),
 		cmocka_unit_test(test_declare_early_batch_one_point),
+		cmocka_unit_test(test_declare_tag_crc_only_when_read),
 		cmocka_unit_test(test_declare_recovery_syncraid),
 		cmocka_unit_test(test_declare_flushes_per_commit),
 		cmocka_unit_test(test_declare_ordered_early_writeback_bounds_memory),
