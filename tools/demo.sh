@@ -8,6 +8,7 @@
 #
 # Run again after `kill -9` of the daemon: the dead mount is cleared and the
 # volume remounted, and the mount prints what recovery did.
+# JGRFS_DEMO_DIR puts the demo elsewhere than ./demo (the tests do).
 set -u
 
 stop=0
@@ -22,7 +23,7 @@ case "$jgrfs" in
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-demo=$root/demo
+demo=${JGRFS_DEMO_DIR:-$root/demo}
 mnt=$demo/mnt
 disks="$demo/disk0.img $demo/disk1.img $demo/disk2.img $demo/disk3.img"
 size=1G
