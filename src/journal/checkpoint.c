@@ -61,7 +61,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 	if (!n && tail == j->tail && !clean)
 		goto out;
 	jnl_wb_sort(wb, n);
-	nr = jnl_wb_reqs(wb, n, j->write_flags, reqs, &stage, &nstage);
+	nr = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
 	if (nr < 0) {
 		rc = nr;
 		goto out;
@@ -101,7 +101,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 	j->used = j->head >= j->tail ? j->head - j->tail : j->head + j->cap - j->tail;
 	pthread_mutex_unlock(&j->lock);
 out:
-	jnl_stage_free(stage, nstage);
+	jnl_stage_free(j, stage, nstage);
 	free(wb);
 	free(reqs);
 	return rc;

@@ -305,7 +305,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	ndreq = jnl_log_reqs(j, img, pos0, ndecl, wf | BLK_FUA, reqs);
 	nlog = ndreq + jnl_log_reqs(j, img + ndecl * JG_BLOCK_SIZE, jnl_next_pos(j, pos0, ndecl),
 			     nimg - 1 - ndecl, wf, reqs + ndreq);
-	nd = jnl_wb_reqs(l.data, l.ndata, wf, reqs + nlog, &stage, &nstage);
+	nd = jnl_wb_reqs(j, l.data, l.ndata, wf, reqs + nlog, &stage, &nstage);
 	if (nd < 0) {
 		rc = nd;
 		goto out;
@@ -410,7 +410,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	if (j->used > j->cap / 2)
 		rc = jnl_checkpoint_locked(j, false);
 out:
-	jnl_stage_free(stage, nstage);
+	jnl_stage_free(j, stage, nstage);
 	jnl_commit_lists_free(&l);
 	free(img);
 	free(reqs);

@@ -152,7 +152,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		j->declare_blocks += ndecl;
 		pthread_mutex_unlock(&j->lock);
 	}
-	nd = jnl_wb_reqs(wb, n, j->write_flags, reqs, &stage, &nstage);
+	nd = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
 	if (nd < 0) {
 		rc = nd;
 		goto out_fail;
@@ -193,7 +193,7 @@ out_unlock:
 	pthread_mutex_unlock(&j->lock);
 out_io:
 	pthread_mutex_unlock(&j->io_lock);
-	jnl_stage_free(stage, nstage);
+	jnl_stage_free(j, stage, nstage);
 	free(wb);
 	free(reqs);
 	free(img);

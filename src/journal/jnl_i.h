@@ -121,6 +121,10 @@ struct jnl {
 
 	pthread_mutex_t io_lock;	/* serialises every write the journal issues (J2) */
 
+	pthread_mutex_t stage_lock;	/* a leaf: protects the two below */
+	void **stage_pool;		/* free staging buffers of JNL_MERGE_MAX blocks */
+	size_t stage_n, stage_cap;	/* ... kept up to one early batch's worth */
+
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_cond_t cond;		/* any state change below */
 	uint64_t head, tail;		/* relative log blocks; head: next to write */
@@ -188,11 +192,13 @@ void jnl_wb_sort(struct jnl_wb *w, size_t n);
  * Build requests writing @n blocks (sorted, distinct) home, merging contiguous
  * runs into one request through a staging buffer (full-stripe writes on RAID).
  * Appends to @reqs (room for @n) and returns the count; staging buffers go to
- * *@stage (free with jnl_stage_free). -ENOMEM.
+ * *@stage (give back with jnl_stage_free). -ENOMEM.
  */
-int jnl_wb_reqs(struct jnl_wb *w, size_t n, uint32_t flags, struct blk_req *reqs,
+#define JNL_MERGE_MAX 256u	/* blocks per merged request (1 MiB) */
+int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struct blk_req *reqs,
 		void ***stage, size_t *nstage);
-void jnl_stage_free(void **stage, size_t nstage);
+/* Staging buffers back to the journal's pool (or freed past its size). */
+void jnl_stage_free(struct jnl *j, void **stage, size_t nstage);
 void jnl_sort_u64(uint64_t *a, size_t n);
 
 /* ------------------------------------------------------------- commit.c */

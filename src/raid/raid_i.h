@@ -6,6 +6,7 @@
  *
  * Lock order (docs/DESIGN.md: ... raid stripe -> member queue):
  *	row locks (ascending bucket) -> bm_lock -> sb_lock -> sync_lock / stats_lock / rc.lock
+ *	spare_lock is a leaf too.
  * Nothing that holds a later lock takes an earlier one.
  */
 #ifndef JGRFS_RAID_I_H
@@ -120,6 +121,9 @@ struct raid_array {
 
 	pthread_rwlock_t row_lock[RAID_LOCK_BUCKETS]; /* serialise row updates (hashed) */
 	struct raid_rcache rc;				/* rcache.c */
+	pthread_mutex_t spare_lock;	/* a leaf: protects the two below */
+	uint8_t *spare_arena;		/* a group's scratch kept for the next (stripe.c) */
+	size_t spare_bytes;
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
 	pthread_mutex_t bm_lock;

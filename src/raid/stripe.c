@@ -380,13 +380,25 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		}
 	}
 	if (need > g->arena_bytes) {
-		/* kept across groups of one call: no fresh pages per group */
+		/* kept across groups of one call, and one is kept for the next call:
+		 * fresh memory costs a page fault and a clearing per 4 KiB */
 		free(g->arena);
+		g->arena = NULL;
 		g->arena_bytes = 0;
-		g->arena = jg_alloc_blocks(need / RAID_BS);
-		if (!g->arena)
-			return -ENOMEM;
-		g->arena_bytes = need;
+		pthread_mutex_lock(&a->spare_lock);
+		if (a->spare_bytes >= need) {
+			g->arena = a->spare_arena;
+			g->arena_bytes = a->spare_bytes;
+			a->spare_arena = NULL;
+			a->spare_bytes = 0;
+		}
+		pthread_mutex_unlock(&a->spare_lock);
+		if (!g->arena) {
+			g->arena = jg_alloc_blocks(need / RAID_BS);
+			if (!g->arena)
+				return -ENOMEM;
+			g->arena_bytes = need;
+		}
 	}
 	p = g->arena;
 	if (g->member_major) {
@@ -901,6 +913,18 @@ static int raid_grp_run(struct raid_grp *g)
 
 static void raid_grp_free(struct raid_grp *g)
 {
+	struct raid_array *a = g->a;
+
+	/* the larger scratch is the one worth keeping */
+	pthread_mutex_lock(&a->spare_lock);
+	if (g->arena_bytes > a->spare_bytes) {
+		uint8_t *old = a->spare_arena;
+
+		a->spare_arena = g->arena;
+		a->spare_bytes = g->arena_bytes;
+		g->arena = old;
+	}
+	pthread_mutex_unlock(&a->spare_lock);
 	free(g->arena);
 	g->arena = NULL;
 	g->arena_bytes = 0;

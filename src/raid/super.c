@@ -242,6 +242,7 @@ static struct raid_array *raid_array_alloc(void)
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
 	pthread_mutex_init(&a->rc.lock, NULL);
+	pthread_mutex_init(&a->spare_lock, NULL);
 	pthread_rwlockattr_t attr;
 
 	pthread_rwlockattr_init(&attr);
@@ -263,6 +264,8 @@ static void raid_array_free(struct raid_array *a)
 	raid_bitmap_free(a);
 	raid_rcache_free(a);
 	pthread_mutex_destroy(&a->rc.lock);
+	free(a->spare_arena);
+	pthread_mutex_destroy(&a->spare_lock);
 	free(a->synced);
 	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
 		pthread_rwlock_destroy(&a->row_lock[i]);

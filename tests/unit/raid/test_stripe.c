@@ -116,6 +116,72 @@ static void test_stripe_random_rw(void **state)
 	}
 }
 
+/*
+ * One batch whose second group needs more scratch than its first (whole rows,
+ * then partial ones), between calls of other sizes: scratch is kept and reused
+ * across groups and calls (stripe.c, spare_arena), never used after it is gone.
+ */
+static void test_stripe_scratch_grows_and_is_reused(void **state)
+{
+	static const struct geo_case cg[] = {{5, 4, 16}, {6, 5, 8}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+		const struct geo_case *gc = &cg[gi];
+		struct tarr t;
+		struct raid_info info;
+		uint32_t rb, C = gc->chunk, rows = RAID_GROUP_MAX_ROWS + 8;
+		uint64_t nblk, members = 2ull * rows * C + 4096, seed = 5000 + gi;
+		struct blk_req *r;
+		uint8_t *ref, *buf;
+
+		t_make(&t, gc, members, RAID_RESYNC_FULL, 0, NULL);
+		t_assemble(&t);
+		raid_info_get(t.a, &info);
+		rb = info.ndata * C;
+		nblk = info.array_blocks;
+		assert_true(nblk >= 2ull * rows * rb);
+		ref = calloc(nblk, JG_BLOCK_SIZE);
+		buf = jg_alloc_blocks(nblk);
+		r = calloc(rows + 1, sizeof(*r));
+		assert_true(ref && buf && r);
+		for (int round = 0; round < 3; round++) {
+			unsigned int nr = 0;
+
+			t_fill(buf, nblk, seed + (uint64_t)round);
+			/* a small partial write first (its own call) */
+			assert_int_equal(t_io(&t, BLK_OP_WRITE, 3, 2, buf, 0), 0);
+			memcpy(ref + 3 * JG_BLOCK_SIZE, buf, 2 * JG_BLOCK_SIZE);
+			/* rows [0, rows): whole; rows [rows, 2 rows): only chunk 0 */
+			r[nr++] = (struct blk_req){.op = BLK_OP_WRITE, .blkno = 0,
+						   .nblocks = rows * rb, .buf = buf};
+			for (uint32_t i = 0; i < rows; i++) {
+				uint64_t at = (uint64_t)(rows + i) * rb;
+
+				r[nr++] = (struct blk_req){.op = BLK_OP_WRITE, .blkno = at,
+							   .nblocks = C,
+							   .buf = buf + at * JG_BLOCK_SIZE};
+			}
+			assert_int_equal(blk_submit(t.dev, r, nr), 0);
+			memcpy(ref, buf, (size_t)rows * rb * JG_BLOCK_SIZE);
+			for (uint32_t i = 0; i < rows; i++) {
+				uint64_t at = (uint64_t)(rows + i) * rb;
+
+				memcpy(ref + at * JG_BLOCK_SIZE, buf + at * JG_BLOCK_SIZE,
+				       (size_t)C * JG_BLOCK_SIZE);
+			}
+			t_check_all(&t, ref, nblk, gc, seed);
+			if (raid_scrub(t.a, false, NULL, NULL, NULL) != 0)
+				t_fail_geo(gc, seed, "scrub found mismatches");
+		}
+		t_stop(&t);
+		free(r);
+		free(buf);
+		free(ref);
+		t_free(&t);
+	}
+}
+
 /* Same writes with forced RMW and forced RCW: identical member data areas. */
 static void test_stripe_rmw_rcw_identical(void **state)
 {
@@ -443,6 +509,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stripe_random_rw),
 	    cmocka_unit_test(test_stripe_rmw_rcw_identical),
+	    cmocka_unit_test(test_stripe_scratch_grows_and_is_reused),
 	    cmocka_unit_test(test_stripe_full_rows_zero_read),
 	    cmocka_unit_test(test_stripe_degraded_every_loss),
 	    cmocka_unit_test(test_stripe_concurrent_writers),
