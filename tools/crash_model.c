@@ -472,18 +472,25 @@ unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *
 
 /* ------------------------------------------------------------ the volume */
 
+/* Takes @data (freed on failure). */
 int ct_tree_add(struct ct_tree *t, const char *path, uint8_t *data, uint64_t size)
 {
+	if (strlen(path) >= sizeof(t->files[0].path)) {
+		free(data);
+		return -ENAMETOOLONG;	/* never ours: the check would see a wrong name */
+	}
 	if (t->n == t->cap) {
 		unsigned int cap = t->cap ? 2 * t->cap : 64;
 		struct ct_found *n = realloc(t->files, cap * sizeof(*n));
 
-		if (!n)
+		if (!n) {
+			free(data);
 			return -ENOMEM;
+		}
 		t->files = n;
 		t->cap = cap;
 	}
-	snprintf(t->files[t->n].path, sizeof(t->files[0].path), "%s", path);
+	memcpy(t->files[t->n].path, path, strlen(path) + 1);
 	t->files[t->n].data = data;
 	t->files[t->n].size = size;
 	t->n++;
