@@ -46,6 +46,27 @@ static void t_verify(struct tarr *t, const uint8_t *ref, uint64_t nblk, const st
 		t_fail_geo(gc, "parity mismatch after writes through the row cache");
 }
 
+/* A fresh array of @gc (fault wrappers with @fc) and a zeroed reference of it. */
+static uint8_t *t_open(struct tarr *t, const struct geo_case *gc,
+		       const struct raid_fault_cfg *fc, struct raid_info *info)
+{
+	uint8_t *ref;
+
+	t_make(t, gc, MEMBER_BLOCKS, RAID_RESYNC_FULL, 0, fc);
+	t_assemble(t);
+	raid_info_get(t->a, info);
+	ref = calloc(info->array_blocks, JG_BLOCK_SIZE);
+	assert_non_null(ref);
+	return ref;
+}
+
+static void t_close(struct tarr *t, uint8_t *ref)
+{
+	t_stop(t);
+	free(ref);
+	t_free(t);
+}
+
 /* Append @len blocks at @at (with @flags), mirrored into @ref. */
 static void t_write(struct tarr *t, uint8_t *ref, uint64_t at, uint32_t len, uint64_t seed,
 		    uint32_t flags, const struct geo_case *gc)
@@ -77,11 +98,7 @@ static void test_rcache_append_reads_each_row_once(void **state)
 			uint64_t s = 77 + gi, at = 0, rows;
 			uint8_t *ref;
 
-			t_make(&t, gc, MEMBER_BLOCKS, RAID_RESYNC_FULL, 0, NULL);
-			t_assemble(&t);
-			raid_info_get(t.a, &info);
-			ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
-			assert_non_null(ref);
+			ref = t_open(&t, gc, NULL, &info);
 			t_count_reset(&t);
 			while (at < info.array_blocks) {
 				uint32_t len = 1 + (uint32_t)(t_rand(&s) % 5);
@@ -102,9 +119,7 @@ static void test_rcache_append_reads_each_row_once(void **state)
 					t_fail_geo(gc, "no append was served by the row cache");
 			}
 			t_verify(&t, ref, info.array_blocks, gc);
-			t_stop(&t);
-			free(ref);
-			t_free(&t);
+			t_close(&t, ref);
 		}
 		if (gc->chunk > 1 && reads[1] >= reads[0])
 			t_fail_geo(gc, "the hint saved no reads");
@@ -127,11 +142,7 @@ static void test_rcache_row_path_drops(void **state)
 		uint64_t row = 2, r0;
 		uint8_t *ref;
 
-		t_make(&t, gc, MEMBER_BLOCKS, RAID_RESYNC_FULL, 0, NULL);
-		t_assemble(&t);
-		raid_info_get(t.a, &info);
-		ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
-		assert_non_null(ref);
+		ref = t_open(&t, gc, NULL, &info);
 		r0 = row * info.ndata * C;
 		/* cache the row: an append to data chunk 0, line 0 */
 		t_write(&t, ref, r0, 1, 1, BLK_APPEND, gc);
@@ -143,9 +154,7 @@ static void test_rcache_row_path_drops(void **state)
 		/* append again to line 0 of chunk 0: the parity must come from the members */
 		t_write(&t, ref, r0, 1, 4, BLK_APPEND, gc);
 		t_verify(&t, ref, info.array_blocks, gc);
-		t_stop(&t);
-		free(ref);
-		t_free(&t);
+		t_close(&t, ref);
 	}
 }
 
@@ -163,11 +172,7 @@ static void test_rcache_member_fails(void **state)
 		uint64_t s = 900 + gi, at = 0, hits0, hits1, fills;
 		uint8_t *ref;
 
-		t_make(&t, gc, MEMBER_BLOCKS, RAID_RESYNC_FULL, 0, &fc);
-		t_assemble(&t);
-		raid_info_get(t.a, &info);
-		ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
-		assert_non_null(ref);
+		ref = t_open(&t, gc, &fc, &info);
 		for (int i = 0; i < 40; i++, at += 2)
 			t_write(&t, ref, at, 2, t_rand(&s), BLK_APPEND, gc);
 		/* the member dies under a write of a cached row (the first that
@@ -186,9 +191,7 @@ static void test_rcache_member_fails(void **state)
 		if (hits1 != hits0)
 			t_fail_geo(gc, "the row cache was used on a degraded array");
 		t_verify(&t, ref, info.array_blocks, gc);
-		t_stop(&t);
-		free(ref);
-		t_free(&t);
+		t_close(&t, ref);
 	}
 }
 
@@ -203,11 +206,7 @@ static void test_rcache_random_mix(void **state)
 		uint64_t s = 31337 + gi, span;
 		uint8_t *ref;
 
-		t_make(&t, gc, MEMBER_BLOCKS, RAID_RESYNC_FULL, 0, NULL);
-		t_assemble(&t);
-		raid_info_get(t.a, &info);
-		ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
-		assert_non_null(ref);
+		ref = t_open(&t, gc, NULL, &info);
 		/* more rows than the cache holds, so entries are evicted and reused */
 		span = (RAID_RCACHE_ROWS + 4) * (uint64_t)info.ndata * gc->chunk;
 		if (span > info.array_blocks)
@@ -224,9 +223,7 @@ static void test_rcache_random_mix(void **state)
 			t_write(&t, ref, at, len, t_rand(&s), flags, gc);
 		}
 		t_verify(&t, ref, info.array_blocks, gc);
-		t_stop(&t);
-		free(ref);
-		t_free(&t);
+		t_close(&t, ref);
 	}
 }
 
