@@ -506,7 +506,7 @@ int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
 			j->commit_req = target;
 			j->commit_req_set = true;
 		}
-		pthread_cond_broadcast(&j->cond);
+		pthread_cond_signal(&j->kick);
 		while (wait && jg_seq_after(target, j->committed_tid) && !j->aborted)
 			pthread_cond_wait(&j->cond, &j->lock);
 		if (wait && jg_seq_after(target, j->committed_tid))
@@ -573,7 +573,7 @@ static void *jnl_thread_main(void *arg)
 			ts.tv_sec += ns / 1000000000ll;
 			ts.tv_nsec = ns % 1000000000ll;
 		}
-		pthread_cond_timedwait(&j->cond, &j->lock, &ts);
+		pthread_cond_timedwait(&j->kick, &j->lock, &ts);
 	}
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
@@ -596,7 +596,7 @@ void jnl_thread_stop(struct jnl *j)
 		return;
 	pthread_mutex_lock(&j->lock);
 	j->stop = true;
-	pthread_cond_broadcast(&j->cond);
+	pthread_cond_signal(&j->kick);
 	pthread_mutex_unlock(&j->lock);
 	pthread_join(j->thread, NULL);
 	j->thread_on = false;

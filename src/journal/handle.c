@@ -27,7 +27,7 @@ static void jnl_commit_request_locked(struct jnl *j, uint64_t tid)
 		j->commit_req = tid;
 		j->commit_req_set = true;
 	}
-	pthread_cond_broadcast(&j->cond);
+	pthread_cond_signal(&j->kick);
 }
 
 int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **out)
@@ -332,8 +332,12 @@ int jnl_handle_stop(struct jnl_handle *h)
 	t->updates--;
 	if (h->credits > h->used)
 		t->credits -= h->credits - h->used;
-	/* a commit waits for the last handle; a full start may fit now */
-	pthread_cond_broadcast(&j->cond);
+	/*
+	 * The last handle: a commit of t may be waiting for it, and so may a start
+	 * that found t full with no commit thread. Nobody waits for any other.
+	 */
+	if (!t->updates)
+		pthread_cond_broadcast(&j->cond);
 	if (t == j->running && j->thread_on &&
 	    (jnl_txn_footprint(j, t, 0) >= j->soft_txn_blocks ||
 	     (j->cfg.mode == JNL_DATA_JOURNAL && t->nmeta >= j->cfg.max_txn_data_blocks)))

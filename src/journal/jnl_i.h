@@ -20,6 +20,11 @@
  *        not committed (its early declare blocks must survive a crash).
  *
  * Lock order: io_lock -> lock. Nothing waits for io_lock holding lock.
+ *
+ * Wake-ups. Callers wait on cond for a state change (a transaction locked or
+ * committed, the last handle of one stopped, an abort). The commit thread sleeps
+ * on kick, which only a commit request, stop or abort signals: a handle's end
+ * wakes nobody unless it was the last of its transaction.
  */
 #ifndef JGRFS_JNL_I_H
 #define JGRFS_JNL_I_H
@@ -126,7 +131,10 @@ struct jnl {
 	size_t stage_n, stage_cap;	/* ... kept up to one early batch's worth */
 
 	pthread_mutex_t lock;		/* protects everything below */
-	pthread_cond_t cond;		/* any state change below */
+	pthread_cond_t cond;		/* any state change below that a caller waits for */
+	pthread_cond_t kick;		/* the commit thread's idle sleep: a commit request,
+					 * stop or abort. Apart from cond, so that the end of
+					 * every handle does not wake the thread */
 	uint64_t head, tail;		/* relative log blocks; head: next to write */
 	uint64_t used;			/* log blocks between tail and head */
 	struct jnl_txn *running;

@@ -72,6 +72,7 @@ void jnl_abort(struct jnl *j, int err, const char *why)
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s aborted: %s failed: %d", j->dev->name, why, err);
 	j->aborted = true;
 	pthread_cond_broadcast(&j->cond);
+	pthread_cond_signal(&j->kick);
 	pthread_mutex_unlock(&j->lock);
 }
 
@@ -441,6 +442,7 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&j->cond, &ca);
+		pthread_cond_init(&j->kick, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	if (!j->stage_pool) {
@@ -470,6 +472,7 @@ out:
 		pthread_mutex_destroy(&j->io_lock);
 		pthread_mutex_destroy(&j->stage_lock);
 		pthread_cond_destroy(&j->cond);
+		pthread_cond_destroy(&j->kick);
 		free(j->stage_pool);
 		free(j);
 	}
@@ -559,6 +562,7 @@ static void jnl_free(struct jnl *j)
 	pthread_mutex_destroy(&j->lock);
 	pthread_mutex_destroy(&j->io_lock);
 	pthread_cond_destroy(&j->cond);
+	pthread_cond_destroy(&j->kick);
 	free(j);
 }
 
