@@ -181,6 +181,7 @@ struct jnl_info {
 	uint64_t declare_blocks;	/* declare blocks written since jnl_start */
 	uint64_t flushes;		/* device flushes issued since jnl_start */
 	uint64_t logged_data_blocks;	/* data blocks logged by small commits (log_data_max) */
+	uint64_t thread_wakeups;	/* the commit thread woke from its idle sleep */
 	bool aborted;
 	struct jnl_recovery_report last_recovery;
 };

@@ -574,6 +574,7 @@ static void *jnl_thread_main(void *arg)
 			ts.tv_nsec = ns % 1000000000ll;
 		}
 		pthread_cond_timedwait(&j->kick, &j->lock, &ts);
+		j->thread_wakeups++;
 	}
 	pthread_mutex_unlock(&j->lock);
 	return NULL;

@@ -135,6 +135,7 @@ struct jnl {
 	pthread_cond_t kick;		/* the commit thread's idle sleep: a commit request,
 					 * stop or abort. Apart from cond, so that the end of
 					 * every handle does not wake the thread */
+	uint64_t thread_wakeups;	/* returns from that sleep (jnl_info) */
 	uint64_t head, tail;		/* relative log blocks; head: next to write */
 	uint64_t used;			/* log blocks between tail and head */
 	struct jnl_txn *running;

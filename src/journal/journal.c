@@ -652,6 +652,7 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->commits = j->commits;
 	out->declare_blocks = j->declare_blocks;
 	out->logged_data_blocks = j->logged_data_blocks;
+	out->thread_wakeups = j->thread_wakeups;
 	out->flushes = __atomic_load_n(&j->flushes, __ATOMIC_RELAXED);
 	out->aborted = j->aborted;
 	out->last_recovery = j->last_recovery;

@@ -356,6 +356,42 @@ static void test_jnl_threads_concurrent_handles(void **state)
 	}
 }
 
+/*
+ * The commit thread sleeps until a commit is due or asked for: handles that
+ * start and stop do not wake it (each wake-up is two context switches per
+ * filesystem operation), and a commit request does.
+ */
+static void test_jnl_thread_sleeps_through_handles(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
+			       .commit_interval_ms = 60000 };
+	struct jnl_info before, after;
+	struct jnl *j;
+
+	(void)state;
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, NULL), 0);
+	assert_int_equal(jnl_start(j), 0);
+	jnl_info_get(j, &before);
+	for (unsigned int i = 0; i < 2000; i++)
+		t_txn(j, 40 + i % 8, 1, i + 1, false);
+	jnl_info_get(j, &after);
+	/* a few for the scheduler's sake, never one per handle */
+	if (after.thread_wakeups - before.thread_wakeups > 20)
+		fail_msg("2000 handles woke the commit thread %llu times",
+			 (unsigned long long)(after.thread_wakeups - before.thread_wakeups));
+	assert_int_equal(after.commits, before.commits);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	jnl_info_get(j, &after);
+	assert_int_equal(after.commits, before.commits + 1);
+	assert_true(after.thread_wakeups > before.thread_wakeups);
+	assert_int_equal(jnl_close(j), 0);
+	for (unsigned int k = 0; k < 8; k++)
+		assert_int_equal(t_read_ver(NULL, d, 40 + k), 1993 + k);
+	blk_close(d);
+}
+
 /* Transactions with no logged block (only a forget, only a revoke) commit and replay. */
 static void test_jnl_transactions_without_copies(void **state)
 {
@@ -414,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_open_verifies_superblock),
 		cmocka_unit_test(test_jnl_credits),
 		cmocka_unit_test(test_jnl_threads_concurrent_handles),
+		cmocka_unit_test(test_jnl_thread_sleeps_through_handles),
 		cmocka_unit_test(test_jnl_transactions_without_copies),
 	};
 
