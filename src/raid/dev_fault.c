@@ -237,6 +237,31 @@ static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
 	return rc;
 }
 
+/*
+ * A FUA write is durable when it completes, and so it supersedes the unflushed
+ * writes it overwrites: a cut must not revert those blocks to bytes older than
+ * it. Each pending write's saved bytes for the overlap become the FUA data, so
+ * reverting it (whole or torn) leaves what a real disk holds. Domain lock held.
+ */
+static int raid_fault_fua_write_locked(struct dev_fault *f, struct blk_req *r)
+{
+	uint64_t b0 = r->blkno, b1 = r->blkno + r->nblocks;
+	int rc = blk_submit(f->lower, r, 1);
+
+	if (rc)
+		return rc;
+	for (struct fault_pending *p = f->pending; p; p = p->next) {
+		uint64_t lo = p->blkno > b0 ? p->blkno : b0;
+		uint64_t hi = p->blkno + p->nblocks < b1 ? p->blkno + p->nblocks : b1;
+
+		if (lo < hi)
+			memcpy(p->old + (lo - p->blkno) * JG_BLOCK_SIZE,
+			       (const uint8_t *)r->buf + (lo - b0) * JG_BLOCK_SIZE,
+			       (hi - lo) * JG_BLOCK_SIZE);
+	}
+	return 0;
+}
+
 /* One write: remember what it overwrites, then write. Domain lock held. */
 static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 {
@@ -260,7 +285,7 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	if (r->flags & BLK_PREFLUSH)
 		raid_fault_pending_drop(f);
 	if (r->flags & BLK_FUA)
-		return blk_submit(f->lower, r, 1);
+		return raid_fault_fua_write_locked(f, r);
 
 	p = calloc(1, sizeof(*p));
 	if (p)

@@ -123,6 +123,47 @@ static void test_dev_fault_power_cut(void **state)
 	free(b);
 }
 
+/*
+ * A FUA write over unflushed writes of the same blocks is what the disk holds
+ * after the cut, whole or torn: reverting the older writes must not bring back
+ * bytes from before it.
+ */
+static void test_dev_fault_fua_supersedes_pending(void **state)
+{
+	(void)state;
+	for (int tear = 0; tear < 2; tear++) {
+		struct raid_fault_cfg cfg = { .cut_after_writes = 4, .seed = 5, .keep_percent = 0,
+					      .tear = tear };
+		struct raid_fault_domain *dom;
+		struct blk_dev *m, *f;
+		uint8_t *b = jg_alloc_blocks(3);
+
+		assert_int_equal(raid_dev_mem_open("m", 8, &m), 0);
+		assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
+		assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+		memset(b, 1, 3 * JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 3, b, 0), 0);	/* 0-2 unflushed */
+		memset(b, 2, 3 * JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 1, b, 0), 0);	/* 1 again */
+		memset(b, 3, JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 1, b, BLK_FUA), 0); /* 1 durable */
+		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 5, 1, b, 0), 0);	/* the cut */
+		assert_true(raid_fault_domain_is_cut(dom));
+		assert_int_equal(blk_rw(m, BLK_OP_READ, 0, 3, b, 0), 0);
+		for (size_t i = 0; i < JG_BLOCK_SIZE; i++) {
+			if (b[JG_BLOCK_SIZE + i] != 3)
+				fail_msg("tear=%d: block 1 byte %zu is %u after the cut, FUA wrote 3",
+					 tear, i, b[JG_BLOCK_SIZE + i]);
+			if (!tear && (b[i] != 0 || b[2 * JG_BLOCK_SIZE + i] != 0))
+				fail_msg("blocks 0 and 2 were never flushed: reverted to 0");
+		}
+		blk_close(f);
+		blk_close(m);
+		raid_fault_domain_free(dom);
+		free(b);
+	}
+}
+
 static void test_dev_fault_tear_is_seeded(void **state)
 {
 	uint8_t out[2][JG_BLOCK_SIZE];
@@ -302,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_seq_after_wraps),
 		cmocka_unit_test(test_dev_mem_rw),
 		cmocka_unit_test(test_dev_fault_power_cut),
+		cmocka_unit_test(test_dev_fault_fua_supersedes_pending),
 		cmocka_unit_test(test_dev_fault_tear_is_seeded),
 		cmocka_unit_test(test_dev_fault_fail_block),
 		cmocka_unit_test(test_dev_uring_file),
