@@ -488,7 +488,10 @@ static const struct jnl_tag *jnl_rec_declare_read(struct jnl *j, uint64_t pos, u
  * Is the held-back last transaction complete? When its commit block went out in
  * one batch with its data (C3, JNL_COMMIT_DATA_CSUM), its declared data at home
  * must match the crc32c of the newest declare tag of each block. Blocks it also
- * logs or revokes are left out: replay or nobody writes them. The reads carry
+ * logs are left out: replay writes them. A block it revokes is not: a declare
+ * tag means its home write went out, and the revoke may be the one that keeps an
+ * older logged copy from being replayed over that write (JNL_TB_LREVOKE). The
+ * reads carry
  * @rflags (BLK_SYNCRAID unless readonly): that data may have been in flight.
  */
 static int jnl_rec_check_last(struct jnl *j, struct jnl_scan *s, uint32_t rflags, bool *complete,
@@ -529,8 +532,7 @@ static int jnl_rec_check_last(struct jnl *j, struct jnl_scan *s, uint32_t rflags
 		for (uint32_t k = 0; k < cnt && !rc; k++) {
 			uint64_t b = jg_le64(t[k].blkno), *v;
 
-			if (b >= j->dev->nblocks || jnl_map_find(&logged, b) ||
-			    jnl_map_find(&l->revoke, b))
+			if (b >= j->dev->nblocks || jnl_map_find(&logged, b))
 				continue;
 			if (jg_le32(t[k].flags) & JNL_TAG_NO_CRC) {
 				/* our writer never does this: a damaged or foreign log */

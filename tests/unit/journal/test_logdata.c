@@ -163,6 +163,42 @@ static void test_logdata_home_write_revokes(void **state)
 	}
 }
 
+/*
+ * Declared, the same two transactions; the second commits with its data
+ * (JNL_COMMIT_DATA_CSUM) and is the last in the log, but its home write of block
+ * 300 never reached the disk (its flush did not return before the crash).
+ * Recovery checks the declared data of that last transaction, block 300
+ * included although the transaction revokes it (JNL_TB_LREVOKE): the check fails,
+ * the transaction is dropped, and block 300 is the logged version 1 again.
+ */
+static void test_logdata_revoked_home_write_checked(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open_log(d, JNL_DATA_DECLARED, T_LOG_MAX, 0, NULL);
+	struct jnl_recovery_report rep;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	(void)state;
+	t_txn(j, 10, 1, 1, true);
+	t_txn(j, 300, 1, 1, false);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	t_txn(j, 10, 1, 2, true);
+	t_txn(j, 290, T_LOG_MAX + 4, 2, false);	/* 290..309, home, 300 revoked */
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	jnl_abandon(j);
+	t_fill(b, 300, 99);			/* the home write of version 2, lost */
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 300, 1, b, 0), 0);
+	j = t_open_log(d, JNL_DATA_DECLARED, T_LOG_MAX, 0, &rep);
+	if (t_read_ver(NULL, d, 300) != 1)
+		fail_msg("block 300 holds version %lld: the transaction whose home write was lost was accepted",
+			 (long long)t_read_ver(NULL, d, 300));
+	assert_int_equal(rep.transactions_replayed, 1);
+	assert_int_equal(t_read_ver(NULL, d, 10), 1);
+	assert_int_equal(jnl_close(j), 0);
+	blk_close(d);
+	free(b);
+}
+
 /* Logged again by a later small commit: the newer logged copy wins, and the
  * revoke the home write would need is not written against it. */
 static void test_logdata_logged_twice(void **state)
@@ -196,6 +232,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_logdata_replayed),
 		cmocka_unit_test(test_logdata_home_write_revokes),
 		cmocka_unit_test(test_logdata_logged_twice),
+		cmocka_unit_test(test_logdata_revoked_home_write_checked),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
