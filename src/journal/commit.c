@@ -19,7 +19,11 @@
  *        commit block in one batch, then one FLUSH. Safe because the commit
  *        block counts only when the descriptor tags' crc32c match every logged
  *        block (jbd2 async_commit); writeback data has no ordering promise and
- *        journal data is logged.
+ *        journal data is logged. A batch of log blocks only (no data written
+ *        home by the transaction, as in C5) goes out with FUA instead of the
+ *        FLUSH: durable when it completes, and on the array only the members
+ *        written are made durable (each with its own write, RWF_DSYNC on a
+ *        file), not every member written since the last flush.
  *   (C2) ordered with data: log blocks and data in one batch; then the commit
  *        block with PREFLUSH|FUA: data and log are durable before the commit
  *        block can be.
@@ -327,6 +331,10 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 			rc = jnl_io(j, reqs + ndreq, nr - ndreq);
 		if (!rc)
 			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
+	} else if (!rc && !nd && !t->data_written) {
+		/* (C1) log blocks only: the image with its commit block, FUA */
+		nlog = jnl_log_reqs(j, img, pos0, nimg, wf | BLK_FUA, reqs);
+		rc = jnl_io(j, reqs, nlog);	/* the commit point */
 	} else if (!rc) {
 		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
 

@@ -51,15 +51,19 @@ int jnl_data_mode_parse(const char *s, enum jnl_data_mode *out)
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n)
 {
 	uint64_t fl = 0;
+	bool fua = false;
 
+	/* durability points: each flush and preflush; the FUA writes of a batch,
+	 * which complete together, as one */
 	for (unsigned int i = 0; i < n; i++) {
 		if (r[i].op == BLK_OP_FLUSH)
 			fl++;
 		if (r[i].flags & BLK_PREFLUSH)
 			fl++;
 		if (r[i].flags & BLK_FUA)
-			fl++;
+			fua = true;
 	}
+	fl += fua;
 	if (fl)
 		__atomic_add_fetch(&j->flushes, fl, __ATOMIC_RELAXED);
 	return blk_submit(j->dev, r, n);

@@ -11,7 +11,10 @@
  *
  * A short transfer (possible on files) is continued for the remainder; -EAGAIN
  * and -EINTR completions are resubmitted. BLK_PREFLUSH is an fdatasync before the
- * request; BLK_FUA an fdatasync after it (files have no FUA).
+ * request; BLK_FUA a write with RWF_DSYNC (pwritev2(2)): durable when it
+ * completes, in one operation -- REQ_FUA on a block device, the write and an
+ * fdatasync of its range on a file. Such a write is not counted as a flush of
+ * the writes before it: on a block device it is not one.
  *
  * A flush makes durable the writes completed before it began. One that finds no
  * write completed since the newest successful flush began has nothing to do and
@@ -97,7 +100,7 @@ static struct uring_thread *raid_uring_thread_get(int *err)
 struct uring_op {
 	struct blk_req *req;
 	size_t done;		/* bytes transferred so far */
-	int stage;		/* 0: preflush, 1: transfer, 2: fua flush, 3: finished */
+	int stage;		/* 0: preflush, 1: transfer, 3: finished */
 	uint64_t mark;		/* a flush: writes_done when it was queued */
 };
 
@@ -136,9 +139,6 @@ static bool raid_uring_prep(struct io_uring *ring, struct uring_op *op)
 			       !raid_uring_flush_needed(u, op)))
 		op->stage = 1;
 	if (op->stage == 1 && (r->op == BLK_OP_FLUSH || op->done == raid_uring_len(r)))
-		op->stage = 2;
-	if (op->stage == 2 && (!(r->op == BLK_OP_WRITE && (r->flags & BLK_FUA)) ||
-			       !raid_uring_flush_needed(u, op)))
 		op->stage = 3;
 	if (op->stage == 3)
 		return false;
@@ -152,10 +152,13 @@ static bool raid_uring_prep(struct io_uring *ring, struct uring_op *op)
 		unsigned int left = (unsigned int)(raid_uring_len(r) - op->done);
 		uint64_t off = r->blkno * JG_BLOCK_SIZE + op->done;
 
-		if (r->op == BLK_OP_READ)
+		if (r->op == BLK_OP_READ) {
 			io_uring_prep_read(sqe, u->fd, p, left, off);
-		else
+		} else {
 			io_uring_prep_write(sqe, u->fd, p, left, off);
+			if (r->flags & BLK_FUA)
+				sqe->rw_flags = RWF_DSYNC;
+		}
 	} else {
 		io_uring_prep_fsync(sqe, u->fd, IORING_FSYNC_DATASYNC);
 	}

@@ -14,9 +14,11 @@
  *      a row in the row cache (rcache.c) needs no pre-read, a row a BLK_APPEND
  *      write brings into it is read whole once;
  *   4. parity: ISA-L, per 4 KiB line for the fast path, per chunk for the row path;
- *   5. phase C: every member write of the group in one blk_submit_multi();
- *   6. FUA: the members written are flushed; the row cache images take the
- *      new contents (or are dropped when anything failed).
+ *   5. phase C: every member write of the group in one blk_submit_multi(), each
+ *      with FUA when a request of the group asked for it (data and parity
+ *      durable on completion, with no flush round after them);
+ *   6. the row cache images take the new contents (or are dropped when
+ *      anything failed).
  * Contiguous blocks of one member in one row go in one request.
  *
  * Fast path (every member readable, no resync asked): per line k (the k-th block
@@ -106,7 +108,6 @@ struct raid_grp {
 	uint8_t *arena; /* scratch of the group */
 	size_t arena_bytes;
 	uint8_t *tmp;	  /* one block, RAID6 RMW */
-	uint32_t written; /* roles written, for FUA */
 	uint64_t checked, mismatched, repaired, syncraid;
 	bool fua;
 	uint64_t *regions; /* bitmap regions written */
@@ -177,11 +178,10 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 					 .blkno = geo->data_offset + row * geo->chunk_blocks + k,
 					 .nblocks = nblocks,
 					 .buf = buf,
+					 .flags = op == BLK_OP_WRITE && g->fua ? BLK_FUA : 0,
 					 .dev = g->a->m[role].dev};
 	g->mrole[g->nmr] = role;
 	g->nmr++;
-	if (op == BLK_OP_WRITE)
-		g->written |= 1u << role;
 	return 0;
 }
 
@@ -841,7 +841,6 @@ static int raid_grp_run(struct raid_grp *g)
 			break;
 		}
 		g->nmr = 0;
-		g->written = 0;
 		rc = raid_grp_plan(g, rmiss, wmiss);
 		if (rc)
 			break;
@@ -877,7 +876,6 @@ static int raid_grp_run(struct raid_grp *g)
 		}
 		if (rc)
 			break;
-		g->written = 0;
 		rc = raid_grp_writes(g, rmiss, wmiss);
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
@@ -885,10 +883,6 @@ static int raid_grp_run(struct raid_grp *g)
 			raid_grp_cache_done(g, false);
 			continue;
 		}
-		if (rc)
-			break;
-		if (g->fua && g->written)
-			rc = raid_members_flush(a, g->written);
 		break;
 	}
 	raid_grp_cache_done(g, rc == 0);

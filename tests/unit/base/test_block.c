@@ -266,7 +266,9 @@ static uint64_t t_uring_flushes(struct blk_dev *d)
 }
 
 /* A flush with no write completed since the last one began is skipped; one after
- * a write, a FUA write and a PREFLUSH with a write before it are not. */
+ * a write and a PREFLUSH with a write before it are not. A FUA write issues no
+ * fdatasync (it is written with RWF_DSYNC) and does not count as a flush of the
+ * writes before it. */
 static void test_dev_uring_flush_elided(void **state)
 {
 	char path[] = "/tmp/jgrfs-test-flush-XXXXXX";
@@ -289,13 +291,22 @@ static void test_dev_uring_flush_elided(void **state)
 	assert_int_equal(blk_flush(d), 0);
 	assert_int_equal(t_uring_flushes(d), 1);	/* a read dirties nothing */
 	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 4, 1, b, BLK_FUA), 0);
-	assert_int_equal(t_uring_flushes(d), 2);	/* FUA after its write */
+	assert_int_equal(t_uring_flushes(d), 1);	/* FUA: RWF_DSYNC, no fdatasync */
 	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 5, 1, b, BLK_PREFLUSH), 0);
-	assert_int_equal(t_uring_flushes(d), 2);	/* preflush: nothing before it */
+	assert_int_equal(t_uring_flushes(d), 2);	/* preflush: block 4 before it */
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 7, 1, b, BLK_PREFLUSH), 0);
+	assert_int_equal(t_uring_flushes(d), 3);	/* block 5 before it */
 	r = (struct blk_req){ .op = BLK_OP_WRITE, .flags = BLK_PREFLUSH | BLK_FUA, .blkno = 6,
 			      .nblocks = 1, .buf = b };
 	assert_int_equal(blk_submit(d, &r, 1), 0);
-	assert_int_equal(t_uring_flushes(d), 4);	/* block 5 before, block 6 after */
+	assert_int_equal(t_uring_flushes(d), 4);	/* block 7 before, block 6 FUA */
+	assert_int_equal(blk_flush(d), 0);
+	assert_int_equal(t_uring_flushes(d), 5);	/* block 6's FUA flushed nothing else */
+	assert_int_equal(blk_flush(d), 0);
+	assert_int_equal(t_uring_flushes(d), 5);
+	memset(b, 0, JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 4, 1, b, 0), 0);
+	assert_int_equal(b[0], 0x5a);	/* the FUA write landed */
 	blk_close(d);
 	unlink(path);
 	free(b);
