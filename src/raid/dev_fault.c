@@ -12,8 +12,9 @@
  *   1. that write and every later write or flush on any member is dropped (and
  *      reported as success: the process that issued it is about to die) -- or,
  *      with cfg.chaos_after_cut, while the process runs on for a moment, each
- *      later plain write is kept, dropped or torn at random, and a flush or a
- *      FUA/PREFLUSH write never returns (nothing can be made durable any more);
+ *      later write is kept, dropped or torn at random, and a flush, a
+ *      PREFLUSH write (not issued: its flush never ends) and a FUA write (it
+ *      lands like a plain one) never return: nothing is acknowledged durable;
  *   2. each member's unflushed writes are visited newest first, and each is kept
  *      (with probability keep_percent) or reverted to the bytes it overwrote --
  *      whole, or with cfg.tear, on a random subset of its 512-byte sectors.
@@ -188,11 +189,13 @@ static bool raid_fault_is_bad_locked(struct dev_fault *f, const struct blk_req *
 }
 
 /*
- * After the cut with chaos_after_cut, nothing can become durable: a flush, or a
- * write that asks for durability (FUA, PREFLUSH), never completes -- the caller
- * sleeps until the process is killed -- so no ordering the upper layers built
- * on flushes is broken; plain writes land kept, dropped or torn. Called without
- * the domain lock.
+ * After the cut with chaos_after_cut, nothing is acknowledged durable: a flush,
+ * or a write that asks for durability (FUA, PREFLUSH), never completes -- the
+ * caller sleeps until the process is killed -- so no ordering the upper layers
+ * built on flushes is broken. A PREFLUSH write is not issued (its flush never
+ * ends); a FUA write was, and lands kept, dropped or torn like a plain one, as a
+ * write in flight at a power cut does: a FUA write to one member and none to
+ * the other is the write hole. Called without the domain lock.
  */
 static void raid_fault_hang(void)
 {
@@ -200,10 +203,18 @@ static void raid_fault_hang(void)
 		pause();
 }
 
+/* Before it is issued: a flush, or a write behind one, after the cut. */
 static bool raid_fault_chaos_hangs(const struct raid_fault_domain *d, const struct blk_req *r)
 {
 	return d->cfg.chaos_after_cut && raid_fault_domain_is_cut(d) &&
-	       (r->op == BLK_OP_FLUSH || (r->op == BLK_OP_WRITE && (r->flags & (BLK_FUA | BLK_PREFLUSH))));
+	       (r->op == BLK_OP_FLUSH || (r->op == BLK_OP_WRITE && (r->flags & BLK_PREFLUSH)));
+}
+
+/* After it landed (or not): a FUA write after the cut is never acknowledged. */
+static bool raid_fault_chaos_hangs_after(const struct raid_fault_domain *d, const struct blk_req *r)
+{
+	return d->cfg.chaos_after_cut && raid_fault_domain_is_cut(d) && r->op == BLK_OP_WRITE &&
+	       (r->flags & BLK_FUA);
 }
 
 /* A plain write after the cut with chaos_after_cut: kept, dropped or torn. Domain lock held. */
@@ -273,12 +284,12 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	if (d->cfg.cut_after_writes && d->writes >= d->cfg.cut_after_writes)
 		raid_fault_cut_locked(d);
 	if (d->cut && d->cfg.chaos_after_cut) {
-		if (r->flags & (BLK_FUA | BLK_PREFLUSH)) {
-			/* the cut came with this very write: it cannot be made durable */
+		if (r->flags & BLK_PREFLUSH) {
+			/* the cut came with this very write: its flush never ends */
 			pthread_mutex_unlock(&d->lock);
 			raid_fault_hang();
 		}
-		return raid_fault_chaos_write_locked(f, r);
+		return raid_fault_chaos_write_locked(f, r); /* FUA: the caller hangs */
 	}
 	if (d->cut)
 		return 0; /* lost with the power */
@@ -343,6 +354,8 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			rc = -EINVAL;
 		}
 		pthread_mutex_unlock(&d->lock);
+		if (raid_fault_chaos_hangs_after(d, r))
+			raid_fault_hang();
 		r->result = rc;
 		if (rc && !first)
 			first = rc;
