@@ -100,7 +100,7 @@ static struct uring_thread *raid_uring_thread_get(int *err)
 struct uring_op {
 	struct blk_req *req;
 	size_t done;		/* bytes transferred so far */
-	int stage;		/* 0: preflush, 1: transfer, 3: finished */
+	enum { OP_PREFLUSH, OP_TRANSFER, OP_DONE } stage;
 	uint64_t mark;		/* a flush: writes_done when it was queued */
 };
 
@@ -135,19 +135,19 @@ static bool raid_uring_prep(struct io_uring *ring, struct uring_op *op)
 	struct io_uring_sqe *sqe;
 
 	/* skip the steps this request does not have */
-	if (op->stage == 0 && (!(r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH)) ||
+	if (op->stage == OP_PREFLUSH && (!(r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH)) ||
 			       !raid_uring_flush_needed(u, op)))
-		op->stage = 1;
-	if (op->stage == 1 && (r->op == BLK_OP_FLUSH || op->done == raid_uring_len(r)))
-		op->stage = 3;
-	if (op->stage == 3)
+		op->stage = OP_TRANSFER;
+	if (op->stage == OP_TRANSFER && (r->op == BLK_OP_FLUSH || op->done == raid_uring_len(r)))
+		op->stage = OP_DONE;
+	if (op->stage == OP_DONE)
 		return false;
 	sqe = io_uring_get_sqe(ring);
 	if (!sqe) {
 		io_uring_submit(ring);
 		sqe = io_uring_get_sqe(ring);
 	}
-	if (op->stage == 1) {
+	if (op->stage == OP_TRANSFER) {
 		uint8_t *p = (uint8_t *)r->buf + op->done;
 		unsigned int left = (unsigned int)(raid_uring_len(r) - op->done);
 		uint64_t off = r->blkno * JG_BLOCK_SIZE + op->done;
@@ -192,7 +192,7 @@ static int raid_dev_uring_submit_multi(struct blk_req *reqs, unsigned int n)
 		    (r->op != BLK_OP_FLUSH &&
 		     (r->nblocks == 0 || r->blkno > d->nblocks || r->nblocks > d->nblocks - r->blkno))) {
 			r->result = -EINVAL;
-			ops[i].stage = 3;
+			ops[i].stage = OP_DONE;
 		}
 	}
 
@@ -202,7 +202,7 @@ static int raid_dev_uring_submit_multi(struct blk_req *reqs, unsigned int n)
 
 		/* fill the ring with first steps of requests not started yet */
 		while (next < n && inflight < URING_DEPTH) {
-			if (ops[next].stage != 3 && raid_uring_prep(&t->ring, &ops[next]))
+			if (ops[next].stage != OP_DONE && raid_uring_prep(&t->ring, &ops[next]))
 				inflight++;
 			next++;
 		}
@@ -224,11 +224,11 @@ static int raid_dev_uring_submit_multi(struct blk_req *reqs, unsigned int n)
 				/* retry the same step */
 			} else if (res < 0) {
 				op->req->result = res;
-				op->stage = 3;
-			} else if (op->stage == 1) {
+				op->stage = OP_DONE;
+			} else if (op->stage == OP_TRANSFER) {
 				if (res == 0) {	/* read past the end of a file */
 					op->req->result = -EIO;
-					op->stage = 3;
+					op->stage = OP_DONE;
 				} else {
 					/* valgrind cannot see the kernel fill the buffer */
 					if (op->req->op == BLK_OP_READ)
@@ -247,10 +247,11 @@ static int raid_dev_uring_submit_multi(struct blk_req *reqs, unsigned int n)
 					}
 				}
 			} else {
+				/* the preflush (or the flush a BLK_OP_FLUSH is) */
 				raid_uring_flush_done((struct dev_uring *)op->req->dev, op);
-				op->stage++;
+				op->stage = OP_TRANSFER;
 			}
-			if (op->stage != 3 && raid_uring_prep(&t->ring, op))
+			if (op->stage != OP_DONE && raid_uring_prep(&t->ring, op))
 				inflight++;
 		}
 	}
