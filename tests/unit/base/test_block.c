@@ -85,6 +85,22 @@ static void test_dev_mem_rw(void **state)
 	free(r);
 }
 
+/* A memory device of @blocks under a fault device of a new domain with @cfg. */
+static void t_fault_open(const struct raid_fault_cfg *cfg, uint64_t blocks,
+			 struct raid_fault_domain **dom, struct blk_dev **m, struct blk_dev **f)
+{
+	assert_int_equal(raid_dev_mem_open("m", blocks, m), 0);
+	assert_int_equal(raid_fault_domain_new(cfg, dom), 0);
+	assert_int_equal(raid_dev_fault_open(*dom, *m, f), 0);
+}
+
+static void t_fault_close(struct raid_fault_domain *dom, struct blk_dev *m, struct blk_dev *f)
+{
+	blk_close(f);
+	blk_close(m);
+	raid_fault_domain_free(dom);
+}
+
 /* A power cut reverts unflushed writes only, and drops every later write. */
 static void test_dev_fault_power_cut(void **state)
 {
@@ -94,9 +110,7 @@ static void test_dev_fault_power_cut(void **state)
 	uint8_t *b = jg_alloc_blocks(1);
 
 	(void)state;
-	assert_int_equal(raid_dev_mem_open("m", 8, &m), 0);
-	assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
-	assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+	t_fault_open(&cfg, 8, &dom, &m, &f);
 	memset(b, 1, JG_BLOCK_SIZE);
 	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 1, b, 0), 0);	/* write 1, flushed */
 	assert_int_equal(blk_flush(f), 0);
@@ -117,9 +131,7 @@ static void test_dev_fault_power_cut(void **state)
 	assert_int_equal(b[0], 0);	/* the cut write never happened */
 	assert_int_equal(blk_rw(m, BLK_OP_READ, 3, 1, b, 0), 0);
 	assert_int_equal(b[0], 0);
-	blk_close(f);
-	blk_close(m);
-	raid_fault_domain_free(dom);
+	t_fault_close(dom, m, f);
 	free(b);
 }
 
@@ -138,9 +150,7 @@ static void test_dev_fault_fua_supersedes_pending(void **state)
 		struct blk_dev *m, *f;
 		uint8_t *b = jg_alloc_blocks(3);
 
-		assert_int_equal(raid_dev_mem_open("m", 8, &m), 0);
-		assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
-		assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+		t_fault_open(&cfg, 8, &dom, &m, &f);
 		memset(b, 1, 3 * JG_BLOCK_SIZE);
 		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 3, b, 0), 0);	/* 0-2 unflushed */
 		memset(b, 2, 3 * JG_BLOCK_SIZE);
@@ -157,9 +167,7 @@ static void test_dev_fault_fua_supersedes_pending(void **state)
 			if (!tear && (b[i] != 0 || b[2 * JG_BLOCK_SIZE + i] != 0))
 				fail_msg("blocks 0 and 2 were never flushed: reverted to 0");
 		}
-		blk_close(f);
-		blk_close(m);
-		raid_fault_domain_free(dom);
+		t_fault_close(dom, m, f);
 		free(b);
 	}
 }
@@ -175,9 +183,7 @@ static void test_dev_fault_tear_is_seeded(void **state)
 		struct blk_dev *m, *f;
 		uint8_t *b = jg_alloc_blocks(1);
 
-		assert_int_equal(raid_dev_mem_open("m", 4, &m), 0);
-		assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
-		assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+		t_fault_open(&cfg, 4, &dom, &m, &f);
 		memset(b, 7, JG_BLOCK_SIZE);
 		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 0, 1, b, 0), 0);
 		assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 1, b, 0), 0); /* cut */
@@ -190,9 +196,7 @@ static void test_dev_fault_tear_is_seeded(void **state)
 		}
 		assert_int_equal(torn + kept, 8);
 		assert_true(torn > 0 && kept > 0); /* seed 99 tears this block part-way */
-		blk_close(f);
-		blk_close(m);
-		raid_fault_domain_free(dom);
+		t_fault_close(dom, m, f);
 		free(b);
 	}
 	assert_memory_equal(out[0], out[1], JG_BLOCK_SIZE);
@@ -206,18 +210,14 @@ static void test_dev_fault_fail_block(void **state)
 	uint8_t *b = jg_zalloc_blocks(2);
 
 	(void)state;
-	assert_int_equal(raid_dev_mem_open("m", 4, &m), 0);
-	assert_int_equal(raid_fault_domain_new(&cfg, &dom), 0);
-	assert_int_equal(raid_dev_fault_open(dom, m, &f), 0);
+	t_fault_open(&cfg, 4, &dom, &m, &f);
 	assert_int_equal(raid_dev_fault_fail_block(f, 2, true, false), 0);
 	assert_int_equal(blk_rw(f, BLK_OP_READ, 1, 2, b, 0), -EIO);
 	assert_int_equal(blk_rw(f, BLK_OP_WRITE, 1, 2, b, 0), 0);
 	assert_int_equal(blk_rw(f, BLK_OP_READ, 0, 1, b, 0), 0);
 	assert_int_equal(raid_dev_fault_fail_all(f), 0);
 	assert_int_equal(blk_rw(f, BLK_OP_READ, 0, 1, b, 0), -EIO);
-	blk_close(f);
-	blk_close(m);
-	raid_fault_domain_free(dom);
+	t_fault_close(dom, m, f);
 	free(b);
 }
 
