@@ -567,6 +567,20 @@ static void *jnl_thread_main(void *arg)
 			pthread_mutex_lock(&j->lock);
 			continue;
 		}
+		if (j->early_want) {
+			/* a full batch of the running transaction (declare.c); a commit
+			 * since the request has written it */
+			j->early_want = false;
+			if (!j->aborted && t && t->ndata_pending >= j->cfg.max_txn_data_blocks) {
+				j->early_busy = true;
+				pthread_mutex_unlock(&j->lock);
+				jnl_early_writeback(j, t);
+				pthread_mutex_lock(&j->lock);
+				j->early_busy = false;
+			}
+			pthread_cond_broadcast(&j->cond);
+			continue;
+		}
 		if (j->commit_req_set && t && jg_seq_after(t->tid, j->commit_req))
 			j->commit_req_set = false;
 		wake = (t && !jnl_txn_empty(t) ? t->start_time : now) + interval;
@@ -606,7 +620,11 @@ void jnl_thread_stop(struct jnl *j)
 	pthread_mutex_lock(&j->lock);
 	j->stop = true;
 	pthread_cond_signal(&j->kick);
+	pthread_cond_broadcast(&j->cond);	/* a writer waiting for an early batch */
 	pthread_mutex_unlock(&j->lock);
 	pthread_join(j->thread, NULL);
+	pthread_mutex_lock(&j->lock);
 	j->thread_on = false;
+	j->early_want = false;	/* the final commit writes what was asked for */
+	pthread_mutex_unlock(&j->lock);
 }

@@ -19,6 +19,13 @@
  * batch is first declared: all its declare blocks in one write with FUA, one
  * durability point per batch (the seeds declared every declare block's worth,
  * 507 blocks, which costs a device flush per 2 MiB of data).
+ *
+ * With a commit thread the batch is the thread's, double-buffered: the writer
+ * asks (jnl_early_request_locked) and goes on filling the next batch while the
+ * thread writes this one; it waits only when the next batch is full too. At
+ * most two batches of copies are held. Without a thread the writer writes the
+ * batch itself. Either way the batch is taken under io_lock, so it is written
+ * whole before or after a commit's I/O, never beside it (J2).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,6 +107,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		wb[n++] = (struct jnl_wb){ bh->blkno, bh->inflight };
 	}
 	t->ndata_pending = 0;
+	pthread_cond_broadcast(&j->cond);	/* a writer waiting for this batch to be taken */
 	/* only a commit of at most JNL_COMMIT_CSUM_MAX_DATA data blocks reads them */
 	crc = t->data_written + n <= JNL_COMMIT_CSUM_MAX_DATA;
 	pthread_mutex_unlock(&j->lock);
@@ -172,6 +180,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		jnl_bh_gc(j, bh);
 	}
 	t->data_written += n;
+	j->early_batches++;
 	goto out_unlock;
 
 out_fail:
@@ -198,4 +207,26 @@ out_io:
 	free(reqs);
 	free(img);
 	return rc;
+}
+
+/*
+ * A writer of @t has a full batch pending: ask the commit thread to write it
+ * (jnl_thread_main), waiting first while the thread still has the batch before
+ * it, or has not taken it yet. lock held; the thread is on.
+ */
+void jnl_early_request_locked(struct jnl *j, struct jnl_txn *t)
+{
+	bool waited = false;
+
+	while ((j->early_busy || j->early_want) && j->running == t && !j->aborted && !j->stop &&
+	       t->ndata_pending >= j->cfg.max_txn_data_blocks) {
+		if (!waited)
+			j->early_waits++;
+		waited = true;
+		pthread_cond_wait(&j->cond, &j->lock);
+	}
+	if (j->running == t && !j->early_want && t->ndata_pending >= j->cfg.max_txn_data_blocks) {
+		j->early_want = true;
+		pthread_cond_signal(&j->kick);
+	}
 }

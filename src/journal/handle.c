@@ -219,6 +219,10 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		early = t->ndata_pending >= j->cfg.max_txn_data_blocks;
 	}
 out:
+	if (!rc && early && j->thread_on) {
+		jnl_early_request_locked(j, t);
+		early = false;
+	}
 	pthread_mutex_unlock(&j->lock);
 	free(buf);
 	if (!rc && early)

@@ -153,8 +153,11 @@ struct jnl {
 	bool thread_on, stop;
 	uint64_t commit_req;		/* commit up to this tid; 0: none */
 	bool commit_req_set;
+	bool early_want;		/* a writer asks the thread for early writeback */
+	bool early_busy;		/* the thread is writing an early batch */
 	/* counters for jnl_info */
 	uint64_t commits, declare_blocks, flushes, logged_data_blocks;
+	uint64_t early_batches, early_waits;
 	struct jnl_recovery_report last_recovery;
 };
 
@@ -256,6 +259,7 @@ static inline uint64_t jnl_declare_blocks_for(uint64_t ndata)
 }
 /* Early writeback of the running transaction's pending data (declared: declare first). */
 int jnl_early_writeback(struct jnl *j, struct jnl_txn *t);
+void jnl_early_request_locked(struct jnl *j, struct jnl_txn *t);
 
 
 bool jnl_revoke_table_test(const struct jnl_map *table, uint64_t blkno, uint64_t tid);

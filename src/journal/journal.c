@@ -657,6 +657,8 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->declare_blocks = j->declare_blocks;
 	out->logged_data_blocks = j->logged_data_blocks;
 	out->thread_wakeups = j->thread_wakeups;
+	out->early_batches = j->early_batches;
+	out->early_waits = j->early_waits;
 	out->flushes = __atomic_load_n(&j->flushes, __ATOMIC_RELAXED);
 	out->aborted = j->aborted;
 	out->last_recovery = j->last_recovery;
