@@ -83,6 +83,7 @@ struct raid_member {
 
 /* rcache.c: the row cache (its invariants are there) */
 #define RAID_RCACHE_ROWS 8u
+#define RAID_RCACHE_NONE UINT64_MAX
 struct raid_rcache_ent {
 	uint64_t row;
 	uint64_t used;	/* rc.clock at the last use: least recently used goes first */
@@ -95,7 +96,12 @@ struct raid_rcache_ent {
 struct raid_rcache {
 	pthread_mutex_t lock; /* a leaf */
 	struct raid_rcache_ent ent[RAID_RCACHE_ROWS];
-	uint64_t clock, hits, fills;
+	uint64_t clock, hits, fills, prefetches;
+	/* the prefetch thread (R3), started at the first hint */
+	pthread_cond_t work, idle;	/* with lock: a row is wanted; none is */
+	pthread_t thread;
+	bool started, start_failed, stop, busy;
+	uint64_t want;			/* the row to read ahead, or RAID_RCACHE_NONE */
 };
 
 struct raid_array {
@@ -192,8 +198,21 @@ void raid_rcache_put(struct raid_array *a, uint64_t row, bool ok);
 void raid_rcache_drop(struct raid_array *a, uint64_t row);
 /* Forget every row: the members changed (any thread, no row lock needed). */
 void raid_rcache_drop_all(struct raid_array *a);
-void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills);
+/*
+ * An append ended in the second half of @row - 1: read @row into the cache in
+ * the prefetch thread, before the log gets there (any thread, no lock needed).
+ */
+void raid_rcache_hint(struct raid_array *a, uint64_t row);
+/* Tests: wait until the prefetch thread has nothing to do. */
+void raid_rcache_wait_idle(struct raid_array *a);
+/* Stop the prefetch thread; before the members are closed. */
+void raid_rcache_stop(struct raid_array *a);
+void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,
+			uint64_t *prefetches);
+void raid_rcache_init(struct raid_array *a);
 void raid_rcache_free(struct raid_array *a);
+/* Tests: false turns read-ahead off (raid_rcache_hint does nothing). */
+extern bool raid_rcache_prefetch;
 
 /* bitmap.c */
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,

@@ -23,13 +23,28 @@
  *      change of the members (a failure, a rebuild) drops them all, even the
  *      pinned ones, which then never become valid. Reads never use the cache,
  *      so it can only matter to parity, and a lost image costs one read.
+ * (R3) Read-ahead: the read of a row the log is about to enter cost as much as
+ *      the commit's own write, on the commit's path. An append that ends in the
+ *      second half of its row hints the next row (raid_rcache_hint); the
+ *      prefetch thread reads it as a writer does -- the row's lock exclusive,
+ *      get, read every position whole, put(ok) -- while the log's commits go on
+ *      in the row before. So (R1) and (R2) hold as they do for a write's own
+ *      fill: the image is filled under the row lock, becomes valid only when
+ *      every read succeeded and no change of the members dropped it meanwhile,
+ *      and a write that arrives first simply fills the row itself. A degraded
+ *      array reads nothing ahead; a failed read leaves no image and fails no
+ *      member (the next write of the row meets the error itself). The thread
+ *      is stopped before the members are closed (raid_stop, raid_abandon).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "raid_i.h"
 
 #define RAID_RCACHE_MAX_BYTES (16u << 20)
+
+bool raid_rcache_prefetch = true;
 
 static size_t raid_rcache_ent_bytes(const struct raid_geo *geo)
 {
@@ -151,16 +166,148 @@ void raid_rcache_drop_all(struct raid_array *a)
 	pthread_mutex_unlock(&rc->lock);
 }
 
-void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills)
+void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,
+			uint64_t *prefetches)
 {
 	pthread_mutex_lock(&a->rc.lock);
 	*hits = a->rc.hits;
 	*fills = a->rc.fills;
+	*prefetches = a->rc.prefetches;
 	pthread_mutex_unlock(&a->rc.lock);
+}
+
+/* ------------------------------------------------------------ read-ahead (R3) */
+
+/* Read @row whole into its image, as a writer's fill does (R1). */
+static void raid_rcache_read_ahead(struct raid_array *a, uint64_t row)
+{
+	const struct raid_geo *geo = &a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	pthread_rwlock_t *lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
+	struct blk_req reqs[RAID_MAX_MEMBERS];
+	uint8_t *img;
+	bool fresh;
+	int rc = 0;
+
+	if (raid_missing_read(a) || raid_missing_write(a))
+		return;	/* degraded: writes take the row path, which uses no image */
+	pthread_rwlock_wrlock(lock);
+	img = raid_rcache_get(a, row, true, &fresh);
+	if (img && fresh) {
+		for (unsigned int q = 0; q < npos; q++)
+			reqs[q] = (struct blk_req){
+			    .op = BLK_OP_READ,
+			    .blkno = geo->data_offset + row * geo->chunk_blocks,
+			    .nblocks = geo->chunk_blocks,
+			    .buf = img + (size_t)q * geo->chunk_blocks * RAID_BS,
+			    .dev = a->m[raid_layout_member(geo, row, q)].dev};
+		rc = blk_submit_multi(reqs, npos);
+		pthread_mutex_lock(&a->rc.lock);
+		a->rc.prefetches++;
+		pthread_mutex_unlock(&a->rc.lock);
+	}
+	/* a member that failed meanwhile dropped the image already (R2); a
+	 * degraded array never uses one: keep none */
+	if (img)
+		raid_rcache_put(a, row, !rc && !raid_missing_read(a) && !raid_missing_write(a));
+	pthread_rwlock_unlock(lock);
+}
+
+static void *raid_rcache_thread(void *arg)
+{
+	struct raid_array *a = arg;
+	struct raid_rcache *rc = &a->rc;
+
+	pthread_mutex_lock(&rc->lock);
+	while (!rc->stop) {
+		uint64_t row = rc->want;
+		struct raid_rcache_ent *e;
+
+		if (row == RAID_RCACHE_NONE) {
+			rc->busy = false;
+			pthread_cond_broadcast(&rc->idle);
+			pthread_cond_wait(&rc->work, &rc->lock);
+			continue;
+		}
+		rc->want = RAID_RCACHE_NONE;
+		rc->busy = true;
+		e = raid_rcache_find(rc, row);
+		if (e && e->valid)
+			continue;
+		pthread_mutex_unlock(&rc->lock);
+		raid_rcache_read_ahead(a, row);
+		pthread_mutex_lock(&rc->lock);
+	}
+	rc->busy = false;
+	pthread_cond_broadcast(&rc->idle);
+	pthread_mutex_unlock(&rc->lock);
+	return NULL;
+}
+
+void raid_rcache_hint(struct raid_array *a, uint64_t row)
+{
+	struct raid_rcache *rc = &a->rc;
+	struct raid_rcache_ent *e;
+
+	if (!raid_rcache_prefetch || row >= a->geo.rows ||
+	    raid_rcache_ent_bytes(&a->geo) * RAID_RCACHE_ROWS > RAID_RCACHE_MAX_BYTES)
+		return;
+	pthread_mutex_lock(&rc->lock);
+	e = raid_rcache_find(rc, row);
+	if ((e && e->valid) || rc->stop)
+		goto out;
+	if (!rc->started && !rc->start_failed) {
+		rc->started = !pthread_create(&rc->thread, NULL, raid_rcache_thread, a);
+		rc->start_failed = !rc->started; /* then the writes fill rows themselves */
+	}
+	if (rc->started) {
+		rc->want = row;	/* the newest hint wins: the log has moved on */
+		rc->busy = true;
+		pthread_cond_signal(&rc->work);
+	}
+out:
+	pthread_mutex_unlock(&rc->lock);
+}
+
+void raid_rcache_wait_idle(struct raid_array *a)
+{
+	struct raid_rcache *rc = &a->rc;
+
+	pthread_mutex_lock(&rc->lock);
+	while (rc->started && rc->busy)
+		pthread_cond_wait(&rc->idle, &rc->lock);
+	pthread_mutex_unlock(&rc->lock);
+}
+
+void raid_rcache_stop(struct raid_array *a)
+{
+	struct raid_rcache *rc = &a->rc;
+	bool started;
+
+	pthread_mutex_lock(&rc->lock);
+	rc->stop = true;
+	started = rc->started;
+	rc->started = false;
+	pthread_cond_signal(&rc->work);
+	pthread_mutex_unlock(&rc->lock);
+	if (started)
+		pthread_join(rc->thread, NULL);
+}
+
+void raid_rcache_init(struct raid_array *a)
+{
+	pthread_mutex_init(&a->rc.lock, NULL);
+	pthread_cond_init(&a->rc.work, NULL);
+	pthread_cond_init(&a->rc.idle, NULL);
+	a->rc.want = RAID_RCACHE_NONE;
 }
 
 void raid_rcache_free(struct raid_array *a)
 {
+	raid_rcache_stop(a);
+	pthread_cond_destroy(&a->rc.work);
+	pthread_cond_destroy(&a->rc.idle);
+	pthread_mutex_destroy(&a->rc.lock);
 	for (unsigned int i = 0; i < RAID_RCACHE_ROWS; i++) {
 		free(a->rc.ent[i].buf);
 		a->rc.ent[i].buf = NULL;

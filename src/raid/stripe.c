@@ -18,7 +18,8 @@
  *      with FUA when a request of the group asked for it (data and parity
  *      durable on completion, with no flush round after them);
  *   6. the row cache images take the new contents (or are dropped when
- *      anything failed).
+ *      anything failed); an append past the middle of its row has the next row
+ *      read ahead (rcache.c (R3)).
  * Contiguous blocks of one member in one row go in one request.
  *
  * Fast path (every member readable, no resync asked): per line k (the k-th block
@@ -814,6 +815,14 @@ static void raid_grp_cache_done(struct raid_grp *g, bool ok)
 					memcpy(r->cache + ((size_t)(geo->ndata + j) * C + k) * RAID_BS,
 					       r->newpar[j] + (size_t)(k - r->fl0) * RAID_BS, RAID_BS);
 		raid_rcache_put(g->a, r->row, ok);
+		if (ok && r->append) {
+			uint32_t last = geo->row_blocks;
+
+			while (last && !r->wsrc[last - 1])
+				last--;
+			if (last > geo->row_blocks / 2)
+				raid_rcache_hint(g->a, r->row + 1); /* (R3) the log goes on there */
+		}
 		r->cache = NULL;
 		r->cache_fill = false;
 	}

@@ -241,7 +241,7 @@ static struct raid_array *raid_array_alloc(void)
 	pthread_mutex_init(&a->bm_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
-	pthread_mutex_init(&a->rc.lock, NULL);
+	raid_rcache_init(a);
 	pthread_mutex_init(&a->spare_lock, NULL);
 	pthread_rwlockattr_t attr;
 
@@ -263,7 +263,6 @@ static void raid_array_free(struct raid_array *a)
 		return;
 	raid_bitmap_free(a);
 	raid_rcache_free(a);
-	pthread_mutex_destroy(&a->rc.lock);
 	free(a->spare_arena);
 	pthread_mutex_destroy(&a->spare_lock);
 	free(a->synced);
@@ -776,6 +775,7 @@ int raid_stop(struct raid_array *a)
 			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %d", a->dev.name,
 			       rc);
 	}
+	raid_rcache_stop(a); /* (R3) before the members go */
 	raid_array_close_members(a);
 	raid_array_free(a);
 	jg_log(JG_LOG_DEBUG, "raid", "stop -> %d", rc);
@@ -786,6 +786,7 @@ void raid_abandon(struct raid_array *a)
 {
 	if (!a)
 		return;
+	raid_rcache_stop(a);
 	raid_array_close_members(a);
 	raid_array_free(a);
 }

@@ -3,7 +3,8 @@
  * tests/unit/raid/test_rcache.c - the row cache (src/raid/rcache.c): appends
  * marked BLK_APPEND read each row once and keep parity exact; a row written by
  * another path, a failed member, random mixes of hinted and plain writes never
- * leave a stale image behind (scrub finds no mismatch, every block reads back).
+ * leave a stale image behind (scrub finds no mismatch, every block reads back);
+ * the next row is read ahead, and a failed read ahead leaves nothing behind.
  */
 #include "raid_test.h"
 
@@ -90,7 +91,7 @@ static void test_rcache_append_reads_each_row_once(void **state)
 	(void)state;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
-		uint64_t reads[2], hits = 0, fills = 0;
+		uint64_t reads[2], hits = 0, fills = 0, pf = 0;
 
 		for (int hinted = 0; hinted < 2; hinted++) {
 			struct tarr t;
@@ -111,7 +112,7 @@ static void test_rcache_append_reads_each_row_once(void **state)
 			reads[hinted] = t_reads(&t);
 			rows = t.a->geo.rows;
 			if (hinted) {
-				raid_rcache_counts(t.a, &hits, &fills);
+				raid_rcache_counts(t.a, &hits, &fills, &pf);
 				/* one fill per row a partial write starts in, n reads each */
 				if (fills > rows || reads[1] > rows * gc->n)
 					t_fail_geo(gc, "a row was read more than once");
@@ -169,7 +170,7 @@ static void test_rcache_member_fails(void **state)
 		struct raid_fault_cfg fc = {.seed = 3};
 		struct tarr t;
 		struct raid_info info;
-		uint64_t s = 900 + gi, at = 0, hits0, hits1, fills;
+		uint64_t s = 900 + gi, at = 0, hits0, hits1, fills, pf0, pf1;
 		uint8_t *ref;
 
 		ref = t_open(&t, gc, &fc, &info);
@@ -184,12 +185,100 @@ static void test_rcache_member_fails(void **state)
 		}
 		if (!info.degraded)
 			t_fail_geo(gc, "dead member not noticed");
-		raid_rcache_counts(t.a, &hits0, &fills);
+		raid_rcache_wait_idle(t.a);
+		raid_rcache_counts(t.a, &hits0, &fills, &pf0);
 		for (int i = 0; i < 40; i++, at += 2)
 			t_write(&t, ref, at, 2, t_rand(&s), BLK_APPEND, gc);
-		raid_rcache_counts(t.a, &hits1, &fills);
+		raid_rcache_wait_idle(t.a);
+		raid_rcache_counts(t.a, &hits1, &fills, &pf1);
 		if (hits1 != hits0)
 			t_fail_geo(gc, "the row cache was used on a degraded array");
+		if (pf1 != pf0)
+			t_fail_geo(gc, "a row was read ahead on a degraded array");
+		t_verify(&t, ref, info.array_blocks, gc);
+		t_close(&t, ref);
+	}
+}
+
+/* Appends to row 1 one block at a time, until just past its middle. */
+static void t_append_past_middle(struct tarr *t, uint8_t *ref, const struct raid_info *info,
+				 uint64_t *s, const struct geo_case *gc)
+{
+	uint64_t rb = (uint64_t)info->ndata * gc->chunk;
+
+	for (uint64_t b = rb; b <= rb + rb / 2; b++)
+		t_write(t, ref, b, 1, t_rand(s), BLK_APPEND, gc);
+}
+
+/*
+ * (R3) An append past the middle of its row has the next row read ahead: the
+ * first append there reads nothing. Without read-ahead it reads the row itself.
+ */
+static void test_rcache_read_ahead(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+
+		for (int ahead = 1; ahead >= 0; ahead--) {
+			struct tarr t;
+			struct raid_info info;
+			uint64_t s = 4242 + gi, hits, fills, pf, rb;
+			uint8_t *ref;
+
+			raid_rcache_prefetch = ahead;
+			ref = t_open(&t, gc, NULL, &info);
+			rb = (uint64_t)info.ndata * gc->chunk;
+			t_append_past_middle(&t, ref, &info, &s, gc);
+			raid_rcache_wait_idle(t.a);
+			t_count_reset(&t);
+			t_write(&t, ref, 2 * rb, 1, t_rand(&s), BLK_APPEND, gc);
+			raid_rcache_counts(t.a, &hits, &fills, &pf);
+			if (ahead && (t_reads(&t) || pf != 1))
+				t_fail_geo(gc, "the next row was not read ahead");
+			if (!ahead && (!t_reads(&t) || pf))
+				t_fail_geo(gc, "read ahead while turned off");
+			t_verify(&t, ref, info.array_blocks, gc);
+			t_close(&t, ref);
+		}
+		raid_rcache_prefetch = true;
+	}
+}
+
+/*
+ * (R3) A read ahead that fails leaves no image and fails no member: the write
+ * that reaches the row reads it, meets the error and fails the member itself.
+ */
+static void test_rcache_read_ahead_error(void **state)
+{
+	static const struct geo_case cg[] = {{5, 4, 16}, {6, 5, 4}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+		const struct geo_case *gc = &cg[gi];
+		struct raid_fault_cfg fc = {.seed = 5};
+		struct tarr t;
+		struct raid_info info;
+		uint64_t s = 77 + gi, hits, fills, pf;
+		uint8_t *ref;
+
+		ref = t_open(&t, gc, &fc, &info);
+		/* member 0's chunk of row 2 cannot be read (writes still work) */
+		assert_int_equal(raid_dev_fault_fail_block(t.top[0],
+							   t.a->geo.data_offset + 2 * gc->chunk,
+							   true, false),
+				 0);
+		t_append_past_middle(&t, ref, &info, &s, gc);
+		raid_rcache_wait_idle(t.a);
+		raid_rcache_counts(t.a, &hits, &fills, &pf);
+		raid_info_get(t.a, &info);
+		if (pf != 1 || info.degraded)
+			t_fail_geo(gc, "a failed read ahead failed the member");
+		t_write(&t, ref, 2 * (uint64_t)info.ndata * gc->chunk, 1, t_rand(&s), BLK_APPEND,
+			gc);
+		raid_info_get(t.a, &info);
+		if (!info.degraded)
+			t_fail_geo(gc, "a failed read ahead left an image behind");
 		t_verify(&t, ref, info.array_blocks, gc);
 		t_close(&t, ref);
 	}
@@ -234,6 +323,8 @@ int main(void)
 	    cmocka_unit_test(test_rcache_row_path_drops),
 	    cmocka_unit_test(test_rcache_member_fails),
 	    cmocka_unit_test(test_rcache_random_mix),
+	    cmocka_unit_test(test_rcache_read_ahead),
+	    cmocka_unit_test(test_rcache_read_ahead_error),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
