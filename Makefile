@@ -5,7 +5,8 @@
 #   make test      deps + build + every test suite (unit, crash, integration)
 #   make valgrind  the unit suite under valgrind, in a build without sanitizers
 #   make demo      a 4-disk RAID5 over sparse files in ./demo, mounted at ./demo/mnt
-#   make release   an optimised build without sanitizers in build-release/ (benchmarks)
+#   make release   an optimised build without sanitizers, with jemalloc, in build-release/
+#                  (benchmarks)
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -14,7 +15,7 @@ VGBUILD ?= build-valgrind
 MESON_TEST_FLAGS ?= --print-errorlogs --num-processes 2
 
 PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
-	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync
+	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev
 
 .PHONY: all deps build test unit valgrind demo demo-stop release clean
 
@@ -60,7 +61,7 @@ valgrind: deps $(VGBUILD)/build.ninja
 	meson test -C $(VGBUILD) $(MESON_TEST_FLAGS) --suite unit --setup valgrind
 
 $(RELEASE)/build.ninja:
-	meson setup $(RELEASE) --buildtype=release -Dtests=false
+	meson setup $(RELEASE) --buildtype=release -Dtests=false -Djemalloc=enabled
 
 release: deps $(RELEASE)/build.ninja
 	ninja -C $(RELEASE)
