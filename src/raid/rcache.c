@@ -51,6 +51,12 @@ static size_t raid_rcache_ent_bytes(const struct raid_geo *geo)
 	return (size_t)(geo->ndata + geo->npar) * geo->chunk_blocks * RAID_BS;
 }
 
+/* Huge chunks: the images are not worth the memory, nothing is cached. */
+static bool raid_rcache_off(const struct raid_geo *geo)
+{
+	return raid_rcache_ent_bytes(geo) * RAID_RCACHE_ROWS > RAID_RCACHE_MAX_BYTES;
+}
+
 static struct raid_rcache_ent *raid_rcache_find(struct raid_rcache *rc, uint64_t row)
 {
 	for (unsigned int i = 0; i < RAID_RCACHE_ROWS; i++)
@@ -66,8 +72,8 @@ static struct raid_rcache_ent *raid_rcache_victim(struct raid_array *a)
 	struct raid_rcache_ent *v = NULL;
 	size_t bytes = raid_rcache_ent_bytes(&a->geo);
 
-	if (bytes * RAID_RCACHE_ROWS > RAID_RCACHE_MAX_BYTES)
-		return NULL;	/* huge chunks: not worth the memory */
+	if (raid_rcache_off(&a->geo))
+		return NULL;
 	for (unsigned int i = 0; i < RAID_RCACHE_ROWS; i++) {
 		struct raid_rcache_ent *e = &rc->ent[i];
 
@@ -249,8 +255,7 @@ void raid_rcache_hint(struct raid_array *a, uint64_t row)
 	struct raid_rcache *rc = &a->rc;
 	struct raid_rcache_ent *e;
 
-	if (!raid_rcache_prefetch || row >= a->geo.rows ||
-	    raid_rcache_ent_bytes(&a->geo) * RAID_RCACHE_ROWS > RAID_RCACHE_MAX_BYTES)
+	if (!raid_rcache_prefetch || row >= a->geo.rows || raid_rcache_off(&a->geo))
 		return;
 	pthread_mutex_lock(&rc->lock);
 	e = raid_rcache_find(rc, row);

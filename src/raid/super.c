@@ -277,6 +277,7 @@ static void raid_array_free(struct raid_array *a)
 
 static void raid_array_close_members(struct raid_array *a)
 {
+	raid_rcache_stop(a); /* (R3) its reads use the members */
 	for (unsigned int i = 0; i < a->geo.n; i++) {
 		blk_close(a->m[i].dev);
 		a->m[i].dev = NULL;
@@ -775,7 +776,6 @@ int raid_stop(struct raid_array *a)
 			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %d", a->dev.name,
 			       rc);
 	}
-	raid_rcache_stop(a); /* (R3) before the members go */
 	raid_array_close_members(a);
 	raid_array_free(a);
 	jg_log(JG_LOG_DEBUG, "raid", "stop -> %d", rc);
@@ -786,7 +786,6 @@ void raid_abandon(struct raid_array *a)
 {
 	if (!a)
 		return;
-	raid_rcache_stop(a);
 	raid_array_close_members(a);
 	raid_array_free(a);
 }
