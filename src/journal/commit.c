@@ -46,6 +46,12 @@
  *        copy could be replayed over a newer home write of the block: a later
  *        transaction writing the block home revokes it (JNL_TB_LREVOKE, set when
  *        the block is dirtied, jnl_logged_copy_locked()).
+ *   (C6) declared: a log write's FUA makes its data durable, its parity only at
+ *        the next flush (src/raid/stripe.c (W4)), so recovery resyncs the log
+ *        a crash may have left with stale parity. To bound it, a commit that
+ *        finds more than jnl_unflushed_max() log blocks written since the last
+ *        flush (j->unflushed_from) flushes the array first: one flush every
+ *        few hundred small commits.
  * A crash before the commit point leaves a transaction recovery drops; in
  * declared mode recovery resyncs the blocks its declare blocks list.
  */
@@ -316,9 +322,17 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	}
 	nr = nlog + (unsigned int)nd;
 	rc = 0;
+	/* (C6) */
+	if (declared && jnl_dist(j, j->unflushed_from, pos0) > jnl_unflushed_max(j)) {
+		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
+
+		rc = jnl_io(j, &fl, 1);
+		if (!rc)
+			j->unflushed_from = pos0;
+	}
 	/* (C3) declare blocks durable (FUA) before any data (D1). A crash after
 	 * this: recovery resyncs the blocks they name and drops the transaction */
-	if (ndreq)
+	if (!rc && ndreq)
 		rc = jnl_io(j, reqs, ndreq);
 	if (!rc && ((declared && !csum_commit) ||
 		    (j->cfg.mode == JNL_DATA_ORDERED && (l.ndata || t->data_written)))) {
@@ -331,6 +345,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 			rc = jnl_io(j, reqs + ndreq, nr - ndreq);
 		if (!rc)
 			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
+		if (!rc)
+			j->unflushed_from = cpos;
 	} else if (!rc && !nd && !t->data_written) {
 		/* (C1) log blocks only: the image with its commit block, FUA */
 		nlog = jnl_log_reqs(j, img, pos0, nimg, wf | BLK_FUA, reqs);
@@ -344,6 +360,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		rc = jnl_io(j, reqs + ndreq, nr - ndreq);
 		if (!rc)
 			rc = jnl_io(j, &fl, 1);	/* the commit point */
+		if (!rc)
+			j->unflushed_from = jnl_next_pos(j, pos0, nimg);
 	}
 	if (rc) {
 		jnl_abort(j, rc, "commit write");

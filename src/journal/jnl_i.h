@@ -137,6 +137,7 @@ struct jnl {
 					 * every handle does not wake the thread */
 	uint64_t thread_wakeups;	/* returns from that sleep (jnl_info) */
 	uint64_t head, tail;		/* relative log blocks; head: next to write */
+	uint64_t unflushed_from;	/* (C6) log blocks from here on: parity maybe not durable */
 	uint64_t used;			/* log blocks between tail and head */
 	struct jnl_txn *running;
 	struct jnl_txn *committing;
@@ -174,6 +175,24 @@ static inline uint64_t jnl_next_pos(const struct jnl *j, uint64_t rel, uint64_t 
 	while (rel >= j->nblocks)
 		rel -= j->cap;
 	return rel;
+}
+
+/* @n (< cap) log blocks before @rel, wrapping. */
+static inline uint64_t jnl_prev_pos(const struct jnl *j, uint64_t rel, uint64_t n)
+{
+	return rel > n ? rel - n : rel + j->cap - n;
+}
+
+/* Log blocks from @from to @to, wrapping. */
+static inline uint64_t jnl_dist(const struct jnl *j, uint64_t from, uint64_t to)
+{
+	return to >= from ? to - from : to + j->cap - from;
+}
+
+/* (C6) of commit.c: log blocks a commit may find written since the last flush */
+static inline uint64_t jnl_unflushed_max(const struct jnl *j)
+{
+	return j->max_txn_blocks / 4;
 }
 
 /* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */

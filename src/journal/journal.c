@@ -462,7 +462,7 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 	rc = jnl_sb_verify(j, blk);
 	if (rc)
 		goto out;
-	j->head = j->tail = 1;
+	j->head = j->tail = j->unflushed_from = 1;
 	j->committed_tid = j->sb_sequence - 1;
 	*out = j;
 	j = NULL;

@@ -18,8 +18,11 @@
  *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn);
  *   2. the declare blocks of the transaction after the last committed one are
  *      read and every block they list is read with BLK_SYNCRAID;
- *   3. the log window being written at the crash (from the end of the last
- *      committed transaction, max_txn_blocks long) is read with BLK_SYNCRAID.
+ *   3. the log whose parity may not be durable (a log write's parity is
+ *      durable at the next flush, src/raid/stripe.c (W4)): from
+ *      jnl_unflushed_max() blocks before the last committed transaction
+ *      (commit.c (C6)) to its end, and the window being written at the crash
+ *      (max_txn_blocks after it), is read with BLK_SYNCRAID.
  * The journal superblock is read with BLK_SYNCRAID first in every recovery that
  * may write (clean or not, as jbd reads it at load): its last write may have
  * been the clean-marking one of a declared-mode close.
@@ -181,10 +184,7 @@ static int jnl_last_accept(struct jnl_scan *s)
 	}
 	s->committed++;
 	s->head = l->end;
-	/* pass 3 from the blocks that may have been in flight with the commit
-	 * block: all of them (C1), or the commit block alone (C2: its data and
-	 * log blocks were flushed before it) */
-	s->last_first = l->csum ? l->first : l->commit;
+	s->last_first = l->first;
 	jnl_last_clear(l);
 	return 0;
 }
@@ -628,14 +628,23 @@ out:
 }
 
 /*
- * Pass 3: the log being written at the crash, in one batch: what of the last
- * committed transaction went out with its commit block (from @first) and the
- * window after it (from @head, max_txn_blocks long).
+ * Pass 3: the log whose parity may not be durable, in one batch. A log write's
+ * parity is durable only at the next flush (stripe.c (W4)), and a commit
+ * finds at most jnl_unflushed_max() log blocks written since the last one
+ * (commit.c (C6)): so from that many before the first block of the last
+ * committed transaction (@first; not before the superblock's start, which a
+ * checkpoint moves only after its flush) to its end (@head), and the window
+ * after it (max_txn_blocks long) that was being written at the crash.
  */
 static int jnl_rec_window(struct jnl *j, uint64_t first, uint64_t head,
 			  struct jnl_recovery_report *rep)
 {
-	uint64_t last = head >= first ? head - first : head + j->cap - first;
+	uint64_t back = jnl_dist(j, j->sb_start, first), last;
+
+	if (back > jnl_unflushed_max(j))
+		back = jnl_unflushed_max(j);
+	first = jnl_prev_pos(j, first, back);
+	last = jnl_dist(j, first, head);
 	uint64_t left = last + j->max_txn_blocks < j->cap ? last + j->max_txn_blocks : j->cap;
 	uint64_t nreq = left / JNL_REC_WIN + 2, pos = first, off = 0;
 	struct blk_req *reqs = malloc(nreq * sizeof(*reqs));
@@ -774,7 +783,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 done:
 	if (rc)
 		goto out;
-	j->head = j->tail = 1;
+	j->head = j->tail = j->unflushed_from = 1;
 	j->used = 0;
 	j->recovered = true;
 	rep.seconds = jg_now_seconds() - t0;

@@ -9,8 +9,9 @@
  * recovers (SYNCRAID passes), and then:
  *   - the model check of jnl_crash.h holds on the array;
  *   - scrub finds zero parity mismatches;
- *   - the rows resynced are bounded by the journal's in-flight work (the log
- *     window, declared and replayed blocks), far below the array's rows.
+ *   - the rows resynced are bounded by the journal's in-flight work (the live
+ *     log and the window after it, declared and replayed blocks), far below the
+ *     array's rows.
  * The same crash recovered with SYNCRAID stripped from every request (declared
  * resync disabled) must leave mismatches at some positions: the check can fail.
  */

@@ -456,6 +456,50 @@ static void test_declare_flushes_per_commit(void **state)
 	}
 }
 
+/*
+ * (C6) of commit.c: a FUA log write's parity is durable only at the next flush,
+ * so in declared mode a commit that finds more than jnl_unflushed_max() log
+ * blocks written since the last flush flushes first; recovery resyncs no more
+ * log than that before the last commit. Metadata-only commits (log blocks and
+ * commit block, FUA), fewer than a checkpoint would take: the log blocks
+ * written between two flushes stay within the bound plus one commit.
+ */
+static void test_declare_log_flushed_every_so_often(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	uint64_t bound = (T_JBLOCKS - 1) / 4 / 4, since = 0, most = 0, flushes = 0, logged = 0;
+	size_t from = rd->n;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		t_txn(j, 10 + 4 * (uint64_t)i, 3, 1, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+	}
+	for (size_t k = from; k < rd->n; k++) {
+		const struct rec_ev *e = &rd->ev[k];
+
+		if (e->op == BLK_OP_FLUSH || (e->flags & BLK_PREFLUSH)) {
+			flushes++;
+			since = 0;
+		}
+		/* log blocks, not the journal superblock */
+		if (e->op == BLK_OP_WRITE && e->blkno > T_JSTART && e->blkno < T_JSTART + T_JBLOCKS) {
+			since += e->nblocks;
+			logged += e->nblocks;
+			most = since > most ? since : most;
+		}
+	}
+	if (logged <= 2 * bound || !flushes || most > bound + 8)
+		fail_msg("%llu log blocks, %llu flushes, at most %llu log blocks between two (bound %llu + a commit)",
+			 (unsigned long long)logged, (unsigned long long)flushes, (unsigned long long)most,
+			 (unsigned long long)bound);
+	assert_int_equal(jnl_close(j), 0);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
 /* Ordered: buffered data is bounded by max_txn_data_blocks (early writeback, no declare). */
 static void test_declare_ordered_early_writeback_bounds_memory(void **state)
 {
@@ -683,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_declare_tag_crc_only_when_read),
 		cmocka_unit_test(test_declare_recovery_syncraid),
 		cmocka_unit_test(test_declare_flushes_per_commit),
+		cmocka_unit_test(test_declare_log_flushed_every_so_often),
 		cmocka_unit_test(test_declare_ordered_early_writeback_bounds_memory),
 		cmocka_unit_test(test_declare_handle_too_large),
 		cmocka_unit_test(test_declare_early_by_thread),
