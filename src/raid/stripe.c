@@ -16,7 +16,7 @@
  *   4. parity: ISA-L, per 4 KiB line for the fast path, per chunk for the row path;
  *   5. phase C: every member write of the group in one blk_submit_multi(), each
  *      with FUA when a request of the group asked for it (data and parity
- *      durable on completion, with no flush round after them);
+ *      durable on completion, with no flush round after them; but see (W4));
  *   6. the row cache images take the new contents (or are dropped when
  *      anything failed); an append past the middle of its row has the next row
  *      read ahead (rcache.c (R3)).
@@ -50,6 +50,12 @@
  *      in the lines the request touches, before the request's data is returned
  *      or merged; a row resynced whole is remembered so it is resynced once per
  *      recovery.
+ * (W4) A FUA write flagged BLK_FS_RAIDSYNC makes its data durable on completion;
+ *      its parity is written at once but made durable by the next flush. The
+ *      flag says the filesystem resyncs the row after a crash (the journal
+ *      resyncs its whole live log, recovery.c), and until a crash the parity
+ *      on the members is right. On an array with a member missing or being
+ *      rebuilt the parity is the only copy of a block, and gets FUA too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -110,7 +116,9 @@ struct raid_grp {
 	size_t arena_bytes;
 	uint8_t *tmp;	  /* one block, RAID6 RMW */
 	uint64_t checked, mismatched, repaired, syncraid;
-	bool fua;
+	bool fua;	 /* a write of the group asked for FUA: its data writes get it */
+	bool fua_strict; /* ... and one without BLK_FS_RAIDSYNC: the parity writes too */
+	bool parity_fua; /* this attempt: parity writes with FUA ((W4)) */
 	uint64_t *regions; /* bitmap regions written */
 	unsigned int nregions;
 };
@@ -179,7 +187,11 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 					 .blkno = geo->data_offset + row * geo->chunk_blocks + k,
 					 .nblocks = nblocks,
 					 .buf = buf,
-					 .flags = op == BLK_OP_WRITE && g->fua ? BLK_FUA : 0,
+					 .flags = op == BLK_OP_WRITE && g->fua &&
+							  (g->parity_fua ||
+							   raid_layout_pos(geo, row, role) < geo->ndata)
+						      ? BLK_FUA
+						      : 0,
 					 .dev = g->a->m[role].dev};
 	g->mrole[g->nmr] = role;
 	g->nmr++;
@@ -850,6 +862,8 @@ static int raid_grp_run(struct raid_grp *g)
 			break;
 		}
 		g->nmr = 0;
+		/* (W4) */
+		g->parity_fua = g->fua && (g->fua_strict || rmiss || wmiss);
 		rc = raid_grp_plan(g, rmiss, wmiss);
 		if (rc)
 			break;
@@ -1046,7 +1060,7 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 	resync_all = a->resync_all;
 	pthread_mutex_unlock(&a->sync_lock);
 	g->segs = segs;
-	g->fua = false;
+	g->fua = g->fua_strict = false;
 	g->nregions = 0;
 	for (unsigned int s = s0; s < s1; s++) {
 		struct raid_seg *sg = &segs[s];
@@ -1064,8 +1078,11 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 		r->read |= !sg->write;
 		if ((sg->flags & BLK_SYNCRAID) || resync_all)
 			r->sync = true;
-		if (sg->write && (sg->flags & BLK_FUA))
+		if (sg->write && (sg->flags & BLK_FUA)) {
 			g->fua = true;
+			if (!(sg->flags & BLK_FS_RAIDSYNC))
+				g->fua_strict = true;
+		}
 		if (sg->write && (sg->flags & BLK_APPEND))
 			r->append = true;
 		if (sg->write && a->bm_blocks && !(journal && (sg->flags & BLK_FS_RAIDSYNC))) {
