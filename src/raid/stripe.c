@@ -53,9 +53,10 @@
  * (W4) A FUA write flagged BLK_FS_RAIDSYNC makes its data durable on completion;
  *      its parity is written at once but made durable by the next flush. The
  *      flag says the filesystem resyncs the row after a crash (the journal
- *      resyncs its whole live log, recovery.c), and until a crash the parity
- *      on the members is right. On an array with a member missing or being
- *      rebuilt the parity is the only copy of a block, and gets FUA too.
+ *      resyncs the log written since its last flush, src/journal/commit.c
+ *      (C6)), and until a crash the parity on the members is right. On an
+ *      array with a member missing or being rebuilt the parity is the only
+ *      copy of a block, and gets FUA too.
  */
 #include <errno.h>
 #include <stdlib.h>
