@@ -98,7 +98,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 	 * data can be replayed any more (C5) */
 	jnl_map_free(&j->logged);
 	j->tail = clean ? j->head : tail;
-	j->used = j->head >= j->tail ? j->head - j->tail : j->head + j->cap - j->tail;
+	j->used = jnl_dist(j, j->tail, j->head);
 	pthread_mutex_unlock(&j->lock);
 out:
 	jnl_stage_free(j, stage, nstage);
