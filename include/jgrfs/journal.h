@@ -172,6 +172,15 @@ int jnl_commit(struct jnl *j, uint64_t tid, bool wait);
 /* Write every committed block home and move the log tail. */
 int jnl_checkpoint(struct jnl *j);
 
+/*
+ * One step of the background checkpoint, which the commit thread runs when it
+ * has nothing to commit and the log is a quarter full: start a pass, write a
+ * few blocks of it home, or end it by moving the tail. Returns 1 when the pass
+ * has steps left, 0 when there is nothing to do, or an error (the journal is
+ * then aborted).
+ */
+int jnl_checkpoint_step(struct jnl *j);
+
 struct jnl_info {
 	enum jnl_data_mode mode;
 	uint64_t log_blocks;		/* size of the region */
@@ -184,6 +193,8 @@ struct jnl_info {
 	uint64_t thread_wakeups;	/* the commit thread woke from its idle sleep */
 	uint64_t early_batches;		/* early writeback batches (data home before commit) */
 	uint64_t early_waits;		/* writers that waited for the commit thread's batch */
+	uint64_t checkpoints;		/* full checkpoints (log nearly full; close) */
+	uint64_t checkpoint_passes;	/* background checkpoint passes completed */
 	bool aborted;
 	struct jnl_recovery_report last_recovery;
 };

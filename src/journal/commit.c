@@ -37,7 +37,10 @@
  *        can be incomplete: the next transaction writes nothing before this
  *        one's FLUSH has returned. The bound keeps that read small; a large
  *        transaction amortises C2's extra flush over its data.
- *   (C4) jnl_commit(wait) returns only after the last step of its mode.
+ *   (C4) jnl_commit(wait) returns only after the last step of its mode. It
+ *        commits in its caller when no other commit is under way; the commit
+ *        thread takes the rest: timed commits, requests that do not wait, early
+ *        writeback and the background checkpoint (checkpoint.c (K2)).
  *   (C5) ordered and declared, with cfg.log_data_max: a transaction of at most
  *        that many data blocks, none written early, logs them like metadata
  *        (JNL_TB_LOGGED) and commits as C1: one flush, no declare block, where
@@ -429,11 +432,14 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	j->commits++;
 	j->declare_blocks += ndecl;
 	pthread_cond_broadcast(&j->cond);
+	if (j->thread_on && jnl_cp_step_wanted_locked(j))
+		pthread_cond_signal(&j->kick);	/* committed by a caller: the thread may sleep */
 	pthread_mutex_unlock(&j->lock);
 	jnl_txn_free(t);
 	t = NULL;
 	rc = 0;
-	if (j->used > j->cap / 2)
+	/* the background checkpoint (checkpoint.c (K2)) fell behind */
+	if (j->used > jnl_cp_sync_mark(j))
 		rc = jnl_checkpoint_locked(j, false);
 out:
 	jnl_stage_free(j, stage, nstage);
@@ -486,8 +492,12 @@ int jnl_commit_running(struct jnl *j)
 		goto out;
 	}
 	t->log_data = jnl_commit_log_data_locked(j, t);
+	j->io_wanted++;		/* the background checkpoint lets it go first (K2) */
 	pthread_mutex_unlock(&j->lock);
 	pthread_mutex_lock(&j->io_lock);
+	pthread_mutex_lock(&j->lock);
+	j->io_wanted--;
+	pthread_mutex_unlock(&j->lock);
 	rc = jnl_commit_io(j, t);
 	pthread_mutex_unlock(&j->io_lock);
 	return rc;
@@ -527,7 +537,11 @@ int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
 		rc = -EROFS;
 		goto out;
 	}
-	if (j->thread_on) {
+	/* A waiter commits in its own thread when no other commit is under way:
+	 * handing the commit to the thread and waiting for its wake-up costs two
+	 * context switches, a tenth of a small fsync. Waiters that come while it
+	 * commits wait for it (J3) and commit the transaction they joined next. */
+	if (j->thread_on && !(wait && !j->committing && !j->early_busy)) {
 		if (!j->commit_req_set || jg_seq_after(target, j->commit_req)) {
 			j->commit_req = target;
 			j->commit_req_set = true;
@@ -598,6 +612,21 @@ static void *jnl_thread_main(void *arg)
 			}
 			pthread_cond_broadcast(&j->cond);
 			continue;
+		}
+		if (jnl_cp_step_wanted_locked(j)) {
+			int rc;
+
+			/* nothing to commit: a step of the background checkpoint (K2),
+			 * unless a commit waits for io_lock; its end wakes us */
+			if (j->io_wanted) {
+				pthread_cond_wait(&j->cond, &j->lock);
+				continue;
+			}
+			pthread_mutex_unlock(&j->lock);
+			rc = jnl_checkpoint_step(j);
+			pthread_mutex_lock(&j->lock);
+			if (rc >= 0)
+				continue;
 		}
 		if (j->commit_req_set && t && jg_seq_after(t->tid, j->commit_req))
 			j->commit_req_set = false;

@@ -147,6 +147,13 @@ struct jnl {
 					 * log (emptied by each checkpoint) */
 	uint64_t *cp_list;		/* blknos with a cp copy */
 	size_t cp_n, cp_cap;
+	/* the background checkpoint's pass (checkpoint.c (K2)) */
+	bool cpp_on;
+	uint64_t *cpp_list;		/* its blocks, sorted; cpp_next: the next to write */
+	size_t cpp_n, cpp_next;
+	uint64_t cpp_tid;		/* it writes the cp copies of transactions up to this */
+	uint64_t cpp_tail, cpp_seq;	/* the tail (and its transaction) once it is done */
+	unsigned int io_wanted;		/* commits waiting for io_lock: they go first */
 	bool aborted;
 	bool recovered, started, readonly_data;
 	/* commit thread */
@@ -159,6 +166,7 @@ struct jnl {
 	/* counters for jnl_info */
 	uint64_t commits, declare_blocks, flushes, logged_data_blocks;
 	uint64_t early_batches, early_waits;
+	uint64_t checkpoints, cp_passes;
 	struct jnl_recovery_report last_recovery;
 };
 
@@ -245,6 +253,18 @@ void jnl_thread_stop(struct jnl *j);
 int jnl_checkpoint_locked(struct jnl *j, bool clean);
 /* Make room for @need more log blocks; io_lock held. */
 int jnl_log_reserve_locked(struct jnl *j, uint64_t need);
+/* (K2) Has the background checkpoint work to do? lock held. */
+bool jnl_cp_step_wanted_locked(const struct jnl *j);
+/* Log blocks in use past which the background checkpoint starts a pass, and past
+ * which a commit checkpoints everything before it returns (commit.c). */
+static inline uint64_t jnl_cp_bg_mark(const struct jnl *j)
+{
+	return j->cap / 4;
+}
+static inline uint64_t jnl_cp_sync_mark(const struct jnl *j)
+{
+	return j->cap / 4 * 3;
+}
 
 /* ------------------------------------------------------------- revoke.c */
 

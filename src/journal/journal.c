@@ -526,6 +526,7 @@ int jnl_start(struct jnl *j)
 	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "start dev=%s mode=%s tid=%llu -> 0", j->dev->name,
 	       jnl_data_mode_name(j->cfg.mode), (unsigned long long)j->running->tid);
 	j->commits = j->declare_blocks = j->logged_data_blocks = 0;
+	j->checkpoints = j->cp_passes = 0;
 	__atomic_store_n(&j->flushes, 0, __ATOMIC_RELAXED);
 	if (!j->cfg.no_commit_thread) {
 		rc = jnl_thread_start(j);
@@ -559,6 +560,7 @@ static void jnl_free(struct jnl *j)
 	jnl_txn_free(j->running);
 	jnl_txn_free(j->committing);
 	free(j->cp_list);
+	free(j->cpp_list);
 	for (size_t i = 0; i < j->stage_n; i++)
 		free(j->stage_pool[i]);
 	free(j->stage_pool);
@@ -659,6 +661,8 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->thread_wakeups = j->thread_wakeups;
 	out->early_batches = j->early_batches;
 	out->early_waits = j->early_waits;
+	out->checkpoints = j->checkpoints;
+	out->checkpoint_passes = j->cp_passes;
 	out->flushes = __atomic_load_n(&j->flushes, __ATOMIC_RELAXED);
 	out->aborted = j->aborted;
 	out->last_recovery = j->last_recovery;

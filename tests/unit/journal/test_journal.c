@@ -5,6 +5,7 @@
  * superblock verification.
  */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "jnl_test.h"
 #include "../../../src/journal/jnl_format.h"
@@ -131,6 +132,79 @@ static void test_jnl_checkpoint_moves_tail(void **state)
 	assert_int_equal(jnl_close(j), 0);
 	assert_int_equal(blk_rw(d, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
 	assert_int_equal(jg_le64(((struct jnl_sb *)sb)->start), 0);
+	free(sb);
+	blk_close(d);
+}
+
+/*
+ * (K2) The background checkpoint: a pass fixes the copies committed so far,
+ * writes them home a few at a time while commits go on between its steps, and
+ * then moves the tail to the first transaction after them. A copy a later
+ * transaction replaced is not written; a crash after the pass replays only the
+ * transactions after the new tail, and every block reads its newest version.
+ */
+static void test_jnl_checkpoint_background(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_recovery_report rep;
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_ORDERED,
+			       .no_commit_thread = true };
+	struct jnl_info info;
+	uint8_t *sb = jg_alloc_blocks(1);
+	uint64_t used_after = 0;
+	unsigned int steps = 0;
+	int rc;
+
+	(void)state;
+	assert_int_equal(jnl_checkpoint_step(j), 0);	/* an empty log: nothing to do */
+	/* 30 transactions of 10 blocks: 360 log blocks, past a quarter of 1023 */
+	for (uint32_t v = 1; v <= 30; v++)
+		assert_int_equal(jnl_commit(j, t_txn(j, 100 + (v - 1) * 10, 10, v, true), true), 0);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.log_used_blocks, 360);
+	assert_int_equal(jnl_checkpoint_step(j), 1);	/* the pass starts */
+	assert_int_equal(jnl_checkpoint_step(j), 1);	/* its first blocks go home */
+	assert_int_equal(t_read_ver(NULL, d, 100), 1);
+	/* between steps: block 399 (version 30, not home yet) is logged again, and
+	 * block 398 is freed; both transactions stay past the new tail */
+	assert_int_equal(jnl_commit(j, t_txn(j, 399, 1, 31, true), true), 0);
+	{
+		struct jnl_handle *h = NULL;
+
+		assert_int_equal(jnl_handle_start(j, 2, &h), 0);
+		assert_int_equal(jnl_handle_revoke(h, 398), 0);
+		assert_int_equal(jnl_handle_stop(h), 0);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+	}
+	jnl_info_get(j, &info);
+	used_after = info.log_used_blocks - 360;
+	while ((rc = jnl_checkpoint_step(j)) == 1)
+		assert_true(++steps < 100);
+	assert_int_equal(rc, 0);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.checkpoint_passes, 1);
+	assert_int_equal(info.checkpoints, 0);
+	assert_int_equal(info.log_used_blocks, used_after);
+	/* the superblock names the new tail; home has the pass's blocks */
+	assert_int_equal(blk_rw(d, BLK_OP_READ, T_JSTART, 1, sb, 0), 0);
+	assert_int_equal(jg_le64(((struct jnl_sb *)sb)->start), 1 + 360);
+	for (uint64_t b = 100; b < 398; b++)
+		assert_int_equal(t_read_ver(NULL, d, b), (b - 100) / 10 + 1);
+	assert_int_equal(t_read_ver(NULL, d, 398), 0);	/* freed: never written */
+	assert_int_equal(t_read_ver(NULL, d, 399), 0);	/* replaced: not written */
+	assert_int_equal(t_read_ver(j, d, 399), 31);
+	assert_int_equal(jnl_checkpoint_step(j), 0);	/* below the mark again */
+
+	/* crash: recovery replays the two transactions after the tail */
+	jnl_abandon(j);
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, &rep), 0);
+	assert_int_equal(rep.transactions_replayed, 2);
+	assert_int_equal(t_read_ver(NULL, d, 399), 31);
+	assert_int_equal(t_read_ver(NULL, d, 397), 30);
+	assert_int_equal(t_read_ver(NULL, d, 398), 0);
+	jnl_abandon(j);
 	free(sb);
 	blk_close(d);
 }
@@ -359,7 +433,8 @@ static void test_jnl_threads_concurrent_handles(void **state)
 /*
  * The commit thread sleeps until a commit is due or asked for: handles that
  * start and stop do not wake it (each wake-up is two context switches per
- * filesystem operation), and a commit request does.
+ * filesystem operation); a waiting commit runs in its caller, without it; a
+ * commit request that does not wait wakes it.
  */
 static void test_jnl_thread_sleeps_through_handles(void **state)
 {
@@ -385,9 +460,21 @@ static void test_jnl_thread_sleeps_through_handles(void **state)
 	assert_int_equal(jnl_commit(j, 0, true), 0);
 	jnl_info_get(j, &after);
 	assert_int_equal(after.commits, before.commits + 1);
+	if (after.thread_wakeups - before.thread_wakeups > 20)
+		fail_msg("a waiting commit woke the commit thread %llu times",
+			 (unsigned long long)(after.thread_wakeups - before.thread_wakeups));
+	before = after;
+	t_txn(j, 40, 1, 2001, false);
+	assert_int_equal(jnl_commit(j, 0, false), 0);
+	for (unsigned int ms = 0; ms < 10000 && after.commits == before.commits; ms++) {
+		usleep(1000);
+		jnl_info_get(j, &after);
+	}
+	assert_int_equal(after.commits, before.commits + 1);
 	assert_true(after.thread_wakeups > before.thread_wakeups);
 	assert_int_equal(jnl_close(j), 0);
-	for (unsigned int k = 0; k < 8; k++)
+	assert_int_equal(t_read_ver(NULL, d, 40), 2001);
+	for (unsigned int k = 1; k < 8; k++)
 		assert_int_equal(t_read_ver(NULL, d, 40 + k), 1993 + k);
 	blk_close(d);
 }
@@ -445,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_close_clean),
 		cmocka_unit_test(test_jnl_read_newest_every_stage),
 		cmocka_unit_test(test_jnl_checkpoint_moves_tail),
+		cmocka_unit_test(test_jnl_checkpoint_background),
 		cmocka_unit_test(test_jnl_log_wraps),
 		cmocka_unit_test(test_jnl_abort_on_log_error),
 		cmocka_unit_test(test_jnl_open_verifies_superblock),
