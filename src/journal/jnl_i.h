@@ -144,7 +144,7 @@ struct jnl {
 	uint64_t committed_tid;		/* newest durable transaction */
 	struct jnl_map map;		/* blkno -> struct jnl_bh * */
 	struct jnl_map logged;		/* blkno -> tid: data logged by a commit still in the
-					 * log (emptied by each checkpoint) */
+					 * log (emptied by a checkpoint, pruned by a pass) */
 	uint64_t *cp_list;		/* blknos with a cp copy */
 	size_t cp_n, cp_cap;
 	/* the background checkpoint's pass (checkpoint.c (K2)) */
