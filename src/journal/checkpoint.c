@@ -58,6 +58,19 @@ static void jnl_cp_pass_drop_locked(struct jnl *j)
 	j->cpp_on = false;
 }
 
+/* The @n cp copies of @wb are home: free them, unless a commit replaced one. lock held. */
+static void jnl_cp_written_locked(struct jnl *j, const struct jnl_wb *wb, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
+
+		if (bh && bh->cp == wb[i].buf) {
+			free(bh->cp);
+			bh->cp = NULL;
+		}
+	}
+}
+
 int jnl_checkpoint_locked(struct jnl *j, bool clean)
 {
 	struct jnl_wb *wb = NULL;
@@ -109,14 +122,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 		goto out;
 	}
 	pthread_mutex_lock(&j->lock);
-	for (size_t i = 0; i < n; i++) {
-		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
-
-		if (bh && bh->cp == wb[i].buf) {
-			free(bh->cp);
-			bh->cp = NULL;
-		}
-	}
+	jnl_cp_written_locked(j, wb, n);
 	for (size_t i = 0; i < j->cp_n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, j->cp_list[i]);
 
@@ -258,15 +264,7 @@ int jnl_checkpoint_step(struct jnl *j)
 			goto out;
 		}
 		pthread_mutex_lock(&j->lock);
-		for (size_t i = 0; i < n; i++) {
-			struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
-
-			/* home now; still listed (cp_listed) until the pass ends */
-			if (bh && bh->cp == wb[i].buf) {
-				free(bh->cp);
-				bh->cp = NULL;
-			}
-		}
+		jnl_cp_written_locked(j, wb, n);	/* still listed until the pass ends */
 		pthread_mutex_unlock(&j->lock);
 		rc = 1;
 		goto out;

@@ -85,6 +85,20 @@ static inline struct jnl *t_open(struct blk_dev *d, enum jnl_data_mode mode, boo
 	return j;
 }
 
+/* Open the journal of @d after a crash (jnl_abandon) and recover it. */
+static inline struct jnl *t_reopen(struct blk_dev *d, enum jnl_data_mode mode, bool ro,
+				   struct jnl_recovery_report *rep)
+{
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
+			       .readonly = ro };
+	struct jnl *j = NULL;
+
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	assert_true(jnl_needs_recovery(j));
+	assert_int_equal(jnl_recover(j, rep), 0);
+	return j;
+}
+
 /* Read through the journal (or the device when @j is NULL) and return the version. */
 static inline int64_t t_read_ver(struct jnl *j, struct blk_dev *d, uint64_t blkno)
 {

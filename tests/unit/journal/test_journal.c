@@ -148,8 +148,6 @@ static void test_jnl_checkpoint_background(void **state)
 	struct blk_dev *d = t_mem_dev();
 	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
 	struct jnl_recovery_report rep;
-	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_ORDERED,
-			       .no_commit_thread = true };
 	struct jnl_info info;
 	uint8_t *sb = jg_alloc_blocks(1);
 	uint64_t used_after = 0;
@@ -198,8 +196,7 @@ static void test_jnl_checkpoint_background(void **state)
 
 	/* crash: recovery replays the two transactions after the tail */
 	jnl_abandon(j);
-	assert_int_equal(jnl_open(d, &cfg, &j), 0);
-	assert_int_equal(jnl_recover(j, &rep), 0);
+	j = t_reopen(d, JNL_DATA_ORDERED, false, &rep);
 	assert_int_equal(rep.transactions_replayed, 2);
 	assert_int_equal(t_read_ver(NULL, d, 399), 31);
 	assert_int_equal(t_read_ver(NULL, d, 397), 30);

@@ -12,19 +12,6 @@ static const enum jnl_data_mode t_modes[] = {
 	JNL_DATA_WRITEBACK, JNL_DATA_ORDERED, JNL_DATA_JOURNAL, JNL_DATA_DECLARED,
 };
 
-static struct jnl *t_reopen(struct blk_dev *d, enum jnl_data_mode mode, bool ro,
-			    struct jnl_recovery_report *rep)
-{
-	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
-			       .readonly = ro };
-	struct jnl *j = NULL;
-
-	assert_int_equal(jnl_open(d, &cfg, &j), 0);
-	assert_true(jnl_needs_recovery(j));
-	assert_int_equal(jnl_recover(j, rep), 0);
-	return j;
-}
-
 /* Committed transactions replay exactly; the running one does not. */
 static void test_recovery_replays_committed_only(void **state)
 {
