@@ -31,7 +31,9 @@
  *      in the row before. So (R1) and (R2) hold as they do for a write's own
  *      fill: the image is filled under the row lock, becomes valid only when
  *      every read succeeded and no change of the members dropped it meanwhile,
- *      and a write that arrives first simply fills the row itself. A degraded
+ *      and a write that arrives first simply fills the row itself. A row
+ *      whose hint a newer one replaced before its read began is skipped: the
+ *      log may be past it, and the image evicted. A degraded
  *      array reads nothing ahead; a failed read leaves no image and fails no
  *      member (the next write of the row meets the error itself). The thread
  *      is stopped before the members are closed (raid_stop, raid_abandon).
@@ -192,12 +194,21 @@ static void raid_rcache_read_ahead(struct raid_array *a, uint64_t row)
 	pthread_rwlock_t *lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
 	struct blk_req reqs[RAID_MAX_MEMBERS];
 	uint8_t *img;
-	bool fresh;
+	bool fresh, moved_on;
 	int rc = 0;
 
 	if (raid_missing_read(a) || raid_missing_write(a))
 		return;	/* degraded: writes take the row path, which uses no image */
 	pthread_rwlock_wrlock(lock);
+	/* a newer hint: the log has moved on, maybe past this row already (then
+	 * evicted: reading it again would only push out a row still in use) */
+	pthread_mutex_lock(&a->rc.lock);
+	moved_on = a->rc.want != RAID_RCACHE_NONE && a->rc.want != row;
+	pthread_mutex_unlock(&a->rc.lock);
+	if (moved_on) {
+		pthread_rwlock_unlock(lock);
+		return;
+	}
 	img = raid_rcache_get(a, row, true, &fresh);
 	if (img && fresh) {
 		for (unsigned int q = 0; q < npos; q++)

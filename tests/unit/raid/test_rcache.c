@@ -115,7 +115,12 @@ static void test_rcache_append_reads_each_row_once(void **state)
 				raid_rcache_counts(t.a, &hits, &fills, &pf);
 				/* one fill per row a partial write starts in, n reads each */
 				if (fills > rows || reads[1] > rows * gc->n)
-					t_fail_geo(gc, "a row was read more than once");
+					fail_msg("a row was read more than once: level=%u members=%u "
+						 "chunk=%u rows=%llu fills=%llu prefetches=%llu "
+						 "member reads=%llu",
+						 gc->level, gc->n, gc->chunk, (unsigned long long)rows,
+						 (unsigned long long)fills, (unsigned long long)pf,
+						 (unsigned long long)reads[1]);
 				if (!hits)
 					t_fail_geo(gc, "no append was served by the row cache");
 			}
