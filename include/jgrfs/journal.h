@@ -181,6 +181,15 @@ int jnl_checkpoint(struct jnl *j);
  */
 int jnl_checkpoint_step(struct jnl *j);
 
+/*
+ * In data=declared, flush the device once more than half the log blocks a
+ * commit may find unflushed were written since the last flush; the commit
+ * thread calls it between commits, so that commits seldom flush first. Returns
+ * 1 after a flush, 0 when none was due, or an error (the journal is then
+ * aborted).
+ */
+int jnl_background_flush(struct jnl *j);
+
 struct jnl_info {
 	enum jnl_data_mode mode;
 	uint64_t log_blocks;		/* size of the region */

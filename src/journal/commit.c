@@ -53,8 +53,11 @@
  *        the next flush (src/raid/stripe.c (W4)), so recovery resyncs the log
  *        a crash may have left with stale parity. To bound it, a commit that
  *        finds more than jnl_unflushed_max() log blocks written since the last
- *        flush (j->unflushed_from) flushes the array first: one flush every
- *        few hundred small commits.
+ *        flush (j->unflushed_from) flushes the array first. Past half of that
+ *        the commit thread flushes the array in the background, between
+ *        commits and without io_lock (jnl_background_flush()), so that a commit
+ *        seldom has to: a flush makes durable every log write completed before
+ *        it was issued, up to the head read then.
  * A crash before the commit point leaves a transaction recovery drops; in
  * declared mode recovery resyncs the blocks its declare blocks list.
  */
@@ -257,10 +260,12 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	struct jnl_commit_blk *cb;
 	struct timespec ts;
 	uint32_t wf = j->write_flags;
+	uint64_t uf0, uf;	/* (C6) j->unflushed_from; as this commit leaves it */
 	int rc, nd;
 
 	pthread_mutex_lock(&j->lock);
 	rc = jnl_commit_gather_locked(j, t, &l);
+	uf0 = uf = j->unflushed_from;
 	pthread_mutex_unlock(&j->lock);
 	if (rc)
 		goto out;
@@ -326,12 +331,12 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	nr = nlog + (unsigned int)nd;
 	rc = 0;
 	/* (C6) */
-	if (declared && jnl_dist(j, j->unflushed_from, pos0) > jnl_unflushed_max(j)) {
+	if (declared && jnl_dist(j, uf, pos0) > jnl_unflushed_max(j)) {
 		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
 
 		rc = jnl_io(j, &fl, 1);
 		if (!rc)
-			j->unflushed_from = pos0;
+			uf = pos0;
 	}
 	/* (C3) declare blocks durable (FUA) before any data (D1). A crash after
 	 * this: recovery resyncs the blocks they name and drops the transaction */
@@ -349,7 +354,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		if (!rc)
 			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
 		if (!rc)
-			j->unflushed_from = cpos;
+			uf = cpos;
 	} else if (!rc && !nd && !t->data_written) {
 		/* (C1) log blocks only: the image with its commit block, FUA */
 		nlog = jnl_log_reqs(j, img, pos0, nimg, wf | BLK_FUA, reqs);
@@ -364,7 +369,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		if (!rc)
 			rc = jnl_io(j, &fl, 1);	/* the commit point */
 		if (!rc)
-			j->unflushed_from = jnl_next_pos(j, pos0, nimg);
+			uf = jnl_next_pos(j, pos0, nimg);
 	}
 	if (rc) {
 		jnl_abort(j, rc, "commit write");
@@ -373,6 +378,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 
 	/* 4. copies move on */
 	pthread_mutex_lock(&j->lock);
+	if (uf != uf0)
+		j->unflushed_from = uf;	/* past any position the thread's flush covers */
 	j->head = jnl_next_pos(j, pos0, nimg);
 	j->used += nimg;
 	for (size_t i = 0; i < l.nforget; i++) {
@@ -432,7 +439,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	j->commits++;
 	j->declare_blocks += ndecl;
 	pthread_cond_broadcast(&j->cond);
-	if (j->thread_on && jnl_cp_step_wanted_locked(j))
+	if (j->thread_on && (jnl_cp_step_wanted_locked(j) || jnl_flush_wanted_locked(j)))
 		pthread_cond_signal(&j->kick);	/* committed by a caller: the thread may sleep */
 	pthread_mutex_unlock(&j->lock);
 	jnl_txn_free(t);
@@ -504,6 +511,38 @@ int jnl_commit_running(struct jnl *j)
 out:
 	pthread_mutex_unlock(&j->lock);
 	return rc;
+}
+
+bool jnl_flush_wanted_locked(const struct jnl *j)
+{
+	return j->cfg.mode == JNL_DATA_DECLARED && j->started && !j->aborted && !j->cfg.readonly &&
+	       jnl_dist(j, j->unflushed_from, j->head) > jnl_unflushed_bg_mark(j);
+}
+
+int jnl_background_flush(struct jnl *j)
+{
+	struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = j->write_flags };
+	uint64_t head;
+	int rc;
+
+	pthread_mutex_lock(&j->lock);
+	if (!jnl_flush_wanted_locked(j)) {
+		pthread_mutex_unlock(&j->lock);
+		return 0;
+	}
+	head = j->head;	/* every log write before it has completed */
+	pthread_mutex_unlock(&j->lock);
+	rc = jnl_io(j, &fl, 1);
+	if (rc) {
+		jnl_abort(j, rc, "log flush");
+		return rc;
+	}
+	pthread_mutex_lock(&j->lock);
+	/* unless a commit flushed past it meanwhile */
+	if (jnl_dist(j, j->unflushed_from, head) <= jnl_dist(j, j->unflushed_from, j->head))
+		j->unflushed_from = head;
+	pthread_mutex_unlock(&j->lock);
+	return 1;
 }
 
 int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
@@ -611,6 +650,13 @@ static void *jnl_thread_main(void *arg)
 				j->early_busy = false;
 			}
 			pthread_cond_broadcast(&j->cond);
+			continue;
+		}
+		if (jnl_flush_wanted_locked(j)) {
+			/* (C6) no io_lock: commits go on meanwhile */
+			pthread_mutex_unlock(&j->lock);
+			jnl_background_flush(j);
+			pthread_mutex_lock(&j->lock);
 			continue;
 		}
 		if (jnl_cp_step_wanted_locked(j)) {

@@ -203,6 +203,15 @@ static inline uint64_t jnl_unflushed_max(const struct jnl *j)
 	return j->max_txn_blocks / 4;
 }
 
+/* (C6) ... and past half of that, the commit thread flushes in the background. */
+static inline uint64_t jnl_unflushed_bg_mark(const struct jnl *j)
+{
+	return jnl_unflushed_max(j) / 2;
+}
+
+/* A background flush is due (C6). lock held. */
+bool jnl_flush_wanted_locked(const struct jnl *j);
+
 /* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n);
 /* Write the journal superblock (FUA, PREFLUSH when @preflush). io_lock held. */

@@ -6,7 +6,7 @@
  * BLK_FS_RAIDSYNC; (D3) the commit block follows the data with PREFLUSH; early
  * declare of large transactions; jnl_pending set before the first declared write
  * and cleared at close; the SYNCRAID passes of recovery; flushes per commit per
- * mode as docs/FORMAT.md §3 states.
+ * mode as docs/FORMAT.md §3 states, and the background flush of the log.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -491,10 +491,68 @@ static void test_declare_log_flushed_every_so_often(void **state)
 			most = since > most ? since : most;
 		}
 	}
-	if (logged <= 2 * bound || !flushes || most > bound + 8)
+	/* ... and no more flushes than that takes */
+	if (logged <= 2 * bound || !flushes || flushes > logged / bound + 1 || most > bound + 8)
 		fail_msg("%llu log blocks, %llu flushes, at most %llu log blocks between two (bound %llu + a commit)",
 			 (unsigned long long)logged, (unsigned long long)flushes, (unsigned long long)most,
 			 (unsigned long long)bound);
+	assert_int_equal(jnl_close(j), 0);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+/*
+ * (C6) Past half that bound, the commit thread flushes between commits
+ * (jnl_background_flush(), called here after each commit as the thread
+ * would): then no commit has to flush first, and no more than half the bound
+ * plus one commit is ever written between two flushes. Below the mark it does
+ * nothing.
+ */
+static void test_declare_log_flushed_in_background(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
+	uint64_t half = (T_JBLOCKS - 1) / 4 / 4 / 2, since = 0, most = 0, flushes = 0, bg = 0;
+	size_t from = rd->n;
+
+	(void)state;
+	assert_int_equal(jnl_background_flush(j), 0);	/* nothing written yet */
+	assert_int_equal(rd->n, from);
+	for (int i = 0; i < 40; i++) {
+		size_t before;
+		int rc;
+
+		t_txn(j, 10 + 4 * (uint64_t)i, 3, 1, true);
+		assert_int_equal(jnl_commit(j, 0, true), 0);
+		before = rd->n;
+		rc = jnl_background_flush(j);
+		assert_true(rc == 0 || rc == 1);
+		/* a flush and nothing else, or nothing */
+		assert_int_equal(rd->n - before, (size_t)rc);
+		if (rc) {
+			assert_int_equal(rd->ev[before].op, BLK_OP_FLUSH);
+			bg++;
+		}
+	}
+	for (size_t k = from; k < rd->n; k++) {
+		const struct rec_ev *e = &rd->ev[k];
+
+		if (e->op == BLK_OP_FLUSH || (e->flags & BLK_PREFLUSH)) {
+			flushes++;
+			since = 0;
+		}
+		if (e->op == BLK_OP_WRITE && e->blkno > T_JSTART && e->blkno < T_JSTART + T_JBLOCKS) {
+			since += e->nblocks;
+			most = since > most ? since : most;
+		}
+	}
+	/* 40 commits of 5 log blocks: a flush once past the mark, every 7 commits;
+	 * none by a commit */
+	if (bg != 40 / (half / 5 + 1) || flushes != bg || most > half + 5)
+		fail_msg("%llu background flushes, %llu in all, at most %llu log blocks between two (mark %llu + a commit)",
+			 (unsigned long long)bg, (unsigned long long)flushes, (unsigned long long)most,
+			 (unsigned long long)half);
 	assert_int_equal(jnl_close(j), 0);
 	blk_close(&rd->dev);
 	blk_close(mem);
@@ -728,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_declare_recovery_syncraid),
 		cmocka_unit_test(test_declare_flushes_per_commit),
 		cmocka_unit_test(test_declare_log_flushed_every_so_often),
+		cmocka_unit_test(test_declare_log_flushed_in_background),
 		cmocka_unit_test(test_declare_ordered_early_writeback_bounds_memory),
 		cmocka_unit_test(test_declare_handle_too_large),
 		cmocka_unit_test(test_declare_early_by_thread),
