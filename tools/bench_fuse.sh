@@ -4,11 +4,13 @@
 # tools/bench_fuse.sh - jgrfs through its FUSE mount against fuse2fs and kernel
 # btrfs, with fio. Prints figures; asserts nothing (speed lives in benchmarks).
 #
-#   sudo tools/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] [-w LIST]
-#                            [-o MOUNT_OPTIONS] PATH/TO/jgrfs
+#   sudo tools/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS]
+#                            [-w LIST] [-o MOUNT_OPTIONS] PATH/TO/jgrfs
 #
 #   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
 #   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
+#   -r N     N rounds, each filesystem once per round (default 1); with more
+#            than one, the medians and the median of the per-round ratios
 #
 #   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
 #   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),
@@ -29,18 +31,21 @@ dir=/var/tmp
 secs=15
 which=jgrfs,fuse2fs,btrfs,passthrough
 mopts=""
-while getopts "s:d:t:w:o:h" opt; do
+rounds=1
+while getopts "s:d:t:w:o:r:h" opt; do
 	case $opt in
 	s) size=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	t) secs=$OPTARG ;;
 	w) which=$OPTARG ;;
 	o) mopts="-o $OPTARG" ;;
-	*) sed -n '4,25p' "$0"; exit 2 ;;
+	r) rounds=$OPTARG ;;
+	*) sed -n '4,27p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-jgrfs=${1:?usage: bench_fuse.sh [-s SIZE] [-d DIR] [-t SECONDS] PATH/TO/jgrfs}
+jgrfs=${1:?usage: bench_fuse.sh [-s SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS] PATH/TO/jgrfs}
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_fuse: -r wants a count of rounds, not '$rounds'" >&2; exit 2; }
 case "$jgrfs" in /*) ;; *) jgrfs=$(pwd)/$jgrfs ;; esac
 [ "$(id -u)" = 0 ] || { echo "bench_fuse: needs root (loop devices, btrfs, drop_caches)" >&2; exit 1; }
 for p in fio python3 fusermount3; do
@@ -117,12 +122,12 @@ workload() {
 		--time_based --runtime="$secs" --randrepeat=1 --randseed=42)
 	echo "  $1: 10000 creates" >&2
 	cr=$(creates "$MNT/small" 10000)
-	echo "$1 ${sw% *} ${sr% *} ${rw#* } $cr" >>"$W/results"
+	echo "$1 $round ${sw% *} ${sr% *} ${rw#* } $cr" >>"$W/results"
 }
 
 : >"$W/results"
 
-if wanted jgrfs; then
+run_jgrfs() {
 	echo "jgrfs: RAID5 over 4 x $size files" >&2
 	for i in 0 1 2 3; do truncate -s "$size" "$W/d$i.img"; done
 	"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
@@ -132,9 +137,9 @@ if wanted jgrfs; then
 	fusermount3 -u "$MNT"
 	sleep 2
 	rm -f "$W"/d[0-3].img
-fi
+}
 
-if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
+run_fuse2fs() {
 	echo "fuse2fs: ext4 image of $((bytes * 3 / 1048576)) MiB" >&2
 	truncate -s $((bytes * 3)) "$W/ext4.img"
 	mkfs.ext4 -q -F "$W/ext4.img"
@@ -145,9 +150,9 @@ if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev
 		sleep 2
 	fi
 	rm -f "$W/ext4.img"
-fi
+}
 
-if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
+run_btrfs() {
 	echo "btrfs: kernel RAID5 over 4 loop devices of $size" >&2
 	devs=""
 	for i in 0 1 2 3; do
@@ -168,13 +173,12 @@ if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/d
 	else
 		echo "bench_fuse: btrfs raid5 could not be made" >&2
 	fi
-fi
+	for l in $LOOPS; do losetup -d "$l"; done
+	LOOPS=""
+	rm -f "$W"/b[0-3].img
+}
 
-ptsrc=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
-if ! wanted passthrough; then
-	:
-elif [ -r "$ptsrc" ] && command -v cc >/dev/null &&
-   cc -O2 -o "$W/passthrough_ll" "$ptsrc" $(pkg-config --cflags --libs fuse3) 2>"$W/cc.err"; then
+run_passthrough() {
 	echo "passthrough: libfuse passthrough_ll over $dir" >&2
 	mkdir "$W/pt"
 	if "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"; then
@@ -185,21 +189,66 @@ elif [ -r "$ptsrc" ] && command -v cc >/dev/null &&
 		echo "bench_fuse: passthrough_ll mount failed" >&2
 	fi
 	rm -rf "$W/pt"
-else
-	echo "bench_fuse: passthrough_ll not built (libfuse3-dev examples and cc needed)" >&2
+}
+
+ptsrc=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
+have_pt=false
+if wanted passthrough; then
+	# shellcheck disable=SC2046
+	if [ -r "$ptsrc" ] && command -v cc >/dev/null &&
+	   cc -O2 -o "$W/passthrough_ll" "$ptsrc" $(pkg-config --cflags --libs fuse3) 2>"$W/cc.err"; then
+		have_pt=true
+	else
+		echo "bench_fuse: passthrough_ll not built (libfuse3-dev examples and cc needed)" >&2
+	fi
 fi
 
+# the filesystems take turns, round after round: the machine's drift hits all alike
+for round in $(seq "$rounds"); do
+	[ "$rounds" -gt 1 ] && echo "round $round of $rounds" >&2
+	if wanted jgrfs; then
+		run_jgrfs
+	fi
+	if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
+		run_fuse2fs
+	fi
+	if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
+		run_btrfs
+	fi
+	if $have_pt; then
+		run_passthrough
+	fi
+done
+
 python3 - "$W/results" <<'PY'
-import sys
-rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
-res = {r[0]: [float(x) for x in r[1:]] for r in rows}
+import statistics, sys
+res = {}  # name -> {round: [sw, sr, rw, cr]}
+for l in open(sys.argv[1]):
+    f = l.split()
+    if f:
+        res.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:]]
 cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s"]
-print("%-12s" % "" + "".join("%22s" % c for c in cols))
-for name, v in res.items():
-    print("%-12s" % name + "".join("%22.1f" % x for x in v))
+many = any(len(r) > 1 for r in res.values())
+def row(label, vals):
+    print("%-26s" % label + "".join("%21s" % v for v in vals))
+row("", cols)
+for name, rounds in res.items():
+    for r in sorted(rounds) if many else ():
+        row("%s #%d" % (name, r), ["%.1f" % x for x in rounds[r]])
+    row(name + (" median" if many else ""),
+        ["%.1f" % statistics.median(v[k] for v in rounds.values()) for k in range(4)])
 j = res.get("jgrfs")
 for ref in ("fuse2fs", "btrfs-raid5", "passthrough"):
-    if j and ref in res:
-        print("%-12s" % ("jgrfs/" + ref.split("-")[0]) +
-              "".join("%22s" % ("%.2fx" % (a / b) if b else "-") for a, b in zip(j, res[ref])))
+    if not j or ref not in res:
+        continue
+    both = [r for r in sorted(j) if r in res[ref]]
+    ratios = [[a / b if b else None for a, b in zip(j[r], res[ref][r])] for r in both]
+    label = "jgrfs/" + ref.split("-")[0]
+    for r, v in zip(both, ratios) if many else ():
+        row("%s #%d" % (label, r), ["%.2fx" % x if x else "-" for x in v])
+    med = []
+    for k in range(4):
+        xs = [v[k] for v in ratios if v[k]]
+        med.append("%.2fx" % statistics.median(xs) if xs else "-")
+    row(label + (" median" if many else ""), med)
 PY
