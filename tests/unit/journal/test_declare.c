@@ -456,6 +456,29 @@ static void test_declare_flushes_per_commit(void **state)
 	}
 }
 
+/* Over the events from @from: log blocks written (not the journal superblock),
+ * flushes (FLUSH or PREFLUSH), and the most log blocks written between two. */
+static void rec_log_flushes(const struct rec_dev *rd, size_t from, uint64_t *logged,
+			    uint64_t *flushes, uint64_t *most)
+{
+	uint64_t since = 0;
+
+	*logged = *flushes = *most = 0;
+	for (size_t k = from; k < rd->n; k++) {
+		const struct rec_ev *e = &rd->ev[k];
+
+		if (e->op == BLK_OP_FLUSH || (e->flags & BLK_PREFLUSH)) {
+			(*flushes)++;
+			since = 0;
+		}
+		if (e->op == BLK_OP_WRITE && e->blkno > T_JSTART && e->blkno < T_JSTART + T_JBLOCKS) {
+			since += e->nblocks;
+			*logged += e->nblocks;
+			*most = since > *most ? since : *most;
+		}
+	}
+}
+
 /*
  * (C6) of commit.c: a FUA log write's parity is durable only at the next flush,
  * so in declared mode a commit that finds more than jnl_unflushed_max() log
@@ -469,7 +492,7 @@ static void test_declare_log_flushed_every_so_often(void **state)
 	struct blk_dev *mem = t_mem_dev();
 	struct rec_dev *rd = rec_open(mem);
 	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
-	uint64_t bound = (T_JBLOCKS - 1) / 4 / 4, since = 0, most = 0, flushes = 0, logged = 0;
+	uint64_t bound = (T_JBLOCKS - 1) / 4 / 4, most, flushes, logged;
 	size_t from = rd->n;
 
 	(void)state;
@@ -477,20 +500,7 @@ static void test_declare_log_flushed_every_so_often(void **state)
 		t_txn(j, 10 + 4 * (uint64_t)i, 3, 1, true);
 		assert_int_equal(jnl_commit(j, 0, true), 0);
 	}
-	for (size_t k = from; k < rd->n; k++) {
-		const struct rec_ev *e = &rd->ev[k];
-
-		if (e->op == BLK_OP_FLUSH || (e->flags & BLK_PREFLUSH)) {
-			flushes++;
-			since = 0;
-		}
-		/* log blocks, not the journal superblock */
-		if (e->op == BLK_OP_WRITE && e->blkno > T_JSTART && e->blkno < T_JSTART + T_JBLOCKS) {
-			since += e->nblocks;
-			logged += e->nblocks;
-			most = since > most ? since : most;
-		}
-	}
+	rec_log_flushes(rd, from, &logged, &flushes, &most);
 	/* ... and no more flushes than that takes */
 	if (logged <= 2 * bound || !flushes || flushes > logged / bound + 1 || most > bound + 8)
 		fail_msg("%llu log blocks, %llu flushes, at most %llu log blocks between two (bound %llu + a commit)",
@@ -513,7 +523,7 @@ static void test_declare_log_flushed_in_background(void **state)
 	struct blk_dev *mem = t_mem_dev();
 	struct rec_dev *rd = rec_open(mem);
 	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 0);
-	uint64_t half = (T_JBLOCKS - 1) / 4 / 4 / 2, since = 0, most = 0, flushes = 0, bg = 0;
+	uint64_t half = (T_JBLOCKS - 1) / 4 / 4 / 2, logged, most, flushes, bg = 0;
 	size_t from = rd->n;
 
 	(void)state;
@@ -535,18 +545,7 @@ static void test_declare_log_flushed_in_background(void **state)
 			bg++;
 		}
 	}
-	for (size_t k = from; k < rd->n; k++) {
-		const struct rec_ev *e = &rd->ev[k];
-
-		if (e->op == BLK_OP_FLUSH || (e->flags & BLK_PREFLUSH)) {
-			flushes++;
-			since = 0;
-		}
-		if (e->op == BLK_OP_WRITE && e->blkno > T_JSTART && e->blkno < T_JSTART + T_JBLOCKS) {
-			since += e->nblocks;
-			most = since > most ? since : most;
-		}
-	}
+	rec_log_flushes(rd, from, &logged, &flushes, &most);
 	/* 40 commits of 5 log blocks: a flush once past the mark, every 7 commits;
 	 * none by a commit */
 	if (bg != 40 / (half / 5 + 1) || flushes != bg || most > half + 5)
