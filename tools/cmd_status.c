@@ -95,13 +95,15 @@ static void status_print_json(const struct fop_status *st)
 	}
 	printf("]},\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
 	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
-	       "\"declare_blocks\":%llu,\"logged_data_blocks\":%llu,\"running_tid\":%llu},",
+	       "\"declare_blocks\":%llu,\"logged_data_blocks\":%llu,\"running_tid\":%llu,"
+	       "\"checkpoint_passes\":%llu,\"checkpoints\":%llu},",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "unknown"),
 	       st->flags & FOP_ST_READONLY ? "true" : "false",
 	       st->flags & FOP_ST_JNL_ABORTED ? "true" : "false",
 	       (unsigned long long)st->log_blocks, (unsigned long long)st->log_used_blocks,
 	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
-	       (unsigned long long)st->logged_data_blocks, (unsigned long long)st->running_tid);
+	       (unsigned long long)st->logged_data_blocks, (unsigned long long)st->running_tid,
+	       (unsigned long long)st->checkpoint_passes, (unsigned long long)st->checkpoints);
 	printf("\"recovery\":{\"array_was_dirty\":%s,\"raid_rows_resynced\":%llu,"
 	       "\"raid_rows_repaired\":%llu,\"raid_seconds\":%.6f,\"journal_was_clean\":%s,"
 	       "\"transactions_replayed\":%llu,\"blocks_replayed\":%llu,\"blocks_revoked\":%llu,"
@@ -170,6 +172,9 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	       (unsigned long long)st->log_used_blocks, (unsigned long long)st->log_blocks,
 	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
 	       (unsigned long long)st->logged_data_blocks);
+	printf("            checkpoints since mount: %llu background passes, %llu full "
+	       "(log three quarters full)\n",
+	       (unsigned long long)st->checkpoint_passes, (unsigned long long)st->checkpoints);
 	if (!(st->flags & FOP_ST_ARRAY_WAS_DIRTY) && (st->flags & FOP_ST_JNL_WAS_CLEAN) &&
 	    !st->orphans_freed) {
 		printf("recovery:   none needed (clean at mount)\n");

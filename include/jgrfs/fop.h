@@ -145,7 +145,7 @@ struct fop_replace {
 	char path[1024]; /* the new device, NUL-terminated, absolute */
 };
 
-#define FOP_STATUS_VERSION 2u
+#define FOP_STATUS_VERSION 3u
 #define FOP_STATUS_MEMBERS 32u
 
 /* fop_status_member.flags */
@@ -199,6 +199,8 @@ struct fop_status {
 	uint64_t declare_blocks; /* since mount */
 	uint64_t logged_data_blocks; /* since mount: data logged by small commits */
 	uint64_t running_tid;
+	uint64_t checkpoint_passes; /* since mount: background checkpoint passes done */
+	uint64_t checkpoints;	    /* since mount: full checkpoints (log 3/4 full) */
 	/* the array device's counters since assembly (struct blk_stats) */
 	uint64_t reads, writes, flushes, read_blocks, write_blocks;
 	uint64_t syncraid_rows, resync_rows_checked, resync_rows_repaired, bitmap_bits_set;

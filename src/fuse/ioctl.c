@@ -85,6 +85,8 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->declare_blocks = fi.journal.declare_blocks;
 	st->logged_data_blocks = fi.journal.logged_data_blocks;
 	st->running_tid = fi.journal.running_tid;
+	st->checkpoint_passes = fi.journal.checkpoint_passes;
+	st->checkpoints = fi.journal.checkpoints;
 
 	memset(&bs, 0, sizeof(bs));
 	if (blk_ctl(raid_array_dev(c->array), BLK_CTL_GET_STATS, &bs) == 0) {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Mount options and modes of `jgrfs mount`: every data mode writes and reads
-# back across a remount; a small fsync logs its data (logdata=0: never); ro
+# back across a remount; a small fsync logs its data (logdata=0: never), and
+# many fill the log until a background checkpoint pass shows in status; ro
 # refuses writes; bad options, a foreign resync policy
 # and a dead mountpoint are refused with a message and nothing mounted; -f stays
 # in the foreground and stops cleanly on SIGINT; the /etc/fstab form goes
@@ -45,6 +46,19 @@ dd if="$T/small" of="$MNT/small0" bs=8K conv=fsync status=none || it_fail "dd co
 it_unmount
 it_mount
 cmp "$T/small" "$MNT/small1" && cmp "$T/small" "$MNT/small0" || it_fail "logdata: data lost"
+it_unmount
+
+it_log "small commits past a quarter of the log: a background checkpoint pass, in status"
+it_mount
+dd if=/dev/zero of="$MNT/dsync" bs=4K count=600 oflag=dsync status=none || it_fail "dd oflag=dsync"
+for _ in $(seq 150); do
+	"$JGRFS" status --json "$MNT" | grep -q '"checkpoint_passes":[1-9]' && break
+	sleep 0.2
+done
+"$JGRFS" status --json "$MNT" | grep -q '"checkpoint_passes":[1-9]' ||
+	it_fail "600 small commits and no background checkpoint pass"
+"$JGRFS" status "$MNT" | grep -q "checkpoints since mount: [1-9][0-9]* background passes" ||
+	it_fail "status: checkpoint passes"
 it_unmount
 
 it_log "ro"
