@@ -173,7 +173,7 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
 	       (unsigned long long)st->logged_data_blocks);
 	printf("            checkpoints since mount: %llu background passes, %llu full "
-	       "(log three quarters full)\n",
+	       "(forced by a log three quarters full)\n",
 	       (unsigned long long)st->checkpoint_passes, (unsigned long long)st->checkpoints);
 	if (!(st->flags & FOP_ST_ARRAY_WAS_DIRTY) && (st->flags & FOP_ST_JNL_WAS_CLEAN) &&
 	    !st->orphans_freed) {
