@@ -176,8 +176,8 @@ int jnl_checkpoint(struct jnl *j);
  * One step of the background checkpoint, which the commit thread runs when it
  * has nothing to commit and the log is a quarter full: start a pass, write a
  * few blocks of it home, or end it by moving the tail. Returns 1 when the pass
- * has steps left, 0 when there is nothing to do, or an error (the journal is
- * then aborted).
+ * has steps left, 0 when there is nothing to do, or an error: a failed write
+ * aborts the journal; -ENOMEM starts no pass, and a later call tries again.
  */
 int jnl_checkpoint_step(struct jnl *j);
 
