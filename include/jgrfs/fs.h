@@ -122,6 +122,14 @@ int fs_forget(struct fs *fs, uint64_t ino, uint64_t n);
 
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *buf);
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf);
+/*
+ * fs_write with FS_WRITE_KEEP_TIMES: mtime and ctime are left as they are, for a
+ * caller that sets them itself (FUSE's writeback cache: the kernel owns them).
+ * An overwrite then changes no inode field and commits its data alone.
+ */
+#define FS_WRITE_KEEP_TIMES 0x1u
+ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf,
+		       unsigned int flags);
 /* mode 0 (allocate, extend size) and FALLOC_FL_KEEP_SIZE at least; -EOPNOTSUPP otherwise. */
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
 /* Durable on return: the inode's last transaction is committed (data per mode). */

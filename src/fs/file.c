@@ -106,10 +106,11 @@ static int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 /*
  * Write one handle's worth (up to FS_WRITE_CHUNK blocks) of [@off, @off + @size)
  * of @ino; *@done is the count of bytes written. With @src NULL, allocate holes
- * and zero them (fallocate) without touching mapped blocks.
+ * and zero them (fallocate) without touching mapped blocks. @times: stamp ctime
+ * (and mtime for a write).
  */
 static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t size,
-			  const uint8_t *src, bool extend, uint64_t *done)
+			  const uint8_t *src, bool extend, bool times, uint64_t *done)
 {
 	uint64_t lblk = off / JG_BLOCK_SIZE, pos = off, end;
 	uint8_t *blk = jg_alloc_blocks(1);
@@ -166,12 +167,14 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 		pos += n;
 	}
 	if (pos > off) {
-		fs_now(&now);
 		if (extend && pos > ip.size)
 			ip.size = pos;
-		if (src)
-			ip.mtime = now;
-		ip.ctime = now;
+		if (times) {
+			fs_now(&now);
+			if (src)
+				ip.mtime = now;
+			ip.ctime = now;
+		}
 		rc = fs_iput(tx, &ip) ?: rc;
 		*done = pos - off;
 	}
@@ -184,10 +187,18 @@ out:
 
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf)
 {
+	return fs_write_flags(fs, ino, off, size, buf, 0);
+}
+
+ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf,
+		       unsigned int flags)
+{
 	uint64_t written = 0, n;
 	bool retried = false;
 	ssize_t rc;
 
+	if (flags & ~FS_WRITE_KEEP_TIMES)
+		return -EINVAL;
 	if (off + size < off || off + size > FS_MAX_LBLK * JG_BLOCK_SIZE)
 		return -EFBIG;
 
@@ -195,7 +206,8 @@ ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const v
 	rc = fs_writable(fs);
 	while (!rc && written < size) {
 		rc = fs_write_chunk(fs, ino, off + written, size - written,
-				    (const uint8_t *)buf + written, true, &n);
+				    (const uint8_t *)buf + written, true,
+				    !(flags & FS_WRITE_KEEP_TIMES), &n);
 		written += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
@@ -229,7 +241,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 		rc = fs_iget_reg(fs, ino, &ip);
 	/* whole blocks, allocated and zeroed; the size moves last (mode 0) */
 	while (!rc && done < len) {
-		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, &n);
+		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, true, &n);
 		done += n;
 		if (!rc && !n)
 			rc = -ENOSPC;

@@ -197,6 +197,8 @@ int fs_iput(struct fs_tx *tx, struct fs_inode *ip)
 	uint32_t g = (uint32_t)((ip->ino - 1) / fs->ipg), slot = (uint32_t)((ip->ino - 1) % fs->ipg);
 	uint32_t idx = slot / FS_INODES_PER_BLOCK, init;
 	struct fs_buf *b = NULL, *gb = NULL;
+	struct fs_dinode d;
+	uint8_t *slotp;
 	int rc;
 
 	rc = fs_itable_init_get(fs, ip->ino, &init);
@@ -231,8 +233,13 @@ int fs_iput(struct fs_tx *tx, struct fs_inode *ip)
 		if (rc)
 			return rc;
 	}
-	fs_inode_encode(ip, (struct fs_dinode *)(b->data +
-						 FS_INODE_SIZE * (slot % FS_INODES_PER_BLOCK + 1)));
+	slotp = b->data + FS_INODE_SIZE * (slot % FS_INODES_PER_BLOCK + 1);
+	fs_inode_encode(ip, &d);
+	/* an inode put back as it was is not logged: an overwrite that leaves the
+	 * times to the kernel (fs_write_flags) commits its data alone */
+	if (idx < init && !memcmp(slotp, &d, sizeof(d)))
+		goto out;
+	memcpy(slotp, &d, sizeof(d));
 	rc = fs_bdirty(tx, b, FS_MAGIC_ITABLE);
 out:
 	fs_bput(fs, b);

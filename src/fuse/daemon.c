@@ -417,8 +417,6 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 
 	memset(&c, 0, sizeof(c));
 	pthread_mutex_init(&c.rebuild_lock, NULL);
-	for (unsigned int i = 0; i < FOP_TIMES_LOCKS; i++)
-		pthread_mutex_init(&c.times_lock[i], NULL);
 	c.array = a;
 	c.opts = o;
 	c.owner_uid = getuid();
@@ -529,8 +527,6 @@ out:
 	if (mounted && !rc)
 		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
 	pthread_mutex_destroy(&c.rebuild_lock);
-	for (unsigned int i = 0; i < FOP_TIMES_LOCKS; i++)
-		pthread_mutex_destroy(&c.times_lock[i]);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);
 	if (atomic_load(&fop_log_syslog))

@@ -16,8 +16,6 @@
 #include "jgrfs/fop.h"
 #include "jgrfs/fs.h"
 
-#define FOP_TIMES_LOCKS 64u
-
 /*
  * One mounted volume. Set up by fop_serve() before the session starts and torn
  * down after it ends; handlers only read the pointers, so no lock guards them
@@ -33,11 +31,6 @@ struct fop_ctx {
 	/* what recovery did at this mount, kept for the status ioctl */
 	struct raid_resync_report raid_resync;
 	bool array_was_dirty;
-	/*
-	 * (F5) in ops.c: a writeback-cache write and a kernel update of the times
-	 * of the same inode never interleave. Striped by inode number.
-	 */
-	pthread_mutex_t times_lock[FOP_TIMES_LOCKS];
 	/* online rebuild (FOP_IOC_REPLACE): one at a time, joined before unmount */
 	pthread_mutex_t rebuild_lock; /* protects the three fields below */
 	pthread_t rebuild_thread;

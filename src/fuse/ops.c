@@ -22,12 +22,12 @@
  *      file's size and mtime while it caches pages; it sends them back with
  *      setattr. It is negotiated only when the mount is writable. fsync and close
  *      still write dirty pages back first, so fsync keeps its meaning.
- * (F5) With the writeback cache the kernel's mtime and ctime are the true ones,
- *      but fs_write() stamps the inode with the time the write reaches us, and
- *      background writeback lets the kernel's setattr(times) overtake its own
- *      writes. So a writeback write puts the inode's times back as they were,
- *      and it and any setattr of times for that inode hold one times_lock:
- *      otherwise a file's mtime would move by the writeback delay at remount.
+ * (F5) With the writeback cache the kernel's mtime and ctime are the true ones
+ *      and reach us by setattr, which background writeback lets overtake the
+ *      writes it stamped. So a writeback write leaves the times alone
+ *      (FS_WRITE_KEEP_TIMES): otherwise a file's mtime would move by the
+ *      writeback delay at remount. An overwrite then leaves the inode as it
+ *      was, and its commit logs the data alone.
  * (F6) No flush handler: close(2) has nothing for us to do (durability is fsync's
  *      business, as on ext4, and the kernel writes a file's cached pages back
  *      before it would send FLUSH), so the first FLUSH gets ENOSYS from libfuse
@@ -48,11 +48,6 @@
 static struct fop_ctx *fop_ctx_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
-}
-
-static pthread_mutex_t *fop_times_lock(struct fop_ctx *c, fuse_ino_t ino)
-{
-	return &c->times_lock[ino % FOP_TIMES_LOCKS];
 }
 
 static void fop_attr_to_stat(const struct fs_attr *a, struct stat *st)
@@ -251,15 +246,7 @@ static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		valid |= FS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)
 		valid |= FS_SET_CTIME;
-	if (valid & (FS_SET_MTIME | FS_SET_MTIME_NOW | FS_SET_CTIME)) {
-		pthread_mutex_t *lock = fop_times_lock(c, ino); /* (F5) */
-
-		pthread_mutex_lock(lock);
-		rc = fs_setattr(c->fs, ino, &in, valid, &out);
-		pthread_mutex_unlock(lock);
-	} else {
-		rc = fs_setattr(c->fs, ino, &in, valid, &out);
-	}
+	rc = fs_setattr(c->fs, ino, &in, valid, &out);
 	if (rc)
 		goto out;
 	fop_attr_to_stat(&out, &st);
@@ -408,42 +395,15 @@ out:
 	fuse_reply_err(req, -rc);
 }
 
-/* A write from the kernel's writeback cache: the times stay the kernel's (F5). */
-static ssize_t fop_write_cached(struct fop_ctx *c, fuse_ino_t ino, const char *buf, size_t size,
-				off_t off)
-{
-	pthread_mutex_t *lock = fop_times_lock(c, ino);
-	struct fs_attr before, after;
-	ssize_t n;
-	int rc;
-
-	pthread_mutex_lock(lock);
-	rc = fs_getattr(c->fs, ino, &before);
-	if (rc) {
-		n = rc;
-		goto out;
-	}
-	n = fs_write(c->fs, ino, (uint64_t)off, size, buf);
-	if (n > 0) {
-		rc = fs_setattr(c->fs, ino, &before, FS_SET_MTIME | FS_SET_CTIME, &after);
-		if (rc)
-			n = rc;
-	}
-out:
-	pthread_mutex_unlock(lock);
-	return n;
-}
-
 static void fop_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 	ssize_t n;
 
-	if (fi->writepage)
-		n = fop_write_cached(c, ino, buf, size, off);
-	else
-		n = fs_write(c->fs, ino, (uint64_t)off, size, buf);
+	/* from the writeback cache: the times are the kernel's (F5) */
+	n = fs_write_flags(c->fs, ino, (uint64_t)off, size, buf,
+			   fi->writepage ? FS_WRITE_KEEP_TIMES : 0);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
 		return;

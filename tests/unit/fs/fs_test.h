@@ -21,11 +21,11 @@
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
 
-/* A device that counts the blocks read through it (lookup cost). */
+/* A device that counts the blocks read (lookup cost) and written through it. */
 struct ft_count_dev {
 	struct blk_dev dev;
 	struct blk_dev *inner;
-	uint64_t reads, read_blocks;
+	uint64_t reads, read_blocks, write_blocks;
 };
 
 static int ft_count_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
@@ -36,6 +36,8 @@ static int ft_count_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned i
 		if (reqs[i].op == BLK_OP_READ) {
 			c->reads++;
 			c->read_blocks += reqs[i].nblocks;
+		} else if (reqs[i].op == BLK_OP_WRITE) {
+			c->write_blocks += reqs[i].nblocks;
 		}
 	return blk_submit(c->inner, reqs, n);
 }

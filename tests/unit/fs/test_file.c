@@ -257,6 +257,85 @@ static void test_file_setattr(void **state)
 	blk_close(dev);
 }
 
+/*
+ * FS_WRITE_KEEP_TIMES (FUSE's writeback cache: the kernel owns the times): the
+ * write leaves mtime and ctime alone, and an overwrite, changing no inode field,
+ * commits without the inode's block -- one block fewer than a plain overwrite.
+ */
+static void test_file_write_keep_times(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct ft_count_dev cnt;
+	uint8_t *buf = malloc(8 * JG_BLOCK_SIZE), *got = malloc(8 * JG_BLOCK_SIZE);
+	struct fs_attr a0, a, set = { 0 };
+	uint64_t ino, w0, kept, plain;
+	struct fs *fs;
+
+	(void)state;
+	ft_count_init(&cnt, dev);
+	fs = ft_mount_mode(&cnt.dev, JNL_DATA_DECLARED);
+	ino = ft_create(fs, "k");
+	ft_pattern(buf, 8 * JG_BLOCK_SIZE, 1);
+	assert_int_equal(fs_write(fs, ino, 0, 8 * JG_BLOCK_SIZE, buf), 8 * JG_BLOCK_SIZE);
+	set.mtime.tv_sec = 1200000000;
+	set.mtime.tv_nsec = 5;
+	set.ctime.tv_sec = 1200000001;
+	set.ctime.tv_nsec = 6;
+	assert_int_equal(fs_setattr(fs, ino, &set, FS_SET_MTIME | FS_SET_CTIME, &a0), 0);
+	assert_int_equal(fs_fsync(fs, ino, false), 0);
+
+	ft_pattern(buf + 3 * JG_BLOCK_SIZE, JG_BLOCK_SIZE, 2);
+	w0 = cnt.write_blocks;
+	assert_int_equal(fs_write_flags(fs, ino, 3 * JG_BLOCK_SIZE, JG_BLOCK_SIZE,
+					buf + 3 * JG_BLOCK_SIZE, FS_WRITE_KEEP_TIMES),
+			 JG_BLOCK_SIZE);
+	assert_int_equal(fs_fsync(fs, ino, false), 0);
+	kept = cnt.write_blocks - w0;
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	assert_memory_equal(&a.mtime, &a0.mtime, sizeof(a.mtime));
+	assert_memory_equal(&a.ctime, &a0.ctime, sizeof(a.ctime));
+
+	ft_pattern(buf + 3 * JG_BLOCK_SIZE, JG_BLOCK_SIZE, 3);
+	w0 = cnt.write_blocks;
+	assert_int_equal(fs_write(fs, ino, 3 * JG_BLOCK_SIZE, JG_BLOCK_SIZE,
+				  buf + 3 * JG_BLOCK_SIZE), JG_BLOCK_SIZE);
+	assert_int_equal(fs_fsync(fs, ino, false), 0);
+	plain = cnt.write_blocks - w0;
+	if (plain != kept + 1)
+		fail_msg("an fsync'd overwrite wrote %llu blocks keeping the times, %llu stamping "
+			 "them: expected one block (the inode's) fewer", (unsigned long long)kept,
+			 (unsigned long long)plain);
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	assert_true(a.mtime.tv_sec > a0.mtime.tv_sec && a.ctime.tv_sec > a0.ctime.tv_sec);
+
+	/* extending keeps the times too, but the size moves */
+	assert_int_equal(fs_setattr(fs, ino, &set, FS_SET_MTIME | FS_SET_CTIME, &a0), 0);
+	ft_pattern(buf, 8 * JG_BLOCK_SIZE, 4);
+	assert_int_equal(fs_write_flags(fs, ino, 8 * JG_BLOCK_SIZE, 100, buf, FS_WRITE_KEEP_TIMES),
+			 100);
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	assert_int_equal(a.size, 8 * JG_BLOCK_SIZE + 100);
+	assert_memory_equal(&a.mtime, &a0.mtime, sizeof(a.mtime));
+	assert_memory_equal(&a.ctime, &a0.ctime, sizeof(a.ctime));
+	assert_int_equal(fs_write_flags(fs, ino, 0, 1, buf, 0x2), -EINVAL);
+	assert_int_equal(fs_unmount(fs), 0);
+
+	fs = ft_mount(dev);
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	assert_int_equal(a.size, 8 * JG_BLOCK_SIZE + 100);
+	assert_memory_equal(&a.mtime, &a0.mtime, sizeof(a.mtime));
+	assert_int_equal(fs_read(fs, ino, 8 * JG_BLOCK_SIZE, 200, got), 100);
+	assert_memory_equal(got, buf, 100);
+	ft_pattern(buf, JG_BLOCK_SIZE, 3);
+	assert_int_equal(fs_read(fs, ino, 3 * JG_BLOCK_SIZE, JG_BLOCK_SIZE, got), JG_BLOCK_SIZE);
+	assert_memory_equal(got, buf, JG_BLOCK_SIZE);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+	free(buf);
+	free(got);
+}
+
 static void test_file_xattr(void **state)
 {
 	struct blk_dev *dev = ft_dev_new(64);
@@ -410,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_file_fallocate),
 		cmocka_unit_test(test_file_sparse_100g),
 		cmocka_unit_test(test_file_setattr),
+		cmocka_unit_test(test_file_write_keep_times),
 		cmocka_unit_test(test_file_xattr),
 		cmocka_unit_test(test_file_fsync_crash),
 		cmocka_unit_test(test_file_large_through_small_log),
