@@ -9,8 +9,10 @@
 #
 #   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
 #   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
-#   -r N     N rounds, each filesystem once per round (default 1); with more
-#            than one, the medians and the median of the per-round ratios
+#   -r N     N rounds, each filesystem once per round (default 1), each round
+#            starting one filesystem further (use a multiple of 4 for every
+#            position alike); with more than one, the medians and the median
+#            of the per-round ratios
 #
 #   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
 #   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),
@@ -203,21 +205,29 @@ if wanted passthrough; then
 	fi
 fi
 
-# the filesystems take turns, round after round: the machine's drift hits all alike
+# the filesystems take turns, round after round: the machine's drift hits all
+# alike; and each round starts one further along the list, so that none always
+# runs first (the first run of a round was the slowest for whichever ran it)
+runners=()
+if wanted jgrfs; then
+	runners+=(run_jgrfs)
+fi
+if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
+	runners+=(run_fuse2fs)
+fi
+if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
+	runners+=(run_btrfs)
+fi
+if $have_pt; then
+	runners+=(run_passthrough)
+fi
+[ ${#runners[@]} -gt 0 ] || { echo "bench_fuse: nothing to run" >&2; exit 1; }
 for round in $(seq "$rounds"); do
 	[ "$rounds" -gt 1 ] && echo "round $round of $rounds" >&2
-	if wanted jgrfs; then
-		run_jgrfs
-	fi
-	if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
-		run_fuse2fs
-	fi
-	if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
-		run_btrfs
-	fi
-	if $have_pt; then
-		run_passthrough
-	fi
+	k=$(((round - 1) % ${#runners[@]}))
+	for run in "${runners[@]:k}" "${runners[@]:0:k}"; do
+		"$run"
+	done
 done
 
 python3 - "$W/results" <<'PY'
