@@ -330,7 +330,9 @@ static void m_op_write(void)
 	off = m_rand(M_FILE_MAX - sizeof(buf));
 	len = 1 + m_rand(m_rand(4) ? 5000 : sizeof(buf));
 	ft_pattern(buf, len, m_rng);
-	M_EXPECT(fs_write(m_fs, m->ino, off, len, buf), len, "write");
+	/* half as the FUSE writeback cache writes: the times left alone */
+	M_EXPECT(fs_write_flags(m_fs, m->ino, off, len, buf, m_rand(2) ? FS_WRITE_KEEP_TIMES : 0),
+		 len, "write");
 	if (off + len > m->size) {
 		m->data = realloc(m->data, off + len);
 		memset(m->data + m->size, 0, off + len - m->size);

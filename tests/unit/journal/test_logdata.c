@@ -224,6 +224,127 @@ static void test_logdata_logged_twice(void **state)
 	}
 }
 
+/*
+ * Transactions of logged data alone (what a FUSE overwrite whose inode does not
+ * change commits, fs_write_flags(FS_WRITE_KEEP_TIMES)), fsynced one by one,
+ * with checkpoints taking them home and big transactions writing home over
+ * them, cut at every write and flush: after recovery each block holds a
+ * version that was written to it, no older than the last one made durable
+ * and no newer than the last step started.
+ */
+#define T_DO_STEPS 24
+#define T_DO_FIRST 300u
+#define T_DO_BLOCKS 20u
+
+struct t_do_model {
+	uint32_t durable[T_DO_BLOCKS];	/* the oldest version recovery may show */
+	uint32_t last[T_DO_BLOCKS];	/* the newest version written */
+	uint64_t written[T_DO_BLOCKS];	/* bit v: version v was written */
+};
+
+static void t_do_wrote(struct t_do_model *m, uint64_t first, unsigned int n, uint32_t ver)
+{
+	for (uint64_t b = first; b < first + n; b++) {
+		m->last[b - T_DO_FIRST] = ver;
+		m->written[b - T_DO_FIRST] |= 1ull << ver;
+	}
+}
+
+/* Returns true when the workload ran to the end with no cut. */
+static bool t_do_run(struct blk_dev *f, struct raid_fault_domain *dom, enum jnl_data_mode mode,
+		     struct t_do_model *m)
+{
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = mode, .no_commit_thread = true,
+			       .log_data_max = T_LOG_MAX };
+	struct jnl *j = NULL;
+	int rc;
+
+	if (jnl_open(f, &cfg, &j) || jnl_recover(j, NULL) || jnl_start(j))
+		goto dead;
+	for (uint32_t s = 1; s <= T_DO_STEPS; s++) {
+		uint64_t a = T_DO_FIRST + (s * 7) % T_DO_BLOCKS, b = T_DO_FIRST + (s * 3) % T_DO_BLOCKS;
+
+		if (raid_fault_domain_is_cut(dom))
+			goto dead;
+		if (s % 6 == 0) {
+			/* too big to log: home, revoking the logged copies it covers */
+			t_txn(j, T_DO_FIRST, T_DO_BLOCKS, s, false);
+			t_do_wrote(m, T_DO_FIRST, T_DO_BLOCKS, s);
+		} else {
+			t_txn(j, a, 1, s, false);
+			t_do_wrote(m, a, 1, s);
+			if (b != a) {
+				t_txn(j, b, 1, s, false);
+				t_do_wrote(m, b, 1, s);
+			}
+		}
+		rc = jnl_commit(j, 0, true);
+		if (raid_fault_domain_is_cut(dom))
+			goto dead;
+		assert_int_equal(rc, 0);
+		memcpy(m->durable, m->last, sizeof(m->durable));
+		if (s % 5 == 0)
+			assert_int_equal(jnl_checkpoint(j), 0);
+	}
+	{
+		struct jnl_info info;
+
+		/* it does what it says: the small commits logged their data */
+		jnl_info_get(j, &info);
+		assert_true(info.logged_data_blocks >= T_DO_STEPS - T_DO_STEPS / 6);
+	}
+	rc = jnl_close(j);
+	if (raid_fault_domain_is_cut(dom))
+		return false;
+	assert_int_equal(rc, 0);
+	return true;
+dead:
+	jnl_abandon(j);
+	return false;
+}
+
+static void test_logdata_data_only_crash(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 2; mi++) {
+		enum jnl_data_mode mode = t_log_modes[mi];
+		uint64_t cut;
+
+		for (cut = 1;; cut++) {
+			struct raid_fault_cfg fc = { .cut_after_writes = cut, .seed = cut,
+						     .keep_percent = 50, .cut_at_flushes = true };
+			struct raid_fault_domain *dom;
+			struct blk_dev *mem = t_mem_dev(), *f;
+			struct t_do_model m = { 0 };
+			struct jnl *j;
+			bool done;
+
+			assert_int_equal(raid_fault_domain_new(&fc, &dom), 0);
+			assert_int_equal(raid_dev_fault_open(dom, mem, &f), 0);
+			done = t_do_run(f, dom, mode, &m);
+			blk_close(f);
+			raid_fault_domain_free(dom);
+			j = t_open_log(mem, mode, T_LOG_MAX, 0, NULL);
+			jnl_abandon(j);
+			for (unsigned int k = 0; k < T_DO_BLOCKS; k++) {
+				int64_t v = t_read_ver(NULL, mem, T_DO_FIRST + k);
+
+				if (v < m.durable[k] || v > m.last[k] ||
+				    (v > 0 && !(m.written[k] & (1ull << v))) || (v == 0 && m.durable[k]))
+					fail_msg("%s cut %llu: block %u holds version %lld; durable %u, "
+						 "last %u", jnl_data_mode_name(mode),
+						 (unsigned long long)cut, T_DO_FIRST + k, (long long)v,
+						 m.durable[k], m.last[k]);
+			}
+			blk_close(mem);
+			if (done) {
+				assert_true(cut > 40);	/* the workload really wrote */
+				break;
+			}
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +354,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_logdata_home_write_revokes),
 		cmocka_unit_test(test_logdata_logged_twice),
 		cmocka_unit_test(test_logdata_revoked_home_write_checked),
+		cmocka_unit_test(test_logdata_data_only_crash),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
