@@ -69,7 +69,7 @@ struct jnl_cfg {
 	unsigned int commit_interval_ms;/* commit timer; default 5000; 0 uses the default */
 	bool no_commit_thread;		/* unit tests: commit only when asked or full */
 	uint64_t max_txn_data_blocks;	/* buffered data blocks that force early writeback
-					 * (ordered/declared) or commit; default 16384 (64 MiB) */
+					 * (ordered/declared) or commit; default 4096 (16 MiB) */
 	bool readonly;			/* fsck -n: recover in memory only, never write */
 	/* declared: every commit block follows its data with PREFLUSH (C2), as for
 	 * transactions of more than JNL_COMMIT_CSUM_MAX_DATA data blocks; tests */
