@@ -93,12 +93,11 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	for (size_t i = 0; i < t->blocks.cap && n < t->ndata_pending; i++) {
-		struct jnl_bh *bh;
+	/* every run-stage data copy was listed in t->pend when it was made; the
+	 * entries of copies forgotten or made metadata since have none */
+	for (size_t i = 0; i < t->npend && n < t->ndata_pending; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, t->pend[i]);
 
-		if (t->blocks.keys[i] == JNL_MAP_EMPTY || !(t->blocks.vals[i] & JNL_TB_DATA))
-			continue;
-		bh = jnl_bh_find(j, t->blocks.keys[i]);
 		if (!bh || !bh->run || bh->run_kind != JNL_KIND_DATA)
 			continue;
 		/* readers see the inflight copy until it is home (J1) */
@@ -107,6 +106,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		wb[n++] = (struct jnl_wb){ bh->blkno, bh->inflight };
 	}
 	t->ndata_pending = 0;
+	t->npend = 0;
 	pthread_cond_broadcast(&j->cond);	/* a writer waiting for this batch to be taken */
 	/* only a commit of at most JNL_COMMIT_CSUM_MAX_DATA data blocks reads them */
 	crc = t->data_written + n <= JNL_COMMIT_CSUM_MAX_DATA;

@@ -138,6 +138,18 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		rc = -ENOMEM;
 		goto out;
 	}
+	if (running && kind == JNL_KIND_DATA && t->npend == t->pend_cap) {
+		size_t cap = t->pend_cap ? 2 * t->pend_cap : 256;
+		uint64_t *p = realloc(t->pend, cap * sizeof(*p));
+
+		if (!p) {
+			rc = -ENOMEM;
+			jnl_bh_gc(j, bh);
+			goto out;
+		}
+		t->pend = p;
+		t->pend_cap = cap;
+	}
 	rc = jnl_map_get(&t->blocks, blkno, &flags, &is_new);
 	if (rc) {
 		jnl_bh_gc(j, bh);
@@ -204,6 +216,8 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 	/* data copies not yet written, in either stage: the declare blocks to come */
 	if (*slot && *slot_kind == JNL_KIND_DATA)
 		t->ndata_pending--;
+	else if (running && kind == JNL_KIND_DATA)
+		t->pend[t->npend++] = blkno;	/* room made above */
 	if (kind == JNL_KIND_DATA)
 		t->ndata_pending++;
 	free(*slot);

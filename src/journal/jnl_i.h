@@ -94,6 +94,10 @@ struct jnl_txn {
 	uint64_t nmeta;			/* blocks with JNL_TB_META */
 	uint64_t nrevoke;		/* blocks with JNL_TB_REVOKE */
 	uint64_t ndata_pending;		/* its data copies not yet written (run or com stage) */
+	uint64_t *pend;			/* blocks given a run-stage data copy since the last
+					 * early batch (some since superseded): what the next
+					 * batch takes, without a walk of the whole map */
+	size_t npend, pend_cap;
 	uint64_t ndata_total;		/* data blocks ever dirtied (for declare estimates) */
 	uint64_t declare_written;	/* early declare blocks already in the log */
 	uint64_t log_first;		/* relative log block of its first early declare; 0: none */

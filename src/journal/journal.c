@@ -97,6 +97,7 @@ void jnl_txn_free(struct jnl_txn *t)
 	if (!t)
 		return;
 	jnl_map_free(&t->blocks);
+	free(t->pend);
 	free(t);
 }
 
