@@ -109,6 +109,44 @@ static int jnl_handle_check_blkno(struct jnl *j, uint64_t blkno)
 	return 0;
 }
 
+/*
+ * Room for one more entry in t->pend, the list of blocks given a run-stage data
+ * copy (declare.c takes an early batch from it). Entries of copies forgotten or
+ * made metadata since, and repeats of blocks listed again, stay until then: once
+ * they are half the list, it keeps one entry per live copy instead of growing.
+ * lock held; @t is the running transaction.
+ */
+static int jnl_pend_room_locked(struct jnl *j, struct jnl_txn *t)
+{
+	size_t k = 0, cap;
+	uint64_t *p;
+
+	if (t->npend < t->pend_cap)
+		return 0;
+	if (t->npend >= 2 * t->ndata_pending && t->npend >= 256) {
+		jnl_sort_u64(t->pend, t->npend);
+		for (size_t i = 0; i < t->npend; i++) {
+			struct jnl_bh *bh;
+
+			if (k && t->pend[k - 1] == t->pend[i])
+				continue;
+			bh = jnl_bh_find(j, t->pend[i]);
+			if (bh && bh->run && bh->run_kind == JNL_KIND_DATA)
+				t->pend[k++] = t->pend[i];
+		}
+		t->npend = k;
+		if (t->npend < t->pend_cap)
+			return 0;
+	}
+	cap = t->pend_cap ? 2 * t->pend_cap : 256;
+	p = realloc(t->pend, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->pend = p;
+	t->pend_cap = cap;
+	return 0;
+}
+
 static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *block,
 			    enum jnl_kind kind)
 {
@@ -138,17 +176,12 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (running && kind == JNL_KIND_DATA && t->npend == t->pend_cap) {
-		size_t cap = t->pend_cap ? 2 * t->pend_cap : 256;
-		uint64_t *p = realloc(t->pend, cap * sizeof(*p));
-
-		if (!p) {
-			rc = -ENOMEM;
+	if (running && kind == JNL_KIND_DATA) {
+		rc = jnl_pend_room_locked(j, t);
+		if (rc) {
 			jnl_bh_gc(j, bh);
 			goto out;
 		}
-		t->pend = p;
-		t->pend_cap = cap;
 	}
 	rc = jnl_map_get(&t->blocks, blkno, &flags, &is_new);
 	if (rc) {

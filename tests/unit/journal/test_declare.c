@@ -13,6 +13,7 @@
 
 #include "jnl_test.h"
 #include "../../../src/journal/jnl_format.h"
+#include "../../../src/journal/jnl_i.h"
 
 #define REC_MAX 20000
 
@@ -393,6 +394,53 @@ static void test_declare_early_takes_live_copies(void **state)
 	assert_int_equal(jnl_commit(j, 0, true), 0);
 	assert_int_equal(t_read_ver(j, NULL, 202), 1);
 	assert_int_equal(jnl_close(j), 0);
+	free(b);
+	blk_close(&rd->dev);
+	blk_close(mem);
+}
+
+/*
+ * A block forgotten and dirtied again, over and over in one transaction, is
+ * listed for the next early batch each time; the list keeps one entry per live
+ * copy instead of growing with the repeats (and keeps the block listed before
+ * them), and the batch writes the block once, its newest contents.
+ */
+static void test_declare_pend_list_bounded(void **state)
+{
+	struct blk_dev *mem = t_mem_dev();
+	struct rec_dev *rd = rec_open(mem);
+	struct jnl *j = rec_jnl(rd, JNL_DATA_DECLARED, 8);
+	struct jnl_handle *h = NULL;
+	uint8_t *b = jg_alloc_blocks(1);
+	size_t from = rd->n, homes = 0;
+
+	(void)state;
+	assert_int_equal(jnl_handle_start(j, 4, &h), 0);
+	t_fill(b, 299, 1);
+	assert_int_equal(jnl_handle_dirty_data(h, 299, b), 0);
+	for (uint32_t v = 1; v <= 10000; v++) {
+		t_fill(b, 300, v);
+		assert_int_equal(jnl_handle_dirty_data(h, 300, b), 0);
+		if (v < 10000)
+			assert_int_equal(jnl_handle_forget(h, 300), 0);
+	}
+	pthread_mutex_lock(&j->lock);
+	assert_in_range(j->running->pend_cap, 1, 512);
+	pthread_mutex_unlock(&j->lock);
+	for (uint64_t x = 301; x < 307; x++) {
+		t_fill(b, x, 1);
+		assert_int_equal(jnl_handle_dirty_data(h, x, b), 0);
+	}
+	for (size_t i = from; i < rd->n; i++)
+		if (rd->ev[i].op == BLK_OP_WRITE && rd->ev[i].blkno <= 300 &&
+		    rd->ev[i].blkno + rd->ev[i].nblocks > 300)
+			homes++;
+	assert_int_equal(homes, 1);
+	assert_int_equal(t_read_ver(NULL, mem, 300), 10000);
+	assert_int_equal(t_read_ver(NULL, mem, 299), 1);
+	assert_int_equal(jnl_handle_stop(h), 0);
+	assert_int_equal(jnl_close(j), 0);
+	rec_check_declared(rd, from);
 	free(b);
 	blk_close(&rd->dev);
 	blk_close(mem);
@@ -872,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_declare_early_writeback),
 		cmocka_unit_test(test_declare_early_batch_one_point),
 		cmocka_unit_test(test_declare_early_takes_live_copies),
+		cmocka_unit_test(test_declare_pend_list_bounded),
 		cmocka_unit_test(test_declare_tag_crc_only_when_read),
 		cmocka_unit_test(test_declare_recovery_syncraid),
 		cmocka_unit_test(test_declare_flushes_per_commit),
