@@ -10,9 +10,9 @@
 #   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
 #   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
 #   -r N     N rounds, each filesystem once per round (default 1), each round
-#            starting one filesystem further (use a multiple of 4 for every
-#            position alike); with more than one, the medians and the median
-#            of the per-round ratios
+#            starting one filesystem further (a multiple of the number of
+#            filesystems puts each in every position alike); with more than
+#            one, the medians and the median of the per-round ratios
 #
 #   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
 #   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),

@@ -98,7 +98,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	for (size_t i = 0; i < t->npend && n < t->ndata_pending; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, t->pend[i]);
 
-		if (!bh || !bh->run || bh->run_kind != JNL_KIND_DATA)
+		if (!jnl_bh_run_data(bh))
 			continue;
 		/* readers see the inflight copy until it is home (J1) */
 		bh->inflight = bh->run;

@@ -125,15 +125,10 @@ static int jnl_pend_room_locked(struct jnl *j, struct jnl_txn *t)
 		return 0;
 	if (t->npend >= 2 * t->ndata_pending && t->npend >= 256) {
 		jnl_sort_u64(t->pend, t->npend);
-		for (size_t i = 0; i < t->npend; i++) {
-			struct jnl_bh *bh;
-
-			if (k && t->pend[k - 1] == t->pend[i])
-				continue;
-			bh = jnl_bh_find(j, t->pend[i]);
-			if (bh && bh->run && bh->run_kind == JNL_KIND_DATA)
+		for (size_t i = 0; i < t->npend; i++)
+			if ((!k || t->pend[k - 1] != t->pend[i]) &&
+			    jnl_bh_run_data(jnl_bh_find(j, t->pend[i])))
 				t->pend[k++] = t->pend[i];
-		}
 		t->npend = k;
 		if (t->npend < t->pend_cap)
 			return 0;

@@ -77,6 +77,13 @@ struct jnl_bh {
 	bool cp_listed;		/* in j->cp_list */
 };
 
+/* Has @bh (or NULL) a data copy in the running stage: what an entry of
+ * jnl_txn.pend stands for while it is live (handle.c, declare.c). */
+static inline bool jnl_bh_run_data(const struct jnl_bh *bh)
+{
+	return bh && bh->run && bh->run_kind == JNL_KIND_DATA;
+}
+
 /* Flags of a block in a transaction (struct jnl_txn.blocks values). */
 #define JNL_TB_META	(1u << 0)	/* logged copy (metadata, or data in journal mode) */
 #define JNL_TB_DATA	(1u << 1)	/* data written home per the data mode */
