@@ -3,6 +3,7 @@
  * tools/cli.c - helpers shared by the subcommands (tools/cli.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -90,11 +91,31 @@ static void *cli_powercut_later(void *arg)
 	return NULL;
 }
 
+/*
+ * JGRFS_OPOINTS=FILE: append the ordering points in flight at the cut to FILE,
+ * one line "opoints 0x<mask>" (tools/opcov.h), for the crash harness's coverage
+ * table. Called with the domain lock held: touches no device.
+ */
+static void cli_powercut_record(void)
+{
+	const char *path = getenv("JGRFS_OPOINTS");
+	int fd;
+
+	if (!path || !*path || !cli_domain)
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	dprintf(fd, "opoints 0x%llx\n", (unsigned long long)raid_fault_domain_cut_points(cli_domain));
+	close(fd);
+}
+
 static void cli_powercut_die(void *arg)
 {
 	pthread_t t;
 
 	(void)arg;
+	cli_powercut_record();
 	if (!cli_powercut_linger_ms || pthread_create(&t, NULL, cli_powercut_later, NULL))
 		kill(getpid(), SIGKILL);
 }

@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "crash.h"
+#include "opcov.h"
 #include "spawn.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/fs.h"
@@ -80,6 +81,7 @@ struct ct_result {
 	double *recovery_s;	/* per iteration: remount to ready */
 	double *rows;		/* per iteration: stripe rows resynced by recovery */
 	unsigned int n;
+	struct opcov cov;	/* ordering points in flight at the power cuts */
 };
 
 /* Rows the recovery of the mount at @mnt resynced: the array's own pass (full,
@@ -400,7 +402,12 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 
 report:
 	{
+		char opath[PATH_MAX];
 		bool bad = false;
+
+		/* the dying daemon's record of what it had in flight (JGRFS_OPOINTS) */
+		snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
+		opcov_read_file(opath, &res->cov);
 
 		for (int c = 0; c < CT_NCHECKS; c++) {
 			res->damage[c] += damage[c] ? 1 : 0;
@@ -486,6 +493,10 @@ int cmd_crashtest(int argc, char **argv)
 		.seed = 1, .member_bytes = 64ull << 20,
 	};
 	struct ct_result res[CT_NMODES];
+	struct opcov covs[CT_NMODES];
+	const char *cov_names[CT_NMODES];
+	unsigned int ncov = 0;
+	char opath[PATH_MAX];
 	bool protected_damage = false, errors = false;
 	uint64_t v;
 	int c;
@@ -565,6 +576,9 @@ int cmd_crashtest(int argc, char **argv)
 	if (!o.verbose)
 		jg_log_set_level(JG_LOG_ERR);
 
+	snprintf(opath, sizeof(opath), "%.4000s/opoints", o.dir);
+	unlink(opath);
+	setenv("JGRFS_OPOINTS", opath, 1);	/* a daemon's power cut records its points */
 	printf("crashtest: RAID%u, %u iterations per mode, %u operations each, %s, seed %llu\n",
 	       o.level, o.iterations, o.ops, o.power_cut ? "kill -9 + power cut" : "kill -9",
 	       (unsigned long long)o.seed);
@@ -612,7 +626,11 @@ int cmd_crashtest(int argc, char **argv)
 			errors = true;
 		free(r->recovery_s);
 		free(r->rows);
+		covs[ncov] = r->cov;
+		cov_names[ncov++] = ct_modes[m].name;
 	}
+	if (o.power_cut)
+		opcov_print(stdout, covs, cov_names, ncov);
 	if (!o.keep)
 		rmdir(o.dir);
 	if (protected_damage) {

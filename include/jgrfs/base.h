@@ -10,6 +10,7 @@
  *   jg_crc32c()              ISA-L crc32_iscsi with a seed; jg_crc_seed() from a UUID
  *   jg_blk_seal/jg_blk_check every metadata block's 32-byte header (FORMAT.md §1)
  *   jg_seq_after()           wrap-safe comparison of sequence numbers
+ *   jg_opoint_set()          names the write-ordering point a thread's writes serve
  */
 #ifndef JGRFS_BASE_H
 #define JGRFS_BASE_H
@@ -80,6 +81,72 @@ static inline bool jg_seq_after(uint64_t a, uint64_t b)
 {
 	return (int64_t)(a - b) > 0;
 }
+
+/* --------------------------------------------------------- ordering points */
+
+/*
+ * The registry of write-ordering points: every kind of write whose order
+ * against other writes (or whose durability) recovery relies on, named with the
+ * label of the invariant in the code that states it. A thread names the point
+ * it is about to issue writes for with jg_opoint_set(); the fault device
+ * (src/raid/dev_fault.c) tags each member write with it and, at a power cut,
+ * records every point that had a write in flight -- issued and not yet made
+ * durable by a flush or FUA, or the very write the cut fell on. The crash
+ * harness adds these up into its coverage table (`jgrfs crashtest`), which
+ * must show every point reached. Setting the point is a thread-local store,
+ * so it stays in every build.
+ *
+ *	X(id, label, what)
+ */
+#define JG_OPOINT_LIST(X)                                                                        \
+	X(NONE, "-", "a write no point names")                                                   \
+	X(JNL_DECLARE, "(C3)", "declare blocks, FUA, before their data")                         \
+	X(JNL_DATA, "(C2) data", "a commit's data and log blocks, before its commit block")      \
+	X(JNL_COMMIT, "(C2) commit", "commit block with PREFLUSH|FUA")                           \
+	X(JNL_LOG_FUA, "(C1) FUA", "log image and commit block, FUA (no data home)")            \
+	X(JNL_LOG_BATCH, "(C1) batch", "log, data and commit block in one batch, then a flush") \
+	X(JNL_LOG_FLUSH, "(C6)", "flush bounding the log whose parity may be stale")            \
+	X(JNL_EARLY_DATA, "(D1) early", "an early batch's data, after its declare blocks")      \
+	X(JNL_CP_STEP, "(K2)", "a background checkpoint step's home writes")                    \
+	X(JNL_CP_FULL, "(K1)", "a full checkpoint's home writes")                                \
+	X(JNL_SB, "journal sb", "journal superblock: tail, start, clean")                        \
+	X(JNL_REPLAY, "replay", "recovery's replayed home writes (SYNCRAID)")                    \
+	X(JNL_RESYNC, "resync", "recovery's SYNCRAID reads repairing parity")                    \
+	X(RAID_SB, "(S1)", "member superblocks, then a flush")                                   \
+	X(RAID_BITMAP_SET, "(B1)", "write-intent bits set before the writes they cover")         \
+	X(RAID_BITMAP_CLEAR, "(B2)", "write-intent bits cleared after a flush")                  \
+	X(RAID_RESYNC, "(W3)", "assembly's resync of dirty rows (bitmap, full)")                 \
+	X(RAID_REBUILD, "(R1)", "rebuild of a member: rows, then its superblock")
+
+enum jg_opoint {
+#define JG_OPOINT_ENUM(id, label, what) JG_OP_##id,
+	JG_OPOINT_LIST(JG_OPOINT_ENUM)
+#undef JG_OPOINT_ENUM
+	JG_OP_COUNT
+};
+_Static_assert(JG_OP_COUNT <= 64, "ordering points fit a 64-bit mask");
+
+extern __thread enum jg_opoint jg_opoint_cur;
+
+/* Name the point of the writes this thread issues next; returns the previous one. */
+static inline enum jg_opoint jg_opoint_set(enum jg_opoint p)
+{
+	enum jg_opoint old = jg_opoint_cur;
+
+	jg_opoint_cur = p;
+	return old;
+}
+
+static inline enum jg_opoint jg_opoint_get(void)
+{
+	return jg_opoint_cur;
+}
+
+/* The label and a line on what it orders; "?" for an out-of-range value. */
+const char *jg_opoint_label(enum jg_opoint p);
+const char *jg_opoint_what(enum jg_opoint p);
+/* "JNL_DECLARE": the registry's name, for machine-readable output. */
+const char *jg_opoint_id(enum jg_opoint p);
 
 /* ------------------------------------------------------------ block header */
 

@@ -78,6 +78,12 @@ bool raid_fault_domain_is_cut(const struct raid_fault_domain *d);
 uint64_t raid_fault_domain_writes(const struct raid_fault_domain *d);
 /* Cut the power now (as if the count had been reached). */
 void raid_fault_domain_cut(struct raid_fault_domain *d);
+/*
+ * After the cut: a bit (1 << enum jg_opoint) for every ordering point that had
+ * a write in flight -- not yet made durable by a flush or FUA, or the write or
+ * flush the cut fell on. 0 before the cut.
+ */
+uint64_t raid_fault_domain_cut_points(const struct raid_fault_domain *d);
 
 /*
  * Wrap @lower (not owned: the caller closes it after this one) in domain @d.

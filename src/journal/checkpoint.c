@@ -111,6 +111,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 		rc = nr;
 		goto out;
 	}
+	jg_opoint_set(JG_OP_JNL_CP_FULL);
 	if (nr)
 		rc = jnl_io(j, reqs, (unsigned int)nr);
 	/* PREFLUSH: the home writes are durable before the tail moves past them */
@@ -258,6 +259,7 @@ int jnl_checkpoint_step(struct jnl *j)
 	pthread_mutex_unlock(&j->lock);
 	if (n) {
 		nr = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
+		jg_opoint_set(JG_OP_JNL_CP_STEP);
 		rc = nr < 0 ? nr : jnl_io(j, reqs, (unsigned int)nr);
 		if (rc) {
 			jnl_abort(j, rc, "checkpoint write");

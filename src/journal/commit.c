@@ -334,14 +334,17 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	if (declared && jnl_dist(j, uf, pos0) > jnl_unflushed_max(j)) {
 		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
 
+		jg_opoint_set(JG_OP_JNL_LOG_FLUSH);
 		rc = jnl_io(j, &fl, 1);
 		if (!rc)
 			uf = pos0;
 	}
 	/* (C3) declare blocks durable (FUA) before any data (D1). A crash after
 	 * this: recovery resyncs the blocks they name and drops the transaction */
-	if (!rc && ndreq)
+	if (!rc && ndreq) {
+		jg_opoint_set(JG_OP_JNL_DECLARE);
 		rc = jnl_io(j, reqs, ndreq);
+	}
 	if (!rc && ((declared && !csum_commit) ||
 		    (j->cfg.mode == JNL_DATA_ORDERED && (l.ndata || t->data_written)))) {
 		/* (C2) data and log blocks together, then the commit block */
@@ -349,8 +352,10 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 				     .flags = wf | BLK_PREFLUSH | BLK_FUA | BLK_APPEND,
 				     .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
 
+		jg_opoint_set(JG_OP_JNL_DATA);
 		if (nr > ndreq)
 			rc = jnl_io(j, reqs + ndreq, nr - ndreq);
+		jg_opoint_set(JG_OP_JNL_COMMIT);
 		if (!rc)
 			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
 		if (!rc)
@@ -358,6 +363,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	} else if (!rc && !nd && !t->data_written) {
 		/* (C1) log blocks only: the image with its commit block, FUA */
 		nlog = jnl_log_reqs(j, img, pos0, nimg, wf | BLK_FUA, reqs);
+		jg_opoint_set(JG_OP_JNL_LOG_FUA);
 		rc = jnl_io(j, reqs, nlog);	/* the commit point */
 	} else if (!rc) {
 		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
@@ -365,6 +371,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		/* (C1) one batch with the commit block, one flush */
 		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf | BLK_APPEND,
 					       .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
+		jg_opoint_set(JG_OP_JNL_LOG_BATCH);
 		rc = jnl_io(j, reqs + ndreq, nr - ndreq);
 		if (!rc)
 			rc = jnl_io(j, &fl, 1);	/* the commit point */
@@ -532,6 +539,7 @@ int jnl_background_flush(struct jnl *j)
 	}
 	head = j->head;	/* every log write before it has completed */
 	pthread_mutex_unlock(&j->lock);
+	jg_opoint_set(JG_OP_JNL_LOG_FLUSH);
 	rc = jnl_io(j, &fl, 1);
 	if (rc) {
 		jnl_abort(j, rc, "log flush");

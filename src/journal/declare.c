@@ -148,6 +148,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 			k += run;
 			p = jnl_next_pos(j, p, run);
 		}
+		jg_opoint_set(JG_OP_JNL_DECLARE);
 		rc = jnl_io(j, reqs, nr);	/* (D1) durable before the data below */
 		if (rc)
 			goto out_fail;
@@ -165,6 +166,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		rc = nd;
 		goto out_fail;
 	}
+	jg_opoint_set(JG_OP_JNL_EARLY_DATA);
 	rc = jnl_io(j, reqs, (unsigned int)nd);
 	if (rc)
 		goto out_fail;

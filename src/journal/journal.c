@@ -301,6 +301,7 @@ int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool d
 			bool preflush)
 {
 	uint8_t *blk = jg_alloc_blocks(1);
+	enum jg_opoint op;
 	struct blk_req r;
 	int rc;
 
@@ -315,7 +316,9 @@ int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool d
 		    (uint32_t)j->cfg.mode, j->seed);
 	r = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = j->start_blkno, .nblocks = 1, .buf = blk,
 			      .flags = BLK_FUA | (preflush ? BLK_PREFLUSH : 0) | j->write_flags };
+	op = jg_opoint_set(JG_OP_JNL_SB);
 	rc = jnl_io(j, &r, 1);
+	jg_opoint_set(op);
 	free(blk);
 	return rc;
 }

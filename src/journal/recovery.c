@@ -429,7 +429,10 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 			}
 			pthread_mutex_unlock(&j->lock);
 		} else {
+			enum jg_opoint op = jg_opoint_set(JG_OP_JNL_REPLAY);
+
 			rc = blk_submit(j->dev, reqs, (unsigned int)b);
+			jg_opoint_set(op);
 		}
 		if (rc) {
 			jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s replay write failed: %d", j->dev->name, rc);
@@ -698,10 +701,12 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	bool declared = j->feat_incompat & JNL_FEAT_INCOMPAT_DECLARE;
 	bool stats, ro = j->cfg.readonly;
 	double t0 = jg_now_seconds();
+	enum jg_opoint op0;
 	int rc = 0;
 
 	if (j->started || j->recovered)
 		return -EINVAL;
+	op0 = jg_opoint_set(JG_OP_JNL_RESYNC);
 	jnl_map_init(&s.revoke);
 	if (!ro) {
 		/* as jbd's journal_get_superblock with SYNCRAID: the superblock's row
@@ -709,8 +714,10 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		 * clean-marking write of a declared-mode close) */
 		uint8_t *sbb = jg_alloc_blocks(1);
 
-		if (!sbb)
+		if (!sbb) {
+			jg_opoint_set(op0);
 			return -ENOMEM;
+		}
 		if (!blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, sbb, BLK_SYNCRAID))
 			rep.log_blocks_resynced++;
 		free(sbb);
@@ -802,6 +809,7 @@ done:
 	if (rep_out)
 		*rep_out = rep;
 out:
+	jg_opoint_set(op0);
 	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "recover dev=%s readonly=%d -> %d", j->dev->name, ro, rc);
 	free(s.tags.v);
 	free(s.decl);

@@ -22,6 +22,11 @@
  * is what a real disk may show after losing power, and members disagree: the
  * RAID write hole. Same seed, same outcome.
  *
+ * Each write is tagged with its thread's ordering point (jg_opoint_set(),
+ * include/jgrfs/base.h). The cut records the points in flight: those of the
+ * unflushed writes and of the write or flush it fell on (cut_points), which the
+ * crash harness adds up into its coverage table.
+ *
  * Writes are serialised on the domain lock: fault devices are for tests, and
  * serial writes make "the Nth write" well defined.
  */
@@ -39,6 +44,7 @@
 struct fault_pending {		/* one write completed since the last flush */
 	uint64_t blkno;
 	uint32_t nblocks;
+	enum jg_opoint point;	/* what it was written for */
 	uint8_t *old;		/* the bytes it overwrote */
 	struct fault_pending *next; /* newer first */
 };
@@ -56,6 +62,7 @@ struct raid_fault_domain {
 	struct raid_fault_cfg cfg;
 	uint64_t writes;	/* writes seen, over all members */
 	bool cut;
+	uint64_t cut_points;	/* bit per enum jg_opoint in flight at the cut */
 	uint64_t rng;		/* xorshift64* state */
 	struct dev_fault *members;
 };
@@ -152,11 +159,18 @@ static void raid_fault_revert_locked(struct dev_fault *f, struct fault_pending *
 	free(cur);
 }
 
-static void raid_fault_cut_locked(struct raid_fault_domain *d)
+/* @on: the point of the write or flush the cut falls on; JG_OP_COUNT for none. */
+static void raid_fault_cut_locked(struct raid_fault_domain *d, enum jg_opoint on)
 {
+	uint64_t points = on < JG_OP_COUNT ? 1ull << on : 0;
+
 	if (d->cut)
 		return;
 	d->cut = true;
+	for (struct dev_fault *f = d->members; f; f = f->next_member)
+		for (struct fault_pending *p = f->pending; p; p = p->next)
+			points |= 1ull << p->point;
+	__atomic_store_n(&d->cut_points, points, __ATOMIC_RELEASE);
 	for (struct dev_fault *f = d->members; f; f = f->next_member) {
 		for (struct fault_pending *p = f->pending; p; p = p->next)
 			if (raid_fault_rand(d) % 100 >= d->cfg.keep_percent)
@@ -171,8 +185,13 @@ static void raid_fault_cut_locked(struct raid_fault_domain *d)
 void raid_fault_domain_cut(struct raid_fault_domain *d)
 {
 	pthread_mutex_lock(&d->lock);
-	raid_fault_cut_locked(d);
+	raid_fault_cut_locked(d, JG_OP_COUNT);
 	pthread_mutex_unlock(&d->lock);
+}
+
+uint64_t raid_fault_domain_cut_points(const struct raid_fault_domain *d)
+{
+	return __atomic_load_n(&d->cut_points, __ATOMIC_ACQUIRE);
 }
 
 static bool raid_fault_is_bad_locked(struct dev_fault *f, const struct blk_req *r)
@@ -282,7 +301,7 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 
 	d->writes++;
 	if (d->cfg.cut_after_writes && d->writes >= d->cfg.cut_after_writes)
-		raid_fault_cut_locked(d);
+		raid_fault_cut_locked(d, jg_opoint_get());
 	if (d->cut && d->cfg.chaos_after_cut) {
 		if (r->flags & BLK_PREFLUSH) {
 			/* the cut came with this very write: its flush never ends */
@@ -307,6 +326,7 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	}
 	p->blkno = r->blkno;
 	p->nblocks = r->nblocks;
+	p->point = jg_opoint_get();
 	rc = blk_rw(f->lower, BLK_OP_READ, r->blkno, r->nblocks, p->old, 0);
 	if (!rc)
 		rc = blk_submit(f->lower, r, 1);
@@ -342,7 +362,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 		} else if (r->op == BLK_OP_FLUSH) {
 			if (d->cfg.cut_at_flushes && !d->cut && ++d->writes >= d->cfg.cut_after_writes &&
 			    d->cfg.cut_after_writes)
-				raid_fault_cut_locked(d);	/* this flush is lost */
+				raid_fault_cut_locked(d, jg_opoint_get()); /* this flush is lost */
 			if (f->fail_all) {
 				rc = -EIO;
 			} else if (!d->cut) {
