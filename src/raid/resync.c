@@ -73,6 +73,7 @@ int raid_resync_recovery(struct raid_array *a)
 {
 	struct raid_resync_report rep = {0};
 	const struct raid_geo *g = &a->geo;
+	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_RESYNC);
 	double t0 = jg_now_seconds();
 	int rc = 0;
 
@@ -125,5 +126,6 @@ out:
 	    "recovery resync %s policy=%s rows_checked=%llu rows_repaired=%llu seconds=%.3f rc=%d",
 	    a->dev.name, raid_resync_policy_name(a->policy), (unsigned long long)rep.rows_checked,
 	    (unsigned long long)rep.rows_repaired, rep.seconds, rc);
+	jg_opoint_set(op);
 	return rc;
 }
