@@ -101,6 +101,8 @@ struct jnl_recovery_report {
 	uint64_t blocks_revoked;	/* logged blocks skipped because revoked */
 	uint64_t declared_blocks_resynced; /* blocks named by declare blocks, read with SYNCRAID */
 	uint64_t log_blocks_resynced;	/* log window read with SYNCRAID */
+	uint64_t revoked_blocks_resynced; /* homes of revoked logged copies read with SYNCRAID
+					 * (a checkpoint may have written them, checkpoint.c (K3)) */
 	uint64_t rows_resynced;		/* from the device's stats (BLK_CTL_GET_STATS), when it keeps them */
 	double seconds;
 };

@@ -15,7 +15,9 @@
  *   replay  the newest non-revoked copy of each block is written home.
  * When the superblock has the declare feature (the log was written in declared
  * mode), three SYNCRAID passes follow (not in readonly mode):
- *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn);
+ *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn),
+ *      and the home of every revoked copy is read with BLK_SYNCRAID (a checkpoint
+ *      may have written it before the revoke, checkpoint.c (K3));
  *   2. the declare blocks of the transaction after the last committed one are
  *      read and every block they list is read with BLK_SYNCRAID;
  *   3. the log whose parity may not be durable (a log write's parity is
@@ -338,11 +340,68 @@ out:
 	return rc;
 }
 
-/* Replay: newest non-revoked copy of each block, home (or into memory when readonly). */
+/* Read @n device blocks listed in @blknos with BLK_SYNCRAID, merging runs. */
+static int jnl_rec_syncraid_list(struct jnl *j, uint64_t *blknos, size_t n, uint8_t *buf,
+				 struct blk_req *reqs)
+{
+	size_t nr = 0, used = 0;
+
+	jnl_sort_u64(blknos, n);
+	for (size_t i = 0; i < n; i++) {
+		if (blknos[i] >= j->dev->nblocks)
+			continue;
+		if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks == blknos[i]) {
+			reqs[nr - 1].nblocks++;
+		} else if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks > blknos[i]) {
+			continue;	/* duplicate */
+		} else {
+			reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
+						       .blkno = blknos[i], .nblocks = 1,
+						       .buf = buf + used * JG_BLOCK_SIZE };
+		}
+		used++;
+	}
+	return nr ? blk_submit(j->dev, reqs, (unsigned int)nr) : 0;
+}
+
+/* Read the homes in @revoked with BLK_SYNCRAID, JNL_REC_WIN at a time (K3). */
+static int jnl_rec_revoked(struct jnl *j, const struct jnl_map *revoked, uint8_t *buf,
+			   struct blk_req *reqs, struct jnl_recovery_report *rep)
+{
+	uint64_t list[JNL_REC_WIN];
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < revoked->cap && !rc; i++) {
+		if (revoked->keys[i] == JNL_MAP_EMPTY)
+			continue;
+		list[n++] = revoked->keys[i];
+		if (n == JNL_REC_WIN) {
+			rc = jnl_rec_syncraid_list(j, list, n, buf, reqs);
+			rep->revoked_blocks_resynced += n;
+			n = 0;
+		}
+	}
+	if (!rc && n) {
+		rc = jnl_rec_syncraid_list(j, list, n, buf, reqs);
+		rep->revoked_blocks_resynced += n;
+	}
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s revoked homes resync failed: %d",
+		       j->dev->name, rc);
+	return rc;
+}
+
+/*
+ * Replay: newest non-revoked copy of each block, home (or into memory when
+ * readonly). With @syncraid, the home of every copy scanned is resynced: a
+ * replayed one by its BLK_SYNCRAID write, a revoked one by a BLK_SYNCRAID read,
+ * since a checkpoint may have written it without a flush (checkpoint.c (K3)).
+ */
 static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 			  struct jnl_recovery_report *rep)
 {
-	struct jnl_map newest;
+	struct jnl_map newest, revoked;
 	struct jnl_rtag *list = NULL;
 	struct blk_req *reqs = NULL;
 	uint8_t *buf = NULL;
@@ -350,11 +409,17 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 	int rc = 0;
 
 	jnl_map_init(&newest);
+	jnl_map_init(&revoked);
 	for (size_t i = 0; i < s->tags.n; i++) {
 		uint64_t *v;
 
 		if (jnl_revoke_table_test(&s->revoke, s->tags.v[i].home, s->tags.v[i].tid)) {
 			rep->blocks_revoked++;
+			if (syncraid) {
+				rc = jnl_map_get(&revoked, s->tags.v[i].home, &v, NULL);
+				if (rc)
+					goto out;
+			}
 			continue;
 		}
 		rc = jnl_map_get(&newest, s->tags.v[i].home, &v, NULL);
@@ -437,36 +502,15 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 		}
 		rep->blocks_replayed += b;
 	}
+	if (syncraid)
+		rc = jnl_rec_revoked(j, &revoked, buf, reqs, rep);
 out:
 	jnl_map_free(&newest);
+	jnl_map_free(&revoked);
 	free(list);
 	free(reqs);
 	free(buf);
 	return rc;
-}
-
-/* Read @n device blocks listed in @blknos with BLK_SYNCRAID, merging runs. */
-static int jnl_rec_syncraid_list(struct jnl *j, uint64_t *blknos, size_t n, uint8_t *buf,
-				 struct blk_req *reqs)
-{
-	size_t nr = 0, used = 0;
-
-	jnl_sort_u64(blknos, n);
-	for (size_t i = 0; i < n; i++) {
-		if (blknos[i] >= j->dev->nblocks)
-			continue;
-		if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks == blknos[i]) {
-			reqs[nr - 1].nblocks++;
-		} else if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks > blknos[i]) {
-			continue;	/* duplicate */
-		} else {
-			reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
-						       .blkno = blknos[i], .nblocks = 1,
-						       .buf = buf + used * JG_BLOCK_SIZE };
-		}
-		used++;
-	}
-	return nr ? blk_submit(j->dev, reqs, (unsigned int)nr) : 0;
 }
 
 /* Read the declare block at log position @pos into @blk; its tags, or NULL (*cnt 0). */
