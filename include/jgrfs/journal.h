@@ -30,8 +30,10 @@
  * also resyncs (BLK_SYNCRAID) the blocks named by declare blocks of transactions
  * that did not commit and the log window being written at the crash.
  *
- * Failure: an I/O error on the log aborts the journal: later jnl_handle_start()
- * returns -EROFS (sticky).
+ * Failure: an I/O error on the log, or any failure of a commit before its
+ * commit point (memory too), aborts the journal: later jnl_handle_start()
+ * returns -EROFS (sticky), and so does a jnl_commit() waiting for a
+ * transaction that did not become durable.
  */
 #ifndef JGRFS_JOURNAL_H
 #define JGRFS_JOURNAL_H
@@ -210,5 +212,13 @@ struct jnl_info {
 	struct jnl_recovery_report last_recovery;
 };
 void jnl_info_get(struct jnl *j, struct jnl_info *out);
+
+/*
+ * Tests: the @nth allocation (1-based) from now on the commit path -- the
+ * commit itself, its log reservation and checkpoints, the staging of its
+ * writes -- fails as if memory were exhausted; 0 turns this off. Process-wide.
+ * Returns the count left of the previous setting: 0 when it fired (or was off).
+ */
+unsigned int jnl_fault_alloc_set(unsigned int nth);
 
 #endif /* JGRFS_JOURNAL_H */

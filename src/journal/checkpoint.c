@@ -97,7 +97,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 	}
 	wb = malloc((j->cp_n + 1) * sizeof(*wb));
 	reqs = malloc((j->cp_n + 1) * sizeof(*reqs));
-	if (!wb || !reqs) {
+	if (jnl_fault_alloc() || !wb || !reqs) {
 		pthread_mutex_unlock(&j->lock);
 		rc = -ENOMEM;
 		goto out;

@@ -223,6 +223,8 @@ static inline uint64_t jnl_unflushed_bg_mark(const struct jnl *j)
 /* A background flush is due (C6). lock held. */
 bool jnl_flush_wanted_locked(const struct jnl *j);
 
+/* jnl_fault_alloc_set(): must this allocation of the commit path fail? */
+bool jnl_fault_alloc(void);
 /* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n);
 /* Write the journal superblock (FUA, PREFLUSH when @preflush). io_lock held. */
