@@ -67,6 +67,10 @@ int jnl_format(struct blk_dev *dev, uint64_t start_blkno, uint64_t nblocks,
 
 struct jnl_cfg {
 	uint64_t start_blkno;		/* the journal superblock (region start) */
+	/* blocks of the region the caller gives the journal (the filesystem
+	 * superblock's journal_blocks): a journal superblock of another size is
+	 * refused (-EUCLEAN). 0: not checked */
+	uint64_t nblocks;
 	enum jnl_data_mode mode;	/* default JNL_DATA_ORDERED (zero-filled config) */
 	unsigned int commit_interval_ms;/* commit timer; default 5000; 0 uses the default */
 	bool no_commit_thread;		/* unit tests: commit only when asked or full */
@@ -88,8 +92,9 @@ struct jnl_handle;
 
 /*
  * Read and verify the journal superblock at cfg->start_blkno of @dev (not owned).
- * -EUCLEAN for a damaged superblock (logged), -EOPNOTSUPP for unknown incompat
- * features. Does not recover and starts no thread.
+ * -EUCLEAN for a damaged superblock, or one whose size is not cfg->nblocks
+ * (logged), -EOPNOTSUPP for unknown incompat features. Does not recover and
+ * starts no thread.
  */
 int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out);
 

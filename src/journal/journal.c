@@ -399,6 +399,14 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 		       j->dev->name, (unsigned long long)j->start_blkno, bad);
 		return -EUCLEAN;
 	}
+	if (j->cfg.nblocks && nblocks != j->cfg.nblocks) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS,
+		       "superblock dev=%s blkno=%llu nblocks=%llu does not match the journal region "
+		       "of %llu blocks",
+		       j->dev->name, (unsigned long long)j->start_blkno, (unsigned long long)nblocks,
+		       (unsigned long long)j->cfg.nblocks);
+		return -EUCLEAN;
+	}
 	if (jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN) {
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s unknown incompat features 0x%x",
 		       j->dev->name, jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN);
