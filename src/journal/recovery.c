@@ -25,12 +25,15 @@
  *      jnl_unflushed_max() blocks before the last committed transaction
  *      (commit.c (C6)) to its end, and the window being written at the crash
  *      (max_txn_blocks after it), is read with BLK_SYNCRAID.
- * The journal superblock is read with BLK_SYNCRAID first in every recovery that
- * may write (clean or not, as jbd reads it at load): its last write may have
- * been the clean-marking one of a declared-mode close.
+ * The journal superblock is read with BLK_SYNCRAID in every recovery that may
+ * write (clean or not, as jbd reads it at load): its last write may have been
+ * the clean-marking one of a declared-mode close.
  * Then the log is emptied (superblock start = 0), the sequence continues after
  * the dropped transaction, and the array is told (SYNCRAID_DONE,
- * CLEAR_JNL_PENDING). Nothing is written while verifying.
+ * CLEAR_JNL_PENDING). Nothing is written while verifying: the scan comes
+ * before any write or SYNCRAID read, and a log it refuses (a descriptor tag
+ * naming a home past the device or inside the journal region, -EUCLEAN) is
+ * left as found.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -191,6 +194,33 @@ static int jnl_last_accept(struct jnl_scan *s)
 	return 0;
 }
 
+/*
+ * A tag of a valid descriptor (@pos, transaction @tid) names home @home: our
+ * writer never logs a block past the device or inside the journal region
+ * (handle.c), so such a tag is damage or a foreign log, not a torn write, and
+ * replaying it would write over the log or past the array. -EUCLEAN.
+ */
+static int jnl_rec_home_check(struct jnl *j, uint64_t home, uint64_t pos, uint64_t tid,
+			      uint32_t k)
+{
+	const char *why = NULL;
+
+	if (home >= j->dev->nblocks)
+		why = "past the device";
+	else if (home >= j->start_blkno && home < j->start_blkno + j->nblocks)
+		why = "inside the journal region";
+	if (!why)
+		return 0;
+	jg_log(JG_LOG_ERR, JNL_SUBSYS,
+	       "recovery dev=%s descriptor blkno=%llu tid=%llu tag %u: home %llu %s "
+	       "(journal %llu..%llu, device %llu blocks): log refused, nothing written",
+	       j->dev->name, (unsigned long long)jnl_abs(j, pos), (unsigned long long)tid, k,
+	       (unsigned long long)home, why, (unsigned long long)j->start_blkno,
+	       (unsigned long long)(j->start_blkno + j->nblocks - 1),
+	       (unsigned long long)j->dev->nblocks);
+	return -EUCLEAN;
+}
+
 static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 {
 	struct jnl_rwin w = { 0 };
@@ -270,8 +300,10 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 				rt.tid = next;
 				rt.flags = jg_le32(tags[k].flags);
 				rt.crc = jg_le32(tags[k].crc);
-				if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc ||
-				    rt.home >= j->dev->nblocks) {
+				rc = jnl_rec_home_check(j, rt.home, pos, next, k);
+				if (rc)
+					goto out;
+				if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc) {
 					jg_log(JG_LOG_WARN, JNL_SUBSYS,
 					       "recovery dev=%s blkno=%llu tid=%llu logged block bad crc: transaction dropped",
 					       j->dev->name, (unsigned long long)jnl_abs(j, lp),
@@ -313,7 +345,7 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 				rc = jnl_rwin_get(j, &w, revpos[i], &rb);
 				if (rc)
 					goto out;
-				rc = jnl_revoke_table_add(&l->revoke, rb, next);
+				rc = jnl_revoke_table_add(&l->revoke, rb, next, j->dev->nblocks);
 				if (rc)
 					goto out;
 			}
@@ -723,6 +755,23 @@ out:
 	return rc;
 }
 
+/*
+ * As jbd's journal_get_superblock, with SYNCRAID: the superblock's row may have
+ * been cut mid-write even when the log is clean (the final clean-marking write
+ * of a declared-mode close).
+ */
+static int jnl_rec_sb_resync(struct jnl *j, struct jnl_recovery_report *rep)
+{
+	uint8_t *sbb = jg_alloc_blocks(1);
+
+	if (!sbb)
+		return -ENOMEM;
+	if (!blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, sbb, BLK_SYNCRAID))
+		rep->log_blocks_resynced++;
+	free(sbb);
+	return 0;
+}
+
 static void jnl_rec_array_done(struct jnl *j)
 {
 	int rc = blk_ctl(j->dev, BLK_CTL_SYNCRAID_DONE, NULL);
@@ -747,22 +796,11 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	if (j->started || j->recovered)
 		return -EINVAL;
 	jnl_map_init(&s.revoke);
-	if (!ro) {
-		/* as jbd's journal_get_superblock with SYNCRAID: the superblock's row
-		 * may have been cut mid-write even when the log is clean (the final
-		 * clean-marking write of a declared-mode close) */
-		uint8_t *sbb = jg_alloc_blocks(1);
-
-		if (!sbb)
-			return -ENOMEM;
-		if (!blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, sbb, BLK_SYNCRAID))
-			rep.log_blocks_resynced++;
-		free(sbb);
-	}
 	if (!j->sb_start) {
 		rep.was_clean = true;
 		if (!ro) {
-			if (declared) {
+			rc = jnl_rec_sb_resync(j, &rep);
+			if (!rc && declared) {
 				pthread_mutex_lock(&j->io_lock);
 				rc = jnl_sb_write_locked(j, 0, j->sb_sequence, false, false);
 				pthread_mutex_unlock(&j->io_lock);
@@ -773,7 +811,10 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	}
 	stats = blk_ctl(j->dev, BLK_CTL_GET_STATS, &st0) == 0;
 
+	/* the scan verifies and writes nothing: a log it refuses is left as found */
 	rc = jnl_rec_scan(j, &s);
+	if (!rc && !ro)
+		rc = jnl_rec_sb_resync(j, &rep);
 	if (!rc && s.last.set) {
 		bool complete;
 
