@@ -200,8 +200,7 @@ static int jnl_last_accept(struct jnl_scan *s)
  * (handle.c), so such a tag is damage or a foreign log, not a torn write, and
  * replaying it would write over the log or past the array. -EUCLEAN.
  */
-static int jnl_rec_home_check(struct jnl *j, uint64_t home, uint64_t pos, uint64_t tid,
-			      uint32_t k)
+static int jnl_rec_home_check(struct jnl *j, uint64_t home, uint64_t pos, uint64_t tid, uint32_t k)
 {
 	const char *why = NULL;
 
