@@ -30,8 +30,10 @@
  * also resyncs (BLK_SYNCRAID) the blocks named by declare blocks of transactions
  * that did not commit and the log window being written at the crash.
  *
- * Failure: an I/O error on the log aborts the journal: later jnl_handle_start()
- * returns -EROFS (sticky).
+ * Failure: an I/O error on the log, or any failure of a commit before its
+ * commit point (memory too), aborts the journal: later jnl_handle_start()
+ * returns -EROFS (sticky), and so does a jnl_commit() waiting for a
+ * transaction that did not become durable.
  */
 #ifndef JGRFS_JOURNAL_H
 #define JGRFS_JOURNAL_H
@@ -65,6 +67,10 @@ int jnl_format(struct blk_dev *dev, uint64_t start_blkno, uint64_t nblocks,
 
 struct jnl_cfg {
 	uint64_t start_blkno;		/* the journal superblock (region start) */
+	/* blocks of the region the caller gives the journal (the filesystem
+	 * superblock's journal_blocks): a journal superblock of another size is
+	 * refused (-EUCLEAN). 0: not checked */
+	uint64_t nblocks;
 	enum jnl_data_mode mode;	/* default JNL_DATA_ORDERED (zero-filled config) */
 	unsigned int commit_interval_ms;/* commit timer; default 5000; 0 uses the default */
 	bool no_commit_thread;		/* unit tests: commit only when asked or full */
@@ -86,8 +92,9 @@ struct jnl_handle;
 
 /*
  * Read and verify the journal superblock at cfg->start_blkno of @dev (not owned).
- * -EUCLEAN for a damaged superblock (logged), -EOPNOTSUPP for unknown incompat
- * features. Does not recover and starts no thread.
+ * -EUCLEAN for a damaged superblock, or one whose size is not cfg->nblocks
+ * (logged), -EOPNOTSUPP for unknown incompat features. Does not recover and
+ * starts no thread.
  */
 int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out);
 
@@ -101,6 +108,8 @@ struct jnl_recovery_report {
 	uint64_t blocks_revoked;	/* logged blocks skipped because revoked */
 	uint64_t declared_blocks_resynced; /* blocks named by declare blocks, read with SYNCRAID */
 	uint64_t log_blocks_resynced;	/* log window read with SYNCRAID */
+	uint64_t revoked_blocks_resynced; /* homes of revoked logged copies read with SYNCRAID
+					 * (a checkpoint may have written them, checkpoint.c (K3)) */
 	uint64_t rows_resynced;		/* from the device's stats (BLK_CTL_GET_STATS), when it keeps them */
 	double seconds;
 };
@@ -208,5 +217,13 @@ struct jnl_info {
 	struct jnl_recovery_report last_recovery;
 };
 void jnl_info_get(struct jnl *j, struct jnl_info *out);
+
+/*
+ * Tests: the @nth allocation (1-based) from now on the commit path -- the
+ * commit itself, its log reservation and checkpoints, the staging of its
+ * writes -- fails as if memory were exhausted; 0 turns this off. Process-wide.
+ * Returns the count left of the previous setting: 0 when it fired (or was off).
+ */
+unsigned int jnl_fault_alloc_set(unsigned int nth);
 
 #endif /* JGRFS_JOURNAL_H */

@@ -31,6 +31,14 @@
  *        tail, as for a full checkpoint.
  *      A full checkpoint (the log past jnl_cp_sync_mark(), or full; close) ends
  *      any pass: it writes every copy and moves the tail further.
+ * (K3) Every home write of a checkpoint carries BLK_FS_RAIDSYNC (no bitmap) and
+ *      is made durable only by the superblock's PREFLUSH that moves the tail
+ *      past its copy: until then the copy is in the log recovery scans. So
+ *      recovery resyncs the home of every copy of a committed transaction it
+ *      scans: a replayed copy by its BLK_SYNCRAID write, and a revoked one (a
+ *      commit after the step freed the block, and went out with FUA, no flush)
+ *      by a BLK_SYNCRAID read of its home (recovery.c). A cut anywhere in a
+ *      pass leaves no row with stale parity that recovery does not name.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -89,7 +97,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 	}
 	wb = malloc((j->cp_n + 1) * sizeof(*wb));
 	reqs = malloc((j->cp_n + 1) * sizeof(*reqs));
-	if (!wb || !reqs) {
+	if (jnl_fault_alloc() || !wb || !reqs) {
 		pthread_mutex_unlock(&j->lock);
 		rc = -ENOMEM;
 		goto out;
@@ -258,6 +266,7 @@ int jnl_checkpoint_step(struct jnl *j)
 	}
 	pthread_mutex_unlock(&j->lock);
 	if (n) {
+		/* (K3) no flush: the copies stay in the log until the pass ends */
 		nr = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
 		jg_opoint_set(JG_OP_JNL_CP_STEP);
 		rc = nr < 0 ? nr : jnl_io(j, reqs, (unsigned int)nr);

@@ -58,6 +58,12 @@
  *        commits and without io_lock (jnl_background_flush()), so that a commit
  *        seldom has to: a flush makes durable every log write completed before
  *        it was issued, up to the head read then.
+ *   (C7) A commit that fails aborts the journal, whatever failed (an
+ *        allocation, the log reservation, staging, a write): "committing" stays
+ *        set, and every waiter for it (jnl_commit, jnl_commit_running, a
+ *        handle start on a full transaction) wakes on the abort and returns
+ *        -EROFS. A failure after the commit point (the checkpoint that follows
+ *        when the log is past jnl_cp_sync_mark()) does not fail the commit.
  * A crash before the commit point leaves a transaction recovery drops; in
  * declared mode recovery resyncs the blocks its declare blocks list.
  */
@@ -180,7 +186,7 @@ static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl
 	l->data = malloc(n * sizeof(*l->data));
 	l->revoke = malloc(n * sizeof(*l->revoke));
 	l->forget = malloc(n * sizeof(*l->forget));
-	if (!l->meta || !l->data || !l->revoke || !l->forget)
+	if (jnl_fault_alloc() || !l->meta || !l->data || !l->revoke || !l->forget)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->blocks.cap; i++) {
 		uint64_t b = t->blocks.keys[i], f = t->blocks.vals[i];
@@ -261,6 +267,7 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	struct timespec ts;
 	uint32_t wf = j->write_flags;
 	uint64_t uf0, uf;	/* (C6) j->unflushed_from; as this commit leaves it */
+	const char *why = "commit gather";
 	int rc, nd;
 
 	pthread_mutex_lock(&j->lock);
@@ -275,14 +282,16 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	ndesc = (l.nmeta + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
 	nrevb = (l.nrevoke + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
 	nimg = ndecl + ndesc + l.nmeta + nrevb + 1;
+	why = "commit log reserve";
 	rc = jnl_log_reserve_locked(j, nimg);
 	if (rc)
 		goto out;
 
+	why = "commit allocation";
 	rc = -ENOMEM;
 	img = jg_alloc_blocks(nimg);
 	reqs = malloc((l.ndata + 8) * sizeof(*reqs));
-	if (!img || !reqs)
+	if (jnl_fault_alloc() || !img || !reqs)
 		goto out;
 	pos0 = pos = j->head;
 	p = img;
@@ -323,11 +332,13 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	ndreq = jnl_log_reqs(j, img, pos0, ndecl, wf | BLK_FUA, reqs);
 	nlog = ndreq + jnl_log_reqs(j, img + ndecl * JG_BLOCK_SIZE, jnl_next_pos(j, pos0, ndecl),
 			     nimg - 1 - ndecl, wf, reqs + ndreq);
+	why = "commit staging";
 	nd = jnl_wb_reqs(j, l.data, l.ndata, wf, reqs + nlog, &stage, &nstage);
 	if (nd < 0) {
 		rc = nd;
 		goto out;
 	}
+	why = "commit write";
 	nr = nlog + (unsigned int)nd;
 	rc = 0;
 	/* (C6) */
@@ -378,10 +389,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 		if (!rc)
 			uf = jnl_next_pos(j, pos0, nimg);
 	}
-	if (rc) {
-		jnl_abort(j, rc, "commit write");
+	if (rc)
 		goto out;
-	}
 
 	/* 4. copies move on */
 	pthread_mutex_lock(&j->lock);
@@ -451,11 +460,18 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	pthread_mutex_unlock(&j->lock);
 	jnl_txn_free(t);
 	t = NULL;
+	/* the background checkpoint (checkpoint.c (K2)) fell behind. The
+	 * transaction is durable whatever this returns: a failed write aborted the
+	 * journal, and -ENOMEM changed nothing (the next commit tries again) */
+	if (j->used > jnl_cp_sync_mark(j) && jnl_checkpoint_locked(j, false) == -ENOMEM)
+		jg_log(JG_LOG_WARN, JNL_SUBSYS, "dev=%s checkpoint after commit: out of memory",
+		       j->dev->name);
 	rc = 0;
-	/* the background checkpoint (checkpoint.c (K2)) fell behind */
-	if (j->used > jnl_cp_sync_mark(j))
-		rc = jnl_checkpoint_locked(j, false);
 out:
+	/* (C7) before the commit point nothing can be undone: the frozen copies
+	 * are the committing transaction's, and handles have joined the next one */
+	if (rc)
+		jnl_abort(j, rc, why);
 	jnl_stage_free(j, stage, nstage);
 	jnl_commit_lists_free(&l);
 	free(img);
@@ -478,10 +494,14 @@ int jnl_commit_running(struct jnl *j)
 	t = j->running;
 	if (!t || jnl_txn_empty(t))
 		goto out;
-	nt = jnl_txn_new(t->tid + 1);
+	nt = jnl_fault_alloc() ? NULL : jnl_txn_new(t->tid + 1);
 	if (!nt) {
+		/* (C7) the commit thread would retry at once, and a start that found
+		 * t full waits for it: give up, as for any other failed commit */
 		rc = -ENOMEM;
-		goto out;
+		pthread_mutex_unlock(&j->lock);
+		jnl_abort(j, rc, "commit: new transaction");
+		return rc;
 	}
 	/* 1. lock the transaction: new handles join nt; freeze its copies */
 	j->committing = t;

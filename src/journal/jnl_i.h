@@ -223,6 +223,8 @@ static inline uint64_t jnl_unflushed_bg_mark(const struct jnl *j)
 /* A background flush is due (C6). lock held. */
 bool jnl_flush_wanted_locked(const struct jnl *j);
 
+/* jnl_fault_alloc_set(): must this allocation of the commit path fail? */
+bool jnl_fault_alloc(void);
 /* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n);
 /* Write the journal superblock (FUA, PREFLUSH when @preflush). io_lock held. */
@@ -296,8 +298,10 @@ static inline uint64_t jnl_cp_sync_mark(const struct jnl *j)
 void jnl_revoke_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
 		     const uint64_t *blknos, size_t n);
 
-/* Recovery: record revokes of a committed transaction (@tid) in @table. */
-int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid);
+/* Recovery: record revokes of a committed transaction (@tid) in @table; a
+ * record of a block at or past @dev_blocks revokes nothing and is skipped. */
+int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid,
+			 uint64_t dev_blocks);
 /* Record one: the newest revoking tid of @blkno wins. */
 int jnl_revoke_table_note(struct jnl_map *table, uint64_t blkno, uint64_t tid);
 

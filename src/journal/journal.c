@@ -48,6 +48,23 @@ int jnl_data_mode_parse(const char *s, enum jnl_data_mode *out)
 
 /* ---------------------------------------------------------------- helpers */
 
+static unsigned int jnl_fault_alloc_nth;	/* jnl_fault_alloc_set(); 0: off */
+
+unsigned int jnl_fault_alloc_set(unsigned int nth)
+{
+	return __atomic_exchange_n(&jnl_fault_alloc_nth, nth, __ATOMIC_RELAXED);
+}
+
+bool jnl_fault_alloc(void)
+{
+	unsigned int n = __atomic_load_n(&jnl_fault_alloc_nth, __ATOMIC_RELAXED);
+
+	while (n && !__atomic_compare_exchange_n(&jnl_fault_alloc_nth, &n, n - 1, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return n == 1;
+}
+
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n)
 {
 	uint64_t fl = 0;
@@ -237,7 +254,7 @@ int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struc
 		if (k - i == 1) {
 			reqs[nr].buf = w[i].buf;
 		} else {
-			uint8_t *b = jnl_stage_get(j);
+			uint8_t *b = jnl_fault_alloc() ? NULL : jnl_stage_get(j);
 			void **nst = realloc(st, (ns + 1) * sizeof(*st));
 
 			if (!b || !nst) {
@@ -300,7 +317,7 @@ static uint64_t jnl_max_txn_for(uint64_t nblocks)
 int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
 			bool preflush)
 {
-	uint8_t *blk = jg_alloc_blocks(1);
+	uint8_t *blk = jnl_fault_alloc() ? NULL : jg_alloc_blocks(1);
 	enum jg_opoint op;
 	struct blk_req r;
 	int rc;
@@ -383,6 +400,14 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 	if (bad) {
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s blkno=%llu bad %s",
 		       j->dev->name, (unsigned long long)j->start_blkno, bad);
+		return -EUCLEAN;
+	}
+	if (j->cfg.nblocks && nblocks != j->cfg.nblocks) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS,
+		       "superblock dev=%s blkno=%llu nblocks=%llu does not match the journal region "
+		       "of %llu blocks",
+		       j->dev->name, (unsigned long long)j->start_blkno, (unsigned long long)nblocks,
+		       (unsigned long long)j->cfg.nblocks);
 		return -EUCLEAN;
 	}
 	if (jg_le32(sb->feature_incompat) & ~JNL_FEAT_INCOMPAT_KNOWN) {

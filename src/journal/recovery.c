@@ -15,7 +15,9 @@
  *   replay  the newest non-revoked copy of each block is written home.
  * When the superblock has the declare feature (the log was written in declared
  * mode), three SYNCRAID passes follow (not in readonly mode):
- *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn);
+ *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn),
+ *      and the home of every revoked copy is read with BLK_SYNCRAID (a checkpoint
+ *      may have written it before the revoke, checkpoint.c (K3));
  *   2. the declare blocks of the transaction after the last committed one are
  *      read and every block they list is read with BLK_SYNCRAID;
  *   3. the log whose parity may not be durable (a log write's parity is
@@ -23,12 +25,15 @@
  *      jnl_unflushed_max() blocks before the last committed transaction
  *      (commit.c (C6)) to its end, and the window being written at the crash
  *      (max_txn_blocks after it), is read with BLK_SYNCRAID.
- * The journal superblock is read with BLK_SYNCRAID first in every recovery that
- * may write (clean or not, as jbd reads it at load): its last write may have
- * been the clean-marking one of a declared-mode close.
+ * The journal superblock is read with BLK_SYNCRAID in every recovery that may
+ * write (clean or not, as jbd reads it at load): its last write may have been
+ * the clean-marking one of a declared-mode close.
  * Then the log is emptied (superblock start = 0), the sequence continues after
  * the dropped transaction, and the array is told (SYNCRAID_DONE,
- * CLEAR_JNL_PENDING). Nothing is written while verifying.
+ * CLEAR_JNL_PENDING). Nothing is written while verifying: the scan comes
+ * before any write or SYNCRAID read, and a log it refuses (a descriptor tag
+ * naming a home past the device or inside the journal region, -EUCLEAN) is
+ * left as found.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -189,6 +194,32 @@ static int jnl_last_accept(struct jnl_scan *s)
 	return 0;
 }
 
+/*
+ * A tag of a valid descriptor (@pos, transaction @tid) names home @home: our
+ * writer never logs a block past the device or inside the journal region
+ * (handle.c), so such a tag is damage or a foreign log, not a torn write, and
+ * replaying it would write over the log or past the array. -EUCLEAN.
+ */
+static int jnl_rec_home_check(struct jnl *j, uint64_t home, uint64_t pos, uint64_t tid, uint32_t k)
+{
+	const char *why = NULL;
+
+	if (home >= j->dev->nblocks)
+		why = "past the device";
+	else if (home >= j->start_blkno && home < j->start_blkno + j->nblocks)
+		why = "inside the journal region";
+	if (!why)
+		return 0;
+	jg_log(JG_LOG_ERR, JNL_SUBSYS,
+	       "recovery dev=%s descriptor blkno=%llu tid=%llu tag %u: home %llu %s "
+	       "(journal %llu..%llu, device %llu blocks): log refused, nothing written",
+	       j->dev->name, (unsigned long long)jnl_abs(j, pos), (unsigned long long)tid, k,
+	       (unsigned long long)home, why, (unsigned long long)j->start_blkno,
+	       (unsigned long long)(j->start_blkno + j->nblocks - 1),
+	       (unsigned long long)j->dev->nblocks);
+	return -EUCLEAN;
+}
+
 static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 {
 	struct jnl_rwin w = { 0 };
@@ -268,8 +299,10 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 				rt.tid = next;
 				rt.flags = jg_le32(tags[k].flags);
 				rt.crc = jg_le32(tags[k].crc);
-				if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc ||
-				    rt.home >= j->dev->nblocks) {
+				rc = jnl_rec_home_check(j, rt.home, pos, next, k);
+				if (rc)
+					goto out;
+				if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc) {
 					jg_log(JG_LOG_WARN, JNL_SUBSYS,
 					       "recovery dev=%s blkno=%llu tid=%llu logged block bad crc: transaction dropped",
 					       j->dev->name, (unsigned long long)jnl_abs(j, lp),
@@ -311,7 +344,7 @@ static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 				rc = jnl_rwin_get(j, &w, revpos[i], &rb);
 				if (rc)
 					goto out;
-				rc = jnl_revoke_table_add(&l->revoke, rb, next);
+				rc = jnl_revoke_table_add(&l->revoke, rb, next, j->dev->nblocks);
 				if (rc)
 					goto out;
 			}
@@ -338,11 +371,68 @@ out:
 	return rc;
 }
 
-/* Replay: newest non-revoked copy of each block, home (or into memory when readonly). */
+/* Read @n device blocks listed in @blknos with BLK_SYNCRAID, merging runs. */
+static int jnl_rec_syncraid_list(struct jnl *j, uint64_t *blknos, size_t n, uint8_t *buf,
+				 struct blk_req *reqs)
+{
+	size_t nr = 0, used = 0;
+
+	jnl_sort_u64(blknos, n);
+	for (size_t i = 0; i < n; i++) {
+		if (blknos[i] >= j->dev->nblocks)
+			continue;
+		if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks == blknos[i]) {
+			reqs[nr - 1].nblocks++;
+		} else if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks > blknos[i]) {
+			continue;	/* duplicate */
+		} else {
+			reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
+						       .blkno = blknos[i], .nblocks = 1,
+						       .buf = buf + used * JG_BLOCK_SIZE };
+		}
+		used++;
+	}
+	return nr ? blk_submit(j->dev, reqs, (unsigned int)nr) : 0;
+}
+
+/* Read the homes in @revoked with BLK_SYNCRAID, JNL_REC_WIN at a time (K3). */
+static int jnl_rec_revoked(struct jnl *j, const struct jnl_map *revoked, uint8_t *buf,
+			   struct blk_req *reqs, struct jnl_recovery_report *rep)
+{
+	uint64_t list[JNL_REC_WIN];
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < revoked->cap && !rc; i++) {
+		if (revoked->keys[i] == JNL_MAP_EMPTY)
+			continue;
+		list[n++] = revoked->keys[i];
+		if (n == JNL_REC_WIN) {
+			rc = jnl_rec_syncraid_list(j, list, n, buf, reqs);
+			rep->revoked_blocks_resynced += n;
+			n = 0;
+		}
+	}
+	if (!rc && n) {
+		rc = jnl_rec_syncraid_list(j, list, n, buf, reqs);
+		rep->revoked_blocks_resynced += n;
+	}
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s revoked homes resync failed: %d",
+		       j->dev->name, rc);
+	return rc;
+}
+
+/*
+ * Replay: newest non-revoked copy of each block, home (or into memory when
+ * readonly). With @syncraid, the home of every copy scanned is resynced: a
+ * replayed one by its BLK_SYNCRAID write, a revoked one by a BLK_SYNCRAID read,
+ * since a checkpoint may have written it without a flush (checkpoint.c (K3)).
+ */
 static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 			  struct jnl_recovery_report *rep)
 {
-	struct jnl_map newest;
+	struct jnl_map newest, revoked;
 	struct jnl_rtag *list = NULL;
 	struct blk_req *reqs = NULL;
 	uint8_t *buf = NULL;
@@ -350,11 +440,17 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 	int rc = 0;
 
 	jnl_map_init(&newest);
+	jnl_map_init(&revoked);
 	for (size_t i = 0; i < s->tags.n; i++) {
 		uint64_t *v;
 
 		if (jnl_revoke_table_test(&s->revoke, s->tags.v[i].home, s->tags.v[i].tid)) {
 			rep->blocks_revoked++;
+			if (syncraid) {
+				rc = jnl_map_get(&revoked, s->tags.v[i].home, &v, NULL);
+				if (rc)
+					goto out;
+			}
 			continue;
 		}
 		rc = jnl_map_get(&newest, s->tags.v[i].home, &v, NULL);
@@ -440,36 +536,15 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 		}
 		rep->blocks_replayed += b;
 	}
+	if (syncraid)
+		rc = jnl_rec_revoked(j, &revoked, buf, reqs, rep);
 out:
 	jnl_map_free(&newest);
+	jnl_map_free(&revoked);
 	free(list);
 	free(reqs);
 	free(buf);
 	return rc;
-}
-
-/* Read @n device blocks listed in @blknos with BLK_SYNCRAID, merging runs. */
-static int jnl_rec_syncraid_list(struct jnl *j, uint64_t *blknos, size_t n, uint8_t *buf,
-				 struct blk_req *reqs)
-{
-	size_t nr = 0, used = 0;
-
-	jnl_sort_u64(blknos, n);
-	for (size_t i = 0; i < n; i++) {
-		if (blknos[i] >= j->dev->nblocks)
-			continue;
-		if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks == blknos[i]) {
-			reqs[nr - 1].nblocks++;
-		} else if (nr && reqs[nr - 1].blkno + reqs[nr - 1].nblocks > blknos[i]) {
-			continue;	/* duplicate */
-		} else {
-			reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
-						       .blkno = blknos[i], .nblocks = 1,
-						       .buf = buf + used * JG_BLOCK_SIZE };
-		}
-		used++;
-	}
-	return nr ? blk_submit(j->dev, reqs, (unsigned int)nr) : 0;
 }
 
 /* Read the declare block at log position @pos into @blk; its tags, or NULL (*cnt 0). */
@@ -682,6 +757,23 @@ out:
 	return rc;
 }
 
+/*
+ * As jbd's journal_get_superblock, with SYNCRAID: the superblock's row may have
+ * been cut mid-write even when the log is clean (the final clean-marking write
+ * of a declared-mode close).
+ */
+static int jnl_rec_sb_resync(struct jnl *j, struct jnl_recovery_report *rep)
+{
+	uint8_t *sbb = jg_alloc_blocks(1);
+
+	if (!sbb)
+		return -ENOMEM;
+	if (!blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, sbb, BLK_SYNCRAID))
+		rep->log_blocks_resynced++;
+	free(sbb);
+	return 0;
+}
+
 static void jnl_rec_array_done(struct jnl *j)
 {
 	int rc = blk_ctl(j->dev, BLK_CTL_SYNCRAID_DONE, NULL);
@@ -708,24 +800,11 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		return -EINVAL;
 	op0 = jg_opoint_set(JG_OP_JNL_RESYNC);
 	jnl_map_init(&s.revoke);
-	if (!ro) {
-		/* as jbd's journal_get_superblock with SYNCRAID: the superblock's row
-		 * may have been cut mid-write even when the log is clean (the final
-		 * clean-marking write of a declared-mode close) */
-		uint8_t *sbb = jg_alloc_blocks(1);
-
-		if (!sbb) {
-			jg_opoint_set(op0);
-			return -ENOMEM;
-		}
-		if (!blk_rw(j->dev, BLK_OP_READ, j->start_blkno, 1, sbb, BLK_SYNCRAID))
-			rep.log_blocks_resynced++;
-		free(sbb);
-	}
 	if (!j->sb_start) {
 		rep.was_clean = true;
 		if (!ro) {
-			if (declared) {
+			rc = jnl_rec_sb_resync(j, &rep);
+			if (!rc && declared) {
 				pthread_mutex_lock(&j->io_lock);
 				rc = jnl_sb_write_locked(j, 0, j->sb_sequence, false, false);
 				pthread_mutex_unlock(&j->io_lock);
@@ -736,7 +815,10 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	}
 	stats = blk_ctl(j->dev, BLK_CTL_GET_STATS, &st0) == 0;
 
+	/* the scan verifies and writes nothing: a log it refuses is left as found */
 	rc = jnl_rec_scan(j, &s);
+	if (!rc && !ro)
+		rc = jnl_rec_sb_resync(j, &rep);
 	if (!rc && s.last.set) {
 		bool complete;
 

@@ -45,7 +45,8 @@ int jnl_revoke_table_note(struct jnl_map *table, uint64_t blkno, uint64_t tid)
 	return rc;
 }
 
-int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid)
+int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid,
+			 uint64_t dev_blocks)
 {
 	const struct jnl_list_hdr *h = (const struct jnl_list_hdr *)blk;
 	const le64 *e = (const le64 *)(blk + sizeof(*h));
@@ -54,8 +55,14 @@ int jnl_revoke_table_add(struct jnl_map *table, const uint8_t *blk, uint64_t tid
 
 	if (cnt > JNL_LIST_ENTRIES)
 		return -EUCLEAN;
-	for (uint32_t k = 0; k < cnt && !rc; k++)
-		rc = jnl_revoke_table_note(table, jg_le64(e[k]), tid);
+	for (uint32_t k = 0; k < cnt && !rc; k++) {
+		uint64_t b = jg_le64(e[k]);
+
+		/* no copy has such a home (recovery refuses one): nothing to revoke,
+		 * and 2^64-1 is the table's empty key */
+		if (b < dev_blocks)
+			rc = jnl_revoke_table_note(table, b, tid);
+	}
 	return rc;
 }
 

@@ -522,6 +522,37 @@ static void test_jnl_transactions_without_copies(void **state)
 	}
 }
 
+/*
+ * The caller's idea of the region (jnl_cfg.nblocks, the filesystem superblock's
+ * journal_blocks) must match the journal superblock's: a journal superblock of
+ * another size is refused, naming it, without a write. 0: not checked.
+ */
+static void test_jnl_open_checks_region_size(void **state)
+{
+	static const uint64_t sizes[] = { T_JBLOCKS - 1, T_JBLOCKS + 1, T_JBLOCKS * 2, UINT64_MAX };
+	struct blk_dev *d = t_mem_dev();
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .no_commit_thread = true };
+	struct jnl *j = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		int rc;
+
+		cfg.nblocks = sizes[i];
+		rc = jnl_open(d, &cfg, &j);
+		if (rc != -EUCLEAN)
+			fail_msg("region of %llu blocks for a journal of %u: open -> %d",
+				 (unsigned long long)sizes[i], T_JBLOCKS, rc);
+	}
+	cfg.nblocks = T_JBLOCKS;
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	jnl_abandon(j);
+	cfg.nblocks = 0;
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	jnl_abandon(j);
+	blk_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_log_wraps),
 		cmocka_unit_test(test_jnl_abort_on_log_error),
 		cmocka_unit_test(test_jnl_open_verifies_superblock),
+		cmocka_unit_test(test_jnl_open_checks_region_size),
 		cmocka_unit_test(test_jnl_credits),
 		cmocka_unit_test(test_jnl_threads_concurrent_handles),
 		cmocka_unit_test(test_jnl_thread_sleeps_through_handles),

@@ -304,6 +304,137 @@ static void test_recovery_starts_at_tail(void **state)
 	blk_close(d);
 }
 
+/* The whole device, to show that a refused recovery wrote nothing. */
+static uint8_t *t_snapshot(struct blk_dev *d)
+{
+	uint8_t *img = jg_alloc_blocks(T_DEV_BLOCKS);
+
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 0, T_DEV_BLOCKS, img, 0), 0);
+	return img;
+}
+
+/* Rewrite log block @blkno through @edit and seal it again: a crafted image. */
+static void t_craft(struct blk_dev *d, uint64_t blkno, uint32_t magic,
+		    void (*edit)(uint8_t *blk, uint64_t arg), uint64_t arg)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+
+	assert_int_equal(blk_rw(d, BLK_OP_READ, blkno, 1, b, 0), 0);
+	assert_int_equal(jg_le32(((struct jg_blk_hdr *)b)->magic), magic);
+	edit(b, arg);
+	jg_blk_crc_set(b, JG_BLOCK_SIZE, jg_crc_seed(t_uuid));
+	assert_int_equal(blk_rw(d, BLK_OP_WRITE, blkno, 1, b, 0), 0);
+	free(b);
+}
+
+static void t_edit_tag_home(uint8_t *blk, uint64_t home)
+{
+	struct jnl_tag *tags = (struct jnl_tag *)(blk + sizeof(struct jnl_list_hdr));
+
+	tags[1].blkno = jg_cpu_to_le64(home);
+}
+
+/*
+ * A committed transaction whose descriptor (valid crc) names a home inside the
+ * journal region or past the device: replay would write over the log or past
+ * the array. Recovery refuses the log (-EUCLEAN), readonly or not, and writes
+ * nothing; the journal cannot start.
+ */
+static void test_recovery_refuses_bad_home(void **state)
+{
+	static const uint64_t homes[] = { T_JSTART, T_JSTART + 3, T_JSTART + T_JBLOCKS - 1,
+					  T_DEV_BLOCKS, T_DEV_BLOCKS + 100, UINT64_MAX };
+	static const enum jnl_data_mode modes[] = { JNL_DATA_ORDERED, JNL_DATA_DECLARED };
+
+	(void)state;
+	for (size_t m = 0; m < 2; m++) {
+		for (size_t c = 0; c < sizeof(homes) / sizeof(homes[0]); c++) {
+			struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = modes[m],
+					       .no_commit_thread = true };
+			struct blk_dev *d = t_mem_dev();
+			struct jnl *j = t_open(d, modes[m], true);
+			struct jnl_recovery_report rep;
+			uint8_t *before, *after;
+			int rc;
+
+			t_txn(j, 100, 5, 1, true);
+			assert_int_equal(jnl_commit(j, 0, true), 0);
+			t_txn(j, 200, 3, 2, true);
+			assert_int_equal(jnl_commit(j, 0, true), 0);
+			jnl_abandon(j);
+			/* the second transaction's descriptor: after desc, 5 copies, commit */
+			t_craft(d, T_JSTART + 1 + 7, JNL_MAGIC_DESC, t_edit_tag_home, homes[c]);
+			before = t_snapshot(d);
+			for (int ro = 0; ro < 2; ro++) {
+				cfg.readonly = ro;
+				assert_int_equal(jnl_open(d, &cfg, &j), 0);
+				rc = jnl_recover(j, &rep);
+				if (rc != -EUCLEAN)
+					fail_msg("mode %s home %llu readonly %d: recovery -> %d, expected -EUCLEAN",
+						 jnl_data_mode_name(modes[m]), (unsigned long long)homes[c],
+						 ro, rc);
+				if (!ro)
+					assert_int_equal(jnl_start(j), -EINVAL);
+				jnl_abandon(j);
+			}
+			after = t_snapshot(d);
+			if (memcmp(before, after, (size_t)T_DEV_BLOCKS * JG_BLOCK_SIZE))
+				fail_msg("mode %s home %llu: the refused recovery wrote",
+					 jnl_data_mode_name(modes[m]), (unsigned long long)homes[c]);
+			free(before);
+			free(after);
+			blk_close(d);
+		}
+	}
+}
+
+static void t_edit_revoke_list(uint8_t *blk, uint64_t first)
+{
+	struct jnl_list_hdr *h = (struct jnl_list_hdr *)blk;
+	le64 *e = (le64 *)(blk + sizeof(*h));
+
+	assert_int_equal(jg_le32(h->count), 1);
+	e[0] = jg_cpu_to_le64(first);
+	e[1] = jg_cpu_to_le64(UINT64_MAX);
+	e[2] = jg_cpu_to_le64(T_DEV_BLOCKS + 5);
+	h->count = jg_cpu_to_le32(3);
+}
+
+/* Revoke records of blocks no copy can have (2^64-1, past the device) revoke
+ * nothing: recovery goes on and honours the others. */
+static void test_recovery_revoke_impossible_block(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_ORDERED, true);
+	struct jnl_recovery_report rep;
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_ORDERED,
+			       .no_commit_thread = true };
+	struct jnl_handle *h;
+	int rc;
+
+	(void)state;
+	t_txn(j, 200, 4, 1, true);		/* 200..203: desc, 4 copies, commit */
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+	assert_int_equal(jnl_handle_revoke(h, 201), 0);
+	assert_int_equal(jnl_handle_stop(h), 0);
+	assert_int_equal(jnl_commit(j, 0, true), 0);	/* revoke, commit */
+	jnl_abandon(j);
+	t_craft(d, T_JSTART + 1 + 6, JNL_MAGIC_REVOKE, t_edit_revoke_list, 201);
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	rc = jnl_recover(j, &rep);
+	if (rc)
+		fail_msg("a revoke of block 2^64-1 failed recovery: %d", rc);
+	assert_int_equal(rep.transactions_replayed, 2);
+	assert_int_equal(rep.blocks_revoked, 1);
+	assert_int_equal(t_read_ver(NULL, d, 200), 1);
+	assert_int_equal(t_read_ver(NULL, d, 201), 0);
+	assert_int_equal(t_read_ver(NULL, d, 202), 1);
+	assert_int_equal(t_read_ver(NULL, d, 203), 1);
+	jnl_abandon(j);
+	blk_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +446,8 @@ int main(void)
 		cmocka_unit_test(test_recovery_readonly_in_memory),
 		cmocka_unit_test(test_recovery_fsync_durable_with_thread),
 		cmocka_unit_test(test_recovery_starts_at_tail),
+		cmocka_unit_test(test_recovery_refuses_bad_home),
+		cmocka_unit_test(test_recovery_revoke_impossible_block),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
