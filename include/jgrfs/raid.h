@@ -123,7 +123,9 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		bool force);
 
 struct raid_assemble_cfg {
-	bool force;		/* assemble a dirty and degraded array despite the write hole */
+	bool force;		/* assemble a dirty (or jnl-pending) and degraded array despite
+				 * the write hole; let raid_fail_member run while
+				 * jnl-pending is unreplayed */
 	bool readonly;		/* never write: no superblock update, no resync */
 	bool no_resync;		/* assemble a dirty array without the recovery resync (fsck -n, examine) */
 };
@@ -214,7 +216,11 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 		 raid_progress_fn fn, void *ctx);
 
-/* Mark member @role failed (as an I/O error would), in the other superblocks. */
+/*
+ * Mark member @role failed (as an I/O error would), in the other superblocks.
+ * -EUCLEAN while the journal of an earlier run has not replayed (super.c (S6)),
+ * -EIO when no redundancy would be left.
+ */
 int raid_fail_member(struct raid_array *a, unsigned int role);
 
 #endif /* JGRFS_RAID_H */
