@@ -25,6 +25,9 @@
  *      raid_fail_member (-EUCLEAN), which would trust that parity, unless it was
  *      assembled with cfg->force. Mounting once (the journal replays and clears
  *      the flag) makes them safe.
+ * (S7) A superblock whose data area does not fit in 64 bits, or whose policy
+ *      needs a bitmap it does not have, is refused at assembly (-EUCLEAN),
+ *      before anything is written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -527,6 +530,37 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	return 0;
 }
 
+/*
+ * (S7) Checks of a verified superblock that its verification does not make: the
+ * data area's end and the array size fit in 64 bits (a wrapped sum would pass
+ * the member size check and map rows onto the superblock), and a bitmap or
+ * journal policy has a bitmap to record writes in. -EUCLEAN after a message.
+ */
+static int raid_sb_check_extent(const struct raid_sb *sb, const char *name)
+{
+	uint64_t off = jg_le64(sb->data_offset), dblocks = jg_le64(sb->data_blocks);
+	uint32_t n = jg_le32(sb->nmembers), level = jg_le32(sb->level);
+	uint32_t policy = jg_le32(sb->resync_policy);
+	uint64_t ndata = n - (level == 6 ? 2u : 1u);
+
+	if (off > UINT64_MAX - dblocks || dblocks > UINT64_MAX / ndata) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "member superblock dev=%s blkno=0 bad field ranges: data_offset=%llu + data_blocks=%llu overflows 64 bits",
+		    name, (unsigned long long)off, (unsigned long long)dblocks);
+		return -EUCLEAN;
+	}
+	if ((policy == RAID_RESYNC_BITMAP || policy == RAID_RESYNC_JOURNAL) &&
+	    !jg_le32(sb->bitmap_blocks)) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "member superblock dev=%s blkno=0 bad field ranges: resync policy %s needs a write-intent bitmap and bitmap_blocks=0",
+		    name, raid_resync_policy_name((enum raid_resync_policy)policy));
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb *y)
 {
 	return !memcmp(x->uuid, y->uuid, 16) && jg_le32(x->nmembers) == jg_le32(y->nmembers) &&
@@ -669,6 +703,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			rc = -EUCLEAN;
 			goto out;
 		}
+		rc = raid_sb_check_extent(&c[i].sb, c[i].dev->name);
+		if (rc)
+			goto out;
 		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "assemble: dev=%s too small: %llu blocks, the array needs %llu",

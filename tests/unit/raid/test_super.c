@@ -4,8 +4,8 @@
  * in any order, bad input (wrong magic, bad crc, two arrays, a duplicated member,
  * too few members, a stale member) refused with nothing written, dirty+degraded
  * refused without force, the jnl-pending flag across stop/assemble (it counts as
- * dirty: stop keeps it, degraded assembly and failing a member are refused),
- * read-only.
+ * dirty: stop keeps it, degraded assembly and failing a member are refused), a
+ * data area past 64 bits or a bitmap policy without a bitmap refused, read-only.
  */
 #include "raid_test.h"
 
@@ -485,6 +485,55 @@ static void test_super_pending_fail_member_refused(void **state)
 	t_free(&t);
 }
 
+static void t_sb_offset_wraps(struct raid_sb *sb)
+{
+	uint64_t chunk = jg_le32(sb->chunk_blocks);
+
+	/* a multiple of the chunk whose sum with data_blocks wraps to a small number */
+	sb->data_offset = jg_cpu_to_le64(UINT64_MAX / chunk * chunk);
+}
+
+static void t_sb_policy_bitmap(struct raid_sb *sb)
+{
+	sb->resync_policy = jg_cpu_to_le32(RAID_RESYNC_BITMAP);
+}
+
+static void t_sb_policy_journal(struct raid_sb *sb)
+{
+	sb->resync_policy = jg_cpu_to_le32(RAID_RESYNC_JOURNAL);
+}
+
+/* (S7) a data area past 64 bits, a bitmap policy without a bitmap: refused, nothing written. */
+static void test_super_bad_extent_and_policy_refused(void **state)
+{
+	static void (*const edits[])(struct raid_sb *) = {
+	    t_sb_offset_wraps, t_sb_policy_bitmap, t_sb_policy_journal};
+	static const char *const what[] = {
+	    "data_offset + data_blocks overflow accepted",
+	    "resync=bitmap with bitmap_blocks=0 accepted",
+	    "resync=journal with bitmap_blocks=0 accepted"};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+
+		for (unsigned int e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
+			struct raid_assemble_cfg force = {.force = true};
+			struct tarr t;
+			struct t_snap s;
+
+			t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL); /* no bitmap */
+			t_sb_edit_all(&t, edits[e]);
+			t_snap_take(&t, &s);
+			if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN ||
+			    t_assemble_mask(&t, ~0u, &force) != -EUCLEAN)
+				t_fail(gc, what[e]);
+			t_snap_same(&t, &s, gc);
+			t_free(&t);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +549,7 @@ int main(void)
 	    cmocka_unit_test(test_super_stop_keeps_pending_dirty),
 	    cmocka_unit_test(test_super_pending_degraded_needs_force),
 	    cmocka_unit_test(test_super_pending_fail_member_refused),
+	    cmocka_unit_test(test_super_bad_extent_and_policy_refused),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
