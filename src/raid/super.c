@@ -736,7 +736,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	if ((state == RAID_STATE_DIRTY || pending) && missing && !cfg->force && !cfg->readonly) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
 		    u);
 		rc = -EUCLEAN;
 		goto out;
