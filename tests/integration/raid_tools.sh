@@ -246,6 +246,15 @@ power_cut_round() {
 	[ -s "done.$1" ] || fail "the power cut came before any file was fsynced (raise after=)"
 }
 
+# clean unmount of mnt; waits for the daemon to end (it holds the members' locks)
+unmount_wait() {
+	pid=$("$JG" status --json mnt | sed -n 's/^{"pid":\([0-9]*\).*/\1/p')
+	[ -n "$pid" ] || fail "no daemon pid from status"
+	fusermount3 -u mnt || fail "fusermount3 -u"
+	for _ in $(seq 1 600); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+	fail "daemon $pid still running 60 s after unmount"
+}
+
 # mount $*, compare every fsynced file of round $R, unmount
 check_round() {
 	"$JG" mount "$@" mnt >mount.log 2>&1 || { cat mount.log >&2; fail "mount after the power cut"; }
@@ -253,8 +262,7 @@ check_round() {
 	while read -r i; do
 		cmp -s "exp.$R/f$i" "mnt/f$i" || { echo "f$i differs" >&2; bad=$((bad + 1)); }
 	done <"done.$R"
-	fusermount3 -u mnt
-	for _ in $(seq 1 600); do grep -q " $D/mnt fuse" /proc/mounts || break; sleep 0.1; done
+	unmount_wait
 	[ $bad = 0 ] || fail "$bad of $(wc -l <"done.$R") fsynced files lost"
 }
 
@@ -285,6 +293,16 @@ if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	run "$JG" rebuild --role 2 --fail --force --new f2new.img $F
 	expect_rc 0 "rebuild --fail --force"
 	grep -q "resync" err || { cat err >&2; fail "--force did not resync first"; }
+	check_round f0.img f1.img f2new.img f3.img
+
+	step "replace on a degraded mount: a working member as NEWDEV refused, the lost one re-added"
+	"$JG" mount f0.img f1.img f3.img mnt >mount.log 2>&1 || { cat mount.log >&2; fail "degraded mount"; }
+	run "$JG" replace mnt "$D/./f1.img"
+	expect_rc 1 "replace onto a working member"
+	grep -q "working member" err || { cat err >&2; fail "the refusal does not say working member"; }
+	run "$JG" replace --wait mnt f2new.img
+	expect_rc 0 "replace --wait onto the lost member's own device"
+	unmount_wait
 	check_round f0.img f1.img f2new.img f3.img
 else
 	echo "== (no /dev/fuse or fusermount3: the power-cut rebuild steps are skipped)"
