@@ -295,8 +295,13 @@ if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	grep -q "resync" err || { cat err >&2; fail "--force did not resync first"; }
 	check_round f0.img f1.img f2new.img f3.img
 
-	step "replace on a degraded mount: a working member as NEWDEV refused, the lost one re-added"
+	step "replace on a degraded mount: a refused NEWDEV ends --wait, a working member refused, the lost one re-added"
 	"$JG" mount f0.img f1.img f3.img mnt >mount.log 2>&1 || { cat mount.log >&2; fail "degraded mount"; }
+	# the daemon refuses a device too small, in its log only: --wait must not poll forever
+	truncate -s 1M small.img
+	run timeout 120 "$JG" replace --wait mnt small.img
+	expect_rc 1 "replace --wait onto a device the daemon refuses"
+	grep -q "no rebuild onto" err || { cat err >&2; fail "--wait does not say no rebuild ran"; }
 	run "$JG" replace mnt "$D/./f1.img"
 	expect_rc 1 "replace onto a working member"
 	grep -q "working member" err || { cat err >&2; fail "the refusal does not say working member"; }
