@@ -108,7 +108,7 @@ static void cmd_rebuild_refused(const char *what, int role, const char *newpath,
 		cli_err("%s is a working member of this array (reached by another path): not "
 			"rebuilding onto it", newpath);
 	else
-		cli_err("cannot %s role %d onto %s: %s", what, role, newpath, strerror(-rc));
+		cli_err("cannot %s role %d: %s", what, role, strerror(-rc));
 }
 
 /*
