@@ -11,6 +11,15 @@
  * superblock last, so an interrupted rebuild leaves PATH unusable rather than
  * half right. A missing PATH file is created sparse at the size of the largest
  * member given (or --size).
+ *
+ * A rebuild reconstructs from parity. While the array's filesystem journal has
+ * not been replayed (jnl-pending, a crash in data=declared), the rows it was
+ * writing may have parity that does not match their data, so the raid layer
+ * refuses to fail or rebuild a member (src/raid/super.c (S6)); the way out is
+ * to mount once. --force assembles forced instead, and with --fail (every
+ * member present) first rewrites every row's parity from its data, as
+ * resync=full does after a crash, so the rebuilt member gets exactly the
+ * chunks the failed one holds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +49,11 @@ static const char cmd_rebuild_help[] =
 	"  -F, --fail               mark role N failed first, to replace a member that\n"
 	"                           is present but going bad (needs --role)\n"
 	"  -s, --size SIZE          size of a new PATH file (default: as the members)\n"
+	"  -f, --force              go on although the filesystem journal has not been\n"
+	"                           replayed (jnl-pending, after a crash): with --fail,\n"
+	"                           resync every row's parity from its data first;\n"
+	"                           with a member missing, assemble anyway (rows written\n"
+	"                           at the crash may be rebuilt wrong)\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"examples:\n"
@@ -81,6 +95,41 @@ static int cmd_rebuild_new_file(const char *path, uint64_t bytes, bool *created)
 	return rc;
 }
 
+/* The message for a refusal of raid_fail_member() / raid_rebuild(). */
+static void cmd_rebuild_refused(const char *what, int role, const char *newpath, int rc)
+{
+	if (rc == -EUCLEAN)
+		cli_err("cannot %s role %d: the filesystem journal has not been replayed "
+			"(jnl-pending, after a crash), so parity of the rows it was writing "
+			"may be stale and the rebuild would reconstruct from it; mount the "
+			"volume once so its journal replays, unmount, then rebuild; or add "
+			"--force", what, role);
+	else if (rc == -EEXIST)
+		cli_err("%s is a working member of this array (reached by another path): not "
+			"rebuilding onto it", newpath);
+	else
+		cli_err("cannot %s role %d: %s", what, role, strerror(-rc));
+}
+
+/*
+ * --force --fail of a jnl-pending array: make parity match the data in every row
+ * first, so that failing a member loses nothing the journal would need. 0 or -errno.
+ */
+static int cmd_rebuild_resync(struct raid_array *a)
+{
+	struct raid_resync_report rep = { 0 };
+	int64_t m;
+
+	fprintf(stderr, "jnl-pending: resyncing the parity of every row before the rebuild\n");
+	m = raid_scrub(a, true, cli_progress, "resync", &rep);
+	cli_progress_done("resync");
+	if (m < 0)
+		return cli_err("resync before the rebuild failed: %s", strerror((int)-m)), (int)m;
+	fprintf(stderr, "resync: %llu rows checked, %llu repaired\n",
+		(unsigned long long)rep.rows_checked, (unsigned long long)rep.rows_repaired);
+	return 0;
+}
+
 /* The role to rebuild: @want, or the only missing/failed one. -1 after a message. */
 static int cmd_rebuild_pick_role(const struct raid_info *info, long want)
 {
@@ -115,6 +164,7 @@ int cmd_rebuild(int argc, char **argv)
 		{ "role", required_argument, NULL, 'o' },
 		{ "fail", no_argument, NULL, 'F' },
 		{ "size", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,7 +180,7 @@ int cmd_rebuild(int argc, char **argv)
 	int opt, n, rc, role, ret = 2;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:o:Fs:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:o:Fs:fh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			newpath = optarg;
@@ -147,6 +197,9 @@ int cmd_rebuild(int argc, char **argv)
 		case 's':
 			if (cli_parse_size(optarg, &size_bytes) || size_bytes < 16 * JG_BLOCK_SIZE)
 				return cli_err("--size %s: expected a size such as 1G", optarg);
+			break;
+		case 'f':
+			cfg.force = true;
 			break;
 		case 'h':
 			fputs(cmd_rebuild_help, stdout);
@@ -194,9 +247,11 @@ int cmd_rebuild(int argc, char **argv)
 	if (role < 0)
 		goto out;
 	if (fail) {
+		if (info.jnl_pending && !info.degraded && cfg.force && cmd_rebuild_resync(a))
+			goto out;
 		rc = raid_fail_member(a, (unsigned int)role);
 		if (rc) {
-			cli_err("cannot mark role %d failed: %s", role, strerror(-rc));
+			cmd_rebuild_refused("fail", role, newpath, rc);
 			goto out;
 		}
 	} else {
@@ -214,7 +269,10 @@ int cmd_rebuild(int argc, char **argv)
 	rc = raid_rebuild(a, (unsigned int)role, devs[n], cli_progress, "rebuild");
 	devs[n] = NULL;	/* the array owns it now, also on failure */
 	cli_progress_done("rebuild");
-	if (rc) {
+	if (rc == -EUCLEAN || rc == -EEXIST) {
+		cmd_rebuild_refused("rebuild", role, newpath, rc);
+		goto out;
+	} else if (rc) {
 		cli_err("rebuild of role %d onto %s failed: %s", role, newpath, strerror(-rc));
 		goto out;
 	}

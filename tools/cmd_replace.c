@@ -5,6 +5,13 @@
  * The daemon rebuilds in a thread while the volume stays in use; `jgrfs status`
  * shows the progress, or --wait follows it here. For an unmounted array,
  * `jgrfs rebuild` does the same offline.
+ *
+ * NEWDEV whose first block is the superblock of a working member of the mounted
+ * array is that member by another path: refused here, before the daemon is
+ * asked (the daemon's raid_rebuild refuses it too, but only in its log, since
+ * the rebuild runs in its own thread). For the same reason --wait gives up when
+ * no rebuild shows progress within REPLACE_START_SECONDS while the array stays
+ * degraded: the daemon refused it, or it stopped at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +27,10 @@
 #include "cli.h"
 #include "cmds.h"
 #include "jgrfs/fop.h"
+#include "../src/raid/raid_format.h"
+
+/* Seconds --wait gives the daemon's rebuild thread to take NEWDEV. */
+#define REPLACE_START_SECONDS 10
 
 static void replace_usage(FILE *f)
 {
@@ -34,12 +45,46 @@ static void replace_usage(FILE *f)
 		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
 }
 
+/*
+ * Refuse @path when its first block is the superblock of a working member of
+ * the array mounted at @fd. 0, or 1 after a message. An unreadable or foreign
+ * first block is the daemon's to judge.
+ */
+static int replace_check_newdev(int fd, const char *path)
+{
+	struct fop_status st;
+	struct raid_sb sb;
+	int dfd;
+	ssize_t got;
+	uint32_t role;
+
+	if (ioctl(fd, FOP_IOC_STATUS, &st))
+		return cli_err("status: %s", strerror(errno));
+	dfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	got = pread(dfd, &sb, sizeof(sb), RAID_SB_BLKNO * JG_BLOCK_SIZE);
+	close(dfd);
+	if (got != (ssize_t)sizeof(sb) || jg_le32(sb.hdr.magic) != RAID_SB_MAGIC ||
+	    memcmp(sb.uuid, st.uuid, sizeof(sb.uuid)))
+		return 0;
+	role = jg_le32(sb.role);
+	if (role < st.nmembers && role < FOP_STATUS_MEMBERS &&
+	    (st.members[role].flags & FOP_MEMBER_PRESENT) &&
+	    !(st.members[role].flags & FOP_MEMBER_FAILED))
+		return cli_err("%s holds the superblock of role %u of this array, a working "
+			       "member (%s): not rebuilding onto it (if it is an old copy, "
+			       "wipe its first block)", path, role, st.members[role].name);
+	return 0;
+}
+
 /* Follow the rebuild through the status ioctl until it ends; 0 when the array is whole. */
-static int replace_wait(int fd)
+static int replace_wait(int fd, const char *path)
 {
 	static char label[] = "rebuild";
 	struct fop_status st;
 	bool seen = false;
+	double t0 = jg_now_seconds();
 
 	for (;;) {
 		if (ioctl(fd, FOP_IOC_STATUS, &st))
@@ -49,6 +94,10 @@ static int replace_wait(int fd)
 			cli_progress(label, st.rebuild_ppm, 1000000);
 		} else if (seen || !(st.flags & FOP_ST_DEGRADED)) {
 			break;
+		} else if (jg_now_seconds() - t0 > REPLACE_START_SECONDS) {
+			/* a refusal or a quick failure shows no progress: only the log says */
+			return cli_err("no rebuild onto %s ran: the daemon refused it or it "
+				       "stopped at once (see the daemon's log)", path);
 		}
 		usleep(200 * 1000);
 	}
@@ -120,6 +169,8 @@ int cmd_replace(int argc, char **argv)
 	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", argv[optind], strerror(errno));
+	if (replace_check_newdev(fd, path))
+		goto out;
 	if (ioctl(fd, FOP_IOC_REPLACE, &rq)) {
 		if (errno == ENOTTY)
 			cli_err("%s: not a jgrfs mount", argv[optind]);
@@ -134,7 +185,7 @@ int cmd_replace(int argc, char **argv)
 		goto out;
 	}
 	printf("rebuilding onto %s\n", path);
-	rc = wait ? replace_wait(fd) : 0;
+	rc = wait ? replace_wait(fd, path) : 0;
 out:
 	close(fd);
 	return rc;

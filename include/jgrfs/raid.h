@@ -129,7 +129,9 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		bool force);
 
 struct raid_assemble_cfg {
-	bool force;		/* assemble a dirty and degraded array despite the write hole */
+	bool force;		/* assemble a dirty (or jnl-pending) and degraded array despite
+				 * the write hole; let raid_rebuild / raid_fail_member run
+				 * while jnl-pending is unreplayed */
 	bool readonly;		/* never write: no superblock update, no resync */
 	bool no_resync;		/* assemble a dirty array without the recovery resync (fsck -n, examine) */
 };
@@ -210,17 +212,25 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 		   struct raid_resync_report *rep);
 
 /*
- * Reconstruct the member of role @role onto @newdev (owned by the array from now
- * on) while the array stays usable; the member superblock is written last.
- * Refused before it starts, the caller keeps @newdev: -EINVAL (bad role, @newdev
- * too small), -EBUSY (the member of @role works: raid_fail_member() it first),
+ * Reconstruct the member of role @role onto @newdev (owned by the array from this
+ * call on, whatever it returns) while the array stays usable; the member
+ * superblock is written last. Refused before it starts, @newdev closed: -EINVAL
+ * (bad role, @newdev too small), -EBUSY (the member of @role works:
+ * raid_fail_member() it first), -EUCLEAN (jnl-pending: the journal of an earlier
+ * run has not replayed, parity may be stale; assemble with force to override),
+ * -EEXIST (@newdev holds the superblock of a working member of this array),
+ * -EMFILE (too many replaced devices held open: stop and assemble again),
  * -EROFS. A rebuild that fails or is stopped by @fn (-ECANCELED) leaves @newdev
  * in the array, marked failed.
  */
 int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 		 raid_progress_fn fn, void *ctx);
 
-/* Mark member @role failed (as an I/O error would), in the other superblocks. */
+/*
+ * Mark member @role failed (as an I/O error would), in the other superblocks.
+ * -EUCLEAN while the journal of an earlier run has not replayed (as raid_rebuild),
+ * -EIO when no redundancy would be left.
+ */
 int raid_fail_member(struct raid_array *a, unsigned int role);
 
 #endif /* JGRFS_RAID_H */

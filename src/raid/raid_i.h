@@ -114,12 +114,14 @@ struct raid_array {
 	bool was_dirty;
 	bool resync_pending;		/* dirty, and the recovery resync did not run: keep the
 					 * bitmap, stop leaves the array dirty (set at assembly) */
+	bool forced;			/* assembled with cfg->force: (S6) does not refuse */
 	uint64_t ctime;
 
 	pthread_mutex_t sb_lock; /* protects members, events, sb_flags, masks, retired */
 	struct raid_member m[RAID_MAX_MEMBERS];
 	uint64_t events;
 	uint32_t sb_flags;	/* RAID_SB_FLAG_* */
+	bool jnl_unreplayed;	/* assembled jnl-pending, not cleared since (S6) */
 	uint32_t read_missing;	/* roles not readable: absent, failed, rebuilding (atomic) */
 	uint32_t write_missing; /* roles not writable: absent, failed (atomic) */
 	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
@@ -162,6 +164,8 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state);
 /* Recompute read_missing / write_missing from members[]. sb_lock held. */
 void raid_masks_update_locked(struct raid_array *a);
 int raid_member_fail(struct raid_array *a, unsigned int role, int err);
+/* (S6) -EUCLEAN, logged with @what, while a journal of an earlier run is unreplayed. */
+int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what);
 uint32_t raid_missing_read(struct raid_array *a);
 uint32_t raid_missing_write(struct raid_array *a);
 

@@ -11,9 +11,18 @@
  * and a crash leaves the array as degraded as before (R1 below).
  * (R1) The new member's superblock is written after every row and its bitmap are
  *      durable on it.
+ * (R2) A rebuild reconstructs from parity, so it is refused while a journal of an
+ *      earlier run has not replayed (super.c (S6)), and onto a device that holds
+ *      the superblock of a working member of this array (a second path to it).
+ * (R3) The failed device a rebuild replaces stays open until raid_stop (I/O may
+ *      still reference it); the table that keeps it is bounded, and a rebuild
+ *      that would overflow it is refused (-EMFILE) before it starts.
+ * The array takes @newdev in every case: a refused rebuild closes it.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "raid_i.h"
 
@@ -25,6 +34,45 @@ static int raid_rebuild_progress(struct raid_array *a, double p)
 	return 0;
 }
 
+/*
+ * (R2) -EEXIST after a message when block 0 of @newdev is a superblock of this
+ * array for a working role other than @role: the device is a member already,
+ * reached by another path, and the rebuild would overwrite it. An old superblock
+ * of a role since rebuilt elsewhere is refused too: wiping its block 0 is the
+ * user's call. sb_lock held.
+ */
+static int raid_rebuild_check_newdev_locked(struct raid_array *a, unsigned int role,
+					    struct blk_dev *newdev)
+{
+	const struct raid_sb *sb;
+	uint8_t *buf = jg_alloc_blocks(1);
+	unsigned int r;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = blk_rw(newdev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s cannot read block 0: %d",
+		       newdev->name, rc);
+		goto out;
+	}
+	sb = (const struct raid_sb *)buf;
+	r = jg_le32(sb->role);
+	if (jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && !memcmp(sb->uuid, a->uuid, 16) &&
+	    jg_blk_crc_ok(buf, RAID_BS, a->seed) && r < a->geo.n && r != role &&
+	    a->m[r].dev && !a->m[r].failed) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "rebuild: dev=%s holds the superblock of role %u of this array, a working member (dev=%s): refusing to overwrite it (if it is an old copy, wipe its first block)",
+		    newdev->name, r, a->m[r].name);
+		rc = -EEXIST;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
 int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 		 raid_progress_fn fn, void *ctx)
 {
@@ -33,24 +81,45 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 	double t0 = jg_now_seconds();
 	int rc = 0;
 
-	if (a->readonly)
-		return -EROFS;
-	if (role >= g->n || !newdev) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: bad role %u", role);
+	if (!newdev) {
+		jg_log(JG_LOG_ERR, "raid", "rebuild: no new device");
 		return -EINVAL;
+	}
+	if (a->readonly) {
+		rc = -EROFS;
+		goto refused;
+	}
+	if (role >= g->n) {
+		jg_log(JG_LOG_ERR, "raid", "rebuild: bad role %u", role);
+		rc = -EINVAL;
+		goto refused;
 	}
 	if (newdev->nblocks < g->data_offset + g->data_blocks) {
 		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s too small: %llu blocks, need %llu",
 		       newdev->name, (unsigned long long)newdev->nblocks,
 		       (unsigned long long)(g->data_offset + g->data_blocks));
-		return -EINVAL;
+		rc = -EINVAL;
+		goto refused;
 	}
 	pthread_mutex_lock(&a->sb_lock);
 	if (a->m[role].dev && !a->m[role].failed) {
-		pthread_mutex_unlock(&a->sb_lock);
 		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is working; fail it first",
 		       role, a->m[role].name);
-		return -EBUSY;
+		rc = -EBUSY;
+		goto refused_locked;
+	}
+	rc = raid_jnl_unreplayed_locked(a, "rebuild"); /* (R2) */
+	if (!rc)
+		rc = raid_rebuild_check_newdev_locked(a, role, newdev);
+	if (rc)
+		goto refused_locked;
+	if (a->m[role].dev && a->nretired == RAID_MAX_MEMBERS) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "rebuild: %u replaced devices are held open until the array stops: stop and assemble it again before another rebuild",
+		    a->nretired);
+		rc = -EMFILE; /* (R3) */
+		goto refused_locked;
 	}
 	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
 		a->retired[a->nretired++] = a->m[role].dev;
@@ -100,5 +169,11 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 	}
 	pthread_mutex_unlock(&a->sb_lock);
 	raid_rebuild_progress(a, -1);
+	return rc;
+
+refused_locked:
+	pthread_mutex_unlock(&a->sb_lock);
+refused:
+	blk_close(newdev);
 	return rc;
 }

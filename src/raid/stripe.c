@@ -1298,10 +1298,12 @@ static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
 		if (a->readonly)
 			return -EROFS;
 		pthread_mutex_lock(&a->sb_lock);
-		if (cmd == BLK_CTL_SET_JNL_PENDING)
+		if (cmd == BLK_CTL_SET_JNL_PENDING) {
 			a->sb_flags |= RAID_SB_FLAG_JNL_PENDING;
-		else
+		} else {
 			a->sb_flags &= ~RAID_SB_FLAG_JNL_PENDING;
+			a->jnl_unreplayed = false; /* (S6) the journal resynced its rows */
+		}
 		pthread_mutex_unlock(&a->sb_lock);
 		/* durable on every member before the caller goes on */
 		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);

@@ -17,6 +17,17 @@
  *      before any data is written, so a member that is one event behind the
  *      freshest and not marked failed missed only a superblock round (a crash
  *      during it), never data: it is accepted.
+ * (S6) jnl-pending counts as dirty: the rows the journal declared may have parity
+ *      that does not match, and only its replay resyncs them. So raid_stop leaves
+ *      a pending array dirty (only the journal clears the flag), (S4) treats a
+ *      pending array as dirty, and an array assembled pending (a journal of an
+ *      earlier run not yet replayed: a->jnl_unreplayed) refuses raid_rebuild and
+ *      raid_fail_member (-EUCLEAN), which would trust that parity, unless it was
+ *      assembled with cfg->force. Mounting once (the journal replays and clears
+ *      the flag) makes them safe.
+ * (S7) A superblock whose data area does not fit in 64 bits, or whose policy
+ *      needs a bitmap it does not have, is refused at assembly (-EUCLEAN),
+ *      before anything is written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -218,10 +229,31 @@ out:
 
 int raid_fail_member(struct raid_array *a, unsigned int role)
 {
-	int rc = raid_member_fail(a, role, 0);
+	int rc;
+
+	pthread_mutex_lock(&a->sb_lock);
+	rc = raid_jnl_unreplayed_locked(a, "fail member");
+	pthread_mutex_unlock(&a->sb_lock);
+	if (!rc)
+		rc = raid_member_fail(a, role, 0);
 
 	jg_log(JG_LOG_DEBUG, "raid", "fail_member role=%u -> %d", role, rc);
 	return rc;
+}
+
+/*
+ * (S6) -EUCLEAN after a message when the array was assembled jnl-pending and the
+ * journal has not cleared the flag since, unless assembled with force. sb_lock held.
+ */
+int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what)
+{
+	if (!a->jnl_unreplayed || a->forced)
+		return 0;
+	jg_log(
+	    JG_LOG_ERR, "raid",
+	    "%s %s: refused: a filesystem-guided resync is pending (jnl-pending: the journal has not been replayed), so parity of the rows it was writing may not match their data; mount the filesystem once so its journal replays, or use force",
+	    what, a->dev.name);
+	return -EUCLEAN;
 }
 
 /* ------------------------------------------------------------ array object */
@@ -498,6 +530,37 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	return 0;
 }
 
+/*
+ * (S7) Checks of a verified superblock that its verification does not make: the
+ * data area's end and the array size fit in 64 bits (a wrapped sum would pass
+ * the member size check and map rows onto the superblock), and a bitmap or
+ * journal policy has a bitmap to record writes in. -EUCLEAN after a message.
+ */
+static int raid_sb_check_extent(const struct raid_sb *sb, const char *name)
+{
+	uint64_t off = jg_le64(sb->data_offset), dblocks = jg_le64(sb->data_blocks);
+	uint32_t n = jg_le32(sb->nmembers), level = jg_le32(sb->level);
+	uint32_t policy = jg_le32(sb->resync_policy);
+	uint64_t ndata = n - (level == 6 ? 2u : 1u);
+
+	if (off > UINT64_MAX - dblocks || dblocks > UINT64_MAX / ndata) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "member superblock dev=%s blkno=0 bad field ranges: data_offset=%llu + data_blocks=%llu overflows 64 bits",
+		    name, (unsigned long long)off, (unsigned long long)dblocks);
+		return -EUCLEAN;
+	}
+	if ((policy == RAID_RESYNC_BITMAP || policy == RAID_RESYNC_JOURNAL) &&
+	    !jg_le32(sb->bitmap_blocks)) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "member superblock dev=%s blkno=0 bad field ranges: resync policy %s needs a write-intent bitmap and bitmap_blocks=0",
+		    name, raid_resync_policy_name((enum raid_resync_policy)policy));
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb *y)
 {
 	return !memcmp(x->uuid, y->uuid, 16) && jg_le32(x->nmembers) == jg_le32(y->nmembers) &&
@@ -521,6 +584,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	const struct raid_sb *sb;
 	uint64_t maxev;
 	uint32_t missing = 0, state;
+	bool pending;
 	char u[37];
 	int rc = 0;
 
@@ -639,6 +703,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			rc = -EUCLEAN;
 			goto out;
 		}
+		rc = raid_sb_check_extent(&c[i].sb, c[i].dev->name);
+		if (rc)
+			goto out;
 		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "assemble: dev=%s too small: %llu blocks, the array needs %llu",
@@ -664,10 +731,12 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 		goto out;
 	}
 	state = jg_le32(sb->state);
-	if (state == RAID_STATE_DIRTY && missing && !cfg->force && !cfg->readonly) {
+	pending = jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING;
+	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
+	if ((state == RAID_STATE_DIRTY || pending) && missing && !cfg->force && !cfg->readonly) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
 		    u);
 		rc = -EUCLEAN;
 		goto out;
@@ -685,9 +754,11 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->seed = jg_crc_seed(a->uuid);
 	a->policy = (enum raid_resync_policy)jg_le32(sb->resync_policy);
 	a->readonly = cfg->readonly;
-	a->was_dirty = state == RAID_STATE_DIRTY;
+	a->was_dirty = state == RAID_STATE_DIRTY || pending;
+	a->forced = cfg->force;
 	a->events = maxev;
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
+	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
 	a->ctime = jg_le64(sb->ctime);
 	raid_array_name(a);
 	for (unsigned int r = 0; r < nmem; r++) {
@@ -748,18 +819,28 @@ struct blk_dev *raid_array_dev(struct raid_array *a)
 
 int raid_stop(struct raid_array *a)
 {
+	bool pending;
 	int rc = 0, rc2;
 
 	if (!a)
 		return 0;
-	if (!a->readonly && a->resync_pending) {
+	pthread_mutex_lock(&a->sb_lock);
+	pending = a->sb_flags & RAID_SB_FLAG_JNL_PENDING;
+	pthread_mutex_unlock(&a->sb_lock);
+	if (!a->readonly && (a->resync_pending || pending)) {
 		rc = raid_members_flush(a, ~0u);
 		if (!rc)
 			rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
-		jg_log(
-		    JG_LOG_WARN, "raid",
-		    "stop %s: left dirty, the recovery resync has not run (next assembly does it)",
-		    a->dev.name);
+		if (a->resync_pending)
+			jg_log(
+			    JG_LOG_WARN, "raid",
+			    "stop %s: left dirty, the recovery resync has not run (next assembly does it)",
+			    a->dev.name);
+		else /* (S6) only the journal's replay or clean close clears it */
+			jg_log(
+			    JG_LOG_WARN, "raid",
+			    "stop %s: left dirty, jnl-pending is set (the filesystem journal has not replayed or closed cleanly)",
+			    a->dev.name);
 	} else if (!a->readonly) {
 		/* (S3) every write flushed before clean is written */
 		rc = raid_members_flush(a, ~0u);

@@ -3,7 +3,9 @@
  * tests/unit/raid/test_rebuild.c - online rebuild: the replacement member ends up
  * with exactly the content the lost one had, with progress reported, its
  * superblock written last; writes during the rebuild keep parity right; RAID6
- * rebuilds two members one after the other; bad requests are refused.
+ * rebuilds two members one after the other; bad requests are refused, and so are
+ * a rebuild of a jnl-pending array, one onto a working member, one past the bounded
+ * table of retired devices.
  */
 #include <pthread.h>
 
@@ -192,15 +194,116 @@ static void test_rebuild_bad_requests(void **state)
 	(void)state;
 	t_make(&t, &gc, MB, RAID_RESYNC_FULL, 0, NULL);
 	t_assemble(&t);
+	/* a refused rebuild closes the new device: ASan finds a leak or a double close */
 	assert_int_equal(raid_dev_mem_open("ok", MB, &ok), 0);
 	assert_int_equal(raid_rebuild(t.a, 1, ok, NULL, NULL), -EBUSY); /* working member */
+	assert_int_equal(raid_dev_mem_open("ok", MB, &ok), 0);
 	assert_int_equal(raid_rebuild(t.a, 9, ok, NULL, NULL), -EINVAL);
 	assert_int_equal(raid_fail_member(t.a, 1), 0);
 	assert_int_equal(raid_dev_mem_open("small", 8, &small), 0);
 	assert_int_equal(raid_rebuild(t.a, 1, small, NULL, NULL), -EINVAL);
-	blk_close(small);
-	blk_close(ok);
 	t_stop(&t);
+	t_free(&t);
+}
+
+/* (R2) A journal of an earlier run unreplayed: parity may be stale, the rebuild is
+ * refused (the new device closed) until the journal clears jnl-pending. */
+static void test_rebuild_pending_refused(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		unsigned int k = gc->n / 2;
+		struct raid_info info;
+		struct blk_dev *nm;
+		struct tarr t;
+		int rc;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
+		t_assemble(&t);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+		raid_abandon(t.a); /* a crash in declared mode */
+		t.a = NULL;
+		t_assemble(&t);
+		assert_int_equal(raid_member_fail(t.a, k, -EIO), 0); /* an I/O error: allowed */
+		assert_int_equal(raid_dev_mem_open("new", t.member_blocks, &nm), 0);
+		rc = raid_rebuild(t.a, k, nm, NULL, NULL);
+		if (rc != -EUCLEAN)
+			t_fail(gc, "rebuild of a jnl-pending array not refused");
+		raid_info_get(t.a, &info);
+		if (!info.members[k].failed || info.members[k].rebuilding)
+			t_fail(gc, "a refused rebuild changed the member");
+		/* the journal replayed: now it may */
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_CLEAR_JNL_PENDING, NULL), 0);
+		t_rebuild(&t, k, gc);
+		t_stop(&t);
+		t_free(&t);
+	}
+}
+
+/* (R2) A second path to a working member is no new device: refused, untouched. */
+static void test_rebuild_onto_working_member_refused(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		unsigned int k = gc->n / 2, w = (k + 1) % gc->n;
+		uint8_t *before, *after;
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 32, NULL);
+		t_assemble(&t);
+		assert_int_equal(raid_fail_member(t.a, k), 0);
+		before = t_member_image(&t, w);
+		if (raid_rebuild(t.a, k, t_keep(t.mem[w]), NULL, NULL) != -EEXIST)
+			t_fail(gc, "rebuild onto a working member not refused");
+		after = t_member_image(&t, w);
+		if (memcmp(before, after, t.member_blocks * JG_BLOCK_SIZE))
+			t_fail(gc, "a refused rebuild wrote to the working member");
+		/* the failed member itself may be rebuilt onto (re-added) */
+		assert_int_equal(raid_rebuild(t.a, k, t_keep(t.mem[k]), NULL, NULL), 0);
+		t_stop(&t);
+		free(before);
+		free(after);
+		t_free(&t);
+	}
+}
+
+/* (R3) Failed rebuilds each retire a device: the table is bounded, the one past it
+ * refused. */
+static void test_rebuild_retired_bounded(void **state)
+{
+	static const struct geo_case gc = {5, 4, 2};
+	struct blk_dev *low[RAID_MAX_MEMBERS + 2];
+	struct raid_fault_domain *d;
+	struct raid_fault_cfg fc = {0};
+	struct raid_geo g;
+	struct tarr t;
+	unsigned int i;
+	int rc;
+
+	(void)state;
+	assert_int_equal(raid_fault_domain_new(&fc, &d), 0);
+	t_make(&t, &gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	t_geo(&t, &g);
+	t_assemble(&t);
+	assert_int_equal(raid_fail_member(t.a, 1), 0);
+	for (i = 0; i < RAID_MAX_MEMBERS + 2; i++) {
+		struct blk_dev *bad;
+
+		assert_int_equal(raid_dev_mem_open("bad", MB, &low[i]), 0);
+		assert_int_equal(raid_dev_fault_open(d, low[i], &bad), 0);
+		assert_int_equal(raid_dev_fault_fail_block(bad, g.data_offset, false, true), 0);
+		rc = raid_rebuild(t.a, 1, bad, NULL, NULL);
+		if (i < RAID_MAX_MEMBERS && rc != -EIO)
+			fail_msg("rebuild %u onto a failing device: %d, expected -EIO", i, rc);
+		if (i >= RAID_MAX_MEMBERS && rc != -EMFILE)
+			fail_msg("rebuild %u past the retired table: %d, expected -EMFILE", i, rc);
+	}
+	t_stop(&t);
+	for (i = 0; i < RAID_MAX_MEMBERS + 2; i++)
+		blk_close(low[i]);
+	raid_fault_domain_free(d);
 	t_free(&t);
 }
 
@@ -210,6 +313,9 @@ int main(void)
 	    cmocka_unit_test(test_rebuild_exact_content),
 	    cmocka_unit_test(test_rebuild_online_with_writes),
 	    cmocka_unit_test(test_rebuild_bad_requests),
+	    cmocka_unit_test(test_rebuild_pending_refused),
+	    cmocka_unit_test(test_rebuild_onto_working_member_refused),
+	    cmocka_unit_test(test_rebuild_retired_bounded),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);

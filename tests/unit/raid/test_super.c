@@ -3,7 +3,9 @@
  * tests/unit/raid/test_super.c - member superblocks, create and assembly: members
  * in any order, bad input (wrong magic, bad crc, two arrays, a duplicated member,
  * too few members, a stale member) refused with nothing written, dirty+degraded
- * refused without force, the jnl-pending flag across stop/assemble, read-only.
+ * refused without force, the jnl-pending flag across stop/assemble (it counts as
+ * dirty: stop keeps it, degraded assembly and failing a member are refused), a
+ * data area past 64 bits or a bitmap policy without a bitmap refused, read-only.
  */
 #include "raid_test.h"
 
@@ -360,6 +362,178 @@ static void test_super_absent_member_recorded(void **state)
 	}
 }
 
+/* Read member @i's superblock into @b. */
+static void t_sb_read(struct tarr *t, unsigned int i, uint8_t *b)
+{
+	assert_int_equal(blk_rw(t->mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+}
+
+/* Rewrite every member's superblock through @edit, crc resealed. */
+static void t_sb_edit_all(struct tarr *t, void (*edit)(struct raid_sb *sb))
+{
+	uint8_t *b = jg_alloc_blocks(1);
+
+	for (unsigned int i = 0; i < t->n; i++) {
+		t_sb_read(t, i, b);
+		edit((struct raid_sb *)b);
+		jg_blk_crc_set(b, JG_BLOCK_SIZE, jg_crc_seed(((struct raid_sb *)b)->uuid));
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, RAID_SB_BLKNO, 1, b, 0), 0);
+	}
+	free(b);
+}
+
+/* (S6) A run that set jnl-pending and stopped without clearing it (a mount that
+ * failed after assembly) leaves the array dirty, and still pending. */
+static void test_super_stop_keeps_pending_dirty(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *b = jg_alloc_blocks(1);
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+		t_assemble(&t);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+		t_stop(&t);
+		for (unsigned int i = 0; i < gc->n; i++) {
+			const struct raid_sb *sb = (const struct raid_sb *)b;
+
+			t_sb_read(&t, i, b);
+			if (jg_le32(sb->state) != RAID_STATE_DIRTY)
+				t_fail(gc, "stop of a jnl-pending array marked it clean");
+			if (!(jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING))
+				t_fail(gc, "stop of a jnl-pending array lost the flag");
+		}
+		/* cleared by the journal: the next stop is clean */
+		t_assemble(&t);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_CLEAR_JNL_PENDING, NULL), 0);
+		t_stop(&t);
+		t_sb_read(&t, 0, b);
+		if (jg_le32(((struct raid_sb *)b)->state) != RAID_STATE_CLEAN)
+			t_fail(gc, "stop after the journal cleared jnl-pending not clean");
+		free(b);
+		t_free(&t);
+	}
+}
+
+static void t_sb_mark_clean(struct raid_sb *sb)
+{
+	sb->state = jg_cpu_to_le32(RAID_STATE_CLEAN);
+}
+
+/* (S6) with (S4): a pending array is refused degraded without force, even when its
+ * superblocks say clean (written by a stop that ignored the flag). */
+static void test_super_pending_degraded_needs_force(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct raid_assemble_cfg force = {.force = true};
+		struct tarr t;
+		struct t_snap s;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+		t_assemble(&t);
+		assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+		raid_abandon(t.a);
+		t.a = NULL;
+		t_sb_edit_all(&t, t_sb_mark_clean);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~1u, NULL) != -EUCLEAN)
+			t_fail(gc, "jnl-pending degraded array assembled without force");
+		t_snap_same(&t, &s, gc);
+		assert_int_equal(t_assemble_mask(&t, ~1u, &force), 0);
+		t_stop(&t);
+		t_free(&t);
+	}
+}
+
+/* (S6) an array assembled pending refuses to fail a member on request until the
+ * journal clears the flag; force overrides; pending set in this run does not. */
+static void test_super_pending_fail_member_refused(void **state)
+{
+	static const struct geo_case gc = {6, 5, 2};
+	struct raid_assemble_cfg force = {.force = true};
+	struct tarr t;
+
+	(void)state;
+	t_make(&t, &gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+	t_assemble(&t);
+	/* set in this run (a mounted journal): failing a member is allowed */
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+	assert_int_equal(raid_fail_member(t.a, 4), 0);
+	raid_abandon(t.a); /* crash: pending, role 4 failed */
+	t.a = NULL;
+	assert_int_equal(t_assemble_mask(&t, ~(1u << 4), NULL), -EUCLEAN); /* (S4) */
+	assert_int_equal(t_assemble_mask(&t, ~(1u << 4), &force), 0);
+	assert_int_equal(raid_fail_member(t.a, 3), 0); /* forced */
+	t_stop(&t);
+	t_free(&t);
+
+	t_make(&t, &gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+	t_assemble(&t);
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+	raid_abandon(t.a);
+	t.a = NULL;
+	t_assemble(&t);
+	if (raid_fail_member(t.a, 1) != -EUCLEAN)
+		fail_msg("member failed on request while the journal is unreplayed");
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_CLEAR_JNL_PENDING, NULL), 0);
+	assert_int_equal(raid_fail_member(t.a, 1), 0);
+	t_stop(&t);
+	t_free(&t);
+}
+
+static void t_sb_offset_wraps(struct raid_sb *sb)
+{
+	uint64_t chunk = jg_le32(sb->chunk_blocks);
+
+	/* a multiple of the chunk whose sum with data_blocks wraps to a small number */
+	sb->data_offset = jg_cpu_to_le64(UINT64_MAX / chunk * chunk);
+}
+
+static void t_sb_policy_bitmap(struct raid_sb *sb)
+{
+	sb->resync_policy = jg_cpu_to_le32(RAID_RESYNC_BITMAP);
+}
+
+static void t_sb_policy_journal(struct raid_sb *sb)
+{
+	sb->resync_policy = jg_cpu_to_le32(RAID_RESYNC_JOURNAL);
+}
+
+/* (S7) a data area past 64 bits, a bitmap policy without a bitmap: refused, nothing written. */
+static void test_super_bad_extent_and_policy_refused(void **state)
+{
+	static void (*const edits[])(struct raid_sb *) = {
+	    t_sb_offset_wraps, t_sb_policy_bitmap, t_sb_policy_journal};
+	static const char *const what[] = {
+	    "data_offset + data_blocks overflow accepted",
+	    "resync=bitmap with bitmap_blocks=0 accepted",
+	    "resync=journal with bitmap_blocks=0 accepted"};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+
+		for (unsigned int e = 0; e < sizeof(edits) / sizeof(edits[0]); e++) {
+			struct raid_assemble_cfg force = {.force = true};
+			struct tarr t;
+			struct t_snap s;
+
+			t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL); /* no bitmap */
+			t_sb_edit_all(&t, edits[e]);
+			t_snap_take(&t, &s);
+			if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN ||
+			    t_assemble_mask(&t, ~0u, &force) != -EUCLEAN)
+				t_fail(gc, what[e]);
+			t_snap_same(&t, &s, gc);
+			t_free(&t);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +546,10 @@ int main(void)
 	    cmocka_unit_test(test_super_fail_member),
 	    cmocka_unit_test(test_super_crash_during_sb_round),
 	    cmocka_unit_test(test_super_absent_member_recorded),
+	    cmocka_unit_test(test_super_stop_keeps_pending_dirty),
+	    cmocka_unit_test(test_super_pending_degraded_needs_force),
+	    cmocka_unit_test(test_super_pending_fail_member_refused),
+	    cmocka_unit_test(test_super_bad_extent_and_policy_refused),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
