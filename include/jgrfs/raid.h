@@ -69,6 +69,10 @@ struct raid_fault_cfg {
 	 * on the spot, as a machine does when its power goes. */
 	void (*on_cut)(void *arg);
 	void *on_cut_arg;
+	/* The error a write to a failing block (raid_dev_fault_fail_block() on_write,
+	 * raid_dev_fault_fail_all()) returns: 0 for -EIO; e.g. -ENOSPC or -EDQUOT, a
+	 * sparse member file whose filesystem or quota is full. Reads fail with -EIO. */
+	int write_errno;
 };
 int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_domain **out);
 void raid_fault_domain_free(struct raid_fault_domain *d);
@@ -81,12 +85,13 @@ void raid_fault_domain_cut(struct raid_fault_domain *d);
 
 /*
  * Wrap @lower (not owned: the caller closes it after this one) in domain @d.
- * raid_dev_fault_fail_block() makes I/O touching @blkno fail with -EIO
- * (@on_read/@on_write choose which), to model a failing member.
+ * raid_dev_fault_fail_block() makes I/O touching @blkno fail with -EIO, writes
+ * with cfg.write_errno when set (@on_read/@on_write choose which), to model a
+ * failing member.
  */
 int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, struct blk_dev **out);
 int raid_dev_fault_fail_block(struct blk_dev *fault_dev, uint64_t blkno, bool on_read, bool on_write);
-/* Every I/O fails with -EIO from now on (a dead member). */
+/* Every I/O fails with -EIO (writes: cfg.write_errno when set) from now on (a dead member). */
 int raid_dev_fault_fail_all(struct blk_dev *fault_dev);
 
 /* ------------------------------------------------------------------ array */

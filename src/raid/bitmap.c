@@ -17,6 +17,11 @@
  *      a resync of that region.
  * (B3) Under the journal policy writes flagged BLK_FS_RAIDSYNC never reach (B1):
  *      the filesystem's journal names their rows after a crash.
+ * (B4) A user write that failed upward (stripe.c (W5)) leaves its rows recorded
+ *      dirty: the bits of its regions are set durably, whatever its flags, and
+ *      resync_pending stops (B2) and raid_stop from clearing any bit or marking
+ *      the array clean, so the next assembly resyncs them.
+ * A bitmap write that fails on a member, with any error, fails that member.
  * bm_lock is held across bitmap I/O so that a set and a clear of one block can
  * never be reordered on a member.
  */
@@ -178,11 +183,11 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 		}
 		if (rc) {
 			for (unsigned int i = 0; i < (flush ? 2 * nr : nr); i++) {
-				if (reqs[i].result != -EIO)
+				if (!reqs[i].result)
 					continue;
 				for (unsigned int m = 0; m < a->geo.n; m++)
 					if (a->m[m].dev == reqs[i].dev &&
-					    !raid_member_fail(a, m, -EIO))
+					    !raid_member_fail(a, m, reqs[i].result))
 						again = true;
 			}
 		}
@@ -261,6 +266,28 @@ void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int
 		a->bm_last_epoch[regions[i]] = a->bm_epoch;
 		a->bm_last_time[regions[i]] = now;
 	}
+	pthread_mutex_unlock(&a->bm_lock);
+}
+
+void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsigned int n)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	pthread_mutex_lock(&a->bm_lock);
+	a->resync_pending = true; /* (B4) */
+	for (unsigned int i = 0; i < n && a->bm_blocks; i++) {
+		uint32_t blk = (uint32_t)(regions[i] / RAID_BITMAP_BITS_PER_BLOCK);
+
+		if (raid_bit_get(a->bm_bits, regions[i]))
+			continue;
+		raid_bit_set(a->bm_bits, regions[i], true);
+		a->bm_dirty++;
+		lo = blk < lo ? blk : lo;
+		hi = blk > hi ? blk : hi;
+	}
+	/* a member that cannot take it is failed; the others record the rows */
+	if (lo <= hi)
+		raid_bitmap_write_locked(a, lo, hi - lo + 1, -1, true);
 	pthread_mutex_unlock(&a->bm_lock);
 }
 

@@ -22,6 +22,9 @@
  * is what a real disk may show after losing power, and members disagree: the
  * RAID write hole. Same seed, same outcome.
  *
+ * A failing block (or a dead member) fails reads with -EIO and writes with
+ * cfg.write_errno (-EIO by default; -ENOSPC, -EDQUOT model a full sparse file).
+ *
  * Writes are serialised on the domain lock: fault devices are for tests, and
  * serial writes make "the Nth write" well defined.
  */
@@ -334,7 +337,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			raid_fault_hang();
 		pthread_mutex_lock(&d->lock);
 		if (r->op != BLK_OP_FLUSH && raid_fault_is_bad_locked(f, r)) {
-			rc = -EIO;
+			rc = r->op == BLK_OP_WRITE && d->cfg.write_errno ? d->cfg.write_errno : -EIO;
 		} else if (r->op == BLK_OP_READ) {
 			rc = blk_submit(f->lower, r, 1);
 		} else if (r->op == BLK_OP_WRITE) {

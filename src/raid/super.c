@@ -148,7 +148,8 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 		for (unsigned int i = 0; i < 2 * nr; i++) {
 			unsigned int role = roles[i % nr];
 
-			if (reqs[i].result == -EIO && !a->m[role].failed) {
+			/* any error: a member that cannot record the update is out */
+			if (reqs[i].result && !a->m[role].failed) {
 				uint32_t miss = raid_missing_write(a) | (1u << role);
 
 				if (raid_popcount(miss) > a->geo.npar)
