@@ -55,6 +55,11 @@ struct raid_fault_cfg {
 	uint64_t seed;			/* for the keep/revert choices; same seed, same result */
 	unsigned int keep_percent;	/* chance (0..100) that an unflushed write survives; default 50 */
 	bool tear;			/* revert partial writes sector by sector */
+	/* With tear (and chaos_after_cut): the unit a tear works in, bytes, a power
+	 * of two 1..4096; 0: 512, a disk that writes each sector whole. Smaller
+	 * models a device that does not write even a sector atomically (an SSD
+	 * without power-loss protection): one sector holds old and new bytes. */
+	unsigned int tear_unit_bytes;
 	/* Count each FLUSH request as a position too: a cut there loses the flush
 	 * (the power failed while it ran), so the writes it would have made durable
 	 * are kept or reverted as above. Off: only writes count. */

@@ -3,7 +3,7 @@
  * src/raid/bitmap.c - the write-intent bitmap (policies bitmap and journal).
  *
  * One bit per bitmap_region_blocks array blocks, the same bits on every member
- * (member blocks RAID_BITMAP_BLKNO ..). Protocol, after MD's md/bitmap.c:
+ * (member blocks a->bm_first .., raid_format.h). Protocol, after MD's md/bitmap.c:
  * (B1) A region's bit is set durably -- its bitmap block written to every
  *      writable member and flushed -- before the first write into a clean region
  *      is issued. One call sets every bit a member batch needs: one bitmap write
@@ -88,7 +88,7 @@ static void raid_bitmap_fill_block(struct raid_array *a, uint32_t i, uint8_t *bl
 	b->nbits = jg_cpu_to_le32((uint32_t)nbits);
 	memcpy(b->bits, a->bm_bits + first / 8, sizeof(b->bits));
 	jg_blk_seal(blk, RAID_BS, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION, 0,
-		    __atomic_load_n(&a->events, __ATOMIC_RELAXED), RAID_BITMAP_BLKNO + i, a->seed);
+		    __atomic_load_n(&a->events, __ATOMIC_RELAXED), a->bm_first + i, a->seed);
 }
 
 int raid_bitmap_load(struct raid_array *a)
@@ -109,10 +109,10 @@ int raid_bitmap_load(struct raid_array *a)
 			struct raid_bitmap_blk *b = (struct raid_bitmap_blk *)blk;
 			uint64_t first = (uint64_t)i * RAID_BITMAP_BITS_PER_BLOCK;
 
-			rc = blk_rw(a->m[m].dev, BLK_OP_READ, RAID_BITMAP_BLKNO + i, 1, blk, 0);
+			rc = blk_rw(a->m[m].dev, BLK_OP_READ, a->bm_first + i, 1, blk, 0);
 			if (!rc)
 				rc = jg_blk_check(blk, RAID_BS, RAID_BITMAP_MAGIC,
-						  RAID_FORMAT_VERSION, RAID_BITMAP_BLKNO + i,
+						  RAID_FORMAT_VERSION, a->bm_first + i,
 						  a->seed, "raid", "bitmap block", a->m[m].name);
 			if (rc || jg_le64(b->first_region) != first) {
 				/* untrusted: every region of this block may be dirty */
@@ -169,7 +169,7 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 			if ((miss & (1u << m)) || (only_role >= 0 && (unsigned int)only_role != m))
 				continue;
 			reqs[nr++] = (struct blk_req){.op = BLK_OP_WRITE,
-						      .blkno = RAID_BITMAP_BLKNO + first,
+						      .blkno = a->bm_first + first,
 						      .nblocks = count,
 						      .buf = bufs,
 						      .dev = a->m[m].dev};

@@ -117,6 +117,8 @@ struct raid_array {
 					 * under bm_lock): keep the bitmap, stop leaves the
 					 * array dirty */
 	uint64_t ctime;
+	uint32_t sb_incompat;		/* feature_incompat of its superblocks (fixed) */
+	uint64_t bm_first;		/* member block of bitmap block 0: RAID_BITMAP_FIRST() */
 
 	pthread_mutex_t sb_lock; /* protects members, events, sb_flags, masks, retired */
 	struct raid_member m[RAID_MAX_MEMBERS];
