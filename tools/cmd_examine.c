@@ -17,6 +17,10 @@
  * of different arrays), each superblock is verified on its own (seeded with the
  * UUID it names) and shown, as mdadm --examine does; a device whose superblock
  * does not verify - foreign, damaged, never a member - makes the exit status 2.
+ *
+ * A member holds two superblock copies (blocks 0 and 1, FORMAT.md §2.2, with
+ * SB_COPY): both are verified and listed; the one shown is the newer valid one,
+ * as assembly takes it. One damaged copy is reported, not an error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -56,9 +60,12 @@ static const char cmd_examine_help[] =
 /* One device given on the command line and its superblock as read. */
 struct examine_dev {
 	const char *path;
-	uint8_t *blk;		/* member block RAID_SB_BLKNO */
+	uint8_t *blk;		/* member blocks RAID_SB_BLKNO, RAID_SB_COPY_BLKNO */
 	int rc;			/* 0: read and verified; else why not (-errno) */
-	uint8_t *bm;		/* its bitmap blocks, from RAID_BITMAP_BLKNO */
+	unsigned int copies;	/* superblock copies the format has: 1 or 2 */
+	int copy_rc[2];		/* per copy: 0 verified, else why not */
+	unsigned int use;	/* the copy shown: the newer valid one */
+	uint8_t *bm;		/* its bitmap blocks, from RAID_BITMAP_FIRST() */
 	uint32_t bm_blocks;	/* read into bm */
 	uint64_t bm_dirty;	/* set bits; a block that does not verify counts all dirty */
 	uint32_t bm_bad;	/* bitmap blocks that did not verify */
@@ -67,9 +74,14 @@ struct examine_dev {
 /* Bitmap blocks read per device at most (16 MiB, a 32 TiB array at 64 MiB regions). */
 #define EXAMINE_MAX_BITMAP_BLOCKS 4096u
 
+static const struct raid_sb *cmd_examine_copy(const struct examine_dev *d, unsigned int c)
+{
+	return (const struct raid_sb *)(d->blk + (size_t)c * JG_BLOCK_SIZE);
+}
+
 static const struct raid_sb *cmd_examine_sb(const struct examine_dev *d)
 {
-	return (const struct raid_sb *)d->blk;
+	return cmd_examine_copy(d, d->use);
 }
 
 /*
@@ -94,7 +106,8 @@ static void cmd_examine_bitmap(struct examine_dev *d)
 		if (nbits > RAID_BITMAP_BITS_PER_BLOCK)
 			nbits = RAID_BITMAP_BITS_PER_BLOCK;
 		if (jg_blk_check(b, JG_BLOCK_SIZE, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION,
-				 RAID_BITMAP_BLKNO + i, seed, "examine", "bitmap block", d->path)) {
+				 RAID_BITMAP_FIRST(jg_le32(sb->feature_incompat)) + i, seed,
+				 "examine", "bitmap block", d->path)) {
 			d->bm_bad++;
 			d->bm_dirty += nbits;
 			continue;
@@ -106,36 +119,67 @@ static void cmd_examine_bitmap(struct examine_dev *d)
 }
 
 /*
- * Verify @d's superblock (jg_blk_check: magic, crc, version, home address, then
- * the fields shown) seeded from @uuid, or from the UUID it names when NULL. Logs
- * the failed check naming the device; never writes.
+ * Verify superblock copy @c of @d (jg_blk_check: magic, crc, version, home
+ * address, then the fields shown) seeded from @uuid, or from the UUID it names
+ * when NULL. Logs the failed check naming the device; never writes.
  */
-static int cmd_examine_verify(struct examine_dev *d, const uint8_t *uuid)
+static int cmd_examine_verify_copy(struct examine_dev *d, unsigned int c, const uint8_t *uuid)
 {
-	const struct raid_sb *sb = cmd_examine_sb(d);
-	uint32_t level, n, role, chunk;
+	const struct raid_sb *sb = cmd_examine_copy(d, c);
+	uint32_t level, n, role, chunk, incompat;
+	int rc;
 
-	if (d->rc)
-		return d->rc;
-	d->rc = jg_blk_check(d->blk, JG_BLOCK_SIZE, RAID_SB_MAGIC, RAID_FORMAT_VERSION,
-			     RAID_SB_BLKNO, jg_crc_seed(uuid ? uuid : sb->uuid), "examine",
-			     "member superblock", d->path);
-	if (d->rc)
-		return d->rc;
+	rc = jg_blk_check(sb, JG_BLOCK_SIZE, RAID_SB_MAGIC, RAID_FORMAT_VERSION, c,
+			  jg_crc_seed(uuid ? uuid : sb->uuid), "examine", "member superblock",
+			  d->path);
+	if (rc)
+		return rc;
 	level = jg_le32(sb->level);
 	n = jg_le32(sb->nmembers);
 	role = jg_le32(sb->role);
 	chunk = jg_le32(sb->chunk_blocks);
+	incompat = jg_le32(sb->feature_incompat);
+	if (incompat & ~RAID_FEATURE_INCOMPAT_SUPP)
+		return -EOPNOTSUPP;
 	if ((level != 4 && level != 5 && level != 6) || n < 2 || n > RAID_MAX_MEMBERS ||
-	    role >= n || !chunk || chunk > 1024 || (chunk & (chunk - 1))) {
+	    role >= n || !chunk || chunk > 1024 || (chunk & (chunk - 1)) ||
+	    RAID_SB_COPIES(incompat) <= c) {
 		jg_log(JG_LOG_ERR, "examine", "member superblock dev=%s blkno=%u bad geometry: "
-		       "level=%u members=%u role=%u chunk_blocks=%u", d->path, RAID_SB_BLKNO,
-		       level, n, role, chunk);
-		d->rc = -EUCLEAN;
+		       "level=%u members=%u role=%u chunk_blocks=%u copies=%u", d->path, c,
+		       level, n, role, chunk, RAID_SB_COPIES(incompat));
+		return -EUCLEAN;
 	}
-	if (!d->rc)
-		cmd_examine_bitmap(d);
-	return d->rc;
+	return 0;
+}
+
+/*
+ * Verify @d's superblock copies, as assembly does: copy 0, and copy 1 when the
+ * format has two (or copy 0 is damaged); show the newer valid one. d->rc is 0
+ * when one copy verifies, else the error of copy 0.
+ */
+static int cmd_examine_verify(struct examine_dev *d, const uint8_t *uuid)
+{
+	if (d->rc)
+		return d->rc;
+	d->copies = 1;
+	d->use = 0;
+	d->copy_rc[0] = cmd_examine_verify_copy(d, 0, uuid);
+	if (!d->copy_rc[0] &&
+	    RAID_SB_COPIES(jg_le32(cmd_examine_copy(d, 0)->feature_incompat)) == 1)
+		goto out;
+	d->copies = 2;
+	d->copy_rc[1] = cmd_examine_verify_copy(d, 1, uuid);
+	if (d->copy_rc[0] && d->copy_rc[1]) {
+		d->rc = d->copy_rc[0];
+		return d->rc;
+	}
+	if (d->copy_rc[0] ||
+	    (!d->copy_rc[1] && jg_seq_after(jg_le64(cmd_examine_copy(d, 1)->hdr.seq),
+					    jg_le64(cmd_examine_copy(d, 0)->hdr.seq))))
+		d->use = 1;
+out:
+	cmd_examine_bitmap(d);
+	return 0;
 }
 
 static const char *cmd_examine_why(int rc)
@@ -169,20 +213,23 @@ static const char *cmd_examine_member_state(const struct raid_member_info *m)
  */
 static void cmd_examine_read_bitmap(struct examine_dev *d, struct blk_dev *dev)
 {
-	const struct raid_sb *sb = cmd_examine_sb(d);
+	/* copy 0 unless its magic is gone (then copy 1, of the two-copy format) */
+	const struct raid_sb *sb =
+	    cmd_examine_copy(d, jg_le32(cmd_examine_copy(d, 0)->hdr.magic) != RAID_SB_MAGIC);
 	uint32_t nb = jg_le32(sb->bitmap_blocks);
+	uint64_t first = RAID_BITMAP_FIRST(jg_le32(sb->feature_incompat));
 	int rc;
 
 	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC || !nb)
 		return;
 	if (nb > EXAMINE_MAX_BITMAP_BLOCKS)
 		nb = EXAMINE_MAX_BITMAP_BLOCKS;
-	if ((uint64_t)RAID_BITMAP_BLKNO + nb > dev->nblocks)
+	if (first + nb > dev->nblocks)
 		return;
 	d->bm = jg_alloc_blocks(nb);
 	if (!d->bm)
 		return;
-	rc = blk_rw(dev, BLK_OP_READ, RAID_BITMAP_BLKNO, nb, d->bm, 0);
+	rc = blk_rw(dev, BLK_OP_READ, first, nb, d->bm, 0);
 	if (rc) {
 		cli_err("%s: cannot read the bitmap: %s", d->path, strerror(-rc));
 		return;
@@ -191,6 +238,24 @@ static void cmd_examine_read_bitmap(struct examine_dev *d, struct blk_dev *dev)
 }
 
 /* ------------------------------------------------------------ text */
+
+/* One line per superblock copy: its events and state, or why it does not verify. */
+static void cmd_examine_copies_text(const struct examine_dev *d, const char *indent)
+{
+	for (unsigned int c = 0; c < d->copies; c++) {
+		const struct raid_sb *sb = cmd_examine_copy(d, c);
+
+		if (d->copy_rc[c]) {
+			printf("%scopy %u (block %u): damaged: %s\n", indent, c, c,
+			       cmd_examine_why(d->copy_rc[c]));
+			continue;
+		}
+		printf("%scopy %u (block %u): events %" PRIu64 ", %s%s\n", indent, c, c,
+		       jg_le64(sb->hdr.seq),
+		       jg_le32(sb->state) == RAID_STATE_CLEAN ? "clean" : "dirty",
+		       c == d->use ? " (in use)" : "");
+	}
+}
 
 /* The whole superblock of a device that did not assemble. */
 static void cmd_examine_sb_text(const struct examine_dev *d)
@@ -238,6 +303,8 @@ static void cmd_examine_sb_text(const struct examine_dev *d)
 		if (failed & (1u << r))
 			printf("%srole %u", k++ ? ", " : "", r);
 	printf("\n");
+	printf("  superblocks\n");
+	cmd_examine_copies_text(d, "    ");
 }
 
 static void cmd_examine_text(const struct raid_info *info, const struct examine_dev *devs, int n)
@@ -294,6 +361,7 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 		if (jg_le32(sb->bitmap_blocks))
 			printf(", bitmap %" PRIu64 " dirty", devs[i].bm_dirty);
 		printf("\n");
+		cmd_examine_copies_text(&devs[i], "    ");
 	}
 }
 
@@ -325,11 +393,28 @@ static void cmd_examine_sb_json(const struct examine_dev *d)
 	raidcli_json_str(stdout, pol ? pol : "unknown");
 	printf(",\"bitmap_region_bytes\":%" PRIu64 ",\"bitmap_blocks\":%u,"
 	       "\"bitmap_dirty_regions\":%" PRIu64 ",\"bitmap_bad_blocks\":%u,"
-	       "\"jnl_pending\":%s,\"failed_mask\":%u}",
+	       "\"jnl_pending\":%s,\"failed_mask\":%u",
 	       (uint64_t)jg_le32(sb->bitmap_region_blocks) * JG_BLOCK_SIZE,
 	       jg_le32(sb->bitmap_blocks), d->bm_dirty, d->bm_bad,
 	       jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING ? "true" : "false",
 	       jg_le32(sb->failed_mask));
+	printf(",\"copies\":[");
+	for (unsigned int c = 0; c < d->copies; c++) {
+		const struct raid_sb *cs = cmd_examine_copy(d, c);
+
+		printf("%s{\"blkno\":%u,", c ? "," : "", c);
+		if (d->copy_rc[c]) {
+			printf("\"ok\":false,\"error\":");
+			raidcli_json_str(stdout, cmd_examine_why(d->copy_rc[c]));
+		} else {
+			printf("\"ok\":true,\"events\":%" PRIu64 ",\"state\":\"%s\",\"in_use\":%s",
+			       jg_le64(cs->hdr.seq),
+			       jg_le32(cs->state) == RAID_STATE_CLEAN ? "clean" : "dirty",
+			       c == d->use ? "true" : "false");
+		}
+		printf("}");
+	}
+	printf("]}");
 }
 
 static void cmd_examine_json(const struct raid_info *info, const struct examine_dev *devs, int n)
@@ -431,13 +516,15 @@ int cmd_examine(int argc, char **argv)
 		return 2;
 	for (int i = 0; i < n; i++) {
 		ed[i].path = argv[optind + i];
-		ed[i].blk = jg_alloc_blocks(1);
+		ed[i].blk = jg_zalloc_blocks(2);
 		if (!ed[i].blk) {
 			ret = cli_err("out of memory") + 1;
 			cli_close_members(devs, n);
 			goto out;
 		}
-		ed[i].rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, 1, ed[i].blk, 0);
+		/* both copies (a one-copy array has a bitmap block at 1: only read) */
+		ed[i].rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, devs[i]->nblocks > 1 ? 2 : 1,
+				  ed[i].blk, 0);
 		if (ed[i].rc) {
 			cli_err("%s: cannot read the superblock: %s", ed[i].path,
 				strerror(-ed[i].rc));

@@ -55,6 +55,11 @@ struct raid_fault_cfg {
 	uint64_t seed;			/* for the keep/revert choices; same seed, same result */
 	unsigned int keep_percent;	/* chance (0..100) that an unflushed write survives; default 50 */
 	bool tear;			/* revert partial writes sector by sector */
+	/* With tear (and chaos_after_cut): the unit a tear works in, bytes, a power
+	 * of two 1..4096; 0: 512, a disk that writes each sector whole. Smaller
+	 * models a device that does not write even a sector atomically (an SSD
+	 * without power-loss protection): one sector holds old and new bytes. */
+	unsigned int tear_unit_bytes;
 	/* Count each FLUSH request as a position too: a cut there loses the flush
 	 * (the power failed while it ran), so the writes it would have made durable
 	 * are kept or reverted as above. Off: only writes count. */
@@ -69,6 +74,10 @@ struct raid_fault_cfg {
 	 * on the spot, as a machine does when its power goes. */
 	void (*on_cut)(void *arg);
 	void *on_cut_arg;
+	/* The error a write to a failing block (raid_dev_fault_fail_block() on_write,
+	 * raid_dev_fault_fail_all()) returns: 0 for -EIO; e.g. -ENOSPC or -EDQUOT, a
+	 * sparse member file whose filesystem or quota is full. Reads fail with -EIO. */
+	int write_errno;
 };
 int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_domain **out);
 void raid_fault_domain_free(struct raid_fault_domain *d);
@@ -87,12 +96,13 @@ uint64_t raid_fault_domain_cut_points(const struct raid_fault_domain *d);
 
 /*
  * Wrap @lower (not owned: the caller closes it after this one) in domain @d.
- * raid_dev_fault_fail_block() makes I/O touching @blkno fail with -EIO
- * (@on_read/@on_write choose which), to model a failing member.
+ * raid_dev_fault_fail_block() makes I/O touching @blkno fail with -EIO, writes
+ * with cfg.write_errno when set (@on_read/@on_write choose which), to model a
+ * failing member.
  */
 int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, struct blk_dev **out);
 int raid_dev_fault_fail_block(struct blk_dev *fault_dev, uint64_t blkno, bool on_read, bool on_write);
-/* Every I/O fails with -EIO from now on (a dead member). */
+/* Every I/O fails with -EIO (writes: cfg.write_errno when set) from now on (a dead member). */
 int raid_dev_fault_fail_all(struct blk_dev *fault_dev);
 
 /* ------------------------------------------------------------------ array */

@@ -3,7 +3,7 @@
  * src/raid/bitmap.c - the write-intent bitmap (policies bitmap and journal).
  *
  * One bit per bitmap_region_blocks array blocks, the same bits on every member
- * (member blocks RAID_BITMAP_BLKNO ..). Protocol, after MD's md/bitmap.c:
+ * (member blocks a->bm_first .., raid_format.h). Protocol, after MD's md/bitmap.c:
  * (B1) A region's bit is set durably -- its bitmap block written to every
  *      writable member and flushed -- before the first write into a clean region
  *      is issued. One call sets every bit a member batch needs: one bitmap write
@@ -17,6 +17,11 @@
  *      a resync of that region.
  * (B3) Under the journal policy writes flagged BLK_FS_RAIDSYNC never reach (B1):
  *      the filesystem's journal names their rows after a crash.
+ * (B4) A user write that failed upward (stripe.c (W5)) leaves its rows recorded
+ *      dirty: the bits of its regions are set durably, whatever its flags, and
+ *      resync_pending stops (B2) and raid_stop from clearing any bit or marking
+ *      the array clean, so the next assembly resyncs them.
+ * A bitmap write that fails on a member, with any error, fails that member.
  * bm_lock is held across bitmap I/O so that a set and a clear of one block can
  * never be reordered on a member.
  */
@@ -83,7 +88,7 @@ static void raid_bitmap_fill_block(struct raid_array *a, uint32_t i, uint8_t *bl
 	b->nbits = jg_cpu_to_le32((uint32_t)nbits);
 	memcpy(b->bits, a->bm_bits + first / 8, sizeof(b->bits));
 	jg_blk_seal(blk, RAID_BS, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION, 0,
-		    __atomic_load_n(&a->events, __ATOMIC_RELAXED), RAID_BITMAP_BLKNO + i, a->seed);
+		    __atomic_load_n(&a->events, __ATOMIC_RELAXED), a->bm_first + i, a->seed);
 }
 
 int raid_bitmap_load(struct raid_array *a)
@@ -104,10 +109,10 @@ int raid_bitmap_load(struct raid_array *a)
 			struct raid_bitmap_blk *b = (struct raid_bitmap_blk *)blk;
 			uint64_t first = (uint64_t)i * RAID_BITMAP_BITS_PER_BLOCK;
 
-			rc = blk_rw(a->m[m].dev, BLK_OP_READ, RAID_BITMAP_BLKNO + i, 1, blk, 0);
+			rc = blk_rw(a->m[m].dev, BLK_OP_READ, a->bm_first + i, 1, blk, 0);
 			if (!rc)
 				rc = jg_blk_check(blk, RAID_BS, RAID_BITMAP_MAGIC,
-						  RAID_FORMAT_VERSION, RAID_BITMAP_BLKNO + i,
+						  RAID_FORMAT_VERSION, a->bm_first + i,
 						  a->seed, "raid", "bitmap block", a->m[m].name);
 			if (rc || jg_le64(b->first_region) != first) {
 				/* untrusted: every region of this block may be dirty */
@@ -164,7 +169,7 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 			if ((miss & (1u << m)) || (only_role >= 0 && (unsigned int)only_role != m))
 				continue;
 			reqs[nr++] = (struct blk_req){.op = BLK_OP_WRITE,
-						      .blkno = RAID_BITMAP_BLKNO + first,
+						      .blkno = a->bm_first + first,
 						      .nblocks = count,
 						      .buf = bufs,
 						      .dev = a->m[m].dev};
@@ -178,11 +183,11 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 		}
 		if (rc) {
 			for (unsigned int i = 0; i < (flush ? 2 * nr : nr); i++) {
-				if (reqs[i].result != -EIO)
+				if (!reqs[i].result)
 					continue;
 				for (unsigned int m = 0; m < a->geo.n; m++)
 					if (a->m[m].dev == reqs[i].dev &&
-					    !raid_member_fail(a, m, -EIO))
+					    !raid_member_fail(a, m, reqs[i].result))
 						again = true;
 			}
 		}
@@ -261,6 +266,28 @@ void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int
 		a->bm_last_epoch[regions[i]] = a->bm_epoch;
 		a->bm_last_time[regions[i]] = now;
 	}
+	pthread_mutex_unlock(&a->bm_lock);
+}
+
+void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsigned int n)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+
+	pthread_mutex_lock(&a->bm_lock);
+	a->resync_pending = true; /* (B4) */
+	for (unsigned int i = 0; i < n && a->bm_blocks; i++) {
+		uint32_t blk = (uint32_t)(regions[i] / RAID_BITMAP_BITS_PER_BLOCK);
+
+		if (raid_bit_get(a->bm_bits, regions[i]))
+			continue;
+		raid_bit_set(a->bm_bits, regions[i], true);
+		a->bm_dirty++;
+		lo = blk < lo ? blk : lo;
+		hi = blk > hi ? blk : hi;
+	}
+	/* a member that cannot take it is failed; the others record the rows */
+	if (lo <= hi)
+		raid_bitmap_write_locked(a, lo, hi - lo + 1, -1, true);
 	pthread_mutex_unlock(&a->bm_lock);
 }
 

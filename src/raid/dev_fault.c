@@ -17,7 +17,8 @@
  *      lands like a plain one) never return: nothing is acknowledged durable;
  *   2. each member's unflushed writes are visited newest first, and each is kept
  *      (with probability keep_percent) or reverted to the bytes it overwrote --
- *      whole, or with cfg.tear, on a random subset of its 512-byte sectors.
+ *      whole, or with cfg.tear, on a random subset of its 512-byte sectors (of
+ *      its cfg.tear_unit_bytes units: a device that tears inside a sector).
  * Every block then holds one of the versions it had since the last flush, which
  * is what a real disk may show after losing power, and members disagree: the
  * RAID write hole. Same seed, same outcome.
@@ -26,6 +27,9 @@
  * include/jgrfs/base.h). The cut records the points in flight: those of the
  * unflushed writes and of the write or flush it fell on (cut_points), which the
  * crash harness adds up into its coverage table.
+ *
+ * A failing block (or a dead member) fails reads with -EIO and writes with
+ * cfg.write_errno (-EIO by default; -ENOSPC, -EDQUOT model a full sparse file).
  *
  * Writes are serialised on the domain lock: fault devices are for tests, and
  * serial writes make "the Nth write" well defined.
@@ -98,6 +102,13 @@ int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_do
 	d->cfg = *cfg;
 	if (d->cfg.keep_percent > 100)
 		d->cfg.keep_percent = 100;
+	if (!d->cfg.tear_unit_bytes)
+		d->cfg.tear_unit_bytes = FAULT_SECTOR;
+	if (d->cfg.tear_unit_bytes > JG_BLOCK_SIZE ||
+	    (d->cfg.tear_unit_bytes & (d->cfg.tear_unit_bytes - 1))) {
+		free(d);
+		return -EINVAL;
+	}
 	d->rng = cfg->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
 	if (!d->rng)
 		d->rng = 1;
@@ -138,7 +149,7 @@ static void raid_fault_pending_drop(struct dev_fault *f)
 static void raid_fault_revert_locked(struct dev_fault *f, struct fault_pending *p)
 {
 	struct raid_fault_domain *d = f->dom;
-	size_t len = (size_t)p->nblocks * JG_BLOCK_SIZE;
+	size_t len = (size_t)p->nblocks * JG_BLOCK_SIZE, unit = d->cfg.tear_unit_bytes;
 	uint8_t *cur;
 
 	if (!d->cfg.tear) {
@@ -152,9 +163,9 @@ static void raid_fault_revert_locked(struct dev_fault *f, struct fault_pending *
 		free(cur);
 		return;
 	}
-	for (size_t s = 0; s < len; s += FAULT_SECTOR)
+	for (size_t s = 0; s < len; s += unit)
 		if (raid_fault_rand(d) & 1)
-			memcpy(cur + s, p->old + s, FAULT_SECTOR);
+			memcpy(cur + s, p->old + s, unit);
 	blk_rw(f->lower, BLK_OP_WRITE, p->blkno, p->nblocks, cur, 0);
 	free(cur);
 }
@@ -240,7 +251,7 @@ static bool raid_fault_chaos_hangs_after(const struct raid_fault_domain *d, cons
 static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
 {
 	struct raid_fault_domain *d = f->dom;
-	size_t len = (size_t)r->nblocks * JG_BLOCK_SIZE;
+	size_t len = (size_t)r->nblocks * JG_BLOCK_SIZE, unit = d->cfg.tear_unit_bytes;
 	uint64_t pick = raid_fault_rand(d) % 3;
 	uint8_t *cur;
 	int rc;
@@ -258,9 +269,9 @@ static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
 		return -ENOMEM;
 	rc = blk_rw(f->lower, BLK_OP_READ, r->blkno, r->nblocks, cur, 0);
 	if (!rc) {
-		for (size_t s = 0; s < len; s += FAULT_SECTOR)
+		for (size_t s = 0; s < len; s += unit)
 			if (raid_fault_rand(d) & 1)
-				memcpy(cur + s, (uint8_t *)r->buf + s, FAULT_SECTOR);
+				memcpy(cur + s, (uint8_t *)r->buf + s, unit);
 		rc = blk_rw(f->lower, BLK_OP_WRITE, r->blkno, r->nblocks, cur, 0);
 	}
 	free(cur);
@@ -354,7 +365,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			raid_fault_hang();
 		pthread_mutex_lock(&d->lock);
 		if (r->op != BLK_OP_FLUSH && raid_fault_is_bad_locked(f, r)) {
-			rc = -EIO;
+			rc = r->op == BLK_OP_WRITE && d->cfg.write_errno ? d->cfg.write_errno : -EIO;
 		} else if (r->op == BLK_OP_READ) {
 			rc = blk_submit(f->lower, r, 1);
 		} else if (r->op == BLK_OP_WRITE) {

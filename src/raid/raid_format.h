@@ -4,11 +4,15 @@
  *
  * Every member holds, in member blocks:
  *
- *	0                     member superblock (struct raid_sb)
- *	1 .. bitmap_blocks    write-intent bitmap blocks (struct raid_bitmap_blk), the
+ *	0                     member superblock (struct raid_sb), copy 0
+ *	1                     member superblock, copy 1 (RAID_FEATURE_INCOMPAT_SB_COPY)
+ *	2 .. 1 + bitmap_blocks  write-intent bitmap blocks (struct raid_bitmap_blk), the
  *	                      same bits on every member; none for policies off/full
  *	data_offset ..        data area: chunk-aligned, data_blocks blocks, row r's
  *	                      chunk at data_offset + r * chunk_blocks
+ *
+ * Arrays without RAID_FEATURE_INCOMPAT_SB_COPY (made before it) have one copy
+ * and their bitmap from block 1: RAID_BITMAP_FIRST(feature_incompat).
  *
  * Structures, constants and static asserts only; included by src/raid, tests and
  * tools.
@@ -25,8 +29,10 @@
 #define RAID_BITMAP_MAGIC 0x4252474au	/* "JGRB" */
 #define RAID_FORMAT_VERSION 1		/* major: jg_blk_hdr.version */
 #define RAID_FORMAT_MINOR 0
-#define RAID_SB_BLKNO 0
-#define RAID_BITMAP_BLKNO 1		/* first bitmap block on every member */
+#define RAID_SB_BLKNO 0			/* superblock copy 0 */
+#define RAID_SB_COPY_BLKNO 1		/* superblock copy 1, with RAID_FEATURE_INCOMPAT_SB_COPY */
+#define RAID_BITMAP_BLKNO 2		/* first bitmap block, with RAID_FEATURE_INCOMPAT_SB_COPY */
+#define RAID_BITMAP_BLKNO_ONE_COPY 1	/* first bitmap block without it */
 #define RAID_MAX_MEMBERS 32
 
 /* layout */
@@ -41,14 +47,27 @@
 #define RAID_SB_FLAG_JNL_PENDING (1u << 0) /* filesystem-guided resync pending */
 #define RAID_SB_FLAGS_KNOWN RAID_SB_FLAG_JNL_PENDING
 
-/* No feature bits are defined yet; any incompat bit set is refused. */
-#define RAID_FEATURE_INCOMPAT_SUPP 0u
+/*
+ * Incompat features; any other incompat bit set is refused.
+ * SB_COPY: a second copy of the superblock at member block 1, written after
+ * copy 0 is flushed; the bitmap starts at member block 2. Set on every array
+ * created since; an older reader would take block 1 for a bitmap block.
+ */
+#define RAID_FEATURE_INCOMPAT_SB_COPY (1u << 0)
+#define RAID_FEATURE_INCOMPAT_SUPP RAID_FEATURE_INCOMPAT_SB_COPY
 #define RAID_FEATURE_RO_COMPAT_SUPP 0u
 
+/* Superblock copies per member, and the first bitmap block, by feature_incompat. */
+#define RAID_SB_COPIES(incompat) (((incompat) & RAID_FEATURE_INCOMPAT_SB_COPY) ? 2u : 1u)
+#define RAID_BITMAP_FIRST(incompat)                                                          \
+	(((incompat) & RAID_FEATURE_INCOMPAT_SB_COPY) ? RAID_BITMAP_BLKNO : RAID_BITMAP_BLKNO_ONE_COPY)
+
 /*
- * Member superblock, member block 0. jg_blk_hdr: magic RAID_SB_MAGIC, version
- * RAID_FORMAT_VERSION, flags 0, seq = the array's event counter (advanced on
- * every superblock update; the highest value wins at assembly), blkno 0, crc
+ * Member superblock, member block 0 (and 1 with RAID_FEATURE_INCOMPAT_SB_COPY:
+ * the same contents but the home address). jg_blk_hdr: magic RAID_SB_MAGIC,
+ * version RAID_FORMAT_VERSION, flags 0, seq = the array's event counter
+ * (advanced on every superblock update; the highest value wins at assembly, and
+ * within a member the newer valid copy), blkno = its member block (0 or 1), crc
  * over the whole 4096-byte block seeded with jg_crc_seed(uuid). Bytes after the
  * struct are zero.
  */
@@ -72,7 +91,7 @@ struct raid_sb {
 /*068*/	le64 data_blocks;		/* data area per member, multiple of chunk_blocks */
 /*070*/	le64 array_blocks;		/* usable array size: data_blocks / chunk * ndata * chunk */
 /*078*/	le32 bitmap_region_blocks;	/* array blocks per bitmap bit; power of two */
-/*07c*/	le32 bitmap_blocks;		/* bitmap blocks per member, from RAID_BITMAP_BLKNO */
+/*07c*/	le32 bitmap_blocks;		/* bitmap blocks per member, from RAID_BITMAP_FIRST() */
 /*080*/	le64 bitmap_regions;		/* bits in use: ceil(array_blocks / region) */
 /*088*/	le32 failed_mask;		/* bit r: member of role r has failed */
 /*08c*/	le32 reserved1;
@@ -106,7 +125,7 @@ _Static_assert(offsetof(struct raid_sb, utime) == 0x98, "raid_sb.utime");
 _Static_assert(offsetof(struct raid_sb, reserved2) == 0xa0, "raid_sb.reserved2");
 
 /*
- * Write-intent bitmap block, member blocks RAID_BITMAP_BLKNO + i. jg_blk_hdr:
+ * Write-intent bitmap block, member blocks RAID_BITMAP_FIRST() + i. jg_blk_hdr:
  * magic RAID_BITMAP_MAGIC, seq = event counter when written (informational),
  * blkno = its member block, crc as the superblock. Bit b of bits[] (byte b / 8,
  * bit b % 8, LSB first) is region first_region + b; a set bit means array blocks

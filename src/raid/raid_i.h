@@ -112,10 +112,14 @@ struct raid_array {
 	enum raid_resync_policy policy;
 	bool readonly;
 	bool was_dirty;
-	bool resync_pending;		/* dirty, and the recovery resync did not run: keep the
-					 * bitmap, stop leaves the array dirty (set at assembly) */
+	bool resync_pending;		/* dirty, and the recovery resync did not run (set at
+					 * assembly), or a write failed upward (bitmap.c (B4),
+					 * under bm_lock): keep the bitmap, stop leaves the
+					 * array dirty */
 	bool forced;			/* assembled with cfg->force: (S6) does not refuse */
 	uint64_t ctime;
+	uint32_t sb_incompat;		/* feature_incompat of its superblocks (fixed) */
+	uint64_t bm_first;		/* member block of bitmap block 0: RAID_BITMAP_FIRST() */
 
 	pthread_mutex_t sb_lock; /* protects members, events, sb_flags, masks, retired */
 	struct raid_member m[RAID_MAX_MEMBERS];
@@ -229,6 +233,11 @@ int raid_bitmap_write(struct raid_array *a, uint32_t first, uint32_t count, int 
 /* Regions [r0, r1] gain a writer: set their bits durably first. */
 int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned int n);
 void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int n);
+/*
+ * (B4) A write failed upward: set the bits of @regions durably (best effort:
+ * members that fail are failed) and clear no bit again before the next assembly.
+ */
+void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsigned int n);
 /* After an array flush: clear idle regions. */
 void raid_bitmap_flushed(struct raid_array *a);
 /* Clear every bit (all regions in sync), write the bitmap. */

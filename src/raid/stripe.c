@@ -39,8 +39,11 @@
  * whole-row passes (resync, scrub, rebuild: raid_rows_run) lay their group out
  * member by member, so each member's part of a group is one request.
  *
- * Failure: a member request that fails with -EIO marks that member failed
- * (super.c, superblocks updated) and the group is retried on the degraded array.
+ * Failure (MD's rule): a member write that fails, with any error (-EIO, or
+ * -ENOSPC / -EDQUOT from a sparse member file), and a member read that fails
+ * with -EIO mark that member failed (super.c, superblocks updated) and the group
+ * is retried on the degraded array. When the array cannot lose the member, the
+ * write fails upward and its rows stay recorded dirty (W5).
  *
  * Invariants:
  * (W1) Writes to a row happen only under its exclusive row lock, so parity is
@@ -57,6 +60,11 @@
  *      (C6)), and until a crash the parity on the members is right. On an
  *      array with a member missing or being rebuilt the parity is the only
  *      copy of a block, and gets FUA too.
+ * (W5) A user write that fails upward may have reached some members and not
+ *      others: before it returns, the bitmap bits of every region it wrote are
+ *      set durably (BLK_FS_RAIDSYNC or not) and the array is kept dirty with no
+ *      bit cleared until it is assembled again (bitmap.c (B4)), so the next
+ *      assembly resyncs those rows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -202,7 +210,8 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 /*
  * Submit the member requests, grouped by member (blk_submit_multi keeps one
  * device's requests together when it falls back to per-device submits). Returns
- * 0, or -EIO with *failed the roles that failed with -EIO, or another errno.
+ * 0, or -EIO with *failed the roles to fail: a write that failed with any error,
+ * a read that failed with -EIO; or another errno (a read's).
  */
 static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 {
@@ -236,7 +245,8 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 	rc = blk_submit_multi(sorted, g->nmr);
 	if (rc) {
 		for (unsigned int i = 0; i < g->nmr; i++) {
-			if (sorted[i].result == -EIO)
+			if (sorted[i].result == -EIO ||
+			    (sorted[i].result && sorted[i].op == BLK_OP_WRITE))
 				*failed |= 1u << srole[i];
 			else if (sorted[i].result && !other)
 				other = sorted[i].result;
@@ -276,8 +286,9 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	rc = blk_submit_multi(reqs, nr);
 	if (!rc)
 		return 0;
+	/* a flush that fails lost writes, whatever the error: the member fails */
 	for (unsigned int i = 0; i < nr; i++)
-		if (reqs[i].result == -EIO)
+		if (reqs[i].result)
 			failed |= 1u << role[i];
 	if (failed && !raid_fail_roles(a, failed))
 		return 0; /* the others are durable; the failed one is out */
@@ -1045,6 +1056,57 @@ static int raid_u64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* Sort g->regions and drop duplicates. */
+static void raid_grp_regions_unique(struct raid_grp *g)
+{
+	unsigned int k = 0;
+
+	if (!g->nregions)
+		return;
+	qsort(g->regions, g->nregions, sizeof(*g->regions), raid_u64_cmp);
+	for (unsigned int i = 0; i < g->nregions; i++)
+		if (!k || g->regions[k - 1] != g->regions[i])
+			g->regions[k++] = g->regions[i];
+	g->nregions = k;
+}
+
+/*
+ * (W5) The writes of segs[s0, s1) failed upward with @err: some members may
+ * hold them and others not. Record every region they wrote dirty, whatever
+ * their flags, and keep the array dirty.
+ */
+static void raid_grp_write_failed(struct raid_grp *g, unsigned int s0, unsigned int s1, int err)
+{
+	struct raid_array *a = g->a;
+	const struct raid_geo *geo = &a->geo;
+	bool wrote = false;
+
+	g->nregions = 0;
+	for (unsigned int s = s0; s < s1; s++) {
+		const struct raid_seg *sg = &g->segs[s];
+
+		if (!sg->write)
+			continue;
+		wrote = true;
+		if (a->bm_blocks) {
+			uint64_t b0 = sg->row * geo->row_blocks + sg->slot;
+			uint64_t r0 = b0 / a->bm_region_blocks,
+				 r1 = (b0 + sg->nblocks - 1) / a->bm_region_blocks;
+
+			for (uint64_t x = r0; x <= r1; x++)
+				g->regions[g->nregions++] = x;
+		}
+	}
+	if (!wrote)
+		return;
+	raid_grp_regions_unique(g);
+	jg_log(JG_LOG_ERR, "raid",
+	       "%s rows=%llu..%llu write failed (%d): rows kept dirty for the next assembly",
+	       a->dev.name, (unsigned long long)g->segs[s0].row,
+	       (unsigned long long)g->segs[s1 - 1].row, err);
+	raid_bitmap_keep_dirty(a, g->regions, g->nregions);
+}
+
 /* Build group rows from segs[s0, s1) (sorted, rows ascending) and run it. */
 static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int s0,
 			 unsigned int s1, struct blk_req *reqs)
@@ -1124,20 +1186,14 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 		}
 	}
 	/* (W2) bits durable before any member write */
-	if (g->nregions) {
-		unsigned int k = 0;
-
-		qsort(g->regions, g->nregions, sizeof(*g->regions), raid_u64_cmp);
-		for (unsigned int i = 0; i < g->nregions; i++)
-			if (!k || g->regions[k - 1] != g->regions[i])
-				g->regions[k++] = g->regions[i];
-		g->nregions = k;
-	}
+	raid_grp_regions_unique(g);
 	rc = raid_bitmap_start(a, g->regions, g->nregions);
 	if (rc)
 		goto out;
 	rc = raid_grp_run(g);
 	raid_bitmap_end(a, g->regions, g->nregions);
+	if (rc)
+		raid_grp_write_failed(g, s0, s1, rc);
 out:
 	if (rc)
 		for (unsigned int s = s0; s < s1; s++)

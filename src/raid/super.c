@@ -28,6 +28,13 @@
  * (S7) A superblock whose data area does not fit in 64 bits, or whose policy
  *      needs a bitmap it does not have, is refused at assembly (-EUCLEAN),
  *      before anything is written.
+ * (S8) Each member holds two copies of its superblock (blocks 0 and 1,
+ *      RAID_FEATURE_INCOMPAT_SB_COPY). An update writes copy 0 to every member
+ *      and flushes, then copy 1 and flushes: a power cut can tear at most the one
+ *      copy being written (a 512-byte-sector disk tears a 4 KiB block), and the
+ *      other holds this update or the one before. Assembly takes the newer valid
+ *      copy of each member, so a torn copy costs at most one event (S5), and
+ *      its own update rewrites both. Arrays made before the feature keep one copy.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,13 +92,14 @@ static uint32_t raid_failed_mask_locked(struct raid_array *a)
 /* ------------------------------------------------------------ superblock */
 
 static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int role, uint32_t state,
-			 uint32_t failed, uint64_t events)
+			 uint32_t failed, uint64_t events, uint64_t home)
 {
 	struct raid_sb *sb = blk;
 
 	memset(blk, 0, RAID_BS);
 	memcpy(sb->uuid, a->uuid, 16);
 	sb->version_minor = jg_cpu_to_le16(RAID_FORMAT_MINOR);
+	sb->feature_incompat = jg_cpu_to_le32(a->sb_incompat);
 	sb->role = jg_cpu_to_le32(role);
 	sb->nmembers = jg_cpu_to_le32(a->geo.n);
 	sb->level = jg_cpu_to_le32(a->geo.level);
@@ -109,17 +117,19 @@ static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int rol
 	sb->failed_mask = jg_cpu_to_le32(failed);
 	sb->ctime = jg_cpu_to_le64(a->ctime);
 	sb->utime = jg_cpu_to_le64((uint64_t)time(NULL));
-	jg_blk_seal(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, 0, events, RAID_SB_BLKNO,
-		    a->seed);
+	jg_blk_seal(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, 0, events, home, a->seed);
 }
 
 /*
- * (S1) Write the superblock, with @state, to every writable member and flush.
- * A member whose write fails is marked failed and the update is repeated on the
- * others (so that they record it). sb_lock held.
+ * (S1) Write the superblock, with @state, to every writable member and flush;
+ * (S8) copy 0 everywhere and a flush, then copy 1 and a flush. A member whose
+ * write or flush fails (any error) is marked failed and the update is repeated
+ * on the others (so that they record it). sb_lock held.
  */
 int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 {
+	static const uint64_t home[2] = {RAID_SB_BLKNO, RAID_SB_COPY_BLKNO};
+	unsigned int ncopies = RAID_SB_COPIES(a->sb_incompat);
 	struct blk_req reqs[2 * RAID_MAX_MEMBERS];
 	unsigned int roles[RAID_MAX_MEMBERS];
 	uint8_t *bufs = NULL;
@@ -135,31 +145,38 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 		unsigned int nr = 0;
 		bool again = false;
 
+		rc = 0;
 		/* (S1) read without sb_lock by bitmap.c: atomic */
 		__atomic_add_fetch(&a->events, 1, __ATOMIC_RELAXED);
-		for (unsigned int i = 0; i < a->geo.n; i++) {
-			if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
-				continue;
-			raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed, a->events);
-			roles[nr] = i;
-			reqs[nr] = (struct blk_req){.op = BLK_OP_WRITE,
-						    .blkno = RAID_SB_BLKNO,
-						    .nblocks = 1,
-						    .buf = bufs + (size_t)i * RAID_BS,
-						    .dev = a->m[i].dev};
-			nr++;
+		for (unsigned int c = 0; c < ncopies && !rc; c++) {
+			nr = 0;
+			for (unsigned int i = 0; i < a->geo.n; i++) {
+				if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
+					continue;
+				raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed,
+					     a->events, home[c]);
+				roles[nr] = i;
+				reqs[nr] = (struct blk_req){.op = BLK_OP_WRITE,
+							    .blkno = home[c],
+							    .nblocks = 1,
+							    .buf = bufs + (size_t)i * RAID_BS,
+							    .dev = a->m[i].dev};
+				nr++;
+			}
+			for (unsigned int i = 0; i < nr; i++)
+				reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
+			/* (S8) crash after this flush: copy 0 holds the update on every member */
+			rc = blk_submit_multi(reqs, nr);
+			if (!rc)
+				rc = blk_submit_multi(reqs + nr, nr);
 		}
-		for (unsigned int i = 0; i < nr; i++)
-			reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
-		rc = blk_submit_multi(reqs, nr);
-		if (!rc)
-			rc = blk_submit_multi(reqs + nr, nr);
 		if (!rc)
 			break;
 		for (unsigned int i = 0; i < 2 * nr; i++) {
 			unsigned int role = roles[i % nr];
 
-			if (reqs[i].result == -EIO && !a->m[role].failed) {
+			/* any error: a member that cannot record the update is out */
+			if (reqs[i].result && !a->m[role].failed) {
 				uint32_t miss = raid_missing_write(a) | (1u << role);
 
 				if (raid_popcount(miss) > a->geo.npar)
@@ -373,18 +390,21 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 			rc = -EINVAL;
 			goto out;
 		}
-		rc = blk_rw(members[i], BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
-		if (rc) {
-			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block 0: %d",
-			       members[i]->name, rc);
-			goto out;
-		}
-		if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "create: dev=%s already holds a jgrfs raid superblock (use force)",
-			       members[i]->name);
-			rc = -EEXIST;
-			goto out;
+		/* either copy (S8): copy 0 may be the torn one */
+		for (uint64_t home = RAID_SB_BLKNO; home <= RAID_SB_COPY_BLKNO; home++) {
+			rc = blk_rw(members[i], BLK_OP_READ, home, 1, buf, 0);
+			if (rc) {
+				jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block %llu: %d",
+				       members[i]->name, (unsigned long long)home, rc);
+				goto out;
+			}
+			if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
+				jg_log(JG_LOG_ERR, "raid",
+				       "create: dev=%s already holds a jgrfs raid superblock (use force)",
+				       members[i]->name);
+				rc = -EEXIST;
+				goto out;
+			}
 		}
 	}
 	if (use_bitmap) {
@@ -392,7 +412,7 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		bm_blocks = (uint32_t)raid_div_up(regions, RAID_BITMAP_BITS_PER_BLOCK);
 	}
 	{
-		uint64_t off = raid_div_up(1 + (uint64_t)bm_blocks, chunk) * chunk;
+		uint64_t off = raid_div_up(RAID_BITMAP_BLKNO + (uint64_t)bm_blocks, chunk) * chunk;
 
 		if (mblocks < off + chunk) {
 			jg_log(JG_LOG_ERR, "raid",
@@ -417,6 +437,8 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	a->seed = jg_crc_seed(a->uuid);
 	a->policy = cfg->resync;
 	a->ctime = (uint64_t)time(NULL);
+	a->sb_incompat = RAID_FEATURE_INCOMPAT_SB_COPY; /* (S8) */
+	a->bm_first = RAID_BITMAP_FIRST(a->sb_incompat);
 	raid_array_name(a);
 	for (unsigned int i = 0; i < n; i++) {
 		a->m[i].dev = members[i];
@@ -471,12 +493,17 @@ struct raid_cand { /* one given device during assembly */
 	unsigned int role;
 };
 
-/* (S2) Verify one superblock: magic -> crc -> version -> home -> ranges. */
-static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand *c)
+/*
+ * (S2) Verify one superblock copy read from member block @home: magic -> crc ->
+ * version -> home -> features -> ranges. Logs the failed check naming the device
+ * and block; returns 0, -EINVAL (not a superblock: foreign), -EUCLEAN, -EOPNOTSUPP.
+ */
+static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
+			  struct raid_cand *c)
 {
 	const struct raid_sb *sb = (const struct raid_sb *)blk;
 	uint32_t seed = jg_crc_seed(sb->uuid);
-	uint32_t level, n, chunk;
+	uint32_t level, n, chunk, incompat;
 	uint64_t off, dblocks;
 	struct raid_geo g;
 	int rc;
@@ -484,19 +511,26 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=0 bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
-		    name, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
+		    "member superblock dev=%s blkno=%llu bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
+		    name, (unsigned long long)home, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
 		return -EINVAL;
 	}
-	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, RAID_SB_BLKNO, seed,
-			  "raid", "member superblock", name);
+	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, home, seed, "raid",
+			  "member superblock", name);
 	if (rc)
 		return rc;
-	if (jg_le32(sb->feature_incompat) & ~RAID_FEATURE_INCOMPAT_SUPP) {
+	incompat = jg_le32(sb->feature_incompat);
+	if (incompat & ~RAID_FEATURE_INCOMPAT_SUPP) {
 		jg_log(JG_LOG_ERR, "raid",
-		       "member superblock dev=%s blkno=0 unknown incompat features 0x%x", name,
-		       jg_le32(sb->feature_incompat));
+		       "member superblock dev=%s blkno=%llu unknown incompat features 0x%x", name,
+		       (unsigned long long)home, incompat);
 		return -EOPNOTSUPP;
+	}
+	if (home == RAID_SB_COPY_BLKNO && !(incompat & RAID_FEATURE_INCOMPAT_SB_COPY)) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "member superblock dev=%s blkno=%llu is a second copy but says the array has one",
+		       name, (unsigned long long)home);
+		return -EUCLEAN;
 	}
 	level = jg_le32(sb->level);
 	n = jg_le32(sb->nmembers);
@@ -508,7 +542,7 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	    g.array_blocks != jg_le64(sb->array_blocks) ||
 	    jg_le32(sb->resync_policy) > RAID_RESYNC_JOURNAL ||
 	    jg_le32(sb->state) > RAID_STATE_DIRTY ||
-	    off < 1 + (uint64_t)jg_le32(sb->bitmap_blocks) ||
+	    off < RAID_BITMAP_FIRST(incompat) + (uint64_t)jg_le32(sb->bitmap_blocks) ||
 	    (jg_le32(sb->bitmap_blocks) &&
 	     (!jg_le32(sb->bitmap_region_blocks) ||
 	      (jg_le32(sb->bitmap_region_blocks) & (jg_le32(sb->bitmap_region_blocks) - 1)) ||
@@ -519,9 +553,9 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, struct raid_cand
 	    (jg_le32(sb->failed_mask) >> n)) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=0 bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
-		    name, level, n, jg_le32(sb->role), chunk, (unsigned long long)off,
-		    (unsigned long long)dblocks);
+		    "member superblock dev=%s blkno=%llu bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
+		    name, (unsigned long long)home, level, n, jg_le32(sb->role), chunk,
+		    (unsigned long long)off, (unsigned long long)dblocks);
 		return -EUCLEAN;
 	}
 	memcpy(&c->sb, sb, sizeof(c->sb));
@@ -561,6 +595,59 @@ static int raid_sb_check_extent(const struct raid_sb *sb, const char *name)
 	return 0;
 }
 
+/*
+ * (S8) Read and verify the superblock copies of @dev into @c: the newer valid
+ * copy wins; one valid copy is enough (a cut tore the other). Returns 0, or the
+ * error of copy 0 when no copy is valid. Never writes: assembly's own update
+ * rewrites a torn copy.
+ */
+static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_cand *c)
+{
+	struct raid_cand c1 = {0};
+	int rc0, rc1;
+
+	rc0 = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+	if (rc0)
+		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=0: %d",
+		       dev->name, rc0);
+	else
+		rc0 = raid_sb_verify(buf, dev->name, RAID_SB_BLKNO, c);
+	/* an array made before SB_COPY has its bitmap at block 1: no second copy */
+	if (!rc0 && RAID_SB_COPIES(jg_le32(c->sb.feature_incompat)) == 1)
+		return 0;
+	rc1 = blk_rw(dev, BLK_OP_READ, RAID_SB_COPY_BLKNO, 1, buf, 0);
+	if (rc1)
+		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=1: %d",
+		       dev->name, rc1);
+	else
+		rc1 = raid_sb_verify(buf, dev->name, RAID_SB_COPY_BLKNO, &c1);
+	if (rc0 && rc1) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "dev=%s no valid member superblock: copy 0 (blkno=0) %d, copy 1 (blkno=1) %d",
+		       dev->name, rc0, rc1);
+		return rc0;
+	}
+	if (!rc0 && !rc1 &&
+	    (memcmp(c1.sb.uuid, c->sb.uuid, 16) || c1.role != c->role)) {
+		jg_log(JG_LOG_WARN, "raid",
+		       "dev=%s superblock copy 1 names another array or role than copy 0: using copy 0",
+		       dev->name);
+		return 0;
+	}
+	if (rc0 || (!rc1 && jg_seq_after(c1.events, c->events))) {
+		if (rc0)
+			jg_log(JG_LOG_WARN, "raid",
+			       "dev=%s superblock copy 0 not valid (%d): using copy 1, events=%llu",
+			       dev->name, rc0, (unsigned long long)c1.events);
+		*c = c1;
+	} else if (rc1) {
+		jg_log(JG_LOG_WARN, "raid",
+		       "dev=%s superblock copy 1 not valid (%d): using copy 0, events=%llu",
+		       dev->name, rc1, (unsigned long long)c->events);
+	}
+	return 0;
+}
+
 static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb *y)
 {
 	return !memcmp(x->uuid, y->uuid, 16) && jg_le32(x->nmembers) == jg_le32(y->nmembers) &&
@@ -569,7 +656,8 @@ static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb 
 	       jg_le64(x->data_offset) == jg_le64(y->data_offset) &&
 	       jg_le64(x->data_blocks) == jg_le64(y->data_blocks) &&
 	       jg_le32(x->bitmap_blocks) == jg_le32(y->bitmap_blocks) &&
-	       jg_le32(x->bitmap_region_blocks) == jg_le32(y->bitmap_region_blocks);
+	       jg_le32(x->bitmap_region_blocks) == jg_le32(y->bitmap_region_blocks) &&
+	       jg_le32(x->feature_incompat) == jg_le32(y->feature_incompat);
 }
 
 int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
@@ -602,14 +690,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	for (unsigned int i = 0; i < n; i++) {
 		if (!devs[i])
 			continue;
-		rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
-		if (rc) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: dev=%s cannot read the member superblock: %d",
-			       devs[i]->name, rc);
-			goto out;
-		}
-		rc = raid_sb_verify(buf, devs[i]->name, &c[nc]);
+		rc = raid_sb_read_member(devs[i], buf, &c[nc]);
 		if (rc)
 			goto out;
 		c[nc].dev = devs[i];
@@ -760,6 +841,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
 	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
 	a->ctime = jg_le64(sb->ctime);
+	a->sb_incompat = jg_le32(sb->feature_incompat);
+	a->bm_first = RAID_BITMAP_FIRST(a->sb_incompat);
 	raid_array_name(a);
 	for (unsigned int r = 0; r < nmem; r++) {
 		if (by_role[r] >= 0) {

@@ -3,7 +3,8 @@
  * tests/unit/raid/test_stripe.c - the array I/O path: reads and writes of any
  * length against a plain reference buffer, RMW vs RCW, zero-read full rows in one
  * member batch, degraded I/O for every single (RAID4/5) and double (RAID6) loss,
- * concurrent writers, and a member that dies mid-I/O.
+ * concurrent writers, a member that dies mid-I/O, and member writes failing with
+ * -ENOSPC / -EDQUOT (the member fails, or the rows stay recorded dirty).
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -433,6 +434,119 @@ static void test_stripe_member_dies(void **state)
 	}
 }
 
+/* Writes to member @role's data area fail (with the domain's write_errno). */
+static void t_fail_data_writes(struct tarr *t, unsigned int role)
+{
+	struct raid_geo g;
+
+	t_geo(t, &g);
+	for (uint64_t b = g.data_offset; b < t->member_blocks; b++)
+		assert_int_equal(raid_dev_fault_fail_block(t->top[role], b, false, true), 0);
+}
+
+static const int write_errs[] = {-ENOSPC, -EDQUOT};
+
+/*
+ * A member write failing with -ENOSPC or -EDQUOT (a sparse member file on a full
+ * filesystem) fails the member as -EIO does (MD's rule): the write succeeds
+ * degraded and the data reads back right without that member after a restart.
+ */
+static void test_stripe_write_error_fails_member(void **state)
+{
+	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
+
+	(void)state;
+	for (unsigned int ei = 0; ei < 2; ei++) {
+		for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+			const struct geo_case *gc = &cg[gi];
+			struct raid_fault_cfg fc = {.seed = 1, .write_errno = write_errs[ei]};
+			struct tarr t;
+			struct raid_info info;
+			uint64_t seed = 6000 + 10 * ei + gi;
+			unsigned int victim = 1;
+			uint8_t *ref;
+
+			t_make(&t, gc, MEMBER_BLOCKS, RAID_RESYNC_BITMAP, 32, &fc);
+			t_assemble(&t);
+			raid_info_get(t.a, &info);
+			ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
+			t_random_io(&t, ref, info.array_blocks, seed, 10, gc);
+			t_fail_data_writes(&t, victim);
+			t_random_io(&t, ref, info.array_blocks, seed + 1, 30, gc);
+			t_check_all(&t, ref, info.array_blocks, gc, seed);
+			raid_info_get(t.a, &info);
+			if (!info.members[victim].failed)
+				t_fail_geo(gc, seed, "member whose writes fail not marked failed");
+			t_stop(&t);
+			assert_int_equal(t_assemble_mask(&t, ~(1u << victim), NULL), 0);
+			t_check_all(&t, ref, info.array_blocks, gc, seed);
+			t_stop(&t);
+			free(ref);
+			t_free(&t);
+		}
+	}
+}
+
+/*
+ * A member write failing when the array cannot lose that member (already
+ * degraded) fails upward, and the rows stay recorded dirty: the bits are not
+ * cleared at a flush nor at stop, and the array is not marked clean -- also for
+ * a BLK_FS_RAIDSYNC write under the journal policy and with no bitmap at all.
+ */
+static void test_stripe_write_error_keeps_rows_dirty(void **state)
+{
+	static const struct geo_case cg[] = {{5, 3, 2}, {5, 4, 4}, {6, 4, 2}};
+	static const enum raid_resync_policy pols[] = {RAID_RESYNC_BITMAP, RAID_RESYNC_JOURNAL,
+						       RAID_RESYNC_FULL};
+
+	(void)state;
+	raid_bitmap_clear_delay = 0;
+	for (unsigned int ei = 0; ei < 2; ei++) {
+		for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+			for (unsigned int pi = 0; pi < 3; pi++) {
+				const struct geo_case *gc = &cg[gi];
+				struct raid_fault_cfg fc = {.seed = 1, .write_errno = write_errs[ei]};
+				struct raid_assemble_cfg ro = {.readonly = true};
+				bool bitmap = pols[pi] != RAID_RESYNC_FULL;
+				uint32_t mask = gc->level == 6 ? ~3u : ~1u; /* no redundancy left */
+				uint64_t seed = 7000 + 100 * ei + 10 * gi + pi;
+				struct raid_info info;
+				struct tarr t;
+				uint8_t *buf;
+				int rc;
+
+				t_make(&t, gc, MEMBER_BLOCKS, pols[pi], 32, &fc);
+				assert_int_equal(t_assemble_mask(&t, mask, NULL), 0);
+				raid_info_get(t.a, &info);
+				buf = jg_alloc_blocks(info.array_blocks);
+				t_fill(buf, info.array_blocks, seed);
+				t_fail_data_writes(&t, gc->n - 1);
+				rc = t_io(&t, BLK_OP_WRITE, 0, (uint32_t)info.array_blocks, buf,
+					  BLK_FS_RAIDSYNC);
+				if (rc >= 0)
+					t_fail_geo(gc, seed, "write with no redundancy left succeeded");
+				/* two flushes: a bit written before the first may clear at the second (B2) */
+				assert_int_equal(blk_flush(t.dev), 0);
+				assert_int_equal(blk_flush(t.dev), 0);
+				raid_info_get(t.a, &info);
+				if (bitmap && !info.bitmap_dirty_regions)
+					t_fail_geo(gc, seed, "failed write left no dirty bitmap region");
+				t_stop(&t);
+				assert_int_equal(t_assemble_mask(&t, mask, &ro), 0);
+				raid_info_get(t.a, &info);
+				if (!info.was_dirty)
+					t_fail_geo(gc, seed, "array with a failed write marked clean");
+				if (bitmap && !info.bitmap_dirty_regions)
+					t_fail_geo(gc, seed, "failed write's bitmap bits cleared at stop");
+				t_stop(&t);
+				free(buf);
+				t_free(&t);
+			}
+		}
+	}
+	raid_bitmap_clear_delay = 2.0;
+}
+
 /* Requests past the end or empty are refused; flush with FUA and PREFLUSH work. */
 static void test_stripe_bad_requests_and_flush(void **state)
 {
@@ -514,6 +628,8 @@ int main(void)
 	    cmocka_unit_test(test_stripe_degraded_every_loss),
 	    cmocka_unit_test(test_stripe_concurrent_writers),
 	    cmocka_unit_test(test_stripe_member_dies),
+	    cmocka_unit_test(test_stripe_write_error_fails_member),
+	    cmocka_unit_test(test_stripe_write_error_keeps_rows_dirty),
 	    cmocka_unit_test(test_stripe_bad_requests_and_flush),
 	    cmocka_unit_test(test_stripe_uring_members),
 	};

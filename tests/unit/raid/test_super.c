@@ -5,7 +5,8 @@
  * too few members, a stale member) refused with nothing written, dirty+degraded
  * refused without force, the jnl-pending flag across stop/assemble (it counts as
  * dirty: stop keeps it, degraded assembly and failing a member are refused), a
- * data area past 64 bits or a bitmap policy without a bitmap refused, read-only.
+ * data area past 64 bits or a bitmap policy without a bitmap refused, read-only,
+ * torn superblock copies and power cuts at every superblock write (S8).
  */
 #include "raid_test.h"
 
@@ -88,33 +89,35 @@ static void test_super_bad_input_writes_nothing(void **state)
 		struct tarr t, other;
 		struct raid_array *a;
 		struct t_snap s;
-		uint8_t *b = jg_alloc_blocks(1);
+		uint8_t *b = jg_alloc_blocks(2); /* both superblock copies (S8) */
 		int rc;
 
 		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
 		t_make(&other, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
 
-		/* wrong magic */
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, b, 0), 0);
+		/* wrong magic, in both copies */
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, b, 0), 0);
 		{
-			uint8_t *z = jg_zalloc_blocks(1);
+			uint8_t *z = jg_zalloc_blocks(2);
 
-			assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, z, 0), 0);
+			assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, z, 0), 0);
 			free(z);
 		}
 		t_snap_take(&t, &s);
 		if (t_assemble_mask(&t, ~0u, NULL) != -EINVAL)
 			t_fail(gc, "wrong magic accepted");
 		t_snap_same(&t, &s, gc);
-		/* bad crc: one flipped bit in the body */
+		/* bad crc: one flipped bit in the body of both copies */
 		b[0x48] ^= 0x10;
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, b, 0), 0);
+		b[JG_BLOCK_SIZE + 0x48] ^= 0x10;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, b, 0), 0);
 		t_snap_take(&t, &s);
 		if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
 			t_fail(gc, "bad crc accepted");
 		t_snap_same(&t, &s, gc);
 		b[0x48] ^= 0x10;
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, b, 0), 0);
+		b[JG_BLOCK_SIZE + 0x48] ^= 0x10;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, b, 0), 0);
 
 		/* a member of another array */
 		t_snap_take(&t, &s);
@@ -155,10 +158,14 @@ static void test_super_bad_input_writes_nothing(void **state)
 		/* a newer format version */
 		assert_int_equal(t_assemble_mask(&t, ~1u, NULL), 0);
 		t_stop(&t);
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, b, 0), 0);
-		((struct raid_sb *)b)->hdr.version = jg_cpu_to_le16(RAID_FORMAT_VERSION + 1);
-		jg_blk_crc_set(b, JG_BLOCK_SIZE, jg_crc_seed(((struct raid_sb *)b)->uuid));
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, b, 0), 0);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, b, 0), 0);
+		for (unsigned int c = 0; c < 2; c++) {
+			uint8_t *cb = b + (size_t)c * JG_BLOCK_SIZE;
+
+			((struct raid_sb *)cb)->hdr.version = jg_cpu_to_le16(RAID_FORMAT_VERSION + 1);
+			jg_blk_crc_set(cb, JG_BLOCK_SIZE, jg_crc_seed(((struct raid_sb *)cb)->uuid));
+		}
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, b, 0), 0);
 		t_snap_take(&t, &s);
 		if (t_assemble_mask(&t, ~1u, NULL) != -EOPNOTSUPP)
 			t_fail(gc, "newer version accepted");
@@ -305,18 +312,18 @@ static void test_super_crash_during_sb_round(void **state)
 	(void)state;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
-		uint8_t *old = jg_alloc_blocks(1);
+		uint8_t *old = jg_alloc_blocks(2); /* both superblock copies (S8) */
 		struct raid_info info;
 		struct tarr t;
 		struct t_snap s;
 
 		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, old, 0), 0);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, old, 0), 0);
 		/* assembly's dirty round reached every member but member 1 */
 		t_assemble(&t);
 		raid_abandon(t.a);
 		t.a = NULL;
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, old, 0), 0);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, old, 0), 0);
 		if (t_assemble_mask(&t, ~0u, NULL))
 			t_fail(gc, "member one superblock round behind refused");
 		raid_info_get(t.a, &info);
@@ -324,10 +331,10 @@ static void test_super_crash_during_sb_round(void **state)
 			t_fail(gc, "one-behind assembly state wrong");
 		t_stop(&t);
 		/* two rounds behind: stale */
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 1, old, 0), 0);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, old, 0), 0);
 		t_assemble(&t);
 		t_stop(&t);
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 1, old, 0), 0);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, old, 0), 0);
 		t_snap_take(&t, &s);
 		if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
 			t_fail(gc, "member two rounds behind accepted");
@@ -534,6 +541,283 @@ static void test_super_bad_extent_and_policy_refused(void **state)
 	}
 }
 
+/* ---------------------------------------------------------- torn superblocks */
+
+/*
+ * A superblock copy torn by a cut inside its first sector (a device that does
+ * not write a sector atomically): bytes 0x40..0x7f, which hold state and flags,
+ * still old, the rest new. All that differs between two superblocks lies in
+ * that sector, so only such a tear (or a bad sector) can damage one.
+ */
+static void t_tear_copy(struct tarr *t, unsigned int member, uint64_t home, const uint8_t *old)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+
+	assert_int_equal(blk_rw(t->mem[member], BLK_OP_READ, home, 1, b, 0), 0);
+	assert_memory_not_equal(b + 0x40, old + 0x40, 0x40);
+	memcpy(b + 0x40, old + 0x40, 0x40);
+	assert_int_equal(blk_rw(t->mem[member], BLK_OP_WRITE, home, 1, b, 0), 0);
+	free(b);
+}
+
+/*
+ * (S8) One torn superblock copy on a member (either copy) does not stop the
+ * array: assembly takes the other copy, keeps the dirty state it records, and
+ * its own update rewrites the torn copy. With both copies torn the member is
+ * refused with nothing written.
+ */
+static void test_super_torn_copy_assembles(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		for (uint64_t home = RAID_SB_BLKNO; home <= RAID_SB_COPY_BLKNO; home++) {
+			const struct geo_case *gc = &geos[gi];
+			uint8_t *old = jg_alloc_blocks(2);
+			struct raid_info info;
+			struct tarr t;
+			struct t_snap s;
+
+			t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+			assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, old, 0), 0);
+			/* in use (dirty), then a crash; the dirty round tore one copy on member 1 */
+			t_assemble(&t);
+			raid_abandon(t.a);
+			t.a = NULL;
+			t_tear_copy(&t, 1, home, old + home * JG_BLOCK_SIZE);
+			if (t_assemble_mask(&t, ~0u, NULL))
+				t_fail(gc, "one torn superblock copy refused the array");
+			raid_info_get(t.a, &info);
+			if (!info.was_dirty || info.degraded)
+				t_fail(gc, "torn copy: dirty array assembled clean or degraded");
+			t_stop(&t);
+			/* the assembly rewrote the torn copy */
+			assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, home, 1, old, 0), 0);
+			if (jg_blk_check(old, JG_BLOCK_SIZE, RAID_SB_MAGIC, RAID_FORMAT_VERSION, home,
+					 jg_crc_seed(((struct raid_sb *)old)->uuid), "test",
+					 "member superblock", "mem1"))
+				t_fail(gc, "torn copy not rewritten by the next update");
+			/* both copies torn: refused, naming the member, nothing written */
+			assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, old, 0), 0);
+			t_assemble(&t);
+			raid_abandon(t.a);
+			t.a = NULL;
+			t_tear_copy(&t, 1, RAID_SB_BLKNO, old);
+			t_tear_copy(&t, 1, RAID_SB_COPY_BLKNO, old + JG_BLOCK_SIZE);
+			t_snap_take(&t, &s);
+			if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
+				t_fail(gc, "member with both copies torn accepted");
+			t_snap_same(&t, &s, gc);
+			free(old);
+			t_free(&t);
+		}
+	}
+}
+
+/* Put back member images and wrap them in a new power domain cut at @cut (0: never). */
+static void t_rewrap(struct tarr *t, uint8_t **img, uint64_t cut, unsigned int unit)
+{
+	struct raid_fault_cfg fc = {.cut_after_writes = cut,
+				    .seed = 77 + cut,
+				    .keep_percent = 50,
+				    .tear = true,
+				    .tear_unit_bytes = unit};
+
+	for (unsigned int i = 0; i < t->n; i++) {
+		if (t->top[i] != t->mem[i])
+			blk_close(t->top[i]);
+		if (img)
+			assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, 0,
+						(uint32_t)t->member_blocks, img[i], 0),
+					 0);
+	}
+	if (t->dom)
+		raid_fault_domain_free(t->dom);
+	assert_int_equal(raid_fault_domain_new(&fc, &t->dom), 0);
+	for (unsigned int i = 0; i < t->n; i++)
+		assert_int_equal(raid_dev_fault_open(t->dom, t->mem[i], &t->top[i]), 0);
+}
+
+/* Domain write counts at the points the expectations depend on. */
+struct t_marks {
+	uint64_t assembled, set, before_clear, before_stop, total;
+};
+
+/*
+ * The workload: assemble, set jnl-pending, write, clear it, stop. Returns the
+ * write counts seen after each step.
+ */
+static void t_sb_workload(struct tarr *t, struct t_marks *m, uint64_t seed)
+{
+	uint8_t *buf = jg_alloc_blocks(8);
+
+	t_fill(buf, 8, seed);
+	assert_int_equal(t_assemble_mask(t, ~0u, NULL), 0);
+	m->assembled = raid_fault_domain_writes(t->dom);
+	assert_int_equal(blk_ctl(t->dev, BLK_CTL_SET_JNL_PENDING, NULL), 0);
+	m->set = raid_fault_domain_writes(t->dom);
+	assert_int_equal(t_io(t, BLK_OP_WRITE, 3, 8, buf, 0), 0);
+	assert_int_equal(blk_flush(t->dev), 0);
+	m->before_clear = raid_fault_domain_writes(t->dom);
+	assert_int_equal(blk_ctl(t->dev, BLK_CTL_CLEAR_JNL_PENDING, NULL), 0);
+	m->before_stop = raid_fault_domain_writes(t->dom);
+	t_stop(t);
+	m->total = raid_fault_domain_writes(t->dom);
+	free(buf);
+}
+
+static void t_torn_sb_positions(const struct geo_case *gc, unsigned int unit)
+{
+	uint8_t *img[RAID_MAX_MEMBERS];
+	struct t_marks m;
+	struct tarr t;
+
+	t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	for (unsigned int i = 0; i < t.n; i++)
+		img[i] = t_member_image(&t, i);
+	t_rewrap(&t, img, 0, unit);
+	t_sb_workload(&t, &m, gc->n);
+	for (uint64_t k = 1; k <= m.total; k++) {
+		struct t_marks mk;
+		struct raid_info info;
+		bool must_dirty = k > m.assembled && k <= m.before_stop + 1;
+		bool must_jnl = k > m.set && k <= m.before_clear + 1;
+		int rc;
+
+		t_rewrap(&t, img, k, unit);
+		t_sb_workload(&t, &mk, gc->n);
+		assert_true(raid_fault_domain_is_cut(t.dom));
+		t_rewrap(&t, NULL, 0, unit);
+		rc = t_assemble_mask(&t, ~0u, NULL);
+		if (rc)
+			fail_msg("cut at write %llu of %llu, tear unit %u: assembly refused (%d): level=%u members=%u",
+				 (unsigned long long)k, (unsigned long long)m.total, unit, rc,
+				 gc->level, gc->n);
+		raid_info_get(t.a, &info);
+		if (must_dirty && !info.was_dirty)
+			fail_msg("cut at write %llu, tear unit %u: array written since its clean mark assembled clean: level=%u members=%u",
+				 (unsigned long long)k, unit, gc->level, gc->n);
+		if (must_jnl && !info.jnl_pending)
+			fail_msg("cut at write %llu, tear unit %u: durable jnl-pending lost: level=%u members=%u",
+				 (unsigned long long)k, unit, gc->level, gc->n);
+		if (raid_scrub(t.a, false, NULL, NULL, NULL) != 0)
+			fail_msg("cut at write %llu, tear unit %u: parity mismatches after recovery: level=%u members=%u",
+				 (unsigned long long)k, unit, gc->level, gc->n);
+		t_stop(&t);
+	}
+	for (unsigned int i = 0; i < t.n; i++)
+		free(img[i]);
+	t_free(&t);
+}
+
+/*
+ * (S8) A power cut at every write position of assembly, set/clear jnl-pending
+ * and stop, tearing the unflushed superblock writes by whole 512-byte sectors
+ * and by 64-byte pieces (inside the superblock's sector): the array
+ * always assembles again, and its state is right -- dirty whenever data may have
+ * been written since the last clean mark (never silently clean), jnl-pending
+ * set while it was durably set, parity consistent after the recovery resync.
+ */
+static void test_super_torn_sb_writes_every_position(void **state)
+{
+	static const struct geo_case cg[] = {{5, 3, 2}, {6, 4, 2}};
+	static const unsigned int units[] = {512, 64};
+
+	(void)state;
+	for (unsigned int ui = 0; ui < 2; ui++) {
+		for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++)
+			t_torn_sb_positions(&cg[gi], units[ui]);
+	}
+}
+
+/* Rewrite @t's members to the layout before SB_COPY: one copy, bitmap from block 1. */
+static void t_to_one_copy(struct tarr *t)
+{
+	for (unsigned int i = 0; i < t->n; i++) {
+		uint8_t *b = jg_alloc_blocks(1);
+		struct raid_sb *sb;
+		uint32_t nbm, seed;
+
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+		sb = (struct raid_sb *)b;
+		nbm = jg_le32(sb->bitmap_blocks);
+		seed = jg_crc_seed(sb->uuid);
+		sb->feature_incompat = jg_cpu_to_le32(0);
+		jg_blk_crc_set(b, JG_BLOCK_SIZE, seed);
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, RAID_SB_BLKNO, 1, b, 0), 0);
+		for (uint32_t j = 0; j < nbm; j++) {
+			struct jg_blk_hdr *h = (struct jg_blk_hdr *)b;
+
+			assert_int_equal(blk_rw(t->mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO + j, 1, b, 0),
+					 0);
+			h->blkno = jg_cpu_to_le64(RAID_BITMAP_BLKNO_ONE_COPY + j);
+			jg_blk_crc_set(b, JG_BLOCK_SIZE, seed);
+			assert_int_equal(
+			    blk_rw(t->mem[i], BLK_OP_WRITE, RAID_BITMAP_BLKNO_ONE_COPY + j, 1, b, 0), 0);
+		}
+		memset(b, 0, JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, RAID_BITMAP_BLKNO_ONE_COPY + nbm, 1,
+					b, 0),
+				 0);
+		free(b);
+	}
+}
+
+/*
+ * An array made before SB_COPY (one superblock copy, bitmap from block 1) still
+ * assembles and runs as it is: its bitmap is used at block 1 and never taken
+ * for a superblock copy, and its superblock keeps the old layout.
+ */
+static void test_super_one_copy_array_still_works(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *buf = jg_alloc_blocks(4), *rd = jg_alloc_blocks(4);
+		uint8_t *b = jg_alloc_blocks(1);
+		struct raid_info info;
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+		t_to_one_copy(&t);
+		t_assemble(&t);
+		raid_info_get(t.a, &info);
+		t_fill(buf, 4, gi);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 5, 4, buf, 0), 0);
+		raid_abandon(t.a); /* crash: the bitmap at block 1 names the region */
+		t.a = NULL;
+		assert_int_equal(blk_rw(t.mem[0], BLK_OP_READ, RAID_BITMAP_BLKNO_ONE_COPY, 1, b, 0), 0);
+		if (jg_blk_check(b, JG_BLOCK_SIZE, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION,
+				 RAID_BITMAP_BLKNO_ONE_COPY, jg_crc_seed(info.uuid), "test", "bitmap block",
+				 "mem0") ||
+		    !((struct raid_bitmap_blk *)b)->bits[0])
+			t_fail(gc, "one-copy array: the write's bit not set at block 1");
+		if (t_assemble_mask(&t, ~0u, &(struct raid_assemble_cfg){.readonly = true}))
+			t_fail(gc, "one-copy array refused");
+		raid_info_get(t.a, &info);
+		if (!info.was_dirty || !info.bitmap_dirty_regions)
+			t_fail(gc, "one-copy array: dirty state or bitmap at block 1 lost");
+		t_stop(&t);
+		t_assemble(&t);
+		assert_int_equal(t_io(&t, BLK_OP_READ, 5, 4, rd, 0), 0);
+		if (memcmp(buf, rd, 4 * JG_BLOCK_SIZE))
+			t_fail(gc, "one-copy array: data differs");
+		t_stop(&t);
+		for (unsigned int i = 0; i < gc->n; i++) {
+			assert_int_equal(blk_rw(t.mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+			if (jg_le32(((struct raid_sb *)b)->feature_incompat))
+				t_fail(gc, "one-copy array given a feature");
+			assert_int_equal(
+			    blk_rw(t.mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO_ONE_COPY, 1, b, 0), 0);
+			if (jg_le32(((struct jg_blk_hdr *)b)->magic) != RAID_BITMAP_MAGIC)
+				t_fail(gc, "one-copy array: block 1 is no longer its bitmap");
+		}
+		free(buf);
+		free(rd);
+		free(b);
+		t_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +834,9 @@ int main(void)
 	    cmocka_unit_test(test_super_pending_degraded_needs_force),
 	    cmocka_unit_test(test_super_pending_fail_member_refused),
 	    cmocka_unit_test(test_super_bad_extent_and_policy_refused),
+	    cmocka_unit_test(test_super_torn_copy_assembles),
+	    cmocka_unit_test(test_super_torn_sb_writes_every_position),
+	    cmocka_unit_test(test_super_one_copy_array_still_works),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
