@@ -1,49 +1,89 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/unit/fs/test_full.c - operations that fail part way leave the filesystem
- * as fsck expects: a data write that fails after its block was mapped.
+ * as fsck expects: every kind of operation on a full volume (no blocks, then no
+ * inodes), and a data write that fails after its block was mapped.
  *
- * The binary is linked with -Wl,--wrap=jnl_handle_dirty_data (meson.build): the
- * wrapper below fails the journal's data call on demand, as a declared
- * transaction whose declare footprint is exhausted (-ENOSPC) or an allocation
- * failure (-ENOMEM) would, after the filesystem has mapped the block.
+ * The binary is linked with -Wl,--wrap for jnl_handle_dirty_data and _meta
+ * (meson.build): the wrappers below fail the journal's calls on demand, as a
+ * declared transaction whose declare footprint is exhausted (-ENOSPC) or an
+ * allocation failure (-ENOMEM) would.
  */
 #include <errno.h>
 #include <linux/falloc.h>
 
 #include "fs_test.h"
+#include "fs_i.h"
 
 /* ------------------------------------------------------ failure injection */
 
+enum ft_inj_call { FT_INJ_DATA, FT_INJ_META };
+
 static struct {
 	bool armed;
+	enum ft_inj_call call;	/* which journal call fails */
 	unsigned int pass;	/* calls let through before failing */
+	bool once;		/* fail one call only, then let the rest through */
 	int rc;			/* what the failing calls return */
+	const struct fs *fs;	/* set: count only calls for bitmap and descriptor blocks */
 	unsigned int failed;
 } ft_inj;
 
 /* The names are the linker's (--wrap), not ours. */
 int __real_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block);
 int __wrap_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block);
+int __real_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
+int __wrap_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
+
+/* Is @blkno a block bitmap, an inode bitmap or a group descriptor block? */
+static bool ft_group_block(uint64_t blkno)
+{
+	const struct fs *fs = ft_inj.fs;
+
+	if (blkno >= fs->gdt_start && blkno < fs->gdt_start + fs->gdt_blocks)
+		return true;
+	return blkno >= fs->first_group && (blkno - fs->first_group) % fs->bpg < 2;
+}
+
+static bool ft_inj_fail(enum ft_inj_call call, uint64_t blkno)
+{
+	if (!ft_inj.armed || ft_inj.call != call)
+		return false;
+	if (ft_inj.fs && !ft_group_block(blkno))
+		return false;
+	if (ft_inj.pass) {
+		ft_inj.pass--;
+		return false;
+	}
+	ft_inj.failed++;
+	if (ft_inj.once)
+		ft_inj.armed = false;
+	return true;
+}
 
 int __wrap_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block)
 {
-	if (ft_inj.armed) {
-		if (!ft_inj.pass) {
-			ft_inj.failed++;
-			return ft_inj.rc;
-		}
-		ft_inj.pass--;
-	}
+	if (ft_inj_fail(FT_INJ_DATA, blkno))
+		return ft_inj.rc;
 	return __real_jnl_handle_dirty_data(h, blkno, block);
 }
 
-static void ft_inj_arm(unsigned int pass, int rc)
+int __wrap_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block)
+{
+	if (ft_inj_fail(FT_INJ_META, blkno))
+		return ft_inj.rc;
+	return __real_jnl_handle_dirty_meta(h, blkno, block);
+}
+
+static void ft_inj_arm(enum ft_inj_call call, unsigned int pass, bool once, int rc)
 {
 	ft_inj.armed = true;
+	ft_inj.call = call;
 	ft_inj.pass = pass;
+	ft_inj.once = once;
 	ft_inj.rc = rc;
 	ft_inj.failed = 0;
+	ft_inj.fs = NULL;
 }
 
 static void ft_inj_disarm(void)
@@ -76,6 +116,205 @@ static uint64_t ft_create(struct fs *fs, uint64_t dir, const char *name)
 
 	assert_int_equal(fs_mknod(fs, dir, name, S_IFREG | 0644, 0, 0, 0, &a), 0);
 	return a.ino;
+}
+
+/* An operation expected to run out of space sooner or later: 0 or -ENOSPC. */
+static void ft_expect_ok_or_nospc(int rc, const char *what, unsigned int i)
+{
+	if (rc && rc != -ENOSPC)
+		fail_msg("%s #%u: %d, expected 0 or -ENOSPC", what, i, rc);
+}
+
+/* ---------------------------------------------------------- a full volume */
+
+#define FT_LOOP_MAX 5000u
+
+/* The files and the directory one round of operations works on. */
+struct ft_round {
+	uint64_t dir;		/* where names are added */
+	uint64_t f0, f1;	/* files made before the volume filled up */
+	uint64_t rdir;		/* the directory holding @rname, f1's current name */
+	char rname[64];
+};
+
+/*
+ * Every kind of operation, each repeated until it fails (or gives up), then fsck:
+ * those that need blocks first, while @r->dir may still have room for a name,
+ * then those that fill the directory.
+ */
+static void ft_every_op(struct fs *fs, struct blk_dev *dev, enum jnl_data_mode m,
+			struct ft_round *r, const char *phase)
+{
+	static const char target[] = "a-long-symlink-target/that/does-not-fit/in/the/inode/"
+				     "so/it/needs/a/data/block/of/its/own/which/a/full/volume/"
+				     "cannot/give";
+	uint8_t blk[4096];
+	struct fs_attr a, set = { .size = 1 << 20 };
+	char name[96], what[128];
+	unsigned int i;
+	int rc;
+
+	_Static_assert(sizeof(target) - 1 > 112, "target must not be inline (FS_INLINE_MAX)");
+	memset(blk, 0x3c, sizeof(blk));
+	for (i = 0, rc = 0; !rc && i < 64; i++) {
+		ssize_t n = fs_write(fs, r->f0, (uint64_t)i * 4096, 4096, blk);
+
+		rc = n < 0 ? (int)n : 0;
+		ft_expect_ok_or_nospc(rc, "write", i);
+	}
+	snprintf(what, sizeof(what), "%s write (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+	rc = (int)fs_write(fs, r->f1, 2000 * 4096 + 100, 10, blk);
+	if (rc != 10)
+		ft_expect_ok_or_nospc(rc, "indirect write", 0);
+	snprintf(what, sizeof(what), "%s indirect write", phase);
+	ft_check(fs, dev, m, what);
+
+	rc = fs_fallocate(fs, r->f1, 0, 0, 64 * 4096);
+	ft_expect_ok_or_nospc(rc, "fallocate", 0);
+	snprintf(what, sizeof(what), "%s fallocate", phase);
+	ft_check(fs, dev, m, what);
+	rc = fs_fallocate(fs, r->f1, FALLOC_FL_KEEP_SIZE, 300000 * 4096ull, 64 * 4096);
+	ft_expect_ok_or_nospc(rc, "fallocate keep size", 0);
+	snprintf(what, sizeof(what), "%s fallocate keep size", phase);
+	ft_check(fs, dev, m, what);
+
+	assert_int_equal(fs_setattr(fs, r->f0, &set, FS_SET_SIZE, &a), 0);
+	snprintf(what, sizeof(what), "%s truncate up", phase);
+	ft_check(fs, dev, m, what);
+
+	snprintf(name, sizeof(name), "user.%s", phase);
+	rc = fs_setxattr(fs, r->f1, name, "value", 5, 0);
+	ft_expect_ok_or_nospc(rc, "setxattr", 0);
+	snprintf(what, sizeof(what), "%s setxattr", phase);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-mkdir-%u", phase, i);
+		rc = fs_mkdir(fs, r->dir, name, 0755, 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "mkdir", i);
+	}
+	snprintf(what, sizeof(what), "%s mkdir (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-symlink-%u", phase, i);
+		rc = fs_symlink(fs, r->dir, name, target, 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "long symlink", i);
+	}
+	snprintf(what, sizeof(what), "%s long symlink (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-create-%u", phase, i);
+		rc = fs_mknod(fs, r->dir, name, S_IFREG | 0644, 0, 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "create", i);
+	}
+	snprintf(what, sizeof(what), "%s create (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-short-%u", phase, i);
+		rc = fs_symlink(fs, r->dir, name, "short", 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "short symlink", i);
+	}
+	snprintf(what, sizeof(what), "%s short symlink (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-link-%u", phase, i);
+		rc = fs_link(fs, r->f0, r->dir, name, &a);
+		ft_expect_ok_or_nospc(rc, "link", i);
+	}
+	snprintf(what, sizeof(what), "%s link (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	/* rename adds the new name before it removes the old one */
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-renamed-to-a-longer-name-%u", phase, i);
+		rc = fs_rename(fs, r->rdir, r->rname, r->dir, name, 0);
+		ft_expect_ok_or_nospc(rc, "rename", i);
+		if (!rc) {
+			r->rdir = r->dir;
+			memcpy(r->rname, name, sizeof(r->rname));
+		}
+	}
+	snprintf(what, sizeof(what), "%s rename (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+}
+
+/*
+ * Fill the volume with one large file, try every kind of operation until it
+ * fails (in a directory with room, then in the same one full), delete the large
+ * file, use up the inodes and try every kind again, then write again and
+ * unmount: fsck clean after each failure and at the end.
+ */
+static void test_full_every_op_fsck_clean(void **state)
+{
+	const size_t chunk = 1 << 20;
+	uint8_t *buf = malloc(chunk);
+
+	(void)state;
+	memset(buf, 0xab, chunk);
+	for (unsigned int k = 0; k < 2; k++) {
+		enum jnl_data_mode m = k ? JNL_DATA_DECLARED : JNL_DATA_ORDERED;
+		struct fs_mkfs_opts mo = { .label = "full", .inode_ratio = 65536 };
+		struct ft_round r = { .rdir = FS_ROOT_INO, .rname = "f1" };
+		struct blk_dev *dev;
+		struct fs_attr a;
+		struct fs *fs;
+		uint64_t big, total = 0, i;
+		ssize_t n;
+		int rc = 0;
+
+		assert_int_equal(raid_dev_mem_open("mem", 64 * 256, &dev), 0);
+		assert_int_equal(fs_mkfs(dev, &mo), 0);
+		fs = ft_mount_mode(dev, m);
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "roomy", 0755, 0, 0, &a), 0);
+		r.dir = a.ino;
+		r.f0 = ft_create(fs, FS_ROOT_INO, "f0");
+		r.f1 = ft_create(fs, FS_ROOT_INO, "f1");
+		big = ft_create(fs, FS_ROOT_INO, "big");
+		while ((n = fs_write(fs, big, total, chunk, buf)) == (ssize_t)chunk)
+			total += chunk;
+		if (n > 0)
+			total += (uint64_t)n;
+		while ((n = fs_write(fs, big, total, 4096, buf)) > 0)
+			total += (uint64_t)n;
+		assert_int_equal(n, -ENOSPC);
+		ft_check(fs, dev, m, "fill");
+		ft_every_op(fs, dev, m, &r, "blocks");
+		ft_every_op(fs, dev, m, &r, "blocks-again");
+
+		/* room for blocks again (a create commits to reuse them, G3); now run
+		 * out of inodes */
+		assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "big"), 0);
+		ft_check(fs, dev, m, "delete");
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "many", 0755, 0, 0, &a), 0);
+		for (i = 0; !rc && i < 100000; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "ino-%llu", (unsigned long long)i);
+			rc = fs_mknod(fs, a.ino, name, S_IFREG | 0644, 0, 0, 0, NULL);
+		}
+		assert_int_equal(rc, -ENOSPC);
+		ft_check(fs, dev, m, "inode exhaustion");
+		r.dir = FS_ROOT_INO;
+		ft_every_op(fs, dev, m, &r, "inodes");
+
+		/* write again into the freed space, unmount cleanly, fsck, remount */
+		assert_int_equal(fs_unlink(fs, a.ino, "ino-0"), 0);
+		big = ft_create(fs, FS_ROOT_INO, "again");
+		for (uint64_t off = 0; off + chunk <= total / 2; off += chunk)
+			assert_int_equal(fs_write(fs, big, off, chunk, buf), (ssize_t)chunk);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		fs = ft_mount_mode(dev, m);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+	free(buf);
 }
 
 /* ------------------------------------------------- mapped before written */
@@ -155,7 +394,7 @@ static void test_full_write_fails_after_map(void **state)
 			snprintf(what, sizeof(what), "%s at block %llu failing after %u blocks",
 				 falloc ? "fallocate" : "write", (unsigned long long)cases[c / 2].lblk,
 				 cases[c / 2].pass);
-			ft_inj_arm(cases[c / 2].pass, c / 2 % 2 ? -ENOMEM : -ENOSPC);
+			ft_inj_arm(FT_INJ_DATA, cases[c / 2].pass, false, c / 2 % 2 ? -ENOMEM : -ENOSPC);
 			if (falloc)
 				rc = fs_fallocate(fs, ino, 0, off, 8 * 4096);
 			else
@@ -190,6 +429,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_write_fails_after_map),
+		cmocka_unit_test(test_full_every_op_fsck_clean),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
