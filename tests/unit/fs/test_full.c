@@ -425,11 +425,109 @@ static void test_full_write_fails_after_map(void **state)
 	free(buf);
 }
 
+/* ------------------------------------------ every journal call failing */
+
+enum ft_sweep_op {
+	FT_OP_CREATE, FT_OP_MKDIR, FT_OP_SYMLINK, FT_OP_LINK, FT_OP_RENAME, FT_OP_XATTR,
+	FT_OP_WRITE, FT_OP_FALLOCATE, FT_OP_COUNT
+};
+
+static const char *const ft_op_names[] = { "create", "mkdir", "long symlink", "link", "rename",
+					   "setxattr", "write", "fallocate" };
+
+/* One try of @op; @k makes its names unique; @f0 a file to link, @fresh a new one. */
+static int ft_sweep_run(struct fs *fs, enum ft_sweep_op op, unsigned int k, uint64_t f0,
+			uint64_t dir, uint64_t fresh, char *rname)
+{
+	static const char target[] = "a-long-symlink-target/that/does-not-fit/in/the/inode/"
+				     "so/it/needs/a/data/block/of/its/own/which/the/test/"
+				     "fails/to/log";
+	uint8_t blk[2 * 4096];
+	struct fs_attr a;
+	char name[64];
+	int rc;
+
+	memset(blk, 0x3c, sizeof(blk));
+	snprintf(name, sizeof(name), "sweep-%s-%u", ft_op_names[op], k);
+	switch (op) {
+	case FT_OP_CREATE:
+		return fs_mknod(fs, dir, name, S_IFREG | 0644, 0, 0, 0, &a);
+	case FT_OP_MKDIR:
+		return fs_mkdir(fs, dir, name, 0755, 0, 0, &a);
+	case FT_OP_SYMLINK:
+		return fs_symlink(fs, dir, name, target, 0, 0, &a);
+	case FT_OP_LINK:
+		return fs_link(fs, f0, dir, name, &a);
+	case FT_OP_RENAME:
+		rc = fs_rename(fs, dir, rname, dir, name, 0);
+		if (!rc)
+			strcpy(rname, name);
+		return rc;
+	case FT_OP_XATTR:
+		return fs_setxattr(fs, fresh, "user.sweep", "value", 5, 0);
+	case FT_OP_WRITE:
+		rc = (int)fs_write(fs, fresh, 20 * 4096 + 100, sizeof(blk), blk);
+		return rc < 0 ? rc : 0;
+	case FT_OP_FALLOCATE:
+		return fs_fallocate(fs, fresh, 0, 20 * 4096, 3 * 4096);
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Each kind of operation with its n-th logging of a bitmap or group descriptor
+ * failing (-ENOMEM), n = 0, 1, ... until it completes: an allocation or free is
+ * logged whole or not at all (G1), the operation undoes what it did before (N1,
+ * B1), and fsck finds nothing.
+ */
+static void test_full_meta_call_fails(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi += 3) {
+		enum jnl_data_mode m = ft_modes[mi];
+		struct blk_dev *dev = ft_dev_new(64);
+		struct fs *fs = ft_mount_mode(dev, m);
+		uint64_t f0 = ft_create(fs, FS_ROOT_INO, "f0"), dir;
+		char rname[64] = "f1";
+		struct fs_attr a;
+
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), 0);
+		dir = a.ino;
+		(void)ft_create(fs, dir, "f1");
+		for (unsigned int op = 0; op < FT_OP_COUNT; op++) {
+			for (unsigned int n = 0;; n++) {
+				char fname[32], what[96];
+				uint64_t fresh;
+				int rc;
+
+				snprintf(fname, sizeof(fname), "fresh-%u-%u", op, n);
+				fresh = ft_create(fs, FS_ROOT_INO, fname);
+				ft_inj_arm(FT_INJ_META, n, true, -ENOMEM);
+				ft_inj.fs = fs;
+				rc = ft_sweep_run(fs, op, n, f0, dir, fresh, rname);
+				ft_inj_disarm();
+				snprintf(what, sizeof(what), "%s, metadata call %u failing (rc %d)",
+					 ft_op_names[op], n, rc);
+				ft_check(fs, dev, m, what);
+				if (!ft_inj.failed) {
+					assert_int_equal(rc, 0);
+					break;
+				}
+			}
+		}
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_write_fails_after_map),
 		cmocka_unit_test(test_full_every_op_fsck_clean),
+		cmocka_unit_test(test_full_meta_call_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
