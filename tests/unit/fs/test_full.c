@@ -522,12 +522,46 @@ static void test_full_meta_call_fails(void **state)
 	}
 }
 
+/*
+ * setxattr on a file without attributes, with its n-th metadata call of any
+ * block failing: the new attribute block is freed unless the inode that names
+ * it was logged.
+ */
+static void test_full_xattr_call_fails(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount_mode(dev, JNL_DATA_ORDERED);
+
+	(void)state;
+	for (unsigned int n = 0;; n++) {
+		char fname[32], what[64];
+		uint64_t ino;
+		int rc;
+
+		snprintf(fname, sizeof(fname), "x-%u", n);
+		ino = ft_create(fs, FS_ROOT_INO, fname);
+		ft_inj_arm(FT_INJ_META, n, true, -ENOMEM);
+		rc = fs_setxattr(fs, ino, "user.a", "value", 5, 0);
+		ft_inj_disarm();
+		snprintf(what, sizeof(what), "setxattr, metadata call %u failing (rc %d)", n, rc);
+		ft_check(fs, dev, JNL_DATA_ORDERED, what);
+		if (!ft_inj.failed) {
+			assert_int_equal(rc, 0);
+			break;
+		}
+	}
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_write_fails_after_map),
 		cmocka_unit_test(test_full_every_op_fsck_clean),
 		cmocka_unit_test(test_full_meta_call_fails),
+		cmocka_unit_test(test_full_xattr_call_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
