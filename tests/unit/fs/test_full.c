@@ -555,6 +555,63 @@ static void test_full_xattr_call_fails(void **state)
 	blk_close(dev);
 }
 
+static uint32_t ft_dir_depth(struct fs *fs, uint64_t dir)
+{
+	struct fs_inode ip;
+
+	pthread_mutex_lock(&fs->lock);
+	assert_int_equal(fs_iget(fs, dir, &ip), 0);
+	pthread_mutex_unlock(&fs->lock);
+	return ip.dir_depth;
+}
+
+/*
+ * A directory whose table grows from one block to two (depth 9 to 10), with the
+ * allocation of each new block failing once: every name added before still
+ * looks up, and fsck finds nothing.
+ */
+static void test_full_dir_grow_fails(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount_mode(dev, JNL_DATA_ORDERED);
+	uint64_t dir, target = 0;
+	unsigned int n, grow_failed = 0;
+	struct fs_attr a;
+	char name[32];
+	int rc;
+
+	(void)state;
+	assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), 0);
+	dir = a.ino;
+	for (n = 0; ft_dir_depth(fs, dir) < 10; n++) {
+		bool deep = ft_dir_depth(fs, dir) == 9;
+
+		if (n % 60000 == 0) {
+			snprintf(name, sizeof(name), "target-%u", n);
+			target = ft_create(fs, FS_ROOT_INO, name);
+		}
+		snprintf(name, sizeof(name), "n%u", n);
+		ft_inj_arm(FT_INJ_META, 0, true, -ENOMEM);
+		ft_inj.fs = fs;
+		rc = fs_link(fs, target, dir, name, &a);
+		ft_inj_disarm();
+		if (rc) {
+			assert_int_equal(rc, -ENOMEM);
+			assert_int_equal(fs_link(fs, target, dir, name, &a), 0);
+			grow_failed += deep && ft_dir_depth(fs, dir) == 10;
+		}
+	}
+	assert_int_equal(grow_failed, 1);
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		if (fs_lookup(fs, dir, name, &a))
+			fail_msg("%s lost after a failed table growth (%u names)", name, n);
+	}
+	ft_check(fs, dev, JNL_DATA_ORDERED, "failed table growth");
+	assert_int_equal(fs_unmount(fs), 0);
+	blk_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_full_every_op_fsck_clean),
 		cmocka_unit_test(test_full_meta_call_fails),
 		cmocka_unit_test(test_full_xattr_call_fails),
+		cmocka_unit_test(test_full_dir_grow_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
