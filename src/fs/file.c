@@ -110,7 +110,7 @@ static int fs_file_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk)
 	int rc = fs_bmap_unmap(tx, ip, lblk, false);
 
 	if (rc)
-		fs_set_error(tx->fs, "inode %llu: block %llu mapped but not written, not unmapped (%d)",
+		fs_set_error(tx->fs, "inode %llu: block %llu mapped, not written, not unmapped (%d)",
 			     (unsigned long long)ip->ino, (unsigned long long)lblk, rc);
 	return rc;
 }

@@ -279,7 +279,8 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 	pthread_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (!rc)
-		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen, out);
+		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen,
+				      out);
 	if (rc == -ENOSPC && fs->free_blocks && fs->free_inodes) {
 		/* free blocks waiting for their transaction to commit (G3), as fs_write;
 		 * the failed try left nothing behind (N1) */

@@ -358,8 +358,8 @@ static void ft_no_stale(struct fs *fs, uint64_t ino, uint64_t len, const char *w
 	assert_true(n >= 0);
 	for (ssize_t i = 0; i < n; i++)
 		if (got[i] == FT_OLD_BYTE)
-			fail_msg("mode %s, %s: byte %zd of the new file holds the deleted file's data",
-				 jnl_data_mode_name(m), what, i);
+			fail_msg("mode %s, %s: byte %zd of the new file holds the deleted file's"
+				 " data", jnl_data_mode_name(m), what, i);
 	free(got);
 }
 
@@ -392,9 +392,10 @@ static void test_full_write_fails_after_map(void **state)
 			int rc;
 
 			snprintf(what, sizeof(what), "%s at block %llu failing after %u blocks",
-				 falloc ? "fallocate" : "write", (unsigned long long)cases[c / 2].lblk,
-				 cases[c / 2].pass);
-			ft_inj_arm(FT_INJ_DATA, cases[c / 2].pass, false, c / 2 % 2 ? -ENOMEM : -ENOSPC);
+				 falloc ? "fallocate" : "write",
+				 (unsigned long long)cases[c / 2].lblk, cases[c / 2].pass);
+			ft_inj_arm(FT_INJ_DATA, cases[c / 2].pass, false,
+				   c / 2 % 2 ? -ENOMEM : -ENOSPC);
 			if (falloc)
 				rc = fs_fallocate(fs, ino, 0, off, 8 * 4096);
 			else
