@@ -8,6 +8,12 @@
  * 500 GiB). A pointer 0 is a hole; holes cost nothing, so sparse files of any
  * size up to that need only the indirect blocks on the paths in use. Indirect
  * blocks are metadata (magic FS_MAGIC_INDIRECT), logged through the journal.
+ *
+ * (B1) A pointer that fs_bmap_alloc set for a block whose contents the caller
+ *      then failed to hand to the journal is cleared, and the block freed, in
+ *      the same handle (fs_bmap_unmap): a committed map never names a block
+ *      that was not written for its file, or a later partial write would
+ *      merge, and a read return, the block's previous owner's bytes.
  */
 #include <errno.h>
 #include <string.h>
@@ -224,6 +230,64 @@ int fs_bmap_alloc(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool met
 done:
 	*pblk = p;
 	*fresh = true;
+out:
+	fs_bput(fs, b);
+	return rc;
+}
+
+/*
+ * Undo the mapping of @lblk made by fs_bmap_alloc in this handle: free the block,
+ * clear its pointer (in @ip or in its indirect block, logged again). Indirect
+ * blocks on the path stay: an empty one is a valid part of the map. (B1)
+ */
+int fs_bmap_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta)
+{
+	struct fs *fs = tx->fs;
+	uint32_t idx[3];
+	unsigned int slot;
+	int depth = fs_bmap_path(lblk, &slot, idx);
+	struct fs_buf *b = NULL;
+	uint64_t p;
+	int rc;
+
+	if (depth < 0)
+		return depth;
+	p = ip->block[slot];
+	if (!depth) {
+		if (!p)
+			return 0;
+		rc = fs_block_free(tx, p, meta);
+		if (!rc) {
+			ip->block[slot] = 0;
+			ip->blocks--;
+		}
+		return rc;
+	}
+	for (int d = 0; d < depth && p; d++) {
+		uint64_t at = p;
+
+		fs_bput(fs, b);
+		rc = fs_bread(fs, at, FS_MAGIC_INDIRECT, "indirect block", &b);
+		if (rc)
+			return rc;
+		p = fs_ptr_get(b->data, idx[d]);
+		if (p && !fs_block_valid(fs, p)) {
+			rc = fs_bmap_bad(fs, ip, at, p);
+			goto out;
+		}
+	}
+	rc = 0;
+	if (!p)
+		goto out;
+	fs_ptr_set(b->data, idx[depth - 1], 0);
+	rc = fs_bdirty(tx, b, FS_MAGIC_INDIRECT);
+	if (rc) {
+		fs_ptr_set(b->data, idx[depth - 1], p);	/* the cache keeps the logged copy (F2) */
+		goto out;
+	}
+	rc = fs_block_free(tx, p, meta);
+	if (!rc)
+		ip->blocks--;
 out:
 	fs_bput(fs, b);
 	return rc;

@@ -249,7 +249,8 @@ out:
 	return rc;
 }
 
-/* Double the table: entry j of depth d+1 is entry j/2 of depth d. */
+/* Double the table: entry j of depth d+1 is entry j/2 of depth d. A failure leaves
+ * the table of depth d as it was (N1 in namei.c). */
 static int fs_dir_grow(struct fs_tx *tx, struct fs_inode *dip)
 {
 	struct fs *fs = tx->fs;
@@ -274,7 +275,9 @@ static int fs_dir_grow(struct fs_tx *tx, struct fs_inode *dip)
 	}
 	fs_bput(fs, b);
 	b = NULL;
-	for (uint32_t t = 0; t < nblocks_new; t++) {
+	/* new blocks first, old ones last: if an allocation fails, the table of the
+	 * current depth is still whole (new blocks past it are never read) */
+	for (uint32_t t = nblocks_new; t-- > 0;) {
 		if (t < nblocks_old)
 			rc = fs_dir_bread(fs, dip, t, FS_MAGIC_DTABLE, &b);
 		else

@@ -103,6 +103,18 @@ static int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 	return jnl_handle_dirty_data(tx->h, pblk, blk);
 }
 
+/* Undo the mapping of a new block whose data the journal refused (B1). If even
+ * that fails the map would name an unwritten block: stop all writes. */
+static int fs_file_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk)
+{
+	int rc = fs_bmap_unmap(tx, ip, lblk, false);
+
+	if (rc)
+		fs_set_error(tx->fs, "inode %llu: block %llu mapped, not written, not unmapped (%d)",
+			     (unsigned long long)ip->ino, (unsigned long long)lblk, rc);
+	return rc;
+}
+
 /*
  * Write one handle's worth (up to FS_WRITE_CHUNK blocks) of [@off, @off + @size)
  * of @ino; *@done is the count of bytes written. With @src NULL, allocate holes
@@ -141,6 +153,7 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 		/* room for this block's allocation: bitmap, descriptor, 3 indirect */
 		if (!fs_tx_room(tx, 8))
 			break;
+		/* a failure here may leave indirect blocks mapped: the inode is written below */
 		rc = fs_bmap_alloc(tx, &ip, lblk, false, &pblk, &fresh);
 		if (rc)
 			break;
@@ -162,8 +175,12 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 				rc = fs_data_dirty(tx, pblk, blk);
 			}
 		}
-		if (rc)
+		if (rc) {
+			/* (B1): the new block's contents never reached the journal */
+			if (fresh)
+				rc = fs_file_unmap(tx, &ip, lblk) ?: rc;
 			break;
+		}
 		pos += n;
 	}
 	if (pos > off) {
@@ -175,9 +192,10 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 				ip.mtime = now;
 			ip.ctime = now;
 		}
-		rc = fs_iput(tx, &ip) ?: rc;
 		*done = pos - off;
 	}
+	/* also after a failure: the map may have changed (fs_iput skips an unchanged inode) */
+	rc = fs_iput(tx, &ip) ?: rc;
 out:
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;

@@ -9,6 +9,11 @@
  * totals are kept in memory (fs->free_blocks, fs->free_inodes) and recomputed
  * from the descriptors at mount. Allocation changes the bitmap and the
  * descriptor in the same handle (G1).
+ *
+ * A change whose logging fails is put back in the cache and, where the bitmap
+ * was logged already, logged back (fs_group_log): the running transaction never
+ * commits half an allocation or free, and the cache keeps what the journal
+ * holds (F2).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -171,6 +176,40 @@ set:
 	return 0;
 }
 
+static void fs_bit_flip(uint8_t *blk, uint32_t i)
+{
+	blk[FS_BITMAP_OFFSET + i / 8] ^= (uint8_t)(1u << (i % 8));
+}
+
+/* Flip bit @bit of the logged bitmap @bm back and log it again (G1). */
+static void fs_group_unlog(struct fs_tx *tx, struct fs_buf *bm, uint32_t magic, uint32_t bit)
+{
+	fs_bit_flip(bm->data, bit);
+	if (fs_bdirty(tx, bm, magic))
+		fs_set_error(tx->fs, "bitmap block %llu: a failed change not undone",
+			     (unsigned long long)bm->blkno);
+}
+
+/*
+ * Log bitmap @bm, whose bit @bit was just flipped, and descriptor block @gb. On
+ * failure the bit is back as it was, in the cache and the journal; the caller
+ * puts back its descriptor fields.
+ */
+static int fs_group_log(struct fs_tx *tx, struct fs_buf *bm, uint32_t magic, uint32_t bit,
+			struct fs_buf *gb)
+{
+	int rc = fs_bdirty(tx, bm, magic);
+
+	if (rc) {
+		fs_bit_flip(bm->data, bit);
+		return rc;
+	}
+	rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+	if (rc)
+		fs_group_unlog(tx, bm, magic, bit);
+	return rc;
+}
+
 /* Allocate one block in group @g at or after @from; -ENOSPC when the group is full. */
 static int fs_block_alloc_group(struct fs_tx *tx, uint32_t g, uint32_t from, uint64_t *out)
 {
@@ -213,11 +252,11 @@ static int fs_block_alloc_group(struct fs_tx *tx, uint32_t g, uint32_t from, uin
 	}
 	fs_bit_set(bb->data, (uint32_t)bit);
 	gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) - 1);
-	rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);
-	if (!rc)
-		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
-	if (rc)
+	rc = fs_group_log(tx, bb, FS_MAGIC_BBITMAP, (uint32_t)bit, gb);
+	if (rc) {
+		gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) + 1);
 		goto out;
+	}
 	fs->free_blocks--;
 	*out = fs_group_start(fs, g) + (uint64_t)bit;
 	/* a block handed out anew must not be served from an older cached life */
@@ -279,21 +318,31 @@ int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta)
 		rc = -EUCLEAN;
 		goto out;
 	}
+	/* first: a pending bit of a block that stays allocated is harmless */
+	rc = fs_pending_add(fs, g, bit, tx->tid);
+	if (rc)
+		goto out;
 	fs_bit_clear(bb->data, bit);
 	gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) + 1);
-	rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);
-	if (!rc)
-		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+	rc = fs_group_log(tx, bb, FS_MAGIC_BBITMAP, bit, gb);
+	if (rc) {
+		gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) - 1);
+		goto out;
+	}
 	/* logged copies of a metadata block (or of data in journal mode) must not be
 	 * replayed over the block's next life */
-	if (!rc && (meta || fs->opts.data_mode == JNL_DATA_JOURNAL))
+	if (meta || fs->opts.data_mode == JNL_DATA_JOURNAL)
 		rc = jnl_handle_revoke(tx->h, blkno);
 	if (!rc)
 		rc = jnl_handle_forget(tx->h, blkno);
-	if (!rc)
-		rc = fs_pending_add(fs, g, bit, tx->tid);
-	if (rc)
+	if (rc) {
+		/* still allocated: log bitmap and descriptor back */
+		gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) - 1);
+		fs_group_unlog(tx, bb, FS_MAGIC_BBITMAP, bit);
+		if (fs_bdirty(tx, gb, FS_MAGIC_GDT))
+			fs_set_error(fs, "group=%u descriptor: a failed free not undone", g);
 		goto out;
+	}
 	fs->free_blocks++;
 	fs_bcache_drop(fs, blkno);
 out:
@@ -355,11 +404,13 @@ static int fs_ialloc_group_try(struct fs_tx *tx, uint32_t g, bool dir, uint64_t 
 	gd->free_inodes = jg_cpu_to_le32(jg_le32(gd->free_inodes) - 1);
 	if (dir)
 		gd->used_dirs = jg_cpu_to_le32(jg_le32(gd->used_dirs) + 1);
-	rc = fs_bdirty(tx, ib, FS_MAGIC_IBITMAP);
-	if (!rc)
-		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
-	if (rc)
+	rc = fs_group_log(tx, ib, FS_MAGIC_IBITMAP, (uint32_t)bit, gb);
+	if (rc) {
+		gd->free_inodes = jg_cpu_to_le32(jg_le32(gd->free_inodes) + 1);
+		if (dir)
+			gd->used_dirs = jg_cpu_to_le32(jg_le32(gd->used_dirs) - 1);
 		goto out;
+	}
 	fs->free_inodes--;
 	*out = (uint64_t)g * fs->ipg + (uint64_t)bit + 1;
 out:
@@ -389,7 +440,7 @@ int fs_ifree(struct fs_tx *tx, uint64_t ino, bool dir)
 {
 	struct fs *fs = tx->fs;
 	struct fs_buf *ib = NULL, *gb = NULL;
-	struct fs_group_desc *gd;
+	struct fs_group_desc *gd, old;
 	uint32_t g = (uint32_t)((ino - 1) / fs->ipg), bit = (uint32_t)((ino - 1) % fs->ipg);
 	int rc;
 
@@ -404,14 +455,15 @@ int fs_ifree(struct fs_tx *tx, uint64_t ino, bool dir)
 		rc = -EUCLEAN;
 		goto out;
 	}
+	old = *gd;
 	fs_bit_clear(ib->data, bit);
 	gd->free_inodes = jg_cpu_to_le32(jg_le32(gd->free_inodes) + 1);
 	if (dir && jg_le32(gd->used_dirs))
 		gd->used_dirs = jg_cpu_to_le32(jg_le32(gd->used_dirs) - 1);
-	rc = fs_bdirty(tx, ib, FS_MAGIC_IBITMAP);
-	if (!rc)
-		rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
-	if (!rc)
+	rc = fs_group_log(tx, ib, FS_MAGIC_IBITMAP, bit, gb);
+	if (rc)
+		*gd = old;
+	else
 		fs->free_inodes++;
 out:
 	fs_bput(fs, ib);

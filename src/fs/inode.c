@@ -197,7 +197,7 @@ int fs_iput(struct fs_tx *tx, struct fs_inode *ip)
 	uint32_t g = (uint32_t)((ip->ino - 1) / fs->ipg), slot = (uint32_t)((ip->ino - 1) % fs->ipg);
 	uint32_t idx = slot / FS_INODES_PER_BLOCK, init;
 	struct fs_buf *b = NULL, *gb = NULL;
-	struct fs_dinode d;
+	struct fs_dinode d, old;
 	uint8_t *slotp;
 	int rc;
 
@@ -239,8 +239,11 @@ int fs_iput(struct fs_tx *tx, struct fs_inode *ip)
 	 * times to the kernel (fs_write_flags) commits its data alone */
 	if (idx < init && !memcmp(slotp, &d, sizeof(d)))
 		goto out;
+	memcpy(&old, slotp, sizeof(old));
 	memcpy(slotp, &d, sizeof(d));
 	rc = fs_bdirty(tx, b, FS_MAGIC_ITABLE);
+	if (rc)
+		memcpy(slotp, &old, sizeof(old));	/* the cache keeps the logged copy (F2) */
 out:
 	fs_bput(fs, b);
 	fs_bput(fs, gb);

@@ -7,6 +7,13 @@
  * unlinked inode's blocks may take several more; the inode stays on the orphan
  * list meanwhile (F3). A directory's link count is 2 plus its subdirectories; its
  * ".." is the inode's parent field, not an entry.
+ *
+ * (N1) A call that fails part way leaves, in its handle, a filesystem fsck finds
+ *      whole: the journal keeps every block a handle dirtied, so a failure is
+ *      undone by dirtying again, not by dropping. A failed create frees what
+ *      the new inode got (its blocks, its bitmap bit) and clears it; a failed
+ *      fs_dir_add may still have split buckets or mapped blocks, a directory
+ *      without the new entry, so the directory inode is written all the same.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -143,34 +150,52 @@ static int fs_symlink_store(struct fs_tx *tx, struct fs_inode *ip, const char *t
 	return rc;
 }
 
-static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t mode,
-		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
-		     struct fs_attr *out)
+/* fs_dir_add(@dip) failed with @rc: keep what it did to the directory (N1). */
+static int fs_dir_add_failed(struct fs_tx *tx, struct fs_inode *dip, int rc)
+{
+	return fs_iput(tx, dip) ?: rc;
+}
+
+/*
+ * A create failed with @rc after fs_ialloc gave it @ip: free its blocks and the
+ * inode, write it cleared (N1). If that fails too, the handle would commit a
+ * half-created inode: stop all writes.
+ */
+static int fs_create_undo(struct fs_tx *tx, struct fs_inode *ip, int rc)
+{
+	uint64_t ino = ip->ino, gen = ip->generation;
+	bool dir = S_ISDIR(ip->mode), done = false;
+	int urc;
+
+	urc = fs_bmap_truncate(tx, ip, 0, dir, &done);
+	if (!urc && !done)
+		urc = -ENOSPC;	/* the handle's credits ran out: cannot happen for a new inode */
+	if (!urc)
+		urc = fs_ifree(tx, ino, dir);
+	if (!urc) {
+		memset(ip, 0, sizeof(*ip));
+		ip->ino = ino;
+		ip->generation = gen;
+		urc = fs_iput(tx, ip);
+	}
+	if (urc)
+		fs_set_error(tx->fs, "inode %llu: failed create (%d) not undone (%d)",
+			     (unsigned long long)ino, rc, urc);
+	return rc;
+}
+
+/* One try of fs_create, in one handle; the big lock held. */
+static int fs_create_locked(struct fs *fs, uint64_t parent, const char *name, size_t len,
+			    uint32_t mode, uint64_t rdev, uint32_t uid, uint32_t gid,
+			    const char *target, size_t tlen, struct fs_attr *out)
 {
 	struct fs_inode dip, ip;
 	struct fs_tx *tx = NULL;
 	struct timespec now;
 	unsigned int ft;
 	uint64_t ino;
-	size_t len, tlen = 0;
 	int rc;
 
-	rc = fs_name_check(name, &len);
-	if (rc)
-		return rc;
-	if (target) {
-		tlen = strnlen(target, FS_SYMLINK_MAX + 1);
-		if (tlen > FS_SYMLINK_MAX)
-			return -ENAMETOOLONG;
-		if (!tlen)
-			return -ENOENT;
-	}
-	if (!fs_mode_to_ft(mode))
-		return -EINVAL;
-	pthread_mutex_lock(&fs->lock);
-	rc = fs_writable(fs);
-	if (rc)
-		goto out;
 	rc = fs_tx_start(fs, FS_CREDITS_CREATE, &tx);
 	if (rc)
 		goto out;
@@ -211,10 +236,15 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 	}
 	if (!rc)
 		rc = fs_iput(tx, &ip);
-	if (!rc)
-		rc = fs_dir_add(tx, &dip, name, len, ino, fs_mode_to_ft(mode));
-	if (rc)
+	if (rc) {
+		rc = fs_create_undo(tx, &ip, rc);
 		goto out;
+	}
+	rc = fs_dir_add(tx, &dip, name, len, ino, fs_mode_to_ft(mode));
+	if (rc) {
+		rc = fs_create_undo(tx, &ip, fs_dir_add_failed(tx, &dip, rc));
+		goto out;
+	}
 	if (S_ISDIR(mode))
 		dip.nlink++;
 	dip.mtime = dip.ctime = now;
@@ -224,6 +254,41 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 out:
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
+	return rc;
+}
+
+static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t mode,
+		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
+		     struct fs_attr *out)
+{
+	size_t len, tlen = 0;
+	int rc;
+
+	rc = fs_name_check(name, &len);
+	if (rc)
+		return rc;
+	if (target) {
+		tlen = strnlen(target, FS_SYMLINK_MAX + 1);
+		if (tlen > FS_SYMLINK_MAX)
+			return -ENAMETOOLONG;
+		if (!tlen)
+			return -ENOENT;
+	}
+	if (!fs_mode_to_ft(mode))
+		return -EINVAL;
+	pthread_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (!rc)
+		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen,
+				      out);
+	if (rc == -ENOSPC && fs->free_blocks && fs->free_inodes) {
+		/* free blocks waiting for their transaction to commit (G3), as fs_write;
+		 * the failed try left nothing behind (N1) */
+		rc = fs_commit_all_locked(fs);
+		if (!rc)
+			rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target,
+					      tlen, out);
+	}
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
 }
@@ -351,8 +416,10 @@ int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname
 		goto out;
 	}
 	rc = fs_dir_add(tx, &dip, newname, len, ino, fs_mode_to_ft(ip.mode));
-	if (rc)
+	if (rc) {
+		rc = fs_dir_add_failed(tx, &dip, rc);
 		goto out;
+	}
 	fs_now(&now);
 	ip.nlink++;
 	ip.ctime = now;
@@ -611,6 +678,10 @@ int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newpare
 				rc = fs_drop_link(tx, &dip, &now, &evict);
 		} else {
 			rc = fs_dir_add(tx, &ddp, newname, dlen, sino, sft);
+			if (rc) {
+				rc = fs_dir_add_failed(tx, &ddp, rc);
+				goto out;
+			}
 		}
 		fs_sync_copy(&sdp, &ddp);
 		if (!rc)

@@ -6,7 +6,8 @@
  * name_len, le16 value_len, the full name ("user.x", no NUL), the value. All of
  * an inode's attributes share the block (at most FS_XATTR_SPACE bytes with
  * entry headers: -ENOSPC beyond). A change rewrites the block in one handle; the
- * block is freed with its last attribute.
+ * block is freed with its last attribute, or in the handle that allocated it
+ * when the change fails (N1).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -98,6 +99,7 @@ int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value
 	struct fs_inode ip;
 	struct fs_tx *tx = NULL;
 	uint32_t at, used;
+	bool fresh = false;
 	size_t len;
 	int rc;
 
@@ -123,6 +125,7 @@ int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value
 		}
 		rc = fs_block_alloc(tx, fs_group_data_start(fs, (uint32_t)((ino - 1) / fs->ipg)),
 				    &ip.xattr_blk);
+		fresh = !rc;
 		if (!rc)
 			rc = fs_bget_new(fs, ip.xattr_blk, &b);
 		if (rc)
@@ -182,6 +185,10 @@ out:
 		b = NULL;
 	}
 	fs_bput(fs, b);
+	if (rc && fresh && fs_block_free(tx, ip.xattr_blk, true))
+		/* the handle would commit a block no inode names */
+		fs_set_error(fs, "inode %llu: new xattr block %llu not freed",
+			     (unsigned long long)ino, (unsigned long long)ip.xattr_blk);
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
 	pthread_mutex_unlock(&fs->lock);

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/fs/test_full.c - operations that fail part way leave the filesystem
+ * as fsck expects: every kind of operation on a full volume (no blocks, then no
+ * inodes), and a data write that fails after its block was mapped.
+ *
+ * The binary is linked with -Wl,--wrap for jnl_handle_dirty_data and _meta
+ * (meson.build): the wrappers below fail the journal's calls on demand, as a
+ * declared transaction whose declare footprint is exhausted (-ENOSPC) or an
+ * allocation failure (-ENOMEM) would.
+ */
+#include <errno.h>
+#include <linux/falloc.h>
+
+#include "fs_test.h"
+#include "fs_i.h"
+
+/* ------------------------------------------------------ failure injection */
+
+enum ft_inj_call { FT_INJ_DATA, FT_INJ_META };
+
+static struct {
+	bool armed;
+	enum ft_inj_call call;	/* which journal call fails */
+	unsigned int pass;	/* calls let through before failing */
+	bool once;		/* fail one call only, then let the rest through */
+	int rc;			/* what the failing calls return */
+	const struct fs *fs;	/* set: count only calls for bitmap and descriptor blocks */
+	unsigned int failed;
+} ft_inj;
+
+/* The names are the linker's (--wrap), not ours. */
+int __real_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block);
+int __wrap_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block);
+int __real_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
+int __wrap_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
+
+/* Is @blkno a block bitmap, an inode bitmap or a group descriptor block? */
+static bool ft_group_block(uint64_t blkno)
+{
+	const struct fs *fs = ft_inj.fs;
+
+	if (blkno >= fs->gdt_start && blkno < fs->gdt_start + fs->gdt_blocks)
+		return true;
+	return blkno >= fs->first_group && (blkno - fs->first_group) % fs->bpg < 2;
+}
+
+static bool ft_inj_fail(enum ft_inj_call call, uint64_t blkno)
+{
+	if (!ft_inj.armed || ft_inj.call != call)
+		return false;
+	if (ft_inj.fs && !ft_group_block(blkno))
+		return false;
+	if (ft_inj.pass) {
+		ft_inj.pass--;
+		return false;
+	}
+	ft_inj.failed++;
+	if (ft_inj.once)
+		ft_inj.armed = false;
+	return true;
+}
+
+int __wrap_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block)
+{
+	if (ft_inj_fail(FT_INJ_DATA, blkno))
+		return ft_inj.rc;
+	return __real_jnl_handle_dirty_data(h, blkno, block);
+}
+
+int __wrap_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block)
+{
+	if (ft_inj_fail(FT_INJ_META, blkno))
+		return ft_inj.rc;
+	return __real_jnl_handle_dirty_meta(h, blkno, block);
+}
+
+static void ft_inj_arm(enum ft_inj_call call, unsigned int pass, bool once, int rc)
+{
+	ft_inj.armed = true;
+	ft_inj.call = call;
+	ft_inj.pass = pass;
+	ft_inj.once = once;
+	ft_inj.rc = rc;
+	ft_inj.failed = 0;
+	ft_inj.fs = NULL;
+}
+
+static void ft_inj_disarm(void)
+{
+	ft_inj.armed = false;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static const enum jnl_data_mode ft_modes[] = { JNL_DATA_WRITEBACK, JNL_DATA_ORDERED,
+					       JNL_DATA_JOURNAL, JNL_DATA_DECLARED };
+
+/* Commit what is done so far and check it as a crash right now would leave it. */
+static void ft_check(struct fs *fs, struct blk_dev *dev, enum jnl_data_mode m, const char *what)
+{
+	struct fsck_opts o = { .repair = false };
+	struct fsck_report r;
+	int rc;
+
+	assert_int_equal(fs_sync(fs), 0);
+	rc = fs_fsck(dev, &o, &r);
+	if (rc || r.problems_found)
+		fail_msg("mode %s, after %s: fsck exit %d, %llu problems", jnl_data_mode_name(m),
+			 what, rc, (unsigned long long)r.problems_found);
+}
+
+static uint64_t ft_create(struct fs *fs, uint64_t dir, const char *name)
+{
+	struct fs_attr a;
+
+	assert_int_equal(fs_mknod(fs, dir, name, S_IFREG | 0644, 0, 0, 0, &a), 0);
+	return a.ino;
+}
+
+/* An operation expected to run out of space sooner or later: 0 or -ENOSPC. */
+static void ft_expect_ok_or_nospc(int rc, const char *what, unsigned int i)
+{
+	if (rc && rc != -ENOSPC)
+		fail_msg("%s #%u: %d, expected 0 or -ENOSPC", what, i, rc);
+}
+
+/* ---------------------------------------------------------- a full volume */
+
+#define FT_LOOP_MAX 5000u
+
+/* The files and the directory one round of operations works on. */
+struct ft_round {
+	uint64_t dir;		/* where names are added */
+	uint64_t f0, f1;	/* files made before the volume filled up */
+	uint64_t rdir;		/* the directory holding @rname, f1's current name */
+	char rname[64];
+};
+
+/*
+ * Every kind of operation, each repeated until it fails (or gives up), then fsck:
+ * those that need blocks first, while @r->dir may still have room for a name,
+ * then those that fill the directory.
+ */
+static void ft_every_op(struct fs *fs, struct blk_dev *dev, enum jnl_data_mode m,
+			struct ft_round *r, const char *phase)
+{
+	static const char target[] = "a-long-symlink-target/that/does-not-fit/in/the/inode/"
+				     "so/it/needs/a/data/block/of/its/own/which/a/full/volume/"
+				     "cannot/give";
+	uint8_t blk[4096];
+	struct fs_attr a, set = { .size = 1 << 20 };
+	char name[96], what[128];
+	unsigned int i;
+	int rc;
+
+	_Static_assert(sizeof(target) - 1 > 112, "target must not be inline (FS_INLINE_MAX)");
+	memset(blk, 0x3c, sizeof(blk));
+	for (i = 0, rc = 0; !rc && i < 64; i++) {
+		ssize_t n = fs_write(fs, r->f0, (uint64_t)i * 4096, 4096, blk);
+
+		rc = n < 0 ? (int)n : 0;
+		ft_expect_ok_or_nospc(rc, "write", i);
+	}
+	snprintf(what, sizeof(what), "%s write (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+	rc = (int)fs_write(fs, r->f1, 2000 * 4096 + 100, 10, blk);
+	if (rc != 10)
+		ft_expect_ok_or_nospc(rc, "indirect write", 0);
+	snprintf(what, sizeof(what), "%s indirect write", phase);
+	ft_check(fs, dev, m, what);
+
+	rc = fs_fallocate(fs, r->f1, 0, 0, 64 * 4096);
+	ft_expect_ok_or_nospc(rc, "fallocate", 0);
+	snprintf(what, sizeof(what), "%s fallocate", phase);
+	ft_check(fs, dev, m, what);
+	rc = fs_fallocate(fs, r->f1, FALLOC_FL_KEEP_SIZE, 300000 * 4096ull, 64 * 4096);
+	ft_expect_ok_or_nospc(rc, "fallocate keep size", 0);
+	snprintf(what, sizeof(what), "%s fallocate keep size", phase);
+	ft_check(fs, dev, m, what);
+
+	assert_int_equal(fs_setattr(fs, r->f0, &set, FS_SET_SIZE, &a), 0);
+	snprintf(what, sizeof(what), "%s truncate up", phase);
+	ft_check(fs, dev, m, what);
+
+	snprintf(name, sizeof(name), "user.%s", phase);
+	rc = fs_setxattr(fs, r->f1, name, "value", 5, 0);
+	ft_expect_ok_or_nospc(rc, "setxattr", 0);
+	snprintf(what, sizeof(what), "%s setxattr", phase);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-mkdir-%u", phase, i);
+		rc = fs_mkdir(fs, r->dir, name, 0755, 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "mkdir", i);
+	}
+	snprintf(what, sizeof(what), "%s mkdir (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-symlink-%u", phase, i);
+		rc = fs_symlink(fs, r->dir, name, target, 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "long symlink", i);
+	}
+	snprintf(what, sizeof(what), "%s long symlink (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-create-%u", phase, i);
+		rc = fs_mknod(fs, r->dir, name, S_IFREG | 0644, 0, 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "create", i);
+	}
+	snprintf(what, sizeof(what), "%s create (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-short-%u", phase, i);
+		rc = fs_symlink(fs, r->dir, name, "short", 0, 0, &a);
+		ft_expect_ok_or_nospc(rc, "short symlink", i);
+	}
+	snprintf(what, sizeof(what), "%s short symlink (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-link-%u", phase, i);
+		rc = fs_link(fs, r->f0, r->dir, name, &a);
+		ft_expect_ok_or_nospc(rc, "link", i);
+	}
+	snprintf(what, sizeof(what), "%s link (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+
+	/* rename adds the new name before it removes the old one */
+	for (i = 0, rc = 0; !rc && i < FT_LOOP_MAX; i++) {
+		snprintf(name, sizeof(name), "%s-renamed-to-a-longer-name-%u", phase, i);
+		rc = fs_rename(fs, r->rdir, r->rname, r->dir, name, 0);
+		ft_expect_ok_or_nospc(rc, "rename", i);
+		if (!rc) {
+			r->rdir = r->dir;
+			memcpy(r->rname, name, sizeof(r->rname));
+		}
+	}
+	snprintf(what, sizeof(what), "%s rename (%u)", phase, i);
+	ft_check(fs, dev, m, what);
+}
+
+/*
+ * Fill the volume with one large file, try every kind of operation until it
+ * fails (in a directory with room, then in the same one full), delete the large
+ * file, use up the inodes and try every kind again, then write again and
+ * unmount: fsck clean after each failure and at the end.
+ */
+static void test_full_every_op_fsck_clean(void **state)
+{
+	const size_t chunk = 1 << 20;
+	uint8_t *buf = malloc(chunk);
+
+	(void)state;
+	memset(buf, 0xab, chunk);
+	for (unsigned int k = 0; k < 2; k++) {
+		enum jnl_data_mode m = k ? JNL_DATA_DECLARED : JNL_DATA_ORDERED;
+		struct fs_mkfs_opts mo = { .label = "full", .inode_ratio = 65536 };
+		struct ft_round r = { .rdir = FS_ROOT_INO, .rname = "f1" };
+		struct blk_dev *dev;
+		struct fs_attr a;
+		struct fs *fs;
+		uint64_t big, total = 0, i;
+		ssize_t n;
+		int rc = 0;
+
+		assert_int_equal(raid_dev_mem_open("mem", 64 * 256, &dev), 0);
+		assert_int_equal(fs_mkfs(dev, &mo), 0);
+		fs = ft_mount_mode(dev, m);
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "roomy", 0755, 0, 0, &a), 0);
+		r.dir = a.ino;
+		r.f0 = ft_create(fs, FS_ROOT_INO, "f0");
+		r.f1 = ft_create(fs, FS_ROOT_INO, "f1");
+		big = ft_create(fs, FS_ROOT_INO, "big");
+		while ((n = fs_write(fs, big, total, chunk, buf)) == (ssize_t)chunk)
+			total += chunk;
+		if (n > 0)
+			total += (uint64_t)n;
+		while ((n = fs_write(fs, big, total, 4096, buf)) > 0)
+			total += (uint64_t)n;
+		assert_int_equal(n, -ENOSPC);
+		ft_check(fs, dev, m, "fill");
+		ft_every_op(fs, dev, m, &r, "blocks");
+		ft_every_op(fs, dev, m, &r, "blocks-again");
+
+		/* room for blocks again (a create commits to reuse them, G3); now run
+		 * out of inodes */
+		assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "big"), 0);
+		ft_check(fs, dev, m, "delete");
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "many", 0755, 0, 0, &a), 0);
+		for (i = 0; !rc && i < 100000; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "ino-%llu", (unsigned long long)i);
+			rc = fs_mknod(fs, a.ino, name, S_IFREG | 0644, 0, 0, 0, NULL);
+		}
+		assert_int_equal(rc, -ENOSPC);
+		ft_check(fs, dev, m, "inode exhaustion");
+		r.dir = FS_ROOT_INO;
+		ft_every_op(fs, dev, m, &r, "inodes");
+
+		/* write again into the freed space, unmount cleanly, fsck, remount */
+		assert_int_equal(fs_unlink(fs, a.ino, "ino-0"), 0);
+		big = ft_create(fs, FS_ROOT_INO, "again");
+		for (uint64_t off = 0; off + chunk <= total / 2; off += chunk)
+			assert_int_equal(fs_write(fs, big, off, chunk, buf), (ssize_t)chunk);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		fs = ft_mount_mode(dev, m);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+	free(buf);
+}
+
+/* ------------------------------------------------- mapped before written */
+
+#define FT_OLD_BYTE 0xa5	/* the deleted file's bytes: must never be read back */
+#define FT_NEW_BYTE 0x11
+
+/*
+ * A volume whose first data blocks held another file's bytes (deleted, and the
+ * deletion durable, so the blocks are handed out again first): @victim is a new
+ * empty file in the same group.
+ */
+static struct fs *ft_stale_setup(struct blk_dev *dev, enum jnl_data_mode m, uint64_t *victim)
+{
+	uint8_t *buf = malloc(1 << 20);
+	struct fs *fs = ft_mount_mode(dev, m);
+	uint64_t old;
+
+	memset(buf, FT_OLD_BYTE, 1 << 20);
+	old = ft_create(fs, FS_ROOT_INO, "old");
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fs_write(fs, old, (uint64_t)i << 20, 1 << 20, buf), 1 << 20);
+	/* on the device before the delete (a delete drops data not yet written) */
+	assert_int_equal(fs_sync(fs), 0);
+	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "old"), 0);
+	/* a remount makes the frees durable (G3): the blocks are reused at once */
+	assert_int_equal(fs_unmount(fs), 0);
+	fs = ft_mount_mode(dev, m);
+	*victim = ft_create(fs, FS_ROOT_INO, "victim");
+	free(buf);
+	return fs;
+}
+
+/* Every byte of @ino in [0, @len) reads as zero or @ok, never as the old file's. */
+static void ft_no_stale(struct fs *fs, uint64_t ino, uint64_t len, const char *what,
+			enum jnl_data_mode m)
+{
+	uint8_t *got = malloc(len);
+	ssize_t n = fs_read(fs, ino, 0, len, got);
+
+	assert_true(n >= 0);
+	for (ssize_t i = 0; i < n; i++)
+		if (got[i] == FT_OLD_BYTE)
+			fail_msg("mode %s, %s: byte %zd of the new file holds the deleted file's"
+				 " data", jnl_data_mode_name(m), what, i);
+	free(got);
+}
+
+/*
+ * The journal's data call fails after the block was mapped (first block, a later
+ * block of the same handle, a block under an indirect block): the file must not
+ * keep a pointer to the unwritten block, so neither growing the file nor a
+ * partial write into that block shows the old owner's bytes; fsck clean, also
+ * after a remount. Then the same for fallocate.
+ */
+static void test_full_write_fails_after_map(void **state)
+{
+	static const struct {
+		uint64_t lblk;
+		unsigned int pass;
+	} cases[] = { { 0, 0 }, { 0, 3 }, { 40, 0 }, { 40, 2 } };
+	uint8_t *buf = malloc(8 * 4096);
+	struct fs_attr set = { 0 }, a;
+
+	(void)state;
+	memset(buf, FT_NEW_BYTE, 8 * 4096);
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		for (unsigned int c = 0; c < 2 * (sizeof(cases) / sizeof(cases[0])); c++) {
+			enum jnl_data_mode m = ft_modes[mi];
+			bool falloc = c % 2;
+			uint64_t off = cases[c / 2].lblk * 4096, end = off + 8 * 4096, ino;
+			struct blk_dev *dev = ft_dev_new(64);
+			struct fs *fs = ft_stale_setup(dev, m, &ino);
+			char what[80];
+			int rc;
+
+			snprintf(what, sizeof(what), "%s at block %llu failing after %u blocks",
+				 falloc ? "fallocate" : "write",
+				 (unsigned long long)cases[c / 2].lblk, cases[c / 2].pass);
+			ft_inj_arm(FT_INJ_DATA, cases[c / 2].pass, false,
+				   c / 2 % 2 ? -ENOMEM : -ENOSPC);
+			if (falloc)
+				rc = fs_fallocate(fs, ino, 0, off, 8 * 4096);
+			else
+				rc = (int)fs_write(fs, ino, off, 8 * 4096, buf);
+			ft_inj_disarm();
+			assert_true(ft_inj.failed > 0);
+			if (cases[c / 2].pass && !falloc)
+				assert_int_equal(rc, (int)cases[c / 2].pass * 4096);
+			else
+				assert_true(rc < 0);
+			/* grow over the range: unwritten blocks read as zeros or holes */
+			set.size = end + 4096;
+			assert_int_equal(fs_setattr(fs, ino, &set, FS_SET_SIZE, &a), 0);
+			ft_no_stale(fs, ino, end + 4096, what, m);
+			/* a partial write into each block merges with what the block holds */
+			for (uint64_t o = off; o < end; o += 4096)
+				assert_int_equal(fs_write(fs, ino, o + 1000, 1, buf), 1);
+			ft_no_stale(fs, ino, end + 4096, what, m);
+			ft_check(fs, dev, m, what);
+			assert_int_equal(fs_unmount(fs), 0);
+			ft_fsck_clean(dev);
+			fs = ft_mount_mode(dev, m);
+			ft_no_stale(fs, ino, end + 4096, what, m);
+			assert_int_equal(fs_unmount(fs), 0);
+			blk_close(dev);
+		}
+	}
+	free(buf);
+}
+
+/* ------------------------------------------ every journal call failing */
+
+enum ft_sweep_op {
+	FT_OP_CREATE, FT_OP_MKDIR, FT_OP_SYMLINK, FT_OP_LINK, FT_OP_RENAME, FT_OP_XATTR,
+	FT_OP_WRITE, FT_OP_FALLOCATE, FT_OP_COUNT
+};
+
+static const char *const ft_op_names[] = { "create", "mkdir", "long symlink", "link", "rename",
+					   "setxattr", "write", "fallocate" };
+
+/* One try of @op; @k makes its names unique; @f0 a file to link, @fresh a new one. */
+static int ft_sweep_run(struct fs *fs, enum ft_sweep_op op, unsigned int k, uint64_t f0,
+			uint64_t dir, uint64_t fresh, char *rname)
+{
+	static const char target[] = "a-long-symlink-target/that/does-not-fit/in/the/inode/"
+				     "so/it/needs/a/data/block/of/its/own/which/the/test/"
+				     "fails/to/log";
+	uint8_t blk[2 * 4096];
+	struct fs_attr a;
+	char name[64];
+	int rc;
+
+	memset(blk, 0x3c, sizeof(blk));
+	snprintf(name, sizeof(name), "sweep-%s-%u", ft_op_names[op], k);
+	switch (op) {
+	case FT_OP_CREATE:
+		return fs_mknod(fs, dir, name, S_IFREG | 0644, 0, 0, 0, &a);
+	case FT_OP_MKDIR:
+		return fs_mkdir(fs, dir, name, 0755, 0, 0, &a);
+	case FT_OP_SYMLINK:
+		return fs_symlink(fs, dir, name, target, 0, 0, &a);
+	case FT_OP_LINK:
+		return fs_link(fs, f0, dir, name, &a);
+	case FT_OP_RENAME:
+		rc = fs_rename(fs, dir, rname, dir, name, 0);
+		if (!rc)
+			strcpy(rname, name);
+		return rc;
+	case FT_OP_XATTR:
+		return fs_setxattr(fs, fresh, "user.sweep", "value", 5, 0);
+	case FT_OP_WRITE:
+		rc = (int)fs_write(fs, fresh, 20 * 4096 + 100, sizeof(blk), blk);
+		return rc < 0 ? rc : 0;
+	case FT_OP_FALLOCATE:
+		return fs_fallocate(fs, fresh, 0, 20 * 4096, 3 * 4096);
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Each kind of operation with its n-th logging of a bitmap or group descriptor
+ * failing (-ENOMEM), n = 0, 1, ... until it completes: an allocation or free is
+ * logged whole or not at all (G1), the operation undoes what it did before (N1,
+ * B1), and fsck finds nothing.
+ */
+static void test_full_meta_call_fails(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi += 3) {
+		enum jnl_data_mode m = ft_modes[mi];
+		struct blk_dev *dev = ft_dev_new(64);
+		struct fs *fs = ft_mount_mode(dev, m);
+		uint64_t f0 = ft_create(fs, FS_ROOT_INO, "f0"), dir;
+		char rname[64] = "f1";
+		struct fs_attr a;
+
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), 0);
+		dir = a.ino;
+		(void)ft_create(fs, dir, "f1");
+		for (unsigned int op = 0; op < FT_OP_COUNT; op++) {
+			for (unsigned int n = 0;; n++) {
+				char fname[32], what[96];
+				uint64_t fresh;
+				int rc;
+
+				snprintf(fname, sizeof(fname), "fresh-%u-%u", op, n);
+				fresh = ft_create(fs, FS_ROOT_INO, fname);
+				ft_inj_arm(FT_INJ_META, n, true, -ENOMEM);
+				ft_inj.fs = fs;
+				rc = ft_sweep_run(fs, op, n, f0, dir, fresh, rname);
+				ft_inj_disarm();
+				snprintf(what, sizeof(what), "%s, metadata call %u failing (rc %d)",
+					 ft_op_names[op], n, rc);
+				ft_check(fs, dev, m, what);
+				if (!ft_inj.failed) {
+					assert_int_equal(rc, 0);
+					break;
+				}
+			}
+		}
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+}
+
+/*
+ * setxattr on a file without attributes, with its n-th metadata call of any
+ * block failing: the new attribute block is freed unless the inode that names
+ * it was logged.
+ */
+static void test_full_xattr_call_fails(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount_mode(dev, JNL_DATA_ORDERED);
+
+	(void)state;
+	for (unsigned int n = 0;; n++) {
+		char fname[32], what[64];
+		uint64_t ino;
+		int rc;
+
+		snprintf(fname, sizeof(fname), "x-%u", n);
+		ino = ft_create(fs, FS_ROOT_INO, fname);
+		ft_inj_arm(FT_INJ_META, n, true, -ENOMEM);
+		rc = fs_setxattr(fs, ino, "user.a", "value", 5, 0);
+		ft_inj_disarm();
+		snprintf(what, sizeof(what), "setxattr, metadata call %u failing (rc %d)", n, rc);
+		ft_check(fs, dev, JNL_DATA_ORDERED, what);
+		if (!ft_inj.failed) {
+			assert_int_equal(rc, 0);
+			break;
+		}
+	}
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
+static uint32_t ft_dir_depth(struct fs *fs, uint64_t dir)
+{
+	struct fs_inode ip;
+
+	pthread_mutex_lock(&fs->lock);
+	assert_int_equal(fs_iget(fs, dir, &ip), 0);
+	pthread_mutex_unlock(&fs->lock);
+	return ip.dir_depth;
+}
+
+/*
+ * A directory whose table grows from one block to two (depth 9 to 10), with the
+ * allocation of each new block failing once: every name added before still
+ * looks up, and fsck finds nothing.
+ */
+static void test_full_dir_grow_fails(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount_mode(dev, JNL_DATA_ORDERED);
+	uint64_t dir, target = 0;
+	unsigned int n, grow_failed = 0;
+	struct fs_attr a;
+	char name[32];
+	int rc;
+
+	(void)state;
+	assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), 0);
+	dir = a.ino;
+	for (n = 0; ft_dir_depth(fs, dir) < 10; n++) {
+		bool deep = ft_dir_depth(fs, dir) == 9;
+
+		if (n % 60000 == 0) {
+			snprintf(name, sizeof(name), "target-%u", n);
+			target = ft_create(fs, FS_ROOT_INO, name);
+		}
+		snprintf(name, sizeof(name), "n%u", n);
+		ft_inj_arm(FT_INJ_META, 0, true, -ENOMEM);
+		ft_inj.fs = fs;
+		rc = fs_link(fs, target, dir, name, &a);
+		ft_inj_disarm();
+		if (rc) {
+			assert_int_equal(rc, -ENOMEM);
+			assert_int_equal(fs_link(fs, target, dir, name, &a), 0);
+			grow_failed += deep && ft_dir_depth(fs, dir) == 10;
+		}
+	}
+	assert_int_equal(grow_failed, 1);
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		if (fs_lookup(fs, dir, name, &a))
+			fail_msg("%s lost after a failed table growth (%u names)", name, n);
+	}
+	ft_check(fs, dev, JNL_DATA_ORDERED, "failed table growth");
+	assert_int_equal(fs_unmount(fs), 0);
+	blk_close(dev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_write_fails_after_map),
+		cmocka_unit_test(test_full_every_op_fsck_clean),
+		cmocka_unit_test(test_full_meta_call_fails),
+		cmocka_unit_test(test_full_xattr_call_fails),
+		cmocka_unit_test(test_full_dir_grow_fails),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
