@@ -65,6 +65,9 @@ int jnl_format(struct blk_dev *dev, uint64_t start_blkno, uint64_t nblocks,
 
 struct jnl_cfg {
 	uint64_t start_blkno;		/* the journal superblock (region start) */
+	uint64_t nblocks;		/* the region's size as its owner records it: a journal
+					 * superblock of another size is refused (-EUCLEAN);
+					 * 0: unchecked */
 	enum jnl_data_mode mode;	/* default JNL_DATA_ORDERED (zero-filled config) */
 	unsigned int commit_interval_ms;/* commit timer; default 5000; 0 uses the default */
 	bool no_commit_thread;		/* unit tests: commit only when asked or full */

@@ -369,7 +369,8 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 	nblocks = jg_le64(sb->nblocks);
 	start = jg_le64(sb->start);
 	max_txn = jg_le32(sb->max_txn_blocks);
-	if (nblocks < JNL_MIN_BLOCKS || nblocks > j->dev->nblocks - j->start_blkno)
+	if (nblocks < JNL_MIN_BLOCKS || nblocks > j->dev->nblocks - j->start_blkno ||
+	    (j->cfg.nblocks && nblocks != j->cfg.nblocks))
 		bad = "nblocks";
 	else if (jg_le64(sb->first) != 1)
 		bad = "first";
