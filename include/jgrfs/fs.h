@@ -115,8 +115,23 @@ int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname
 int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newparent,
 	      const char *newname, unsigned int flags);
 
-/* Take @n references on @ino (a FUSE lookup); fs_lookup/fs_mknod/... do not take one. */
+/* Take @n references on @ino; fs_lookup/fs_mknod/... do not take one. */
 int fs_ref(struct fs *fs, uint64_t ino, uint64_t n);
+/*
+ * For a caller that hands an entry out and holds a reference for it (a FUSE entry
+ * reply): as fs_lookup, fs_mknod/fs_mkdir/fs_symlink and fs_link, and on success
+ * each also takes one reference on the inode in the same hold of the lock that
+ * found or made it. A reference taken by a later fs_ref could land on an inode
+ * freed in between (unlinked and unreferenced: freed at once) or on the next
+ * inode given its number. Undo with fs_forget(ino, 1).
+ * fs_create_ref makes a node of @mode's type: S_IFDIR a directory, S_IFLNK a
+ * symlink to @target (NULL for every other type), else as fs_mknod.
+ */
+int fs_lookup_ref(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *out);
+int fs_create_ref(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint64_t rdev,
+		  const char *target, uint32_t uid, uint32_t gid, struct fs_attr *out);
+int fs_link_ref(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+		struct fs_attr *out);
 /* Drop @n references; an unlinked inode with none left is freed. */
 int fs_forget(struct fs *fs, uint64_t ino, uint64_t n);
 

@@ -10,6 +10,7 @@
  * Large writes, fallocates and truncates are split into several handles, as
  * ext3 does, each bounded by its credits; a write is not atomic as a whole, each
  * piece is (the size only grows over data already handed to the journal, F1).
+ * fallocate lets the lock go between its handles (L1).
  * A shrinking truncate first sets the new size and puts the inode on the orphan
  * list, then frees blocks handle by handle, then takes it off (F3): a crash in
  * between finishes the truncate at the next mount.
@@ -242,7 +243,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
 {
-	uint64_t done = 0, n;
+	uint64_t done = 0, n, gen = 0;
 	struct fs_inode ip;
 	struct fs_tx *tx;
 	int rc;
@@ -257,12 +258,23 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_iget_reg(fs, ino, &ip);
+	if (!rc)
+		gen = ip.generation;
 	/* whole blocks, allocated and zeroed; the size moves last (mode 0) */
 	while (!rc && done < len) {
 		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, true, &n);
 		done += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
+		if (rc || done == len)
+			break;
+		/* (L1): one chunk per hold; blocks past i_size are zeroed (F1) */
+		fs_lock_yield(fs);
+		rc = fs_writable(fs);
+		if (!rc)
+			rc = fs_iget_reg(fs, ino, &ip);
+		if (!rc && ip.generation != gen)
+			rc = -ENOENT;	/* freed meanwhile, its number given to another */
 	}
 	if (!rc && !(mode & FALLOC_FL_KEEP_SIZE)) {
 		rc = fs_tx_start(fs, 4, &tx);

@@ -3,8 +3,19 @@
  * src/fs/fs_i.h - the filesystem's private state and the functions its files share.
  *
  * Locking: fs->lock (the big lock) is held by every public entry point for the
- * whole call, except fs_fsync/fs_sync which drop it while waiting for a commit.
- * Every function here expects it held.
+ * whole call, except fs_fsync/fs_sync which drop it while waiting for a commit,
+ * and the long calls of (L1). Every function here expects it held.
+ *
+ * (L1) A call whose work grows with a file's size holds the lock for one bounded
+ *      step at a time (a handle's worth: FS_WRITE_CHUNK blocks zeroed, or
+ *      FS_CREDITS_TRUNCATE blocks freed) and lets it go between steps
+ *      (fs_lock_yield), so one user's huge fallocate or delete does not stall
+ *      every other call. At each step boundary the file is consistent and its
+ *      state committed with the step: fallocate's allocated blocks are zeroed
+ *      past i_size (F1), an evicted inode stays on the orphan list (F3). Freeing
+ *      an unlinked, unreferenced inode yields: nothing can reach it. A shrinking
+ *      truncate does not: a write between steps could land in a block past the
+ *      new size not yet freed, and lose its data to the next step.
  *
  * Invariants:
  * (F1) Bytes of an allocated data block beyond i_size are zero (partial blocks are
@@ -198,8 +209,11 @@ struct fs_istate *fs_istate_get(struct fs *fs, uint64_t ino, bool create);
 void fs_istate_drop(struct fs *fs, uint64_t ino);
 uint64_t fs_inode_blkno(const struct fs *fs, uint64_t ino);
 bool fs_ino_valid(const struct fs *fs, uint64_t ino);
-/* Free the blocks and the inode of an unlinked inode (several handles). */
+/* Free the blocks and the inode of an unlinked inode (several handles); lets the
+ * lock go between them (L1): the caller's view of anything may be stale after. */
 int fs_inode_evict(struct fs *fs, uint64_t ino);
+/* (L1): let other calls take the lock between two steps of a long call. */
+void fs_lock_yield(struct fs *fs);
 /* Free the blocks past i_size of @ino, then take it off the orphan list. */
 int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino);
 unsigned int fs_mode_to_ft(uint32_t mode);

@@ -325,8 +325,17 @@ static bool fs_inode_meta_blocks(const struct fs_inode *ip)
 	return S_ISDIR(ip->mode);
 }
 
-/* Free every block of @ino at and after @from, one handle at a time. */
-static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from)
+void fs_lock_yield(struct fs *fs)
+{
+	pthread_mutex_unlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
+}
+
+/*
+ * Free every block of @ino at and after @from, one handle at a time; @yield: let
+ * the lock go between handles (L1), only for an inode nothing else can reach.
+ */
+static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from, bool yield)
 {
 	struct fs_inode ip;
 	struct fs_tx *tx;
@@ -347,6 +356,8 @@ static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from)
 		rc = fs_tx_stop(tx) ?: rc;
 		if (rc)
 			return rc;
+		if (!done && yield)
+			fs_lock_yield(fs);
 	}
 	return 0;
 }
@@ -357,7 +368,8 @@ int fs_inode_evict(struct fs *fs, uint64_t ino)
 	struct fs_tx *tx;
 	int rc;
 
-	rc = fs_inode_free_from(fs, ino, 0);
+	/* unlinked and unreferenced: no call can reach it while the lock is let go */
+	rc = fs_inode_free_from(fs, ino, 0, true);
 	if (rc)
 		return rc;
 	rc = fs_tx_start(fs, 16, &tx);
@@ -397,7 +409,8 @@ int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino)
 	rc = fs_iget(fs, ino, &ip);
 	if (rc)
 		return rc;
-	rc = fs_inode_free_from(fs, ino, (ip.size + JG_BLOCK_SIZE - 1) / JG_BLOCK_SIZE);
+	/* a writer could reach it: one hold of the lock (L1) */
+	rc = fs_inode_free_from(fs, ino, (ip.size + JG_BLOCK_SIZE - 1) / JG_BLOCK_SIZE, false);
 	if (rc)
 		return rc;
 	rc = fs_tx_start(fs, 8, &tx);

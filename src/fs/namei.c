@@ -77,7 +77,19 @@ static uint64_t fs_refs(struct fs *fs, uint64_t ino)
 	return s ? s->refs : 0;
 }
 
-int fs_lookup(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *out)
+/* One more reference on @ino (the caller holds the lock). */
+static int fs_ref_locked(struct fs *fs, uint64_t ino, uint64_t n)
+{
+	struct fs_istate *s = fs_istate_get(fs, ino, true);
+
+	if (!s)
+		return -ENOMEM;
+	s->refs += n;
+	return 0;
+}
+
+static int fs_lookup_common(struct fs *fs, uint64_t parent, const char *name, bool ref,
+			    struct fs_attr *out)
 {
 	struct fs_inode dip, ip;
 	unsigned int ft;
@@ -99,11 +111,23 @@ int fs_lookup(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *
 		if (!rc)
 			rc = fs_iget_entry(fs, &dip, ino, &ip);
 	}
+	if (!rc && ref)
+		rc = fs_ref_locked(fs, ip.ino, 1);
 	if (!rc)
 		fs_inode_to_attr(&ip, out);
 out:
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
+}
+
+int fs_lookup(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *out)
+{
+	return fs_lookup_common(fs, parent, name, false, out);
+}
+
+int fs_lookup_ref(struct fs *fs, uint64_t parent, const char *name, struct fs_attr *out)
+{
+	return fs_lookup_common(fs, parent, name, true, out);
 }
 
 int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *out)
@@ -258,9 +282,10 @@ out:
 }
 
 static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t mode,
-		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target,
+		     uint64_t rdev, uint32_t uid, uint32_t gid, const char *target, bool ref,
 		     struct fs_attr *out)
 {
+	struct fs_attr attr;
 	size_t len, tlen = 0;
 	int rc;
 
@@ -280,15 +305,20 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen,
-				      out);
+				      &attr);
 	if (rc == -ENOSPC && fs->free_blocks && fs->free_inodes) {
 		/* free blocks waiting for their transaction to commit (G3), as fs_write;
 		 * the failed try left nothing behind (N1) */
 		rc = fs_commit_all_locked(fs);
 		if (!rc)
 			rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target,
-					      tlen, out);
+					      tlen, &attr);
 	}
+	/* the kernel's reference before the lock is let go (F1) */
+	if (!rc && ref)
+		rc = fs_ref_locked(fs, attr.ino, 1);
+	if (!rc && out)
+		*out = attr;
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
 }
@@ -300,19 +330,28 @@ int fs_mknod(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, ui
 		return -EINVAL;
 	if (!(mode & S_IFMT))
 		mode |= S_IFREG;
-	return fs_create(fs, parent, name, mode, rdev, uid, gid, NULL, out);
+	return fs_create(fs, parent, name, mode, rdev, uid, gid, NULL, false, out);
 }
 
 int fs_mkdir(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint32_t uid,
 	     uint32_t gid, struct fs_attr *out)
 {
-	return fs_create(fs, parent, name, S_IFDIR | (mode & 07777), 0, uid, gid, NULL, out);
+	return fs_create(fs, parent, name, S_IFDIR | (mode & 07777), 0, uid, gid, NULL, false,
+			 out);
 }
 
 int fs_symlink(struct fs *fs, uint64_t parent, const char *name, const char *target,
 	       uint32_t uid, uint32_t gid, struct fs_attr *out)
 {
-	return fs_create(fs, parent, name, S_IFLNK | 0777, 0, uid, gid, target, out);
+	return fs_create(fs, parent, name, S_IFLNK | 0777, 0, uid, gid, target, false, out);
+}
+
+int fs_create_ref(struct fs *fs, uint64_t parent, const char *name, uint32_t mode, uint64_t rdev,
+		  const char *target, uint32_t uid, uint32_t gid, struct fs_attr *out)
+{
+	if (S_ISLNK(mode) != (target != NULL))
+		return -EINVAL;
+	return fs_create(fs, parent, name, mode, rdev, uid, gid, target, true, out);
 }
 
 ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size)
@@ -363,8 +402,8 @@ out:
 
 /* ------------------------------------------------------------ link, unlink */
 
-int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
-	    struct fs_attr *out)
+static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+			  bool ref, struct fs_attr *out)
 {
 	struct fs_inode dip, ip;
 	struct fs_tx *tx = NULL;
@@ -432,8 +471,22 @@ int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname
 out:
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
+	if (!rc && ref)
+		rc = fs_ref_locked(fs, ino, 1);
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
+}
+
+int fs_link(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+	    struct fs_attr *out)
+{
+	return fs_link_common(fs, ino, newparent, newname, false, out);
+}
+
+int fs_link_ref(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+		struct fs_attr *out)
+{
+	return fs_link_common(fs, ino, newparent, newname, true, out);
 }
 
 /*
@@ -722,15 +775,10 @@ out:
 
 int fs_ref(struct fs *fs, uint64_t ino, uint64_t n)
 {
-	struct fs_istate *s;
-	int rc = 0;
+	int rc;
 
 	pthread_mutex_lock(&fs->lock);
-	s = fs_istate_get(fs, ino, true);
-	if (s)
-		s->refs += n;
-	else
-		rc = -ENOMEM;
+	rc = fs_ref_locked(fs, ino, n);
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
 }

@@ -229,6 +229,7 @@ static int fs_sb_verify(const struct fs_super *sb, const struct blk_dev *dev, bo
 	uint64_t nb = jg_le64(sb->blocks_count), first = jg_le64(sb->first_group_block);
 	uint32_t bpg = jg_le32(sb->blocks_per_group), ipg = jg_le32(sb->inodes_per_group);
 	uint32_t ng = jg_le32(sb->groups_count), gdtb = jg_le32(sb->gdt_blocks);
+	uint64_t js = jg_le64(sb->journal_start), jb = jg_le64(sb->journal_blocks);
 	const char *bad = NULL;
 	int rc;
 
@@ -253,12 +254,18 @@ static int fs_sb_verify(const struct fs_super *sb, const struct blk_dev *dev, bo
 		bad = "itable_blocks";
 	else if (jg_le32(sb->inode_size) != FS_INODE_SIZE)
 		bad = "inode_size";
-	else if (jg_le64(sb->gdt_start) != 1 || (uint64_t)gdtb * FS_GD_PER_BLOCK < ng)
+	else if (jg_le64(sb->gdt_start) != 1 || (uint64_t)gdtb * FS_GD_PER_BLOCK < ng ||
+		 gdtb >= nb - 1)
 		bad = "gdt";
-	else if (jg_le64(sb->journal_start) != 1 + gdtb ||
-		 jg_le64(sb->journal_blocks) < JNL_MIN_BLOCKS ||
-		 first != jg_le64(sb->journal_start) + jg_le64(sb->journal_blocks))
-		bad = "journal";
+	else if (js != 1 + gdtb)
+		bad = "journal_start";
+	/* the log lies after the descriptors and ends before the last block, so the
+	 * first group follows it inside the filesystem; js + jb is added only once
+	 * it cannot wrap (a wrapped sum let groups start over the descriptors) */
+	else if (jb < JNL_MIN_BLOCKS || jb >= nb - js)
+		bad = "journal_blocks";
+	else if (first != js + jb)
+		bad = "first_group_block";
 	else if (!ng || first + (uint64_t)(ng - 1) * bpg >= nb ||
 		 first + (uint64_t)ng * bpg < nb)
 		bad = "groups_count";
@@ -352,6 +359,7 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		fs->readonly = true;
 	}
 	jc.start_blkno = fs->jnl_start;
+	jc.nblocks = fs->jnl_blocks;	/* the journal superblock must say the same */
 	jc.mode = opts->data_mode;
 	jc.commit_interval_ms = opts->commit_interval_ms;
 	jc.no_commit_thread = opts->no_commit_thread;

@@ -8,9 +8,12 @@
  * Invariants:
  * (F1) Lookup counts. Every reply that hands the kernel an entry (lookup, create,
  *      mknod, mkdir, symlink, link, and each readdirplus entry other than "." and
- *      "..") first takes one reference with fs_ref(); forget and forget_multi drop
- *      what the kernel says it no longer holds with fs_forget(). An entry that is
- *      not replied (an error after fs_ref, a readdirplus entry that did not fit)
+ *      "..") holds one reference, taken by the same fs call that finds or makes
+ *      the inode (fs_lookup_ref, fs_create_ref, fs_link_ref): in one hold of the
+ *      fs lock, so no unlink can free the inode, nor a create reuse its number,
+ *      between the lookup and the reference. forget and forget_multi drop what
+ *      the kernel says it no longer holds with fs_forget(). An entry that is not
+ *      replied (an interrupted request, a readdirplus entry that did not fit)
  *      gives its reference back, so an unlinked inode is freed exactly when the
  *      kernel forgets it.
  * (F2) Negative lookups are cached by the kernel (an entry with ino 0) for the
@@ -78,17 +81,14 @@ static void fop_entry_fill(struct fop_ctx *c, const struct fs_attr *a, struct fu
 }
 
 /*
- * Reply with the entry @a after taking the kernel's reference on it (F1).
- * @rc is the result of the fs call that produced @a.
+ * Reply with the entry @a, whose reference the fs call that produced it took
+ * (F1); @rc is that call's result.
  */
 static void fop_reply_entry(fuse_req_t req, int rc, const struct fs_attr *a)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 	struct fuse_entry_param e;
 
-	if (rc)
-		goto out;
-	rc = fs_ref(c->fs, a->ino, 1);
 	if (rc)
 		goto out;
 	fop_entry_fill(c, a, &e);
@@ -156,7 +156,7 @@ static void fop_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs_attr a;
 	int rc;
 
-	rc = fs_lookup(c->fs, parent, name, &a);
+	rc = fs_lookup_ref(c->fs, parent, name, &a);
 	if (rc == -ENOENT) {
 		/* (F2): a negative entry the kernel may cache */
 		memset(&e, 0, sizeof(e));
@@ -282,7 +282,13 @@ static void fop_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct fs_attr a;
 	int rc;
 
-	rc = fs_mknod(c->fs, parent, name, mode, rdev, who->uid, who->gid, &a);
+	/* as fs_mknod: no directory nor symlink by this call, no type a file */
+	if (!(mode & S_IFMT))
+		mode |= S_IFREG;
+	if (S_ISDIR(mode) || S_ISLNK(mode))
+		rc = -EINVAL;
+	else
+		rc = fs_create_ref(c->fs, parent, name, mode, rdev, NULL, who->uid, who->gid, &a);
 	fop_reply_entry(req, rc, &a);
 }
 
@@ -294,7 +300,8 @@ static void fop_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	int rc;
 
 	/* the kernel sends permission bits only; the type is ours to add */
-	rc = fs_mkdir(c->fs, parent, name, S_IFDIR | (mode & 07777), who->uid, who->gid, &a);
+	rc = fs_create_ref(c->fs, parent, name, S_IFDIR | (mode & 07777), 0, NULL, who->uid,
+			   who->gid, &a);
 	fop_reply_entry(req, rc, &a);
 }
 
@@ -319,7 +326,7 @@ static void fop_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, con
 	struct fs_attr a;
 	int rc;
 
-	rc = fs_symlink(c->fs, parent, name, link, who->uid, who->gid, &a);
+	rc = fs_create_ref(c->fs, parent, name, S_IFLNK | 0777, 0, link, who->uid, who->gid, &a);
 	fop_reply_entry(req, rc, &a);
 }
 
@@ -348,7 +355,7 @@ static void fop_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	struct fs_attr a;
 	int rc;
 
-	rc = fs_link(c->fs, ino, newparent, newname, &a);
+	rc = fs_link_ref(c->fs, ino, newparent, newname, &a);
 	fop_reply_entry(req, rc, &a);
 }
 
@@ -445,10 +452,8 @@ static void fop_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct fs_attr a;
 	int rc;
 
-	rc = fs_mknod(c->fs, parent, name, S_IFREG | (mode & 07777), 0, who->uid, who->gid, &a);
-	if (rc)
-		goto out;
-	rc = fs_ref(c->fs, a.ino, 1); /* (F1) */
+	rc = fs_create_ref(c->fs, parent, name, S_IFREG | (mode & 07777), 0, NULL, who->uid,
+			   who->gid, &a); /* (F1) */
 	if (rc)
 		goto out;
 	fop_entry_fill(c, &a, &e);
@@ -478,6 +483,7 @@ struct fop_dirent {
 /* What fs_readdir()'s callback collects: as many entries as the reply can hold. */
 struct fop_dirbuf {
 	fuse_req_t req;
+	uint64_t dir;
 	bool plus;
 	size_t size; /* the kernel's buffer */
 	size_t used; /* bytes the gathered entries will take */
@@ -529,8 +535,10 @@ static bool fop_is_dot(const char *name)
 
 /*
  * Add entry @de to the reply at @p (room @left). For readdirplus, every entry but
- * "." and ".." carries attributes and a lookup reference (F1); an entry that went
- * away since fs_readdir() saw it is left out. Returns the bytes used (0: skipped).
+ * "." and ".." carries attributes and a lookup reference, from looking its name
+ * up again (F1): an entry that went away since fs_readdir() saw it is left out,
+ * and one whose name now names another inode carries that inode. Returns the
+ * bytes used (0: skipped).
  */
 static size_t fop_readdir_put(struct fop_ctx *c, struct fop_dirbuf *d, struct fop_dirent *de,
 			      char *p, size_t left)
@@ -552,24 +560,20 @@ static size_t fop_readdir_put(struct fop_ctx *c, struct fop_dirbuf *d, struct fo
 		e.attr.st_ino = de->ino;
 		e.attr.st_mode = de->mode;
 	} else {
-		if (fs_ref(c->fs, de->ino, 1))
+		if (fs_lookup_ref(c->fs, d->dir, de->name, &a))
 			return 0;
-		if (fs_getattr(c->fs, de->ino, &a)) {
-			fs_forget(c->fs, de->ino, 1);
-			return 0;
-		}
 		fop_entry_fill(c, &a, &e);
 	}
 	len = fuse_add_direntry_plus(d->req, p, left, de->name, &e, (off_t)de->next_off);
 	if (len > left && e.ino)
-		fs_forget(c->fs, de->ino, 1); /* did not fit (cannot happen: measured) */
+		fs_forget(c->fs, e.ino, 1); /* did not fit (cannot happen: measured) */
 	return len;
 }
 
 static void fop_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
-	struct fop_dirbuf d = {.req = req, .plus = plus};
+	struct fop_dirbuf d = {.req = req, .dir = ino, .plus = plus};
 	char *buf = NULL;
 	size_t pos = 0;
 	int rc;

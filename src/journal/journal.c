@@ -404,8 +404,8 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 	}
 	if (j->cfg.nblocks && nblocks != j->cfg.nblocks) {
 		jg_log(JG_LOG_ERR, JNL_SUBSYS,
-		       "superblock dev=%s blkno=%llu nblocks=%llu does not match the journal region "
-		       "of %llu blocks",
+		       "superblock dev=%s blkno=%llu bad nblocks: %llu does not match the journal "
+		       "region of %llu blocks",
 		       j->dev->name, (unsigned long long)j->start_blkno, (unsigned long long)nblocks,
 		       (unsigned long long)j->cfg.nblocks);
 		return -EUCLEAN;

@@ -9,6 +9,8 @@
 #include <errno.h>
 
 #include "fs_test.h"
+#include "fs_format.h"
+#include "jnl_format.h"
 
 #define FT_FILES 24
 
@@ -188,9 +190,125 @@ static void test_super_mount_info(void **state)
 	blk_close(dev);
 }
 
+/* ------------------------------------------------ crafted journal geometry */
+
+/* The error messages logged: the verifier must name what it refused. */
+static char ft_log_msgs[4096];
+
+static void ft_log_keep(void *ctx, int level, const char *subsys, const char *msg)
+{
+	size_t n = strlen(ft_log_msgs);
+
+	(void)ctx;
+	if (level == JG_LOG_ERR)
+		snprintf(ft_log_msgs + n, sizeof(ft_log_msgs) - n, "%s: %s\n", subsys, msg);
+}
+
+/* Rewrite block @blkno of @dev through @edit, its checksum recomputed (a crafted,
+ * not a damaged, image). */
+static void ft_block_edit(struct blk_dev *dev, uint64_t blkno, const uint8_t *uuid,
+			  void (*edit)(void *blk, uint64_t arg), uint64_t arg)
+{
+	uint8_t *blk = jg_alloc_blocks(1);
+
+	assert_non_null(blk);
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, blkno, 1, blk, 0), 0);
+	edit(blk, arg);
+	jg_blk_crc_set(blk, JG_BLOCK_SIZE, jg_crc_seed(uuid));
+	assert_int_equal(blk_rw(dev, BLK_OP_WRITE, blkno, 1, blk, 0), 0);
+	free(blk);
+}
+
+/* journal_blocks := @arg, first_group_block := journal_start + journal_blocks (mod 2^64) */
+static void ft_edit_journal_blocks(void *blk, uint64_t arg)
+{
+	struct fs_super *sb = blk;
+
+	sb->journal_blocks = jg_cpu_to_le64(arg);
+	sb->first_group_block = jg_cpu_to_le64(jg_le64(sb->journal_start) + arg);
+}
+
+/* the journal superblock's nblocks += (int64_t)@arg */
+static void ft_edit_jnl_nblocks(void *blk, uint64_t arg)
+{
+	struct jnl_sb *jsb = blk;
+
+	jsb->nblocks = jg_cpu_to_le64(jg_le64(jsb->nblocks) + arg);
+}
+
+/*
+ * Crafted images, each with valid checksums: mount and fsck -n refuse them with an
+ * error naming the field, and write nothing.
+ */
+static void test_super_crafted_journal_geometry(void **state)
+{
+	struct ft_case {
+		const char *what;
+		bool jnl;		/* edit the journal superblock, else the fs one */
+		int64_t arg;		/* per edit function; for the fs: INT64_MIN marks nb-relative */
+		const char *msg;	/* the error message must contain this */
+	};
+	const struct ft_case cases[] = {
+		/* journal_start + journal_blocks wraps to 1: groups over the descriptors */
+		{ "sum wraps", false, -1, "superblock dev=count(mem) blkno=0 bad journal_blocks" },
+		{ "region past the filesystem", false, 10, "bad journal_blocks" },
+		{ "region to the last block", false, 0, "bad journal_blocks" },
+		{ "journal superblock larger", true, 8, "jnl: superblock dev=count(mem) blkno=2 bad nblocks: " },
+		{ "journal superblock smaller", true, -8, "bad nblocks" },
+	};
+
+	(void)state;
+	jg_log_set_sink(ft_log_keep, NULL);
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct ft_case *c = &cases[i];
+		struct fs_mount_opts o = { .data_mode = JNL_DATA_DECLARED, .no_commit_thread = true };
+		struct fsck_opts fo = { .repair = true };
+		struct blk_dev *mem = ft_dev_new(64);
+		struct fs_super *sb = jg_alloc_blocks(1);
+		struct ft_count_dev cnt;
+		struct fsck_report r;
+		struct fs *fs = NULL;
+		uint64_t js, nb;
+		int rc;
+
+		assert_non_null(sb);
+		assert_int_equal(blk_rw(mem, BLK_OP_READ, 0, 1, sb, 0), 0);
+		js = jg_le64(sb->journal_start);
+		nb = jg_le64(sb->blocks_count);
+		if (c->jnl)
+			ft_block_edit(mem, js, sb->uuid, ft_edit_jnl_nblocks, (uint64_t)c->arg);
+		else if (c->arg < 0)
+			ft_block_edit(mem, 0, sb->uuid, ft_edit_journal_blocks, (uint64_t)c->arg - js + 2);
+		else
+			ft_block_edit(mem, 0, sb->uuid, ft_edit_journal_blocks, nb - js + (uint64_t)c->arg);
+		ft_count_init(&cnt, mem);
+		ft_log_msgs[0] = 0;
+		rc = fs_mount(&cnt.dev, &o, &fs);
+		if (rc != -EUCLEAN || cnt.write_blocks || !strstr(ft_log_msgs, c->msg)) {
+			if (!rc)
+				fs_abandon(fs);
+			jg_log_set_sink(NULL, NULL);
+			fail_msg("%s: mount -> %d (want %d), %llu blocks written, logged:\n%s(want \"%s\")",
+				 c->what, rc, -EUCLEAN, (unsigned long long)cnt.write_blocks,
+				 ft_log_msgs, c->msg);
+		}
+		/* fsck -y: problems left (4), nothing "repaired" on a geometry it refuses */
+		rc = fs_fsck(&cnt.dev, &fo, &r);
+		if (rc != 4 || cnt.write_blocks) {
+			jg_log_set_sink(NULL, NULL);
+			fail_msg("%s: fsck -y -> %d (want 4), %llu blocks written", c->what, rc,
+				 (unsigned long long)cnt.write_blocks);
+		}
+		free(sb);
+		blk_close(mem);
+	}
+	jg_log_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_super_crafted_journal_geometry),
 		cmocka_unit_test(test_super_mount_info),
 		cmocka_unit_test(test_super_power_cut_positions),
 	};
