@@ -204,6 +204,17 @@ out:
 	return rc;
 }
 
+/* raid_bitmap_write_locked() for the ordering point @p: bits set (B1) or cleared (B2). */
+static int raid_bitmap_write_at(struct raid_array *a, enum jg_opoint p, uint32_t first,
+				uint32_t count, bool flush)
+{
+	enum jg_opoint op = jg_opoint_set(p);
+	int rc = raid_bitmap_write_locked(a, first, count, -1, flush);
+
+	jg_opoint_set(op);
+	return rc;
+}
+
 int raid_bitmap_write(struct raid_array *a, uint32_t first, uint32_t count, int only_role)
 {
 	int rc;
@@ -239,7 +250,7 @@ int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned in
 	}
 	/* (B1) durable before the caller writes */
 	if (newbits)
-		rc = raid_bitmap_write_locked(a, lo, hi - lo + 1, -1, true);
+		rc = raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_SET, lo, hi - lo + 1, true);
 	if (rc) {
 		for (unsigned int i = 0; i < n; i++)
 			a->bm_inflight[regions[i]]--;
@@ -287,7 +298,7 @@ void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsig
 	}
 	/* a member that cannot take it is failed; the others record the rows */
 	if (lo <= hi)
-		raid_bitmap_write_locked(a, lo, hi - lo + 1, -1, true);
+		raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_SET, lo, hi - lo + 1, true);
 	pthread_mutex_unlock(&a->bm_lock);
 }
 
@@ -318,7 +329,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 		hi = blk > hi ? blk : hi;
 	}
 	if (lo <= hi)
-		raid_bitmap_write_locked(a, lo, hi - lo + 1, -1, false);
+		raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_CLEAR, lo, hi - lo + 1, false);
 	pthread_mutex_unlock(&a->bm_lock);
 }
 
@@ -331,7 +342,7 @@ int raid_bitmap_clear_all(struct raid_array *a)
 	pthread_mutex_lock(&a->bm_lock);
 	memset(a->bm_bits, 0, (size_t)a->bm_blocks * RAID_BITMAP_BITS_PER_BLOCK / 8);
 	a->bm_dirty = 0;
-	rc = raid_bitmap_write_locked(a, 0, a->bm_blocks, -1, true);
+	rc = raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_CLEAR, 0, a->bm_blocks, true);
 	pthread_mutex_unlock(&a->bm_lock);
 	return rc;
 }

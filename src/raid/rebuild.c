@@ -73,8 +73,8 @@ out:
 	return rc;
 }
 
-int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-		 raid_progress_fn fn, void *ctx)
+static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+			    raid_progress_fn fn, void *ctx)
 {
 	const struct raid_geo *g = &a->geo;
 	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0;
@@ -175,5 +175,15 @@ refused_locked:
 	pthread_mutex_unlock(&a->sb_lock);
 refused:
 	blk_close(newdev);
+	return rc;
+}
+
+int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+		 raid_progress_fn fn, void *ctx)
+{
+	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_REBUILD);
+	int rc = raid_rebuild_run(a, role, newdev, fn, ctx);
+
+	jg_opoint_set(op);
 	return rc;
 }

@@ -126,7 +126,7 @@ static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int rol
  * write or flush fails (any error) is marked failed and the update is repeated
  * on the others (so that they record it). sb_lock held.
  */
-int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
+static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 {
 	static const uint64_t home[2] = {RAID_SB_BLKNO, RAID_SB_COPY_BLKNO};
 	unsigned int ncopies = RAID_SB_COPIES(a->sb_incompat);
@@ -195,6 +195,15 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 	}
 out:
 	free(bufs);
+	return rc;
+}
+
+int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
+{
+	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
+	int rc = raid_sb_write_copies_locked(a, state);
+
+	jg_opoint_set(op);
 	return rc;
 }
 
