@@ -555,6 +555,95 @@ static void test_super_torn_sb_writes_every_position(void **state)
 	}
 }
 
+/* Rewrite @t's members to the layout before SB_COPY: one copy, bitmap from block 1. */
+static void t_to_one_copy(struct tarr *t)
+{
+	for (unsigned int i = 0; i < t->n; i++) {
+		uint8_t *b = jg_alloc_blocks(1);
+		struct raid_sb *sb;
+		uint32_t nbm, seed;
+
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+		sb = (struct raid_sb *)b;
+		nbm = jg_le32(sb->bitmap_blocks);
+		seed = jg_crc_seed(sb->uuid);
+		sb->feature_incompat = jg_cpu_to_le32(0);
+		jg_blk_crc_set(b, JG_BLOCK_SIZE, seed);
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, RAID_SB_BLKNO, 1, b, 0), 0);
+		for (uint32_t j = 0; j < nbm; j++) {
+			struct jg_blk_hdr *h = (struct jg_blk_hdr *)b;
+
+			assert_int_equal(blk_rw(t->mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO + j, 1, b, 0),
+					 0);
+			h->blkno = jg_cpu_to_le64(RAID_BITMAP_BLKNO_ONE_COPY + j);
+			jg_blk_crc_set(b, JG_BLOCK_SIZE, seed);
+			assert_int_equal(
+			    blk_rw(t->mem[i], BLK_OP_WRITE, RAID_BITMAP_BLKNO_ONE_COPY + j, 1, b, 0), 0);
+		}
+		memset(b, 0, JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, RAID_BITMAP_BLKNO_ONE_COPY + nbm, 1,
+					b, 0),
+				 0);
+		free(b);
+	}
+}
+
+/*
+ * An array made before SB_COPY (one superblock copy, bitmap from block 1) still
+ * assembles and runs as it is: its bitmap is used at block 1 and never taken
+ * for a superblock copy, and its superblock keeps the old layout.
+ */
+static void test_super_one_copy_array_still_works(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *buf = jg_alloc_blocks(4), *rd = jg_alloc_blocks(4);
+		uint8_t *b = jg_alloc_blocks(1);
+		struct raid_info info;
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+		t_to_one_copy(&t);
+		t_assemble(&t);
+		raid_info_get(t.a, &info);
+		t_fill(buf, 4, gi);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 5, 4, buf, 0), 0);
+		raid_abandon(t.a); /* crash: the bitmap at block 1 names the region */
+		t.a = NULL;
+		assert_int_equal(blk_rw(t.mem[0], BLK_OP_READ, RAID_BITMAP_BLKNO_ONE_COPY, 1, b, 0), 0);
+		if (jg_blk_check(b, JG_BLOCK_SIZE, RAID_BITMAP_MAGIC, RAID_FORMAT_VERSION,
+				 RAID_BITMAP_BLKNO_ONE_COPY, jg_crc_seed(info.uuid), "test", "bitmap block",
+				 "mem0") ||
+		    !((struct raid_bitmap_blk *)b)->bits[0])
+			t_fail(gc, "one-copy array: the write's bit not set at block 1");
+		if (t_assemble_mask(&t, ~0u, &(struct raid_assemble_cfg){.readonly = true}))
+			t_fail(gc, "one-copy array refused");
+		raid_info_get(t.a, &info);
+		if (!info.was_dirty || !info.bitmap_dirty_regions)
+			t_fail(gc, "one-copy array: dirty state or bitmap at block 1 lost");
+		t_stop(&t);
+		t_assemble(&t);
+		assert_int_equal(t_io(&t, BLK_OP_READ, 5, 4, rd, 0), 0);
+		if (memcmp(buf, rd, 4 * JG_BLOCK_SIZE))
+			t_fail(gc, "one-copy array: data differs");
+		t_stop(&t);
+		for (unsigned int i = 0; i < gc->n; i++) {
+			assert_int_equal(blk_rw(t.mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+			if (jg_le32(((struct raid_sb *)b)->feature_incompat))
+				t_fail(gc, "one-copy array given a feature");
+			assert_int_equal(
+			    blk_rw(t.mem[i], BLK_OP_READ, RAID_BITMAP_BLKNO_ONE_COPY, 1, b, 0), 0);
+			if (jg_le32(((struct jg_blk_hdr *)b)->magic) != RAID_BITMAP_MAGIC)
+				t_fail(gc, "one-copy array: block 1 is no longer its bitmap");
+		}
+		free(buf);
+		free(rd);
+		free(b);
+		t_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +658,7 @@ int main(void)
 	    cmocka_unit_test(test_super_absent_member_recorded),
 	    cmocka_unit_test(test_super_torn_copy_assembles),
 	    cmocka_unit_test(test_super_torn_sb_writes_every_position),
+	    cmocka_unit_test(test_super_one_copy_array_still_works),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
