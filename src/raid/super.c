@@ -17,7 +17,7 @@
  *      before any data is written, so a member that is one event behind the
  *      freshest and not marked failed missed only a superblock round (a crash
  *      during it), never data: it is accepted.
- * (S6) Each member holds two copies of its superblock (blocks 0 and 1,
+ * (S8) Each member holds two copies of its superblock (blocks 0 and 1,
  *      RAID_FEATURE_INCOMPAT_SB_COPY). An update writes copy 0 to every member
  *      and flushes, then copy 1 and flushes: a power cut can tear at most the one
  *      copy being written (a 512-byte-sector disk tears a 4 KiB block), and the
@@ -111,7 +111,7 @@ static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int rol
 
 /*
  * (S1) Write the superblock, with @state, to every writable member and flush;
- * (S6) copy 0 everywhere and a flush, then copy 1 and a flush. A member whose
+ * (S8) copy 0 everywhere and a flush, then copy 1 and a flush. A member whose
  * write or flush fails (any error) is marked failed and the update is repeated
  * on the others (so that they record it). sb_lock held.
  */
@@ -154,7 +154,7 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 			}
 			for (unsigned int i = 0; i < nr; i++)
 				reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
-			/* (S6) crash after this flush: copy 0 holds the update on every member */
+			/* (S8) crash after this flush: copy 0 holds the update on every member */
 			rc = blk_submit_multi(reqs, nr);
 			if (!rc)
 				rc = blk_submit_multi(reqs + nr, nr);
@@ -358,7 +358,7 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 			rc = -EINVAL;
 			goto out;
 		}
-		/* either copy (S6): copy 0 may be the torn one */
+		/* either copy (S8): copy 0 may be the torn one */
 		for (uint64_t home = RAID_SB_BLKNO; home <= RAID_SB_COPY_BLKNO; home++) {
 			rc = blk_rw(members[i], BLK_OP_READ, home, 1, buf, 0);
 			if (rc) {
@@ -405,7 +405,7 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	a->seed = jg_crc_seed(a->uuid);
 	a->policy = cfg->resync;
 	a->ctime = (uint64_t)time(NULL);
-	a->sb_incompat = RAID_FEATURE_INCOMPAT_SB_COPY; /* (S6) */
+	a->sb_incompat = RAID_FEATURE_INCOMPAT_SB_COPY; /* (S8) */
 	a->bm_first = RAID_BITMAP_FIRST(a->sb_incompat);
 	raid_array_name(a);
 	for (unsigned int i = 0; i < n; i++) {
@@ -533,7 +533,7 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 }
 
 /*
- * (S6) Read and verify the superblock copies of @dev into @c: the newer valid
+ * (S8) Read and verify the superblock copies of @dev into @c: the newer valid
  * copy wins; one valid copy is enough (a cut tore the other). Returns 0, or the
  * error of copy 0 when no copy is valid. Never writes: assembly's own update
  * rewrites a torn copy.

@@ -4,7 +4,7 @@
  * in any order, bad input (wrong magic, bad crc, two arrays, a duplicated member,
  * too few members, a stale member) refused with nothing written, dirty+degraded
  * refused without force, the jnl-pending flag across stop/assemble, read-only,
- * torn superblock copies and power cuts at every superblock write (S6).
+ * torn superblock copies and power cuts at every superblock write (S8).
  */
 #include "raid_test.h"
 
@@ -87,7 +87,7 @@ static void test_super_bad_input_writes_nothing(void **state)
 		struct tarr t, other;
 		struct raid_array *a;
 		struct t_snap s;
-		uint8_t *b = jg_alloc_blocks(2); /* both superblock copies (S6) */
+		uint8_t *b = jg_alloc_blocks(2); /* both superblock copies (S8) */
 		int rc;
 
 		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
@@ -310,7 +310,7 @@ static void test_super_crash_during_sb_round(void **state)
 	(void)state;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
-		uint8_t *old = jg_alloc_blocks(2); /* both superblock copies (S6) */
+		uint8_t *old = jg_alloc_blocks(2); /* both superblock copies (S8) */
 		struct raid_info info;
 		struct tarr t;
 		struct t_snap s;
@@ -387,7 +387,7 @@ static void t_tear_copy(struct tarr *t, unsigned int member, uint64_t home, cons
 }
 
 /*
- * (S6) One torn superblock copy on a member (either copy) does not stop the
+ * (S8) One torn superblock copy on a member (either copy) does not stop the
  * array: assembly takes the other copy, keeps the dirty state it records, and
  * its own update rewrites the torn copy. With both copies torn the member is
  * refused with nothing written.
@@ -536,7 +536,7 @@ static void t_torn_sb_positions(const struct geo_case *gc, unsigned int unit)
 }
 
 /*
- * (S6) A power cut at every write position of assembly, set/clear jnl-pending
+ * (S8) A power cut at every write position of assembly, set/clear jnl-pending
  * and stop, tearing the unflushed superblock writes by whole 512-byte sectors
  * and by 64-byte pieces (inside the superblock's sector): the array
  * always assembles again, and its state is right -- dirty whenever data may have
