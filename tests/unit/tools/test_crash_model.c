@@ -137,6 +137,31 @@ static void test_ct_model_rejects_foreign_sector(void **state)
 	memcpy(x->data, saved, CT_SECTOR);
 }
 
+/* The workload reaches hard links and xattrs: a file found under two names, and
+ * user.ct values the check holds to what was set on that file. */
+static void test_ct_model_links_and_xattrs(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_found *x = NULL;
+	unsigned int links = 0;
+	char saved[32], why[256] = "";
+
+	for (unsigned int i = 0; i < f->t.n; i++) {
+		links += strchr(f->t.files[i].path, '/')[1] == 'l';
+		if (f->t.files[i].xattr[0])
+			x = &f->t.files[i];
+	}
+	assert_true(links > 0);
+	assert_non_null(x);
+	memcpy(saved, x->xattr, sizeof(saved));
+	snprintf(x->xattr, sizeof(x->xattr), "ct999999.1");	/* another file's value */
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 1);
+	x->xattr[0] = '\0';					/* a durable value lost */
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 1);
+	memcpy(x->xattr, saved, sizeof(saved));
+	assert_int_equal(ct_model_check(f->m, &f->t, why), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +170,7 @@ int main(void)
 		cmocka_unit_test(test_ct_model_rejects_missing_file),
 		cmocka_unit_test(test_ct_model_rejects_short_file),
 		cmocka_unit_test(test_ct_model_rejects_foreign_sector),
+		cmocka_unit_test(test_ct_model_links_and_xattrs),
 	};
 
 	return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
