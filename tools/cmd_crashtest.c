@@ -135,7 +135,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
 	unsigned int nmem = o->level == 6 ? 5 : 4;
 	char idir[640], mnt[704], log[704], powercut[96], why[256] = "";
-	char *members[8], sizearg[32], levelarg[8], mopts[64];
+	char *members[8], sizearg[32], levelarg[8], mopts[64], jsizearg[32];
 	char *mkfs_argv[24];
 	struct ct_workload_arg w = { 0 };
 	struct ct_tree found = { 0 };
@@ -161,6 +161,8 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	/* 1. mkfs and mount */
 	snprintf(sizearg, sizeof(sizearg), "%llu", (unsigned long long)o->member_bytes);
 	snprintf(levelarg, sizeof(levelarg), "%u", o->level);
+	snprintf(jsizearg, sizeof(jsizearg), "%lluK",
+		 (unsigned long long)o->journal_blocks * (JG_BLOCK_SIZE / 1024));
 	mkfs_argv[a++] = "jgrfs";
 	mkfs_argv[a++] = "mkfs";
 	mkfs_argv[a++] = "--force";
@@ -170,6 +172,9 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	mkfs_argv[a++] = (char *)ct_modes[mode].resync;
 	mkfs_argv[a++] = "--size";
 	mkfs_argv[a++] = sizearg;
+	/* a small journal: checkpoint passes and log wrap all the time */
+	mkfs_argv[a++] = "--journal-size";
+	mkfs_argv[a++] = jsizearg;
 	for (unsigned int i = 0; i < nmem; i++)
 		mkfs_argv[a++] = members[i];
 	mkfs_argv[a] = NULL;
@@ -516,9 +521,11 @@ static int ct_ip_run(const struct ct_opts *o)
 			continue;
 		/* (I2) the cut falls among the writes of an uncut run of a seed of its own */
 		ct_watch_seed = ct_seed(o, (enum ct_mode)m, UINT32_MAX);
+		c.calibrate = true;
 		alarm(120);
 		rc = ct_ip_iteration(&c, ct_watch_seed, &r);
 		alarm(0);
+		c.calibrate = false;
 		if (rc)
 			return cli_err("%s: calibration run: %s", ct_modes[m].name, strerror(-rc)), 2;
 		c.cut_span = r.writes ? r.writes : 1;

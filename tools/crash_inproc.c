@@ -1014,7 +1014,7 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 	if (c->cut_span && !c->eio)
 		cut_at = 1 + ct_mix(seed, 1) % c->cut_span;
 	rc = ip_workload(&x, m, cut_at);
-	if (rc)
+	if (rc || c->calibrate)
 		goto out;
 	if (!r->why[0] && !ip_lifecycle_before(&x) && !ip_recover(&x, &t) && !r->why[0]) {
 		if (ct_model_check(m, &t, r->why)) {

@@ -68,6 +68,7 @@ struct ct_ip_cfg {
 	uint64_t cut_span;		/* member writes the cut falls among; 0: no cut */
 	enum ct_lifecycle lifecycle;
 	bool eio;			/* faults while running instead of a power cut */
+	bool calibrate;			/* (I2) only, uncut: count the workload's writes */
 	const char *dir;		/* the member files */
 	FILE *log;			/* a failure's model dump; NULL: none */
 };
