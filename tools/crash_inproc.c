@@ -424,6 +424,7 @@ struct ip_run {
 	struct blk_dev *fault[16];
 	struct raid_fault_domain *dom;
 	bool cut;			/* set by the domain at the cut (on_cut) */
+	unsigned int failed_role;	/* (F1) the member the array failed; nmem: none */
 };
 
 static void ip_on_cut(void *arg)
@@ -619,7 +620,13 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	if (c->eio) {
 		/* no power cut: a clean unmount, errors allowed (the member failed, or the
 		 * journal aborted and every later operation failed) */
+		struct raid_info ri;
+
 		fs_unmount(v.fs);
+		raid_info_get(a, &ri);
+		for (unsigned int i = 0; i < ri.nmembers; i++)
+			if (ri.members[i].failed)
+				x->failed_role = ri.members[i].role;
 		raid_stop(a);
 		ip_domain_close(x, true);
 		return 0;
@@ -749,8 +756,9 @@ static int ip_rebuild_cut(struct ip_run *x, unsigned int role)
 	return ip_rebuild_plain(x, role, &force);
 }
 
-/* (I4) the recovering mount: the volume read back into @t. */
-static int ip_recover(struct ip_run *x, struct ct_tree *t)
+/* (I4) the recovering mount, member @skip left out (>= nmem: none): the volume
+ * read back into @t. */
+static int ip_recover(struct ip_run *x, struct ct_tree *t, unsigned int skip)
 {
 	struct fs_mount_opts mo = { .data_mode = x->c->data_mode };
 	struct raid_assemble_cfg acfg = { 0 };
@@ -759,7 +767,7 @@ static int ip_recover(struct ip_run *x, struct ct_tree *t)
 	struct ct_ops ops;
 	int rc;
 
-	rc = ip_assemble(x, &acfg, x->c->nmem, &a);
+	rc = ip_assemble(x, &acfg, skip, &a);
 	if (rc) {
 		ip_why(x, CT_ERROR, "assembly after the crash failed: %s", strerror(-rc));
 		return 1;
@@ -863,7 +871,7 @@ static int ip_lifecycle_before(struct ip_run *x)
 		return rc ? 1 : 0;
 	case CT_LC_REBUILD_CUT:
 		/* recovered first: a dirty array does not rebuild */
-		if (ip_recover(x, NULL))
+		if (ip_recover(x, NULL, x->c->nmem))
 			return 1;
 		rc = ip_rebuild_cut(x, (unsigned int)(ct_mix(x->seed, 6) % x->c->nmem));
 		if (rc)
@@ -919,8 +927,7 @@ static void ip_lost_member(struct ip_run *x, const struct ct_tree *t)
 		ip_why(x, CT_ERROR, "degraded stop failed: %s", strerror(-rc));
 }
 
-/* The checks on a stopped volume after recovery: fsck, scrub (after a rebuild
- * when degraded), the write hole. */
+/* The checks on a stopped volume after recovery: fsck, scrub, the write hole. */
 static void ip_checks(struct ip_run *x, const struct ct_tree *t)
 {
 	struct raid_assemble_cfg acfg = { 0 };
@@ -928,7 +935,6 @@ static void ip_checks(struct ip_run *x, const struct ct_tree *t)
 	struct fsck_report rep = { 0 };
 	struct raid_resync_report srep;
 	struct raid_array *a = NULL;
-	struct raid_info ri;
 	int64_t mism;
 	int rc;
 
@@ -942,26 +948,6 @@ static void ip_checks(struct ip_run *x, const struct ct_tree *t)
 		ip_why(x, CT_ERROR, "fsck -n: exit %d", rc);
 	else if (rc)
 		ip_why(x, CT_FSCK, "fsck -n: %llu problems", (unsigned long long)rep.problems_found);
-	raid_info_get(a, &ri);
-	if (ri.degraded) {
-		/* (F1) the array failed the member: rebuild it, then the same checks */
-		unsigned int role = 0;
-
-		for (unsigned int i = 0; i < ri.nmembers; i++)
-			if (!ri.members[i].present || ri.members[i].failed)
-				role = ri.members[i].role;
-		raid_stop(a);
-		rc = ip_rebuild_plain(x, role, &acfg);
-		if (rc) {
-			ip_why(x, CT_ERROR, "rebuild of failed member %u: %s", role, strerror(-rc));
-			return;
-		}
-		rc = ip_assemble(x, &acfg, x->c->nmem, &a);
-		if (rc) {
-			ip_why(x, CT_ERROR, "assembly after the rebuild failed: %s", strerror(-rc));
-			return;
-		}
-	}
 	mism = raid_scrub(a, false, NULL, NULL, &srep);
 	if (mism < 0)
 		ip_why(x, CT_ERROR, "scrub: %s", strerror((int)-mism));
@@ -986,7 +972,7 @@ static void ip_checks(struct ip_run *x, const struct ct_tree *t)
 
 int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_result *r)
 {
-	struct ip_run x = { .c = c, .seed = seed, .r = r };
+	struct ip_run x = { .c = c, .seed = seed, .r = r, .failed_role = c->nmem };
 	struct ct_model *m = NULL;
 	struct ct_tree t = { 0 };
 	uint64_t cut_at = 0;
@@ -1016,13 +1002,26 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 	rc = ip_workload(&x, m, cut_at);
 	if (rc || c->calibrate)
 		goto out;
-	if (!r->why[0] && !ip_lifecycle_before(&x) && !ip_recover(&x, &t) && !r->why[0]) {
-		if (ct_model_check(m, &t, r->why)) {
-			r->damage[CT_CONTENT]++;
+	if (!r->why[0] && !ip_lifecycle_before(&x) && !ip_recover(&x, &t, x.failed_role) &&
+	    !r->why[0]) {
+		char why[256] = "";
+
+		if (ct_model_check(m, &t, why)) {
+			ip_why(&x, CT_CONTENT, "%s", why);
 			if (c->log) {
 				fprintf(c->log, "seed %016llx: content check failed: %s\n",
-					(unsigned long long)seed, r->why);
+					(unsigned long long)seed, why);
 				ct_model_dump(m, &t, c->log);
+			}
+		}
+		if (x.failed_role < c->nmem) {
+			/* (F1) read back degraded above; now the member rebuilt */
+			rc = ip_rebuild_plain(&x, x.failed_role, &(struct raid_assemble_cfg){ 0 });
+			if (rc) {
+				ip_why(&x, CT_ERROR, "rebuild of failed member %u: %s", x.failed_role,
+				       strerror(-rc));
+				rc = 0;
+				goto out;
 			}
 		}
 		ip_checks(&x, &t);

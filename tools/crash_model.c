@@ -23,7 +23,9 @@
 #include "crash.h"
 
 #define CT_MAGIC 0x5443474au
-#define CT_MAX_SECTORS 8192u	/* 4 MiB per file */
+#define CT_MAX_SECTORS 12288u	/* 6 MiB per file */
+#define CT_BULK_FILES 3u	/* a bulk write: 18 MiB, more than a transaction's data
+				 * (jnl_cfg.max_txn_data_blocks, 16 MiB): early writeback */
 
 enum ct_ev_type { CT_EV_WRITE, CT_EV_TRUNC, CT_EV_XATTR };
 
@@ -32,6 +34,8 @@ struct ct_event {
 	uint32_t seq;		/* CT_EV_WRITE, CT_EV_XATTR (the value set) */
 	uint32_t s0, n;		/* CT_EV_WRITE: sectors [s0, s0+n) */
 	uint64_t size_after;	/* the file's size after this event */
+	uint64_t size_before;	/* CT_EV_WRITE that failed: any size between is possible */
+	bool failed;
 };
 
 struct ct_file {
@@ -72,6 +76,7 @@ struct ct_model {
 	const struct ct_ops *ops;
 	const bool *cut;	/* set by the crashing thread before the power goes */
 	bool fsync_phase;
+	bool bulk_done;
 };
 
 /* ------------------------------------------------------------ randomness */
@@ -255,6 +260,7 @@ static int ct_do_write(struct ct_model *m, struct ct_file *f, uint32_t s0, uint3
 		       bool create)
 {
 	struct ct_event e = { .type = CT_EV_WRITE, .s0 = s0, .n = n };
+	uint64_t size_before = f->size;
 	uint8_t *buf;
 	int rc = 0;
 
@@ -275,11 +281,17 @@ static int ct_do_write(struct ct_model *m, struct ct_file *f, uint32_t s0, uint3
 	if ((uint64_t)(s0 + n) * CT_SECTOR > f->size)
 		f->size = (uint64_t)(s0 + n) * CT_SECTOR;
 	e.size_after = f->size;
+	e.size_before = size_before;
 	f->last_op = m->issued;
 	rc = ct_event_add(f, &e);
 	if (!rc)
 		rc = m->ops->pwrite(m->ops->ctx, f->path, buf, (size_t)n * CT_SECTOR,
 				    (uint64_t)s0 * CT_SECTOR, create);
+	if (rc && rc != -ENOMEM) {
+		/* part of it may have landed (ENOSPC part-way, a dying daemon): the
+		 * model cannot say which blocks, so the size may be any between */
+		f->ev[f->nev - 1].failed = true;
+	}
 	free(buf);
 	return rc;
 }
@@ -353,7 +365,7 @@ static int ct_do_create(struct ct_model *m, unsigned int dir, uint32_t sectors,
 	m->nfiles++;
 	f->id = m->nfiles;
 	f->live = true;
-	f->large = !sectors && large < 3 && ct_rand(m, 10) == 0;
+	f->large = sectors ? sectors >= 256 : large < 3 && ct_rand(m, 10) == 0;
 	if (dir >= CT_NDIRS)
 		dir = ct_rand(m, CT_NDIRS);
 	snprintf(f->path, sizeof(f->path), "d%u/f%u", dir, f->id);
@@ -483,6 +495,13 @@ static int ct_op(struct ct_model *m)
 		rc = ct_event_add(f, &e);
 		if (!rc)
 			rc = ops->setxattr(ops->ctx, f->path, "user.ct", val, strlen(val));
+		wrote = true;
+	} else if (r < 88 && !m->fsync_phase && !m->bulk_done) {
+		/* once: whole large files, no fsync until the phase ends, more data
+		 * than a transaction holds */
+		m->bulk_done = true;
+		for (unsigned int i = 0; i < CT_BULK_FILES && !rc; i++)
+			rc = ct_do_create(m, CT_NDIRS, CT_MAX_SECTORS, &f);
 		wrote = true;
 	} else if (r < 89) {
 		/* a burst of small files in d0: a directory of many blocks */
@@ -806,9 +825,13 @@ static bool ct_size_allowed(const struct ct_file *f, uint64_t size)
 {
 	if (f->fsynced ? size == f->dur_size : size == 0)
 		return true;
-	for (unsigned int i = 0; i < f->nev; i++)
-		if (f->ev[i].size_after == size)
+	for (unsigned int i = 0; i < f->nev; i++) {
+		const struct ct_event *e = &f->ev[i];
+
+		if (e->size_after == size ||
+		    (e->failed && size >= e->size_before && size <= e->size_after))
 			return true;
+	}
 	return false;
 }
 
