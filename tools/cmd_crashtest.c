@@ -896,6 +896,11 @@ int cmd_crashtest(int argc, char **argv)
 		opcov_print(stdout, covs, cov_names, ncov);
 	if (!o.keep)
 		rmdir(o.dir);
+	if (o.min_cov && opcov_check(stdout, covs, ncov, o.min_cov, o.skip_points)) {
+		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
+		       (unsigned long long)o.min_cov);
+		return 1;
+	}
 	if (protected_damage) {
 		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
 		return 1;
