@@ -75,6 +75,9 @@ struct ct_opts {
 	enum ct_lifecycle lifecycle;
 	bool eio;
 	uint64_t journal_blocks;
+	uint64_t cut_span;		/* 0: calibrated */
+	uint64_t cut_at;		/* 0: by seed */
+	uint64_t aim;			/* bit per point: cuts aimed at them */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];	/* this program, for mkfs/mount/fsck/scrub */
 };
@@ -513,6 +516,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			.data_mode = m == CT_DECLARED ? JNL_DATA_DECLARED : JNL_DATA_ORDERED,
 			.member_bytes = o->member_bytes, .journal_blocks = o->journal_blocks,
 			.ops = o->ops, .lifecycle = o->lifecycle, .eio = o->eio, .dir = dir, .log = log,
+			.aim = o->aim,
 		};
 		struct ct_ip_result r;
 		int rc;
@@ -522,13 +526,14 @@ static int ct_ip_run(const struct ct_opts *o)
 		/* (I2) the cut falls among the writes of an uncut run of a seed of its own */
 		ct_watch_seed = ct_seed(o, (enum ct_mode)m, UINT32_MAX);
 		c.calibrate = true;
+		c.cut_at = o->cut_at;
 		alarm(120);
-		rc = ct_ip_iteration(&c, ct_watch_seed, &r);
+		rc = o->cut_span ? 0 : ct_ip_iteration(&c, ct_watch_seed, &r);
 		alarm(0);
 		c.calibrate = false;
 		if (rc)
 			return cli_err("%s: calibration run: %s", ct_modes[m].name, strerror(-rc)), 2;
-		c.cut_span = r.writes ? r.writes : 1;
+		c.cut_span = o->cut_span ? o->cut_span : r.writes ? r.writes : 1;
 		if (o->verbose)
 			printf("%-8s calibration: %llu member writes\n", ct_modes[m].name,
 			       (unsigned long long)r.writes);
@@ -552,11 +557,13 @@ static int ct_ip_run(const struct ct_opts *o)
 			res[m].damaged_iterations += bad;
 			res[m].n++;
 			if (bad || o->verbose)
-				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu, op %u/%u: "
-				       "%s%s\n", ct_modes[m].name, it, (unsigned long long)seed,
-				       ct_lc_names[r.lifecycle], (unsigned long long)r.cut_at,
-				       (unsigned long long)r.writes, r.issued, o->ops,
-				       bad ? "DAMAGE " : "ok", r.why);
+				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
+				       "%llu%s%s), op %u/%u: %s%s\n", ct_modes[m].name, it,
+				       (unsigned long long)seed, ct_lc_names[r.lifecycle],
+				       (unsigned long long)r.cut_at, (unsigned long long)r.writes,
+				       (unsigned long long)c.cut_span, r.aimed >= 0 ? ", aimed at " : "",
+				       r.aimed >= 0 ? jg_opoint_label((enum jg_opoint)r.aimed) : "",
+				       r.issued, o->ops, bad ? "DAMAGE " : "ok", r.why);
 			fflush(stdout);
 		}
 		ct_range_line(stdout, o, (enum ct_mode)m, &res[m]);
@@ -661,6 +668,14 @@ static void ct_usage(FILE *f)
 		"  --lifecycle L    between the crash and the recovering mount: remount,\n"
 		"                   stop-first, fsck-first, scrub-first, lost-member,\n"
 		"                   recovery-cut, rebuild-cut, or seed (default: chosen by seed)\n"
+		"  --cut-span N     the cut falls among the first N member writes (default: the\n"
+		"                   count of an uncut run, which timing moves a little; a\n"
+		"                   failure line prints it, to reproduce the same cut)\n"
+		"  --aim L          cut right after the k-th request (k by seed, 1..2) that names a\n"
+		"                   point of L (one chosen by the seed), not at a member write\n"
+		"                   drawn among all: reaches points few writes carry (K2,\n"
+		"                   replay, resync with --lifecycle recovery-cut)\n"
+		"  --cut-at W       cut at member write W whatever the seed (reproduction)\n"
 		"  --eio            no power cut: a member fails the writes of some blocks (-EIO);\n"
 		"                   clean unmount, then every check (after a rebuild if failed)\n"
 		"  --min-coverage N fail (exit 1) naming each ordering point in flight at fewer\n"
@@ -697,6 +712,9 @@ int cmd_crashtest(int argc, char **argv)
 		{ "eio", no_argument, NULL, 'E' },
 		{ "min-coverage", required_argument, NULL, 'C' },
 		{ "skip-points", required_argument, NULL, 'P' },
+		{ "cut-span", required_argument, NULL, 'W' },
+		{ "cut-at", required_argument, NULL, 'A' },
+		{ "aim", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ct_opts o = {
@@ -790,6 +808,19 @@ int cmd_crashtest(int argc, char **argv)
 			break;
 		case 'E':
 			o.eio = true;
+			break;
+		case 'T':
+			if (ct_parse_points(optarg, &o.aim))
+				return cli_err("--aim %s: unknown point (labels and names as in the "
+					       "coverage table)", optarg), 2;
+			break;
+		case 'W':
+			if (cli_parse_u64(optarg, UINT32_MAX, &o.cut_span) || !o.cut_span)
+				return cli_err("--cut-span %s: expected a write count", optarg), 2;
+			break;
+		case 'A':
+			if (cli_parse_u64(optarg, UINT32_MAX, &o.cut_at) || !o.cut_at)
+				return cli_err("--cut-at %s: expected a write number", optarg), 2;
 			break;
 		case 'C':
 			if (cli_parse_u64(optarg, UINT64_MAX, &o.min_cov))

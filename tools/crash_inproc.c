@@ -412,6 +412,93 @@ out_close:
 	return rc;
 }
 
+/* ------------------------------------------------------------ aiming at a point */
+
+/* Over the array device: the cut right after the @nth request naming @point. */
+struct ip_aim {
+	struct blk_dev dev;	/* first: container_of by cast */
+	struct blk_dev *lower;
+	struct raid_fault_domain *dom;
+	enum jg_opoint point;
+	unsigned int nth, seen;
+};
+
+static int ip_aim_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+{
+	struct ip_aim *a = (struct ip_aim *)dev;
+	enum jg_opoint p = jg_opoint_get();	/* the submitting thread's, as dev_fault */
+	int rc = blk_submit(a->lower, reqs, n);
+
+	if (p == a->point && __atomic_add_fetch(&a->seen, 1, __ATOMIC_ACQ_REL) == a->nth &&
+	    !raid_fault_domain_is_cut(a->dom))
+		raid_fault_domain_cut(a->dom);
+	return rc;
+}
+
+static int ip_aim_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
+{
+	return blk_ctl(((struct ip_aim *)dev)->lower, cmd, arg);
+}
+
+static void ip_aim_close(struct blk_dev *dev)
+{
+	free(dev);
+}
+
+static const struct blk_dev_ops ip_aim_ops = {
+	.submit = ip_aim_submit,
+	.ctl = ip_aim_ctl,
+	.close = ip_aim_close,
+};
+
+/* Points only recovery writes (the others: only the running volume). */
+#define IP_RECOVERY_POINTS (1ull << JG_OP_JNL_REPLAY | 1ull << JG_OP_JNL_RESYNC | \
+			    1ull << JG_OP_RAID_RESYNC)
+
+/* The point to aim at in this phase, chosen by @seed; -1: none (cut by count). */
+static int ip_aim_pick(const struct ct_ip_cfg *c, uint64_t seed, bool recovery)
+{
+	uint64_t set = c->aim & (recovery ? IP_RECOVERY_POINTS : ~IP_RECOVERY_POINTS);
+	unsigned int npts = 0, k;
+
+	if (c->cut_at || c->calibrate || c->eio)
+		return -1;
+	for (unsigned int p = 0; p < JG_OP_COUNT; p++)
+		npts += (set >> p) & 1;
+	if (!npts)
+		return -1;
+	k = (unsigned int)(ct_mix(seed, 10) % npts);
+	for (unsigned int p = 0; p < JG_OP_COUNT; p++)
+		if (((set >> p) & 1) && k-- == 0)
+			return (int)p;
+	return -1;
+}
+
+/* A wrapper over @lower cutting @dom after the k-th request of @point (k by
+ * @seed); @lower itself when @point is -1. */
+static struct blk_dev *ip_aim_open(int point, uint64_t seed, struct raid_fault_domain *dom,
+				   struct blk_dev *lower, struct ct_ip_result *r)
+{
+	struct ip_aim *a;
+
+	if (point < 0 || !(a = calloc(1, sizeof(*a))))
+		return lower;
+	a->dev = (struct blk_dev){ .ops = &ip_aim_ops, .nblocks = lower->nblocks };
+	snprintf(a->dev.name, sizeof(a->dev.name), "%s", lower->name);
+	a->lower = lower;
+	a->dom = dom;
+	a->point = (enum jg_opoint)point;
+	a->nth = 1 + (unsigned int)(ct_mix(seed, 11) % 2);
+	r->aimed = point;
+	return &a->dev;
+}
+
+static void ip_aim_close_dev(struct blk_dev *dev, struct blk_dev *lower)
+{
+	if (dev != lower)
+		blk_close(dev);
+}
+
 /* ------------------------------------------------------------ one iteration */
 
 struct ip_run {
@@ -582,11 +669,14 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	struct raid_assemble_cfg acfg = { 0 };
 	struct ct_ip_vol v = { .cut = &x->cut };
 	struct raid_array *a = NULL;
+	struct blk_dev *top;
 	unsigned int progress = 0;
+	int aim;
 	struct ct_ops ops;
 	int rc;
 
-	rc = ip_domain_open(x, cut_at, 1);
+	aim = ip_aim_pick(c, x->seed, false);
+	rc = ip_domain_open(x, aim >= 0 ? 0 : cut_at, 1);
 	if (rc)
 		return rc;
 	rc = raid_assemble(x->fault, c->nmem, &acfg, &a);
@@ -604,9 +694,11 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 			raid_dev_fault_fail_block(x->fault[k], 16 + ct_mix(x->seed, 100 + i) %
 						  (ri.member_blocks - 16), false, true);
 	}
-	rc = fs_mount(raid_array_dev(a), &mo, &v.fs);
+	top = ip_aim_open(aim, x->seed, x->dom, raid_array_dev(a), x->r);
+	rc = fs_mount(top, &mo, &v.fs);
 	if (rc) {
 		ip_domain_cut(x);
+		ip_aim_close_dev(top, raid_array_dev(a));
 		raid_abandon(a);
 		ip_domain_close(x, true);
 		ip_why(x, CT_ERROR, "mount before the workload failed: %s", strerror(-rc));
@@ -616,7 +708,7 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	ct_workload_run_ops(m, &ops, &progress, &x->cut);
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
-	x->r->cut_at = raid_fault_domain_is_cut(x->dom) ? cut_at : 0;
+	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;
 	if (c->eio) {
 		/* no power cut: a clean unmount, errors allowed (the member failed, or the
 		 * journal aborted and every later operation failed) */
@@ -633,6 +725,7 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	}
 	ip_domain_cut(x);
 	fs_abandon(v.fs);
+	ip_aim_close_dev(top, raid_array_dev(a));
 	raid_abandon(a);
 	ip_domain_close(x, true);
 	return 0;
@@ -647,12 +740,20 @@ static int ip_recovery_cut(struct ip_run *x)
 	struct fs *fs = NULL;
 	int rc;
 
-	rc = ip_domain_open(x, 1 + ct_mix(x->seed, 3) % 96, 2);
+	int aim = ip_aim_pick(x->c, ct_mix(x->seed, 12), true);
+
+	rc = ip_domain_open(x, aim >= 0 ? 0 : 1 + ct_mix(x->seed, 3) % 96, 2);
 	if (rc)
 		return rc;
 	rc = raid_assemble(x->fault, x->c->nmem, &acfg, &a);
-	if (!rc && !fs_mount(raid_array_dev(a), &mo, &fs))
-		fs_abandon(fs);
+	if (!rc) {
+		struct blk_dev *top = ip_aim_open(aim, ct_mix(x->seed, 12), x->dom,
+						  raid_array_dev(a), x->r);
+
+		if (!fs_mount(top, &mo, &fs))
+			fs_abandon(fs);
+		ip_aim_close_dev(top, raid_array_dev(a));
+	}
 	ip_domain_cut(x);
 	if (!rc)
 		raid_abandon(a);
@@ -979,6 +1080,7 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->aimed = -1;
 	r->lifecycle = c->lifecycle < CT_LC_COUNT ? c->lifecycle :
 		       (enum ct_lifecycle)(ct_mix(seed, 9) % CT_LC_COUNT);
 	if (c->eio)
@@ -998,7 +1100,7 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 	if (rc)
 		goto out;
 	if (c->cut_span && !c->eio)
-		cut_at = 1 + ct_mix(seed, 1) % c->cut_span;
+		cut_at = c->cut_at ? c->cut_at : 1 + ct_mix(seed, 1) % c->cut_span;
 	rc = ip_workload(&x, m, cut_at);
 	if (rc || c->calibrate)
 		goto out;

@@ -22,7 +22,11 @@
  *        fs_fsck finds nothing, raid_scrub finds no parity mismatch, every file
  *        reads back identical with each member left out in turn (the write hole).
  * Each cut's points in flight (raid_fault_domain_cut_points()) are reported, to
- * be added up into the coverage table (tools/opcov.h).
+ * be added up into the coverage table (tools/opcov.h). A point that few member
+ * writes carry (a checkpoint step) is seldom in flight at a cut drawn among all
+ * writes: with cfg.aim the cut comes instead right after the k-th request of
+ * the point the filesystem hands the array (a wrapper over the array device
+ * sees the submitting thread's point), its plain writes then still unflushed.
  *
  * Faults while running (--eio): one member fails the writes of some blocks with
  * -EIO and no power is cut; the volume is unmounted cleanly (errors allowed)
@@ -66,6 +70,10 @@ struct ct_ip_cfg {
 	uint64_t journal_blocks;
 	unsigned int ops;		/* workload operations */
 	uint64_t cut_span;		/* member writes the cut falls among; 0: no cut */
+	uint64_t cut_at;		/* the cut at this write, whatever the seed; 0: by seed */
+	uint64_t aim;			/* bit per point: cut right after the k-th request the
+					 * filesystem names one of them (chosen by the seed),
+					 * instead of at a member write; 0: never */
 	enum ct_lifecycle lifecycle;
 	bool eio;			/* faults while running instead of a power cut */
 	bool calibrate;			/* (I2) only, uncut: count the workload's writes */
@@ -82,6 +90,7 @@ struct ct_ip_result {
 	unsigned int issued;		/* workload operations issued */
 	uint64_t writes;		/* member writes counted by the first domain */
 	uint64_t cut_at;		/* the write the cut fell on; 0: at the end */
+	int aimed;			/* the point aimed at, -1: none */
 	uint64_t points[CT_IP_MAX_CUTS];/* per cut: the ordering points in flight */
 	unsigned int ncuts;
 };
