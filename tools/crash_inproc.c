@@ -840,9 +840,11 @@ static int ip_rebuild_cut(struct ip_run *x, unsigned int role)
 	}
 	raid_info_get(a, &ri);
 	cutpos.at = ct_mix(x->seed, 5) % (ri.rows + 1);
-	raid_rebuild(a, role, sf, ip_rebuild_progress, &cutpos);
+	rc = raid_rebuild(a, role, sf, ip_rebuild_progress, &cutpos);
 	ip_domain_cut(x);
 	raid_abandon(a);		/* the other members' wrappers and the spare's */
+	if (rc == -EINVAL || rc == -EBUSY || rc == -EROFS)
+		blk_close(sf);		/* refused before it started: still ours */
 	for (unsigned int i = 0; i < x->c->nmem; i++)
 		if (i != role)
 			x->fault[i] = NULL;
