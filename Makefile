@@ -7,6 +7,9 @@
 #   make demo      a 4-disk RAID5 over sparse files in ./demo, mounted at ./demo/mnt
 #   make release   an optimised build without sanitizers, with jemalloc, in build-release/
 #                  (benchmarks)
+#   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
+#                  CRASH_ITERS power cuts per mode in seed ranges, CRASH_JOBS at a time,
+#                  summed; fails on damage in a protected mode or a point hit < 100 times
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -17,7 +20,7 @@ MESON_TEST_FLAGS ?= --print-errorlogs --num-processes 2
 PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev
 
-.PHONY: all deps build test unit valgrind demo demo-stop release clean
+.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long
 
 all: build
 
@@ -65,6 +68,33 @@ $(RELEASE)/build.ninja:
 
 release: deps $(RELEASE)/build.ninja
 	ninja -C $(RELEASE)
+
+# Iterations per mode, processes, iterations per range (one output file each), member
+# files (tmpfs takes O_DIRECT: cheaper cuts), points not required (the array does not
+# name its writes yet).
+CRASH_ITERS ?= 20000
+CRASH_JOBS ?= 2
+CRASH_CHUNK ?= 250
+CRASH_SEED ?= 1
+CRASH_DIR ?= /dev/shm/jgrfs-crash-long
+CRASH_SKIP ?= RAID_SB,RAID_BITMAP_SET,RAID_BITMAP_CLEAR,RAID_RESYNC,RAID_REBUILD
+
+crash-long: release
+	@mkdir -p $(CRASH_DIR); rm -f $(CRASH_DIR)/range-*.out; \
+	per=$$(( $(CRASH_ITERS) / $(CRASH_JOBS) )); \
+	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
+		( s=$$(( j * per )); e=$$(( (j + 1) * per )); \
+		  while [ $$s -lt $$e ]; do \
+			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \
+			$(RELEASE)/tools/jgrfs crashtest --in-process --mode all --seed $(CRASH_SEED) \
+				--seed-from $$s --count $$n --dir $(CRASH_DIR)/job$$j \
+				> $(CRASH_DIR)/range-$$s.out 2> $(CRASH_DIR)/range-$$s.err; \
+			s=$$(( s + n )); \
+		  done ) & \
+	done; wait; \
+	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out; \
+	$(RELEASE)/tools/jgrfs crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
+		$(CRASH_DIR)/range-*.out
 
 demo: build
 	sh tools/demo.sh $(BUILD)/tools/jgrfs

@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "crash.h"
+#include "crash_inproc.h"
 #include "opcov.h"
 #include "spawn.h"
 #include "jgrfs/fop.h"
@@ -56,11 +57,6 @@ static const struct {
 	[CT_OFF] = { "off", "ordered", "off", false },
 };
 
-enum ct_check { CT_FSCK, CT_CONTENT, CT_SCRUB, CT_HOLE, CT_ERROR, CT_NCHECKS };
-static const char *const ct_check_names[CT_NCHECKS] = {
-	"fsck", "content", "scrub", "writehole", "errors",
-};
-
 struct ct_opts {
 	unsigned int modes;	/* bit per enum ct_mode */
 	unsigned int level;
@@ -71,6 +67,17 @@ struct ct_opts {
 	bool verbose;
 	uint64_t seed;
 	uint64_t member_bytes;
+	bool in_process;
+	bool size_set;
+	unsigned int seed_from;		/* first iteration index (seed range) */
+	uint64_t min_cov;		/* --min-coverage; 0: not checked */
+	uint64_t skip_points;		/* bit per enum jg_opoint not checked */
+	enum ct_lifecycle lifecycle;
+	bool eio;
+	uint64_t journal_blocks;
+	uint64_t cut_span;		/* 0: calibrated */
+	uint64_t cut_at;		/* 0: by seed */
+	uint64_t aim;			/* bit per point: cuts aimed at them */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];	/* this program, for mkfs/mount/fsck/scrub */
 };
@@ -101,99 +108,6 @@ static double ct_rows_resynced(const char *mnt)
 	return rows;
 }
 
-/* ---------------------------------------------------------------- the write hole */
-
-static int ct_fs_read_tree(struct fs *fs, struct ct_tree *ref, char *why)
-{
-	for (unsigned int i = 0; i < ref->n; i++) {
-		const struct ct_found *x = &ref->files[i];
-		char dir[64], *name;
-		struct fs_attr da, fa;
-		uint8_t *buf;
-		ssize_t r;
-
-		snprintf(dir, sizeof(dir), "%s", x->path);
-		name = strchr(dir, '/');
-		if (!name)
-			continue;
-		*name++ = '\0';
-		if (fs_lookup(fs, FS_ROOT_INO, dir, &da) || fs_lookup(fs, da.ino, name, &fa)) {
-			snprintf(why, 256, "%s: not found", x->path);
-			return 1;
-		}
-		if (fa.size != x->size) {
-			snprintf(why, 256, "%s: size %llu, %llu with every member", x->path,
-				 (unsigned long long)fa.size, (unsigned long long)x->size);
-			return 1;
-		}
-		buf = malloc(x->size ? x->size : 1);
-		if (!buf)
-			return -ENOMEM;
-		r = x->size ? fs_read(fs, fa.ino, 0, x->size, buf) : 0;
-		if (r != (ssize_t)x->size || memcmp(buf, x->data, x->size)) {
-			snprintf(why, 256, "%s: %s", x->path,
-				 r < 0 ? strerror((int)-r) : "content differs from the full array's");
-			free(buf);
-			return 1;
-		}
-		free(buf);
-	}
-	return 0;
-}
-
-/*
- * (4) Assemble without member @skip, read-only, and read every file of @ref.
- * Returns 0 when identical, 1 when not (reason in @why), negative on errors.
- */
-static int ct_hole_check(char **members, unsigned int n, unsigned int skip,
-			 struct ct_tree *ref, char *why)
-{
-	struct raid_assemble_cfg acfg = { .readonly = true, .no_resync = true };
-	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .readonly = true,
-				    .no_commit_thread = true };
-	struct blk_dev *devs[16];
-	struct raid_array *a = NULL;
-	struct fs *fs = NULL;
-	unsigned int k = 0;
-	int rc;
-
-	for (unsigned int i = 0; i < n; i++) {
-		if (i == skip)
-			continue;
-		rc = raid_dev_uring_open(members[i], 0, &devs[k]);
-		if (rc)
-			goto out_close;
-		k++;
-	}
-	rc = raid_assemble(devs, k, &acfg, &a);
-	if (rc) {
-		snprintf(why, 256, "member %u left out: assembly failed: %s", skip, strerror(-rc));
-		rc = 1;
-		goto out_close;
-	}
-	k = 0; /* the array owns the devices now */
-	rc = fs_mount(raid_array_dev(a), &mo, &fs);
-	if (rc) {
-		snprintf(why, 256, "member %u left out: mount failed: %s", skip, strerror(-rc));
-		rc = 1;
-		goto out_stop;
-	}
-	rc = ct_fs_read_tree(fs, ref, why);
-	if (rc == 1) {
-		char tmp[256];
-
-		snprintf(tmp, sizeof(tmp), "member %u left out: %s", skip, why);
-		memcpy(why, tmp, sizeof(tmp));
-	}
-	fs_unmount(fs);
-out_stop:
-	raid_stop(a);
-out_close:
-	for (unsigned int i = 0; i < k; i++)
-		blk_close(devs[i]);
-	return rc;
-}
-
 /* ---------------------------------------------------------------- one iteration */
 
 struct ct_workload_arg {
@@ -214,15 +128,6 @@ static void *ct_workload_thread(void *p)
 	return NULL;
 }
 
-static uint64_t ct_mix(uint64_t a, uint64_t b)
-{
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	x ^= x >> 31;
-	x *= 0xbf58476d1ce4e5b9ull;
-	return x ^ (x >> 29);
-}
-
 /*
  * Returns 0 when the iteration ran (damage counted in @res), negative errno when
  * the harness itself could not run it.
@@ -233,7 +138,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
 	unsigned int nmem = o->level == 6 ? 5 : 4;
 	char idir[640], mnt[704], log[704], powercut[96], why[256] = "";
-	char *members[8], sizearg[32], levelarg[8], mopts[64];
+	char *members[8], sizearg[32], levelarg[8], mopts[64], jsizearg[32];
 	char *mkfs_argv[24];
 	struct ct_workload_arg w = { 0 };
 	struct ct_tree found = { 0 };
@@ -259,6 +164,8 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	/* 1. mkfs and mount */
 	snprintf(sizearg, sizeof(sizearg), "%llu", (unsigned long long)o->member_bytes);
 	snprintf(levelarg, sizeof(levelarg), "%u", o->level);
+	snprintf(jsizearg, sizeof(jsizearg), "%lluK",
+		 (unsigned long long)o->journal_blocks * (JG_BLOCK_SIZE / 1024));
 	mkfs_argv[a++] = "jgrfs";
 	mkfs_argv[a++] = "mkfs";
 	mkfs_argv[a++] = "--force";
@@ -268,6 +175,9 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	mkfs_argv[a++] = (char *)ct_modes[mode].resync;
 	mkfs_argv[a++] = "--size";
 	mkfs_argv[a++] = sizearg;
+	/* a small journal: checkpoint passes and log wrap all the time */
+	mkfs_argv[a++] = "--journal-size";
+	mkfs_argv[a++] = jsizearg;
 	for (unsigned int i = 0; i < nmem; i++)
 		mkfs_argv[a++] = members[i];
 	mkfs_argv[a] = NULL;
@@ -437,6 +347,282 @@ report:
 	return 0;
 }
 
+
+/* ---------------------------------------------------------------- in-process */
+
+/* The seed of iteration @it of @mode: a range [A, A+K) is the same seeds as the
+ * same iterations of one long run. */
+static uint64_t ct_seed(const struct ct_opts *o, enum ct_mode mode, unsigned int it)
+{
+	return ct_mix(o->seed, (uint64_t)mode << 32 | it);
+}
+
+static const enum raid_resync_policy ct_ip_resync[CT_NMODES] = {
+	[CT_DECLARED] = RAID_RESYNC_JOURNAL, [CT_BITMAP] = RAID_RESYNC_BITMAP,
+	[CT_FULL] = RAID_RESYNC_FULL, [CT_OFF] = RAID_RESYNC_OFF,
+};
+
+static volatile uint64_t ct_watch_seed;
+
+/* An iteration that hangs (a known bug: commit error paths) names its seed and dies. */
+static void ct_watchdog(int sig)
+{
+	char msg[96];
+	int n;
+
+	(void)sig;
+	n = snprintf(msg, sizeof(msg), "\ncrashtest: HANG: iteration of seed %016llx "
+		     "did not end in 120 s\n", (unsigned long long)ct_watch_seed);
+	if (write(STDOUT_FILENO, msg, (size_t)n) < 0)
+		_exit(3);
+	_exit(3);
+}
+
+/* The machine-readable line of a range, summed by --sum. */
+static void ct_range_line(FILE *out, const struct ct_opts *o, enum ct_mode m,
+			  const struct ct_result *r)
+{
+	fprintf(out, "range mode=%s level=%u seed=%llu from=%u count=%u damaged=%u",
+		ct_modes[m].name, o->level, (unsigned long long)o->seed, o->seed_from, r->n,
+		r->damaged_iterations);
+	for (int c = 0; c < CT_NCHECKS; c++)
+		fprintf(out, " %s=%u", ct_check_names[c], r->damage[c]);
+	fprintf(out, " cuts=%llu", (unsigned long long)r->cov.cuts);
+	for (unsigned int p = 0; p < JG_OP_COUNT; p++)
+		fprintf(out, " %s=%llu", jg_opoint_id(p), (unsigned long long)r->cov.hits[p]);
+	fprintf(out, "\n");
+}
+
+/* Add a "range" line into @res (per mode). 0, or -EINVAL for another line. */
+static int ct_range_parse(char *line, struct ct_result *res, unsigned int *level)
+{
+	struct ct_result r = { 0 };
+	int mode = -1;
+	char *save = NULL;
+
+	if (strncmp(line, "range ", 6))
+		return -EINVAL;
+	for (char *tok = strtok_r(line + 6, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		char *eq = strchr(tok, '=');
+		unsigned long long v;
+
+		if (!eq)
+			return -EINVAL;
+		*eq++ = '\0';
+		if (!strcmp(tok, "mode")) {
+			for (int m = 0; m < CT_NMODES; m++)
+				if (!strcmp(eq, ct_modes[m].name))
+					mode = m;
+			continue;
+		}
+		v = strtoull(eq, NULL, 10);
+		if (!strcmp(tok, "level"))
+			*level = (unsigned int)v;
+		else if (!strcmp(tok, "count"))
+			r.n = (unsigned int)v;
+		else if (!strcmp(tok, "damaged"))
+			r.damaged_iterations = (unsigned int)v;
+		else if (!strcmp(tok, "cuts"))
+			r.cov.cuts = v;
+		for (int c = 0; c < CT_NCHECKS; c++)
+			if (!strcmp(tok, ct_check_names[c]))
+				r.damage[c] = (unsigned int)v;
+		for (unsigned int p = 0; p < JG_OP_COUNT; p++)
+			if (!strcmp(tok, jg_opoint_id(p)))
+				r.cov.hits[p] = v;
+	}
+	if (mode < 0)
+		return -EINVAL;
+	res[mode].n += r.n;
+	res[mode].damaged_iterations += r.damaged_iterations;
+	for (int c = 0; c < CT_NCHECKS; c++)
+		res[mode].damage[c] += r.damage[c];
+	opcov_merge(&res[mode].cov, &r.cov);
+	return 0;
+}
+
+/* The damage table, the coverage table and the verdict, for a run or a sum. */
+static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned int modes,
+			double seconds)
+{
+	struct opcov covs[CT_NMODES];
+	const char *names[CT_NMODES];
+	bool protected_damage = false, errors = false;
+	uint64_t cuts = 0;
+	unsigned int n = 0;
+
+	printf("\n%-9s %7s", "mode", "iters");
+	for (int c = 0; c < CT_NCHECKS; c++)
+		printf(" %9s", ct_check_names[c]);
+	printf(" %8s %8s\n", "damaged", "cuts");
+	for (int m = 0; m < CT_NMODES; m++) {
+		struct ct_result *r = &res[m];
+
+		if (!(modes & (1u << m)) || !r->n)
+			continue;
+		printf("%-9s %7u", ct_modes[m].name, r->n);
+		for (int c = 0; c < CT_NCHECKS; c++)
+			printf(" %9u", r->damage[c]);
+		printf(" %8u %8llu\n", r->damaged_iterations, (unsigned long long)r->cov.cuts);
+		if (ct_modes[m].protected_mode && r->damaged_iterations)
+			protected_damage = true;
+		if (r->damage[CT_ERROR])
+			errors = true;
+		covs[n] = r->cov;
+		names[n++] = ct_modes[m].name;
+		cuts += r->cov.cuts;
+	}
+	opcov_print(stdout, covs, names, n);
+	if (seconds > 0 && cuts)
+		printf("\n%llu cuts in %.1f s: %.1f ms per cut\n", (unsigned long long)cuts, seconds,
+		       1000 * seconds / (double)cuts);
+	if (o->min_cov && opcov_check(stdout, covs, n, o->min_cov, o->skip_points)) {
+		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
+		       (unsigned long long)o->min_cov);
+		return 1;
+	}
+	if (protected_damage) {
+		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
+		return 1;
+	}
+	return errors ? 2 : 0;
+}
+
+static int ct_ip_run(const struct ct_opts *o)
+{
+	struct ct_result res[CT_NMODES];
+	char dir[PATH_MAX];
+	double t0 = jg_now_seconds();
+	FILE *log;
+
+	memset(res, 0, sizeof(res));
+	snprintf(dir, sizeof(dir), "%.4000s/ip%d", o->dir, (int)getpid());
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return cli_err("%s: %s", dir, strerror(errno)), 2;
+	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/log");
+	log = fopen(dir, "w");
+	dir[strlen(dir) - 4] = '\0';
+	signal(SIGALRM, ct_watchdog);
+	printf("crashtest: in-process, RAID%u, iterations %u..%u per mode, %u operations each, "
+	       "journal %llu blocks, %s, seed %llu\n", o->level, o->seed_from,
+	       o->seed_from + o->iterations - 1, o->ops, (unsigned long long)o->journal_blocks,
+	       o->eio ? "member write errors (no power cut)" :
+	       o->lifecycle < CT_LC_COUNT ? ct_lc_names[o->lifecycle] : "lifecycle by seed",
+	       (unsigned long long)o->seed);
+	fflush(stdout);
+	for (int m = 0; m < CT_NMODES; m++) {
+		struct ct_ip_cfg c = {
+			.level = o->level, .nmem = o->level == 6 ? 5 : 4, .resync = ct_ip_resync[m],
+			.data_mode = m == CT_DECLARED ? JNL_DATA_DECLARED : JNL_DATA_ORDERED,
+			.member_bytes = o->member_bytes, .journal_blocks = o->journal_blocks,
+			.ops = o->ops, .lifecycle = o->lifecycle, .eio = o->eio, .dir = dir, .log = log,
+			.aim = o->aim,
+		};
+		struct ct_ip_result r;
+		int rc;
+
+		if (!(o->modes & (1u << m)))
+			continue;
+		/* (I2) the cut falls among the writes of an uncut run of a seed of its own */
+		ct_watch_seed = ct_seed(o, (enum ct_mode)m, UINT32_MAX);
+		c.calibrate = true;
+		c.cut_at = o->cut_at;
+		alarm(120);
+		rc = o->cut_span ? 0 : ct_ip_iteration(&c, ct_watch_seed, &r);
+		alarm(0);
+		c.calibrate = false;
+		if (rc)
+			return cli_err("%s: calibration run: %s", ct_modes[m].name, strerror(-rc)), 2;
+		c.cut_span = o->cut_span ? o->cut_span : r.writes ? r.writes : 1;
+		if (o->verbose)
+			printf("%-8s calibration: %llu member writes\n", ct_modes[m].name,
+			       (unsigned long long)r.writes);
+		for (unsigned int it = o->seed_from; it < o->seed_from + o->iterations; it++) {
+			uint64_t seed = ct_seed(o, (enum ct_mode)m, it);
+			bool bad = false;
+
+			ct_watch_seed = seed;
+			alarm(120);
+			rc = ct_ip_iteration(&c, seed, &r);
+			alarm(0);
+			if (rc)
+				return cli_err("%s iteration %u: %s", ct_modes[m].name, it,
+					       strerror(-rc)), 2;
+			for (int k = 0; k < CT_NCHECKS; k++) {
+				res[m].damage[k] += r.damage[k] ? 1 : 0;
+				bad |= r.damage[k] != 0;
+			}
+			for (unsigned int k = 0; k < r.ncuts; k++)
+				opcov_add(&res[m].cov, r.points[k]);
+			res[m].damaged_iterations += bad;
+			res[m].n++;
+			if (bad || o->verbose)
+				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
+				       "%llu%s%s), op %u/%u: %s%s\n", ct_modes[m].name, it,
+				       (unsigned long long)seed, ct_lc_names[r.lifecycle],
+				       (unsigned long long)r.cut_at, (unsigned long long)r.writes,
+				       (unsigned long long)c.cut_span, r.aimed >= 0 ? ", aimed at " : "",
+				       r.aimed >= 0 ? jg_opoint_label((enum jg_opoint)r.aimed) : "",
+				       r.issued, o->ops, bad ? "DAMAGE " : "ok", r.why);
+			fflush(stdout);
+		}
+		ct_range_line(stdout, o, (enum ct_mode)m, &res[m]);
+	}
+	if (log)
+		fclose(log);
+	if (!o->keep) {
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/log");
+		unlink(dir);
+		dir[strlen(dir) - 4] = '\0';
+		rmdir(dir);
+		rmdir(o->dir);
+	}
+	return ct_ip_report(o, res, o->modes, jg_now_seconds() - t0);
+}
+
+/* --sum: add up the "range" lines of split runs (files, or - for stdin). */
+static int ct_sum(const struct ct_opts *o, char **files, int n)
+{
+	struct ct_result res[CT_NMODES];
+	unsigned int level = 0, lines = 0;
+	char line[4096];
+
+	memset(res, 0, sizeof(res));
+	for (int i = 0; i < n; i++) {
+		FILE *f = strcmp(files[i], "-") ? fopen(files[i], "r") : stdin;
+
+		if (!f)
+			return cli_err("%s: %s", files[i], strerror(errno)), 2;
+		while (fgets(line, sizeof(line), f))
+			lines += !ct_range_parse(line, res, &level);
+		if (f != stdin)
+			fclose(f);
+	}
+	if (!lines)
+		return cli_err("no \"range\" lines found"), 2;
+	printf("crashtest: the sum of %u ranges (RAID%u)\n", lines, level);
+	return ct_ip_report(o, res, (1u << CT_NMODES) - 1, 0);
+}
+
+/* A list of points by label ("(K2)") or name ("JNL_CP_STEP"), comma-separated. */
+static int ct_parse_points(const char *list, uint64_t *mask)
+{
+	char buf[512], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned int p;
+
+		for (p = 0; p < JG_OP_COUNT; p++)
+			if (!strcmp(tok, jg_opoint_id(p)) || !strcmp(tok, jg_opoint_label(p)))
+				break;
+		if (p == JG_OP_COUNT)
+			return -EINVAL;
+		*mask |= 1ull << p;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int ct_cmp_double(const void *a, const void *b)
@@ -468,8 +654,39 @@ static void ct_usage(FILE *f)
 		"  --size SIZE      size of each member file (default 64M, sparse)\n"
 		"  --keep           keep the files of every iteration\n"
 		"  -v, --verbose    a line per iteration\n\n"
-		"Exit status: 0 when no protected mode showed damage, 1 when one did, 2 on errors.\n"
-		"Needs root and /dev/fuse.\n");
+		"In-process (no FUSE, no daemon; tens of ms a cut):\n"
+		"  --in-process     drive the filesystem through fs.h over a RAID array of member\n"
+		"                   files in one fault domain; the power is cut at a member write\n"
+		"                   chosen by the seed (always a power cut); default --size 16M\n"
+		"  --seed-from A    run iterations A..A+N-1 (N = --iterations, or --count): split\n"
+		"                   a long run into ranges; each prints a \"range\" line\n"
+		"  --count N        the same as --iterations\n"
+		"  --sum FILE...    add up the \"range\" lines of split runs (- for stdin) and print\n"
+		"                   the tables; --min-coverage applies to the sum\n"
+		"  --journal-blocks N  journal size in 4 KiB blocks (default 2048, the smallest):\n"
+		"                   checkpoint passes and log wrap run all the time\n"
+		"  --lifecycle L    between the crash and the recovering mount: remount,\n"
+		"                   stop-first, fsck-first, scrub-first, lost-member,\n"
+		"                   recovery-cut, rebuild-cut, or seed (default: chosen by seed)\n"
+		"  --cut-span N     the cut falls among the first N member writes (default: the\n"
+		"                   count of an uncut run, which timing moves a little; a\n"
+		"                   failure line prints it, to reproduce the same cut)\n"
+		"  --aim L          cut right after the k-th request (k by seed, 1..2) that names a\n"
+		"                   point of L (one chosen by the seed), not at a member write\n"
+		"                   drawn among all: reaches points few writes carry (K2,\n"
+		"                   replay, resync with --lifecycle recovery-cut)\n"
+		"  --cut-at W       cut at member write W whatever the seed (reproduction)\n"
+		"  --eio            no power cut: a member fails the writes of some blocks (-EIO);\n"
+		"                   clean unmount, then every check (after a rebuild if failed)\n"
+		"  --min-coverage N fail (exit 1) naming each ordering point in flight at fewer\n"
+		"                   than N cuts, summed over the modes run\n"
+		"  --skip-points L  points --min-coverage does not require, by label or name,\n"
+		"                   comma-separated: those a configuration cannot reach (the\n"
+		"                   bitmap points B1/B2 without --mode bitmap or declared; W3\n"
+		"                   without bitmap or full; (C3)/(D1) without declared; R1 without\n"
+		"                   the rebuild-cut lifecycle) or a layer does not name yet\n\n"
+		"Exit status: 0 when no protected mode showed damage, 1 when one did (or coverage\n"
+		"fell short), 2 on errors. The mount runner needs root and /dev/fuse.\n");
 }
 
 int cmd_crashtest(int argc, char **argv)
@@ -486,12 +703,26 @@ int cmd_crashtest(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "in-process", no_argument, NULL, 'I' },
+		{ "seed-from", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'i' },
+		{ "sum", no_argument, NULL, 'U' },
+		{ "journal-blocks", required_argument, NULL, 'J' },
+		{ "lifecycle", required_argument, NULL, 'L' },
+		{ "eio", no_argument, NULL, 'E' },
+		{ "min-coverage", required_argument, NULL, 'C' },
+		{ "skip-points", required_argument, NULL, 'P' },
+		{ "cut-span", required_argument, NULL, 'W' },
+		{ "cut-at", required_argument, NULL, 'A' },
+		{ "aim", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ct_opts o = {
 		.modes = (1u << CT_NMODES) - 1, .level = 5, .iterations = 5, .ops = 150,
-		.seed = 1, .member_bytes = 64ull << 20,
+		.seed = 1, .member_bytes = 64ull << 20, .lifecycle = CT_LC_SEED,
+		.journal_blocks = 2048,
 	};
+	bool sum = false;
 	struct ct_result res[CT_NMODES];
 	struct opcov covs[CT_NMODES];
 	const char *cov_names[CT_NMODES];
@@ -547,6 +778,58 @@ int cmd_crashtest(int argc, char **argv)
 		case 'S':
 			if (cli_parse_size(optarg, &o.member_bytes) || o.member_bytes < (16u << 20))
 				return cli_err("--size %s: expected a size of at least 16M", optarg), 2;
+			o.size_set = true;
+			break;
+		case 'I':
+			o.in_process = true;
+			break;
+		case 'F':
+			if (cli_parse_u64(optarg, UINT32_MAX / 2, &v))
+				return cli_err("--seed-from %s: expected an iteration number", optarg), 2;
+			o.seed_from = (unsigned int)v;
+			break;
+		case 'U':
+			sum = true;
+			break;
+		case 'J':
+			if (cli_parse_u64(optarg, 1u << 20, &v) || v < 2048)
+				return cli_err("--journal-blocks %s: expected at least 2048", optarg), 2;
+			o.journal_blocks = v;
+			break;
+		case 'L':
+			o.lifecycle = CT_LC_COUNT + 1;
+			for (int l = 0; l < CT_LC_COUNT; l++)
+				if (!strcmp(optarg, ct_lc_names[l]))
+					o.lifecycle = (enum ct_lifecycle)l;
+			if (!strcmp(optarg, "seed"))
+				o.lifecycle = CT_LC_SEED;
+			if (o.lifecycle > CT_LC_SEED)
+				return cli_err("--lifecycle %s: unknown (see --help)", optarg), 2;
+			break;
+		case 'E':
+			o.eio = true;
+			break;
+		case 'T':
+			if (ct_parse_points(optarg, &o.aim))
+				return cli_err("--aim %s: unknown point (labels and names as in the "
+					       "coverage table)", optarg), 2;
+			break;
+		case 'W':
+			if (cli_parse_u64(optarg, UINT32_MAX, &o.cut_span) || !o.cut_span)
+				return cli_err("--cut-span %s: expected a write count", optarg), 2;
+			break;
+		case 'A':
+			if (cli_parse_u64(optarg, UINT32_MAX, &o.cut_at) || !o.cut_at)
+				return cli_err("--cut-at %s: expected a write number", optarg), 2;
+			break;
+		case 'C':
+			if (cli_parse_u64(optarg, UINT64_MAX, &o.min_cov))
+				return cli_err("--min-coverage %s: expected a count", optarg), 2;
+			break;
+		case 'P':
+			if (ct_parse_points(optarg, &o.skip_points))
+				return cli_err("--skip-points %s: unknown point (labels and names as in "
+					       "the coverage table)", optarg), 2;
 			break;
 		case 'k':
 			o.keep = true;
@@ -562,8 +845,19 @@ int cmd_crashtest(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (sum)
+		return ct_sum(&o, argv + optind, argc - optind);
 	if (optind != argc)
 		return cli_err("unexpected argument '%s'", argv[optind]), 2;
+	if (o.in_process) {
+		if (!o.size_set)
+			o.member_bytes = 16ull << 20;
+		if (mkdir(o.dir, 0755) && errno != EEXIST)
+			return cli_err("%s: %s", o.dir, strerror(errno)), 2;
+		if (!o.verbose)
+			jg_log_set_level(JG_LOG_ERR);
+		return ct_ip_run(&o);
+	}
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
 		return cli_err("needs root and /dev/fuse"), 2;
 	if (sp_self(o.self, sizeof(o.self)))
@@ -633,6 +927,11 @@ int cmd_crashtest(int argc, char **argv)
 		opcov_print(stdout, covs, cov_names, ncov);
 	if (!o.keep)
 		rmdir(o.dir);
+	if (o.min_cov && opcov_check(stdout, covs, ncov, o.min_cov, o.skip_points)) {
+		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
+		       (unsigned long long)o.min_cov);
+		return 1;
+	}
 	if (protected_damage) {
 		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
 		return 1;

@@ -33,7 +33,8 @@ static const char cmd_mkfs_help[] =
 	"options:\n"
 	CLI_RAID_HELP
 	"  -f, --force              overwrite an existing array and filesystem\n"
-	"  -J, --journal-size SIZE  journal size (default: 1/64 of the array, 16M to 1G)\n"
+	"  -J, --journal-size SIZE  journal size (default: 1/64 of the array, 16M to 1G;\n"
+	"                           at least 8M: a small one checkpoints all the time)\n"
 	"  -L, --label LABEL        filesystem label, up to 63 bytes\n"
 	"  -i, --inode-ratio BYTES  bytes of space per inode (default 16K)\n"
 	"  -h, --help               this text\n"
@@ -74,9 +75,12 @@ int cmd_mkfs(int argc, char **argv)
 			fo.force = true;
 			break;
 		case 'J':
-			if (cli_parse_size(optarg, &v) || v / 4096 < 2048)
-				return cli_err("bad journal size '%s' (at least 8M)", optarg);
-			fo.journal_blocks = v / 4096;
+			/* fs_mkfs's floor: the largest handle fits a quarter of the log */
+			if (cli_parse_size(optarg, &v) || v / JG_BLOCK_SIZE < 2 * JNL_MIN_BLOCKS)
+				return cli_err("bad journal size '%s' (at least %uK: %u blocks)", optarg,
+					       2 * JNL_MIN_BLOCKS * (JG_BLOCK_SIZE / 1024),
+					       2 * JNL_MIN_BLOCKS);
+			fo.journal_blocks = v / JG_BLOCK_SIZE;
 			break;
 		case 'L':
 			if (strlen(optarg) > 63)

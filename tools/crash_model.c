@@ -17,20 +17,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "crash.h"
 
 #define CT_MAGIC 0x5443474au
-#define CT_MAX_SECTORS 8192u	/* 4 MiB per file */
+#define CT_MAX_SECTORS 12288u	/* 6 MiB per file */
+#define CT_BULK_FILES 3u	/* a bulk write: 18 MiB, more than a transaction's data
+				 * (jnl_cfg.max_txn_data_blocks, 16 MiB): early writeback */
 
-enum ct_ev_type { CT_EV_WRITE, CT_EV_TRUNC };
+enum ct_ev_type { CT_EV_WRITE, CT_EV_TRUNC, CT_EV_XATTR };
 
 struct ct_event {
 	uint8_t type;
-	uint32_t seq;		/* CT_EV_WRITE */
+	uint32_t seq;		/* CT_EV_WRITE, CT_EV_XATTR (the value set) */
 	uint32_t s0, n;		/* CT_EV_WRITE: sectors [s0, s0+n) */
 	uint64_t size_after;	/* the file's size after this event */
+	uint64_t size_before;	/* CT_EV_WRITE that failed: any size between is possible */
+	bool failed;
 };
 
 struct ct_file {
@@ -38,12 +43,15 @@ struct ct_file {
 	bool live;		/* in the model's current namespace */
 	bool large;
 	char path[64];
+	char link[64];		/* a second name (hard link), "" when none */
 	unsigned int last_op;	/* the last operation that changed it (its inode) */
 	uint64_t size;		/* model size now, bytes, multiple of CT_SECTOR */
 	uint32_t *cur;		/* value per sector now (0: zero) */
 	bool fsynced;		/* an fsync of it was acknowledged */
 	uint64_t dur_size;	/* at that fsync */
 	uint32_t *dur;		/* values per sector at that fsync */
+	uint32_t xattr;		/* user.ct now: the seq of its value, 0 when never set */
+	uint32_t dur_xattr;	/* at that fsync */
 	struct ct_event *ev;	/* since that fsync, or since creation */
 	unsigned int nev, evcap;
 };
@@ -65,8 +73,10 @@ struct ct_model {
 	unsigned int issued, fsyncs;
 	uint32_t next_seq;
 	unsigned int rename_ctr;
+	const struct ct_ops *ops;
 	const bool *cut;	/* set by the crashing thread before the power goes */
 	bool fsync_phase;
+	bool bulk_done;
 };
 
 /* ------------------------------------------------------------ randomness */
@@ -174,13 +184,18 @@ unsigned int ct_model_fsyncs(const struct ct_model *m)
 static int ct_ns_current(const struct ct_model *m, struct ct_ns *ns)
 {
 	ns->n = 0;
-	ns->e = calloc(m->nfiles ? m->nfiles : 1, sizeof(*ns->e));
+	ns->e = calloc(m->nfiles ? 2 * m->nfiles : 1, sizeof(*ns->e));
 	if (!ns->e)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < m->nfiles; i++) {
 		if (!m->files[i].live)
 			continue;
 		snprintf(ns->e[ns->n].path, sizeof(ns->e[0].path), "%s", m->files[i].path);
+		ns->e[ns->n].id = m->files[i].id;
+		ns->n++;
+		if (!m->files[i].link[0])
+			continue;
+		snprintf(ns->e[ns->n].path, sizeof(ns->e[0].path), "%s", m->files[i].link);
 		ns->e[ns->n].id = m->files[i].id;
 		ns->n++;
 	}
@@ -241,14 +256,13 @@ static int ct_event_add(struct ct_file *f, const struct ct_event *e)
 
 /* ------------------------------------------------------------ the workload */
 
-static int ct_do_write(struct ct_model *m, const char *mnt, struct ct_file *f, uint32_t s0,
-		       uint32_t n, int oflags)
+static int ct_do_write(struct ct_model *m, struct ct_file *f, uint32_t s0, uint32_t n,
+		       bool create)
 {
 	struct ct_event e = { .type = CT_EV_WRITE, .s0 = s0, .n = n };
-	char path[512];
+	uint64_t size_before = f->size;
 	uint8_t *buf;
-	ssize_t w;
-	int fd, rc = 0;
+	int rc = 0;
 
 	if (s0 + n > CT_MAX_SECTORS)
 		n = CT_MAX_SECTORS - s0;
@@ -267,38 +281,25 @@ static int ct_do_write(struct ct_model *m, const char *mnt, struct ct_file *f, u
 	if ((uint64_t)(s0 + n) * CT_SECTOR > f->size)
 		f->size = (uint64_t)(s0 + n) * CT_SECTOR;
 	e.size_after = f->size;
+	e.size_before = size_before;
 	f->last_op = m->issued;
 	rc = ct_event_add(f, &e);
-	if (rc)
-		goto out;
-	snprintf(path, sizeof(path), "%s/%s", mnt, f->path);
-	fd = open(path, O_WRONLY | oflags, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
+	if (!rc)
+		rc = m->ops->pwrite(m->ops->ctx, f->path, buf, (size_t)n * CT_SECTOR,
+				    (uint64_t)s0 * CT_SECTOR, create);
+	if (rc && rc != -ENOMEM) {
+		/* part of it may have landed (ENOSPC part-way, a dying daemon): the
+		 * model cannot say which blocks, so the size may be any between */
+		f->ev[f->nev - 1].failed = true;
 	}
-	w = pwrite(fd, buf, (size_t)n * CT_SECTOR, (off_t)s0 * CT_SECTOR);
-	if (w != (ssize_t)n * CT_SECTOR)
-		rc = w < 0 ? -errno : -EIO;
-	if (close(fd) && !rc)
-		rc = -errno;
-out:
 	free(buf);
 	return rc;
 }
 
-static int ct_do_fsync(struct ct_model *m, const char *mnt, struct ct_file *f)
+static int ct_do_fsync(struct ct_model *m, struct ct_file *f)
 {
-	char path[512];
-	int fd, rc = 0;
+	int rc = m->ops->fsync(m->ops->ctx, f->path);
 
-	snprintf(path, sizeof(path), "%s/%s", mnt, f->path);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		rc = -errno;
-	close(fd);
 	if (rc)
 		return rc;
 	/* an acknowledgement after the cut is a dying daemon's: it proves nothing */
@@ -307,6 +308,7 @@ static int ct_do_fsync(struct ct_model *m, const char *mnt, struct ct_file *f)
 	/* acknowledged: (M2) from here on, (M1) for everything before */
 	f->fsynced = true;
 	f->dur_size = f->size;
+	f->dur_xattr = f->xattr;
 	memcpy(f->dur, f->cur, CT_MAX_SECTORS * sizeof(*f->cur));
 	f->nev = 0;
 	m->fsyncs++;
@@ -314,17 +316,17 @@ static int ct_do_fsync(struct ct_model *m, const char *mnt, struct ct_file *f)
 	return 0;
 }
 
-static struct ct_file *ct_pick_live(struct ct_model *m, bool nonempty)
+static struct ct_file *ct_pick_live(struct ct_model *m, bool nonempty, const struct ct_file *not)
 {
 	unsigned int live = 0, k;
 
 	for (unsigned int i = 0; i < m->nfiles; i++)
-		live += m->files[i].live && (!nonempty || m->files[i].size);
+		live += m->files[i].live && (!nonempty || m->files[i].size) && &m->files[i] != not;
 	if (!live)
 		return NULL;
 	k = ct_rand(m, live);
 	for (unsigned int i = 0; i < m->nfiles; i++) {
-		if (!(m->files[i].live && (!nonempty || m->files[i].size)))
+		if (!(m->files[i].live && (!nonempty || m->files[i].size) && &m->files[i] != not))
 			continue;
 		if (k-- == 0)
 			return &m->files[i];
@@ -332,7 +334,9 @@ static struct ct_file *ct_pick_live(struct ct_model *m, bool nonempty)
 	return NULL;
 }
 
-static int ct_do_create(struct ct_model *m, const char *mnt, struct ct_file **out)
+/* A new file in directory @dir (a random one when >= CT_NDIRS) of @sectors (0: random). */
+static int ct_do_create(struct ct_model *m, unsigned int dir, uint32_t sectors,
+			struct ct_file **out)
 {
 	unsigned int large = 0;
 	struct ct_file *f;
@@ -361,78 +365,107 @@ static int ct_do_create(struct ct_model *m, const char *mnt, struct ct_file **ou
 	m->nfiles++;
 	f->id = m->nfiles;
 	f->live = true;
-	f->large = large < 3 && ct_rand(m, 10) == 0;
-	snprintf(f->path, sizeof(f->path), "d%u/f%u", ct_rand(m, CT_NDIRS), f->id);
+	f->large = sectors ? sectors >= 256 : large < 3 && ct_rand(m, 10) == 0;
+	if (dir >= CT_NDIRS)
+		dir = ct_rand(m, CT_NDIRS);
+	snprintf(f->path, sizeof(f->path), "d%u/f%u", dir, f->id);
 	rc = ct_ns_push(m);
 	if (rc)
 		return rc;
 	*out = f;
-	return ct_do_write(m, mnt, f, 0, f->large ? 256 + ct_rand(m, 768) : 1 + ct_rand(m, 16),
-			   O_CREAT | O_EXCL);
+	if (!sectors)
+		sectors = f->large ? 256 + ct_rand(m, 768) : 1 + ct_rand(m, 16);
+	return ct_do_write(m, f, 0, sectors, true);
+}
+
+int ct_workload_setup_ops(const struct ct_ops *ops)
+{
+	char path[16];
+	int rc;
+
+	for (unsigned int d = 0; d < CT_NDIRS; d++) {
+		snprintf(path, sizeof(path), "d%u", d);
+		rc = ops->mkdir(ops->ctx, path);
+		if (rc && rc != -EEXIST)
+			return rc;
+	}
+	return ops->fsync(ops->ctx, "");
 }
 
 int ct_workload_setup(const char *mnt)
 {
-	char path[512];
-	int fd;
+	struct ct_ops ops;
 
-	for (unsigned int d = 0; d < CT_NDIRS; d++) {
-		snprintf(path, sizeof(path), "%s/d%u", mnt, d);
-		if (mkdir(path, 0755) && errno != EEXIST)
-			return -errno;
-	}
-	fd = open(mnt, O_RDONLY | O_DIRECTORY);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd)) {
-		int rc = -errno;
+	ct_posix_ops(&ops, mnt);
+	return ct_workload_setup_ops(&ops);
+}
 
-		close(fd);
-		return rc;
+/*
+ * @f's name @path goes away (unlink, or replaced by a rename): the file lives on
+ * under its other name if it has one. Either way its inode changed (nlink).
+ */
+static void ct_name_gone(struct ct_model *m, struct ct_file *f, const char *path)
+{
+	f->last_op = m->issued;
+	if (!strcmp(f->link, path)) {
+		f->link[0] = '\0';
+	} else if (f->link[0]) {
+		memcpy(f->path, f->link, sizeof(f->path));
+		f->link[0] = '\0';
+	} else {
+		f->live = false;
 	}
-	close(fd);
-	return 0;
 }
 
 /* One operation; returns 0 or the failed call's -errno. */
-static int ct_op(struct ct_model *m, const char *mnt)
+static int ct_op(struct ct_model *m)
 {
-	struct ct_file *f = NULL;
+	const struct ct_ops *ops = m->ops;
+	struct ct_file *f = NULL, *g;
 	uint32_t r = ct_rand(m, 100), nsect;
 	bool wrote = false;
-	char a[512], b[512];
+	char a[64];
 	int rc = 0;
 
 	if (m->issued % 25 == 0)
 		m->fsync_phase = !m->fsync_phase;
-	f = ct_pick_live(m, false);
+	f = ct_pick_live(m, false, NULL);
 	if (!f || r < 12) {
-		rc = ct_do_create(m, mnt, &f);
+		rc = ct_do_create(m, CT_NDIRS, 0, &f);
 		wrote = true;
-	} else if (r < 40) {
+	} else if (r < 36) {
 		nsect = (uint32_t)(f->size / CT_SECTOR);
-		rc = ct_do_write(m, mnt, f, nsect, f->large ? 64 + ct_rand(m, 512) : 1 + ct_rand(m, 8), 0);
+		rc = ct_do_write(m, f, nsect, f->large ? 64 + ct_rand(m, 512) : 1 + ct_rand(m, 8),
+				 false);
 		wrote = true;
-	} else if (r < 62 && f->size) {
+	} else if (r < 56 && f->size) {
 		nsect = (uint32_t)(f->size / CT_SECTOR);
-		rc = ct_do_write(m, mnt, f, ct_rand(m, nsect),
-				 f->large ? 1 + ct_rand(m, 256) : 1 + ct_rand(m, 8), 0);
+		rc = ct_do_write(m, f, ct_rand(m, nsect),
+				 f->large ? 1 + ct_rand(m, 256) : 1 + ct_rand(m, 8), false);
 		wrote = true;
-	} else if (r < 70) {
-		snprintf(a, sizeof(a), "%s/%s", mnt, f->path);
+	} else if (r < 62) {
+		memcpy(a, f->path, sizeof(a));
 		snprintf(f->path, sizeof(f->path), "d%u/r%u", ct_rand(m, CT_NDIRS), ++m->rename_ctr);
-		snprintf(b, sizeof(b), "%s/%s", mnt, f->path);
 		f->last_op = m->issued;
 		rc = ct_ns_push(m);
-		if (!rc && rename(a, b))
-			rc = -errno;
-	} else if (r < 76) {
-		snprintf(a, sizeof(a), "%s/%s", mnt, f->path);
-		f->live = false;
+		if (!rc)
+			rc = ops->rename(ops->ctx, a, f->path);
+	} else if (r < 67 && (g = ct_pick_live(m, false, f))) {
+		/* over an existing file: its name now names @f; its inode loses a link */
+		memcpy(a, f->path, sizeof(a));
+		memcpy(f->path, g->path, sizeof(f->path));
+		ct_name_gone(m, g, g->path);
+		f->last_op = m->issued;
 		rc = ct_ns_push(m);
-		if (!rc && unlink(a))
-			rc = -errno;
-	} else if (r < 82) {
+		if (!rc)
+			rc = ops->rename(ops->ctx, a, f->path);
+	} else if (r < 72) {
+		memcpy(a, f->path, sizeof(a));
+		ct_name_gone(m, f, a);
+		rc = ct_ns_push(m);
+		if (!rc)
+			rc = ops->unlink(ops->ctx, a);
+	} else if (r < 78) {
 		struct ct_event e = { .type = CT_EV_TRUNC };
 		uint32_t keep = ct_rand(m, (uint32_t)(f->size / CT_SECTOR) + 1);
 
@@ -442,32 +475,73 @@ static int ct_op(struct ct_model *m, const char *mnt)
 		f->last_op = m->issued;
 		e.size_after = f->size;
 		rc = ct_event_add(f, &e);
-		snprintf(a, sizeof(a), "%s/%s", mnt, f->path);
-		if (!rc && truncate(a, (off_t)f->size))
-			rc = -errno;
+		if (!rc)
+			rc = ops->truncate(ops->ctx, f->path, f->size);
+		wrote = true;
+	} else if (r < 82 && !f->link[0]) {
+		snprintf(f->link, sizeof(f->link), "d%u/l%u", ct_rand(m, CT_NDIRS), ++m->rename_ctr);
+		f->last_op = m->issued;
+		rc = ct_ns_push(m);
+		if (!rc)
+			rc = ops->link(ops->ctx, f->path, f->link);
+	} else if (r < 87) {
+		struct ct_event e = { .type = CT_EV_XATTR, .seq = m->next_seq++ };
+		char val[32];
+
+		f->xattr = e.seq;
+		f->last_op = m->issued;
+		e.size_after = f->size;
+		snprintf(val, sizeof(val), "ct%u.%u", f->id, e.seq);
+		rc = ct_event_add(f, &e);
+		if (!rc)
+			rc = ops->setxattr(ops->ctx, f->path, "user.ct", val, strlen(val));
+		wrote = true;
+	} else if (r < 88 && !m->fsync_phase && !m->bulk_done) {
+		/* once: whole large files, no fsync until the phase ends, more data
+		 * than a transaction holds */
+		m->bulk_done = true;
+		for (unsigned int i = 0; i < CT_BULK_FILES && !rc; i++)
+			rc = ct_do_create(m, CT_NDIRS, CT_MAX_SECTORS, &f);
+		wrote = true;
+	} else if (r < 89) {
+		/* a burst of small files in d0: a directory of many blocks */
+		unsigned int k = 8 + ct_rand(m, 24);
+
+		for (unsigned int i = 0; i < k && !rc; i++)
+			rc = ct_do_create(m, 0, 1, &f);
 		wrote = true;
 	} else {
-		rc = ct_do_fsync(m, mnt, f);
+		rc = ct_do_fsync(m, f);
 	}
 	if (!rc && wrote && f && f->live && m->fsync_phase)
-		rc = ct_do_fsync(m, mnt, f);
+		rc = ct_do_fsync(m, f);
 	return rc;
+}
+
+unsigned int ct_workload_run_ops(struct ct_model *m, const struct ct_ops *ops,
+				 unsigned int *progress, const bool *cut)
+{
+	unsigned int done = 0;
+
+	m->ops = ops;
+	m->cut = cut;
+	while (m->issued < m->nops) {
+		__atomic_store_n(progress, m->issued + 1, __ATOMIC_RELEASE);
+		m->issued++;
+		if (ct_op(m))
+			break;
+		done++;
+	}
+	return done;
 }
 
 unsigned int ct_workload_run(struct ct_model *m, const char *mnt, unsigned int *progress,
 			     const bool *cut)
 {
-	unsigned int done = 0;
+	struct ct_ops ops;
 
-	m->cut = cut;
-	while (m->issued < m->nops) {
-		__atomic_store_n(progress, m->issued + 1, __ATOMIC_RELEASE);
-		m->issued++;
-		if (ct_op(m, mnt))
-			break;
-		done++;
-	}
-	return done;
+	ct_posix_ops(&ops, mnt);
+	return ct_workload_run_ops(m, &ops, progress, cut);
 }
 
 /* ------------------------------------------------------------ the volume */
@@ -490,6 +564,7 @@ int ct_tree_add(struct ct_tree *t, const char *path, uint8_t *data, uint64_t siz
 		t->files = n;
 		t->cap = cap;
 	}
+	memset(&t->files[t->n], 0, sizeof(t->files[0]));
 	memcpy(t->files[t->n].path, path, strlen(path) + 1);
 	t->files[t->n].data = data;
 	t->files[t->n].size = size;
@@ -505,13 +580,142 @@ void ct_tree_free(struct ct_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int ct_read_file(const char *path, uint8_t **data, uint64_t *size)
+/* ------------------------------------------------------------ POSIX operations */
+
+static void ct_px_path(void *ctx, const char *rel, char *out, size_t n)
+{
+	snprintf(out, n, "%s%s%s", (const char *)ctx, rel[0] ? "/" : "", rel);
+}
+
+static int ct_px_mkdir(void *ctx, const char *path)
+{
+	char p[512];
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	return mkdir(p, 0755) ? -errno : 0;
+}
+
+static int ct_px_pwrite(void *ctx, const char *path, const void *buf, size_t len, uint64_t off,
+			bool create)
+{
+	char p[512];
+	ssize_t w;
+	int fd, rc = 0;
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	fd = open(p, O_WRONLY | (create ? O_CREAT | O_EXCL : 0), 0644);
+	if (fd < 0)
+		return -errno;
+	w = pwrite(fd, buf, len, (off_t)off);
+	if (w != (ssize_t)len)
+		rc = w < 0 ? -errno : -EIO;
+	if (close(fd) && !rc)
+		rc = -errno;
+	return rc;
+}
+
+static int ct_px_truncate(void *ctx, const char *path, uint64_t size)
+{
+	char p[512];
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	return truncate(p, (off_t)size) ? -errno : 0;
+}
+
+static int ct_px_fsync(void *ctx, const char *path)
+{
+	char p[512];
+	int fd, rc = 0;
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int ct_px_rename(void *ctx, const char *from, const char *to)
+{
+	char a[512], b[512];
+
+	ct_px_path(ctx, from, a, sizeof(a));
+	ct_px_path(ctx, to, b, sizeof(b));
+	return rename(a, b) ? -errno : 0;
+}
+
+static int ct_px_unlink(void *ctx, const char *path)
+{
+	char p[512];
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	return unlink(p) ? -errno : 0;
+}
+
+static int ct_px_link(void *ctx, const char *from, const char *to)
+{
+	char a[512], b[512];
+
+	ct_px_path(ctx, from, a, sizeof(a));
+	ct_px_path(ctx, to, b, sizeof(b));
+	return link(a, b) ? -errno : 0;
+}
+
+static int ct_px_setxattr(void *ctx, const char *path, const char *name, const void *val,
+			  size_t len)
+{
+	char p[512];
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	return setxattr(p, name, val, len, 0) ? -errno : 0;
+}
+
+static ssize_t ct_px_getxattr(void *ctx, const char *path, const char *name, void *val,
+			      size_t len)
+{
+	char p[512];
+	ssize_t r;
+
+	ct_px_path(ctx, path, p, sizeof(p));
+	r = getxattr(p, name, val, len);
+	return r < 0 ? -errno : r;
+}
+
+static int ct_px_readdir(void *ctx, const char *dir,
+			 int (*fn)(void *arg, const char *name, bool isdir), void *arg)
+{
+	char p[512], q[1024];
+	struct dirent *de;
+	struct stat st;
+	int rc = 0;
+	DIR *d;
+
+	ct_px_path(ctx, dir, p, sizeof(p));
+	d = opendir(p);
+	if (!d)
+		return -errno;
+	while (!rc && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(q, sizeof(q), "%s/%s", p, de->d_name);
+		rc = lstat(q, &st) ? -errno : fn(arg, de->d_name, S_ISDIR(st.st_mode));
+	}
+	closedir(d);
+	return rc;
+}
+
+static int ct_px_read_file(void *ctx, const char *path, uint8_t **data, uint64_t *size)
 {
 	struct stat st;
 	uint8_t *buf;
 	uint64_t got = 0;
-	int fd = open(path, O_RDONLY);
+	char p[512];
+	int fd;
 
+	ct_px_path(ctx, path, p, sizeof(p));
+	fd = open(p, O_RDONLY);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
@@ -541,44 +745,78 @@ static int ct_read_file(const char *path, uint8_t **data, uint64_t *size)
 	return 0;
 }
 
+void ct_posix_ops(struct ct_ops *ops, const char *root)
+{
+	*ops = (struct ct_ops){
+		.ctx = (void *)root,
+		.mkdir = ct_px_mkdir,
+		.pwrite = ct_px_pwrite,
+		.truncate = ct_px_truncate,
+		.fsync = ct_px_fsync,
+		.rename = ct_px_rename,
+		.unlink = ct_px_unlink,
+		.link = ct_px_link,
+		.setxattr = ct_px_setxattr,
+		.getxattr = ct_px_getxattr,
+		.readdir = ct_px_readdir,
+		.read_file = ct_px_read_file,
+	};
+}
+
+/* ------------------------------------------------------------ reading back */
+
+struct ct_walk {
+	const struct ct_ops *ops;
+	struct ct_tree *t;
+	const char *dir;	/* NULL at the top */
+};
+
+static int ct_walk_file(void *arg, const char *name, bool isdir)
+{
+	struct ct_walk *w = arg;
+	char rel[128];
+	uint8_t *data = NULL;
+	uint64_t size = 0;
+	ssize_t x;
+	int rc;
+
+	if (!w->dir) {
+		struct ct_walk sub = { w->ops, w->t, name };
+
+		/* not one of our directories: record it so the namespace check fails */
+		if (!isdir)
+			return ct_tree_add(w->t, name, NULL, 0);
+		return w->ops->readdir(w->ops->ctx, name, ct_walk_file, &sub);
+	}
+	snprintf(rel, sizeof(rel), "%.40s/%.80s", w->dir, name);
+	rc = w->ops->read_file(w->ops->ctx, rel, &data, &size);
+	if (!rc)
+		rc = ct_tree_add(w->t, rel, data, size);
+	if (rc)
+		return rc;
+	x = w->ops->getxattr(w->ops->ctx, rel, "user.ct", w->t->files[w->t->n - 1].xattr,
+			     sizeof(w->t->files[0].xattr) - 1);
+	if (x == -ENODATA)
+		return 0;
+	if (x < 0)
+		return (int)x;
+	w->t->files[w->t->n - 1].xattr[x] = '\0';
+	return 0;
+}
+
+int ct_tree_read_ops(const struct ct_ops *ops, struct ct_tree *t)
+{
+	struct ct_walk w = { ops, t, NULL };
+
+	return ops->readdir(ops->ctx, "", ct_walk_file, &w);
+}
+
 int ct_tree_read_dir(const char *root, struct ct_tree *t)
 {
-	char dpath[512], fpath[1024], rel[128];
-	struct dirent *de;
-	DIR *top, *d;
-	int rc = 0;
+	struct ct_ops ops;
 
-	top = opendir(root);
-	if (!top)
-		return -errno;
-	while (!rc && (de = readdir(top))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(dpath, sizeof(dpath), "%s/%s", root, de->d_name);
-		d = opendir(dpath);
-		if (!d) {
-			/* not one of our directories: record it so the namespace check fails */
-			rc = ct_tree_add(t, de->d_name, NULL, 0);
-			continue;
-		}
-		struct dirent *fe;
-
-		while (!rc && (fe = readdir(d))) {
-			uint8_t *data = NULL;
-			uint64_t size = 0;
-
-			if (!strcmp(fe->d_name, ".") || !strcmp(fe->d_name, ".."))
-				continue;
-			snprintf(rel, sizeof(rel), "%.40s/%.80s", de->d_name, fe->d_name);
-			snprintf(fpath, sizeof(fpath), "%s/%s", root, rel);
-			rc = ct_read_file(fpath, &data, &size);
-			if (!rc)
-				rc = ct_tree_add(t, rel, data, size);
-		}
-		closedir(d);
-	}
-	closedir(top);
-	return rc;
+	ct_posix_ops(&ops, root);
+	return ct_tree_read_ops(&ops, t);
 }
 
 /* ------------------------------------------------------------ the check */
@@ -587,9 +825,13 @@ static bool ct_size_allowed(const struct ct_file *f, uint64_t size)
 {
 	if (f->fsynced ? size == f->dur_size : size == 0)
 		return true;
-	for (unsigned int i = 0; i < f->nev; i++)
-		if (f->ev[i].size_after == size)
+	for (unsigned int i = 0; i < f->nev; i++) {
+		const struct ct_event *e = &f->ev[i];
+
+		if (e->size_after == size ||
+		    (e->failed && size >= e->size_before && size <= e->size_after))
 			return true;
+	}
 	return false;
 }
 
@@ -612,9 +854,33 @@ static bool ct_value_allowed(const struct ct_file *f, uint32_t s, uint32_t v)
 	return false;
 }
 
+/* user.ct: its value at the last fsync, or one set since (as (M2)); absent only when
+ * no value was durable. */
+static bool ct_xattr_allowed(const struct ct_file *f, const char *found)
+{
+	char want[32];
+
+	if (!found[0])
+		return !f->fsynced || !f->dur_xattr;
+	snprintf(want, sizeof(want), "ct%u.%u", f->id, f->fsynced ? f->dur_xattr : 0);
+	if (f->fsynced && f->dur_xattr && !strcmp(found, want))
+		return true;
+	for (unsigned int i = 0; i < f->nev; i++) {
+		snprintf(want, sizeof(want), "ct%u.%u", f->id, f->ev[i].seq);
+		if (f->ev[i].type == CT_EV_XATTR && !strcmp(found, want))
+			return true;
+	}
+	return false;
+}
+
 /* (M2), (M3) for one file. */
 static int ct_file_check(const struct ct_file *f, const struct ct_found *x, char *why)
 {
+	if (!ct_xattr_allowed(f, x->xattr)) {
+		snprintf(why, 256, "%s (file %u): user.ct \"%s\" not its durable value (seq %u) "
+			 "nor a later one", x->path, f->id, x->xattr, f->fsynced ? f->dur_xattr : 0);
+		return 1;
+	}
 	if (!ct_size_allowed(f, x->size)) {
 		snprintf(why, 256, "%s (file %u): size %llu not one it had since its last fsync",
 			 x->path, f->id, (unsigned long long)x->size);
