@@ -23,19 +23,19 @@ if [ "${2:-}" = inproc ]; then
 	[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
 	dir=$(mktemp -d "$base/crashtest-ip.XXXXXX") || exit 1
 	trap 'rm -rf "$dir"' EXIT
-	# The array does not name its writes yet (S1 B1 B2 W3 R1 count as "-"):
-	# those points are not required here until it does.
-	skip=RAID_SB,RAID_BITMAP_SET,RAID_BITMAP_CLEAR,RAID_RESYNC,RAID_REBUILD
-	# Two journal points are left to `make crash-long` (100 cuts each there): a
-	# cut reaches (C6) only when it falls on that one flush, and recovery's resync
-	# only when a row it reads needed repair (6 and 3 of 190 random declared cuts);
-	# --aim reaches neither (a flush or a repair ends with nothing in flight).
-	skip=$skip,JNL_LOG_FLUSH,JNL_RESYNC
+	# Four journal points are left to `make crash-long` (100 cuts each there): few
+	# writes carry them and --aim reaches none of them -- (C6) and the journal
+	# superblock end in a flush or FUA (in flight only when a cut falls on that
+	# very request), recovery's resync only when a row it reads needed repair
+	# (6 and 3 of 190 random declared cuts), and a full checkpoint only when the
+	# background one falls behind. Every other point, the array's included, must
+	# be in flight at one cut at least.
+	skip=JNL_LOG_FLUSH,JNL_RESYNC,JNL_SB,JNL_CP_FULL
 	# every cut mounts and checks a volume a dozen times: ASan's 256 MiB quarantine
 	# of freed memory makes each allocation a fresh page (half the run's time)
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
 	echo "== in-process power cuts, every mode, lifecycles by seed"
-	"$jgrfs" crashtest --in-process --mode all --iterations 8 --ops 300 --seed 5 \
+	"$jgrfs" crashtest --in-process --mode all --iterations 16 --ops 300 --seed 5 \
 		--dir "$dir/a" | tee "$dir/a.out"
 	rc=${PIPESTATUS[0]}
 	# cuts aimed at points few writes carry: a background checkpoint step while
@@ -57,7 +57,7 @@ if [ "${2:-}" = inproc ]; then
 		exit 1
 	fi
 	off=$(sed -n 's/^range mode=off .* damaged=\([0-9]*\) .*/\1/p' "$dir/a.out")
-	echo "resync=off: $off of 8 power cuts left damage"
+	echo "resync=off: $off of 16 power cuts left damage"
 	if [ -z "$off" ] || [ "$off" -lt 1 ]; then
 		echo "FAIL: no in-process power cut damaged an unprotected array"
 		exit 1
