@@ -33,6 +33,13 @@
  *
  * Writes are serialised on the domain lock: fault devices are for tests, and
  * serial writes make "the Nth write" well defined.
+ *
+ * (F1) The lower device gets a copy of each request, never the caller's: a
+ *      device may take req->dev for its own (dev_uring's submit does), and the
+ *      caller's must keep naming the fault device. A caller that reuses it --
+ *      the bitmap's flush round after its writes (bitmap.c (B1)) -- would
+ *      otherwise flush the lower device behind the model's back, and a cut would
+ *      revert a bitmap write already flushed while the data it covers stays.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -143,6 +150,16 @@ static void raid_fault_pending_drop(struct dev_fault *f)
 		free(p->old);
 		free(p);
 	}
+}
+
+/* One request to the lower device, as a copy (F1); its result into @r. */
+static int raid_fault_lower(struct dev_fault *f, struct blk_req *r)
+{
+	struct blk_req c = *r;
+	int rc = blk_submit(f->lower, &c, 1);
+
+	r->result = c.result;
+	return rc;
 }
 
 /* Revert one unflushed write, whole or sector by sector. Domain lock held. */
@@ -287,7 +304,7 @@ static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
 static int raid_fault_fua_write_locked(struct dev_fault *f, struct blk_req *r)
 {
 	uint64_t b0 = r->blkno, b1 = r->blkno + r->nblocks;
-	int rc = blk_submit(f->lower, r, 1);
+	int rc = raid_fault_lower(f, r);
 
 	if (rc)
 		return rc;
@@ -340,7 +357,7 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	p->point = jg_opoint_get();
 	rc = blk_rw(f->lower, BLK_OP_READ, r->blkno, r->nblocks, p->old, 0);
 	if (!rc)
-		rc = blk_submit(f->lower, r, 1);
+		rc = raid_fault_lower(f, r);
 	if (rc) {
 		free(p->old);
 		free(p);
@@ -367,7 +384,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 		if (r->op != BLK_OP_FLUSH && raid_fault_is_bad_locked(f, r)) {
 			rc = r->op == BLK_OP_WRITE && d->cfg.write_errno ? d->cfg.write_errno : -EIO;
 		} else if (r->op == BLK_OP_READ) {
-			rc = blk_submit(f->lower, r, 1);
+			rc = raid_fault_lower(f, r);
 		} else if (r->op == BLK_OP_WRITE) {
 			rc = raid_fault_write_locked(f, r);
 		} else if (r->op == BLK_OP_FLUSH) {
@@ -377,7 +394,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			if (f->fail_all) {
 				rc = -EIO;
 			} else if (!d->cut) {
-				rc = blk_submit(f->lower, r, 1);
+				rc = raid_fault_lower(f, r);
 				if (!rc)
 					raid_fault_pending_drop(f);
 			}
