@@ -35,6 +35,13 @@
  *      other holds this update or the one before. Assembly takes the newer valid
  *      copy of each member, so a torn copy costs at most one event (S5), and
  *      its own update rewrites both. Arrays made before the feature keep one copy.
+ * (S9) Every superblock round starts with all writable members at one event, so
+ *      a round cut part way leaves them at most one apart, which (S5) accepts:
+ *      before its first round, assembly brings the members it accepted one
+ *      event behind up to the freshest event, with the freshest superblock's
+ *      state, flags and failed mask (nothing it says changes). Without it, a
+ *      recovering assembly whose round was cut after reaching only the freshest
+ *      member left the others two events behind, refused as stale.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -121,81 +128,115 @@ static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int rol
 }
 
 /*
- * (S1) Write the superblock, with @state, to every writable member and flush;
- * (S8) copy 0 everywhere and a flush, then copy 1 and a flush. A member whose
- * write or flush fails (any error) is marked failed and the update is repeated
- * on the others (so that they record it). sb_lock held.
+ * Write superblock copies (S8) at @events to the members in @who: copy 0 to each
+ * and a flush, then copy 1 and a flush. A member whose write or flush fails (any
+ * error: one that cannot record the update is out) is marked failed; *@again is
+ * set if any was. Returns -EIO when that leaves too few members. sb_lock held.
  */
-static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
+static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_t state,
+				     uint32_t failed, uint64_t events, bool *again)
 {
 	static const uint64_t home[2] = {RAID_SB_BLKNO, RAID_SB_COPY_BLKNO};
 	unsigned int ncopies = RAID_SB_COPIES(a->sb_incompat);
 	struct blk_req reqs[2 * RAID_MAX_MEMBERS];
 	unsigned int roles[RAID_MAX_MEMBERS];
-	uint8_t *bufs = NULL;
+	unsigned int nr = 0;
+	uint8_t *bufs;
 	int rc = 0;
 
-	if (a->readonly)
-		return -EROFS;
+	*again = false;
 	bufs = jg_alloc_blocks(a->geo.n);
 	if (!bufs)
 		return -ENOMEM;
-	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
-		uint32_t failed = raid_failed_mask_locked(a);
-		unsigned int nr = 0;
-		bool again = false;
-
-		rc = 0;
-		/* (S1) read without sb_lock by bitmap.c: atomic */
-		__atomic_add_fetch(&a->events, 1, __ATOMIC_RELAXED);
-		for (unsigned int c = 0; c < ncopies && !rc; c++) {
-			nr = 0;
-			for (unsigned int i = 0; i < a->geo.n; i++) {
-				if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
-					continue;
-				raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed,
-					     a->events, home[c]);
-				roles[nr] = i;
-				reqs[nr] = (struct blk_req){.op = BLK_OP_WRITE,
-							    .blkno = home[c],
-							    .nblocks = 1,
-							    .buf = bufs + (size_t)i * RAID_BS,
-							    .dev = a->m[i].dev};
-				nr++;
-			}
-			for (unsigned int i = 0; i < nr; i++)
-				reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
-			/* (S8) crash after this flush: copy 0 holds the update on every member */
-			rc = blk_submit_multi(reqs, nr);
-			if (!rc)
-				rc = blk_submit_multi(reqs + nr, nr);
+	for (unsigned int c = 0; c < ncopies && !rc; c++) {
+		nr = 0;
+		for (unsigned int i = 0; i < a->geo.n; i++) {
+			if (!(who & (1u << i)))
+				continue;
+			raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed, events, home[c]);
+			roles[nr] = i;
+			reqs[nr] = (struct blk_req){.op = BLK_OP_WRITE,
+						    .blkno = home[c],
+						    .nblocks = 1,
+						    .buf = bufs + (size_t)i * RAID_BS,
+						    .dev = a->m[i].dev};
+			nr++;
 		}
+		for (unsigned int i = 0; i < nr; i++)
+			reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
+		/* (S8) crash after this flush: copy 0 holds the update on every member */
+		rc = blk_submit_multi(reqs, nr);
 		if (!rc)
-			break;
-		for (unsigned int i = 0; i < 2 * nr; i++) {
-			unsigned int role = roles[i % nr];
-
-			/* any error: a member that cannot record the update is out */
-			if (reqs[i].result && !a->m[role].failed) {
-				uint32_t miss = raid_missing_write(a) | (1u << role);
-
-				if (raid_popcount(miss) > a->geo.npar)
-					goto out;
-				jg_log(
-				    JG_LOG_ERR, "raid",
-				    "dev=%s role=%u superblock write failed: marking member failed",
-				    a->m[role].name, role);
-				a->m[role].failed = true;
-				raid_masks_update_locked(a);
-				again = true;
-			}
-		}
-		if (!again)
-			goto out;
+			rc = blk_submit_multi(reqs + nr, nr);
 	}
+	for (unsigned int i = 0; rc && i < 2 * nr; i++) {
+		unsigned int role = roles[i % nr];
+
+		if (!reqs[i].result || a->m[role].failed)
+			continue;
+		if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar)
+			goto out;
+		jg_log(JG_LOG_ERR, "raid",
+		       "dev=%s role=%u superblock write failed: marking member failed",
+		       a->m[role].name, role);
+		a->m[role].failed = true;
+		raid_masks_update_locked(a);
+		*again = true;
+	}
+	if (*again)
+		rc = 0;
 out:
 	free(bufs);
 	return rc;
+}
+
+/* (S9) Rewrite the members in @behind at the freshest event, saying what it says. */
+static int raid_sb_catch_up(struct raid_array *a, uint32_t behind, const struct raid_sb *fresh)
+{
+	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
+	bool again;
+	int rc;
+
+	pthread_mutex_lock(&a->sb_lock);
+	rc = raid_sb_put_copies_locked(a, behind, jg_le32(fresh->state),
+				       jg_le32(fresh->failed_mask), a->events, &again);
+	pthread_mutex_unlock(&a->sb_lock);
+	jg_opoint_set(op);
+	return rc;
+}
+
+/* The members a superblock update goes to. sb_lock held. */
+static uint32_t raid_sb_writers_locked(struct raid_array *a)
+{
+	uint32_t who = 0;
+
+	for (unsigned int i = 0; i < a->geo.n; i++)
+		if (a->m[i].dev && !a->m[i].failed && !a->m[i].rebuilding)
+			who |= 1u << i;
+	return who;
+}
+
+/*
+ * (S1) Write the superblock, with @state, to every writable member and flush
+ * (S8). A member whose write fails is marked failed and the update is repeated
+ * on the others, at a new event, so that they record it. sb_lock held.
+ */
+static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
+{
+	if (a->readonly)
+		return -EROFS;
+	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
+		bool again;
+		int rc;
+
+		/* (S1) read without sb_lock by bitmap.c: atomic */
+		__atomic_add_fetch(&a->events, 1, __ATOMIC_RELAXED);
+		rc = raid_sb_put_copies_locked(a, raid_sb_writers_locked(a), state,
+					       raid_failed_mask_locked(a), a->events, &again);
+		if (rc || !again)
+			return rc;
+	}
+	return -EIO;
 }
 
 int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
@@ -873,8 +914,15 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
 		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", u);
 	if (!a->readonly) {
-		/* (S3) dirty on disk before anything else is written */
-		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
+		uint32_t behind = 0;
+
+		for (unsigned int r = 0; r < nmem; r++)
+			if (by_role[r] >= 0 && c[by_role[r]].events != maxev)
+				behind |= 1u << r;
+		/* (S9) all at one event, then (S3) dirty on disk before anything else */
+		rc = behind ? raid_sb_catch_up(a, behind, sb) : 0;
+		if (!rc)
+			rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
 		if (rc)
 			goto out_free;
 		if (a->was_dirty && !cfg->no_resync) {

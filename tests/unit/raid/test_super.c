@@ -729,6 +729,78 @@ static void test_super_torn_sb_writes_every_position(void **state)
 	}
 }
 
+/*
+ * (S9) Two power cuts in a row: one during any superblock round of a run, the
+ * next anywhere in the recovering run's assembly and first rounds (tearing unflushed writes), then an
+ * assembly with no cut. No round ever completed with a member left out, so no
+ * member may be refused as stale, the array must come back dirty, and its
+ * parity must be consistent after the recovery resync. Before (S9), a recovering
+ * assembly that accepted a member one event behind (S5) and was cut after its
+ * round reached only the freshest member left the others two events behind:
+ * refused, and the array would not assemble.
+ */
+static void t_cut_chain(const struct geo_case *gc, unsigned int unit)
+{
+	uint8_t *img[RAID_MAX_MEMBERS], *mid[RAID_MAX_MEMBERS];
+	struct t_marks m, m2;
+	struct tarr t;
+
+	t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	for (unsigned int i = 0; i < t.n; i++)
+		img[i] = t_member_image(&t, i);
+	t_rewrap(&t, img, 0, unit);
+	t_sb_workload(&t, &m, gc->n);
+	for (uint64_t k1 = 1; k1 <= m.total; k1++) {
+		t_rewrap(&t, img, k1, unit);
+		t_sb_workload(&t, &m2, gc->n);
+		/* a cut with no superblock write in flight leaves the members at one event */
+		if (!(raid_fault_domain_cut_points(t.dom) & (1ull << JG_OP_RAID_SB)))
+			continue;
+		for (unsigned int i = 0; i < t.n; i++)
+			mid[i] = t_member_image(&t, i);
+		/* the recovering run, uncut, to count its writes */
+		t_rewrap(&t, NULL, 0, unit);
+		t_sb_workload(&t, &m2, gc->n);
+		for (uint64_t k2 = 1; k2 <= m2.set + 1; k2++) {
+			struct t_marks mk;
+			struct raid_info info;
+			int rc;
+
+			t_rewrap(&t, mid, k2, unit);
+			t_sb_workload(&t, &mk, gc->n);
+			t_rewrap(&t, NULL, 0, unit);
+			rc = t_assemble_mask(&t, ~0u, NULL);
+			if (rc)
+				fail_msg("cuts at write %llu then %llu, tear unit %u: assembly refused (%d): level=%u members=%u",
+					 (unsigned long long)k1, (unsigned long long)k2, unit, rc,
+					 gc->level, gc->n);
+			raid_info_get(t.a, &info);
+			if (info.degraded)
+				fail_msg("cuts at write %llu then %llu: assembled degraded: level=%u members=%u",
+					 (unsigned long long)k1, (unsigned long long)k2, gc->level, gc->n);
+			if (raid_scrub(t.a, false, NULL, NULL, NULL) != 0)
+				fail_msg("cuts at write %llu then %llu: parity mismatches after recovery: level=%u members=%u",
+					 (unsigned long long)k1, (unsigned long long)k2, gc->level,
+					 gc->n);
+			t_stop(&t);
+		}
+		for (unsigned int i = 0; i < t.n; i++)
+			free(mid[i]);
+	}
+	for (unsigned int i = 0; i < t.n; i++)
+		free(img[i]);
+	t_free(&t);
+}
+
+static void test_super_cut_rounds_in_a_row(void **state)
+{
+	static const struct geo_case cg[] = {{5, 3, 2}, {6, 4, 2}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++)
+		t_cut_chain(&cg[gi], 512);
+}
+
 /* Rewrite @t's members to the layout before SB_COPY: one copy, bitmap from block 1. */
 static void t_to_one_copy(struct tarr *t)
 {
@@ -836,6 +908,7 @@ int main(void)
 	    cmocka_unit_test(test_super_bad_extent_and_policy_refused),
 	    cmocka_unit_test(test_super_torn_copy_assembles),
 	    cmocka_unit_test(test_super_torn_sb_writes_every_position),
+    cmocka_unit_test(test_super_cut_rounds_in_a_row),
 	    cmocka_unit_test(test_super_one_copy_array_still_works),
 	};
 
