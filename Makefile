@@ -8,7 +8,8 @@
 #   make release   an optimised build without sanitizers, with jemalloc, in build-release/
 #                  (benchmarks)
 #   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
-#                  CRASH_ITERS power cuts per mode in seed ranges, CRASH_JOBS at a time,
+#                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
+#                  seed ranges, CRASH_JOBS at a time,
 #                  summed; fails on damage in a protected mode or a point hit < 100 times
 
 SHELL := /bin/bash
@@ -69,10 +70,12 @@ $(RELEASE)/build.ninja:
 release: deps $(RELEASE)/build.ninja
 	ninja -C $(RELEASE)
 
-# Iterations per mode, processes, iterations per range (one output file each), member
-# files (tmpfs takes O_DIRECT: cheaper cuts), points not required (none: every point
-# must be in flight at 100 cuts).
+# Iterations per protected mode and for off (which must only show damage),
+# processes, iterations per range (one output file each), member files (tmpfs
+# takes O_DIRECT: cheaper cuts), points not required (none: every point must be
+# in flight at 100 cuts).
 CRASH_ITERS ?= 20000
+CRASH_OFF_ITERS ?= 1000
 CRASH_JOBS ?= 2
 CRASH_CHUNK ?= 250
 CRASH_SEED ?= 1
@@ -81,18 +84,20 @@ CRASH_SKIP ?=
 
 crash-long: release
 	@mkdir -p $(CRASH_DIR); rm -f $(CRASH_DIR)/range-*.out; \
-	per=$$(( $(CRASH_ITERS) / $(CRASH_JOBS) )); \
 	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
-		( s=$$(( j * per )); e=$$(( (j + 1) * per )); \
-		  while [ $$s -lt $$e ]; do \
+		( for mode in declared bitmap full off; do \
+		    iters=$(CRASH_ITERS); [ $$mode = off ] && iters=$(CRASH_OFF_ITERS); \
+		    per=$$(( iters / $(CRASH_JOBS) )); s=$$(( j * per )); e=$$(( (j + 1) * per )); \
+		    while [ $$s -lt $$e ]; do \
 			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \
-			$(RELEASE)/tools/jgrfs crashtest --in-process --mode all --seed $(CRASH_SEED) \
+			$(RELEASE)/tools/jgrfs crashtest --in-process --mode $$mode --seed $(CRASH_SEED) \
 				--seed-from $$s --count $$n --dir $(CRASH_DIR)/job$$j \
-				> $(CRASH_DIR)/range-$$s.out 2> $(CRASH_DIR)/range-$$s.err; \
+				> $(CRASH_DIR)/range-$$mode-$$s.out 2> $(CRASH_DIR)/range-$$mode-$$s.err; \
 			s=$$(( s + n )); \
+		    done; \
 		  done ) & \
 	done; wait; \
-	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out; \
+	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out | grep -v '^off ' ; \
 	$(RELEASE)/tools/jgrfs crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
 		$(CRASH_DIR)/range-*.out
 
