@@ -75,26 +75,29 @@ release: deps $(RELEASE)/build.ninja
 # takes O_DIRECT: cheaper cuts), points not required (none: every point must be
 # in flight at 100 cuts).
 CRASH_ITERS ?= 20000
-CRASH_OFF_ITERS ?= 1000
+CRASH_OFF_ITERS ?= 400
 CRASH_JOBS ?= 2
-CRASH_CHUNK ?= 250
+CRASH_CHUNK ?= 100
 CRASH_SEED ?= 1
 CRASH_DIR ?= /dev/shm/jgrfs-crash-long
 CRASH_SKIP ?=
 
+# Each job runs its share of off first, then the protected modes one chunk each
+# in turn, so a run stopped early (or continued later: seed ranges add up) has
+# the three protected modes at the same count.
 crash-long: release
 	@mkdir -p $(CRASH_DIR); rm -f $(CRASH_DIR)/range-*.out; \
 	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
-		( for mode in declared bitmap full off; do \
-		    iters=$(CRASH_ITERS); [ $$mode = off ] && iters=$(CRASH_OFF_ITERS); \
-		    per=$$(( iters / $(CRASH_JOBS) )); s=$$(( j * per )); e=$$(( (j + 1) * per )); \
-		    while [ $$s -lt $$e ]; do \
+		( run() { $(RELEASE)/tools/jgrfs crashtest --in-process --mode $$1 --seed $(CRASH_SEED) \
+				--seed-from $$2 --count $$3 --dir $(CRASH_DIR)/job$$j \
+				> $(CRASH_DIR)/range-$$1-$$2.out 2> $(CRASH_DIR)/range-$$1-$$2.err; }; \
+		  per=$$(( $(CRASH_OFF_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); \
+		  run off $$s $$per; \
+		  per=$$(( $(CRASH_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); e=$$(( (j + 1) * per )); \
+		  while [ $$s -lt $$e ]; do \
 			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \
-			$(RELEASE)/tools/jgrfs crashtest --in-process --mode $$mode --seed $(CRASH_SEED) \
-				--seed-from $$s --count $$n --dir $(CRASH_DIR)/job$$j \
-				> $(CRASH_DIR)/range-$$mode-$$s.out 2> $(CRASH_DIR)/range-$$mode-$$s.err; \
+			for mode in declared bitmap full; do run $$mode $$s $$n; done; \
 			s=$$(( s + n )); \
-		    done; \
 		  done ) & \
 	done; wait; \
 	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out | grep -v '^off ' ; \
