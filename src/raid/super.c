@@ -35,13 +35,17 @@
  *      other holds this update or the one before. Assembly takes the newer valid
  *      copy of each member, so a torn copy costs at most one event (S5), and
  *      its own update rewrites both. Arrays made before the feature keep one copy.
- * (S9) Every superblock round starts with all writable members at one event, so
- *      a round cut part way leaves them at most one apart, which (S5) accepts:
- *      before its first round, assembly brings the members it accepted one
- *      event behind up to the freshest event, with the freshest superblock's
- *      state, flags and failed mask (nothing it says changes). Without it, a
- *      recovering assembly whose round was cut after reaching only the freshest
- *      member left the others two events behind, refused as stale.
+ * (S9) Every superblock round starts with every writable member's two copies
+ *      at one event, so a round cut part way leaves members at most one event
+ *      apart, which (S5) accepts, and a copy torn by the cut still leaves the
+ *      other at the event before. Before its first round, assembly rewrites
+ *      both copies of each member that is one event behind or whose other copy
+ *      is torn or older, at the freshest event and with the freshest
+ *      superblock's state, flags and failed mask (nothing it says changes),
+ *      the copy it did not take first. Without it, a recovering assembly whose
+ *      round was cut after reaching only the freshest member left the others
+ *      two events behind; and a round that tore copy 0 of a member whose copy
+ *      1 an earlier cut had left old left it two behind: refused as stale.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -129,12 +133,13 @@ static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int rol
 
 /*
  * Write superblock copies (S8) at @events to the members in @who: copy 0 to each
- * and a flush, then copy 1 and a flush. A member whose write or flush fails (any
- * error: one that cannot record the update is out) is marked failed; *@again is
- * set if any was. Returns -EIO when that leaves too few members. sb_lock held.
+ * and a flush, then copy 1 and a flush -- copy 1 first for the members in
+ * @one_first (S9). A member whose write or flush fails (any error: one that
+ * cannot record the update is out) is marked failed; *@again is set if any was.
+ * Returns -EIO when that leaves too few members. sb_lock held.
  */
-static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_t state,
-				     uint32_t failed, uint64_t events, bool *again)
+static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_t one_first,
+				     uint32_t state, uint32_t failed, uint64_t events, bool *again)
 {
 	static const uint64_t home[2] = {RAID_SB_BLKNO, RAID_SB_COPY_BLKNO};
 	unsigned int ncopies = RAID_SB_COPIES(a->sb_incompat);
@@ -151,12 +156,14 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 	for (unsigned int c = 0; c < ncopies && !rc; c++) {
 		nr = 0;
 		for (unsigned int i = 0; i < a->geo.n; i++) {
+			uint64_t at = home[ncopies == 2 && (one_first & (1u << i)) ? c ^ 1 : c];
+
 			if (!(who & (1u << i)))
 				continue;
-			raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed, events, home[c]);
+			raid_sb_fill(a, bufs + (size_t)i * RAID_BS, i, state, failed, events, at);
 			roles[nr] = i;
 			reqs[nr] = (struct blk_req){.op = BLK_OP_WRITE,
-						    .blkno = home[c],
+						    .blkno = at,
 						    .nblocks = 1,
 						    .buf = bufs + (size_t)i * RAID_BS,
 						    .dev = a->m[i].dev};
@@ -164,7 +171,7 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 		}
 		for (unsigned int i = 0; i < nr; i++)
 			reqs[nr + i] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = reqs[i].dev};
-		/* (S8) crash after this flush: copy 0 holds the update on every member */
+		/* (S8) crash after this flush: one copy holds the update on every member */
 		rc = blk_submit_multi(reqs, nr);
 		if (!rc)
 			rc = blk_submit_multi(reqs + nr, nr);
@@ -190,15 +197,19 @@ out:
 	return rc;
 }
 
-/* (S9) Rewrite the members in @behind at the freshest event, saying what it says. */
-static int raid_sb_catch_up(struct raid_array *a, uint32_t behind, const struct raid_sb *fresh)
+/*
+ * (S9) Rewrite both copies of the members in @who at the freshest event, saying
+ * what it says; for those in @one_first copy 1 (the one not taken) first.
+ */
+static int raid_sb_catch_up(struct raid_array *a, uint32_t who, uint32_t one_first,
+			    const struct raid_sb *fresh)
 {
 	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
 	bool again;
 	int rc;
 
 	pthread_mutex_lock(&a->sb_lock);
-	rc = raid_sb_put_copies_locked(a, behind, jg_le32(fresh->state),
+	rc = raid_sb_put_copies_locked(a, who, one_first, jg_le32(fresh->state),
 				       jg_le32(fresh->failed_mask), a->events, &again);
 	pthread_mutex_unlock(&a->sb_lock);
 	jg_opoint_set(op);
@@ -231,7 +242,7 @@ static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 
 		/* (S1) read without sb_lock by bitmap.c: atomic */
 		__atomic_add_fetch(&a->events, 1, __ATOMIC_RELAXED);
-		rc = raid_sb_put_copies_locked(a, raid_sb_writers_locked(a), state,
+		rc = raid_sb_put_copies_locked(a, raid_sb_writers_locked(a), 0, state,
 					       raid_failed_mask_locked(a), a->events, &again);
 		if (rc || !again)
 			return rc;
@@ -541,6 +552,8 @@ struct raid_cand { /* one given device during assembly */
 	struct raid_sb sb;
 	uint64_t events;
 	unsigned int role;
+	unsigned int copy;	/* the superblock copy taken (S8) */
+	bool other_same;	/* the other copy is valid and at the same event */
 };
 
 /*
@@ -663,8 +676,10 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 	else
 		rc0 = raid_sb_verify(buf, dev->name, RAID_SB_BLKNO, c);
 	/* an array made before SB_COPY has its bitmap at block 1: no second copy */
-	if (!rc0 && RAID_SB_COPIES(jg_le32(c->sb.feature_incompat)) == 1)
+	if (!rc0 && RAID_SB_COPIES(jg_le32(c->sb.feature_incompat)) == 1) {
+		c->other_same = true;
 		return 0;
+	}
 	rc1 = blk_rw(dev, BLK_OP_READ, RAID_SB_COPY_BLKNO, 1, buf, 0);
 	if (rc1)
 		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=1: %d",
@@ -677,8 +692,10 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 		       dev->name, rc0, rc1);
 		return rc0;
 	}
+	c->other_same = !rc0 && !rc1 && c1.events == c->events;
 	if (!rc0 && !rc1 &&
 	    (memcmp(c1.sb.uuid, c->sb.uuid, 16) || c1.role != c->role)) {
+		c->other_same = false;
 		jg_log(JG_LOG_WARN, "raid",
 		       "dev=%s superblock copy 1 names another array or role than copy 0: using copy 0",
 		       dev->name);
@@ -690,6 +707,7 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 			       "dev=%s superblock copy 0 not valid (%d): using copy 1, events=%llu",
 			       dev->name, rc0, (unsigned long long)c1.events);
 		*c = c1;
+		c->copy = 1;
 	} else if (rc1) {
 		jg_log(JG_LOG_WARN, "raid",
 		       "dev=%s superblock copy 1 not valid (%d): using copy 0, events=%llu",
@@ -914,13 +932,19 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
 		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", u);
 	if (!a->readonly) {
-		uint32_t behind = 0;
+		uint32_t who = 0, one_first = 0;
 
-		for (unsigned int r = 0; r < nmem; r++)
-			if (by_role[r] >= 0 && c[by_role[r]].events != maxev)
-				behind |= 1u << r;
+		for (unsigned int r = 0; r < nmem; r++) {
+			const struct raid_cand *m = by_role[r] >= 0 ? &c[by_role[r]] : NULL;
+
+			if (!m || (m->events == maxev && m->other_same))
+				continue;
+			who |= 1u << r;
+			if (m->copy == 0)
+				one_first |= 1u << r;
+		}
 		/* (S9) all at one event, then (S3) dirty on disk before anything else */
-		rc = behind ? raid_sb_catch_up(a, behind, sb) : 0;
+		rc = who ? raid_sb_catch_up(a, who, one_first, sb) : 0;
 		if (!rc)
 			rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
 		if (rc)
