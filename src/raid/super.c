@@ -708,6 +708,7 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 			       dev->name, rc0, (unsigned long long)c1.events);
 		*c = c1;
 		c->copy = 1;
+		c->other_same = false;	/* copy 0 torn or older */
 	} else if (rc1) {
 		jg_log(JG_LOG_WARN, "raid",
 		       "dev=%s superblock copy 1 not valid (%d): using copy 0, events=%llu",
