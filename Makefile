@@ -121,6 +121,8 @@ demo-stop:
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 60
 FUZZ_MAX_LEN ?= 16420
+# seconds one input may run before it counts as a hang (libFuzzer's default is 1200)
+FUZZ_HANG ?= 10
 FUZZ_TARGETS ?= raid_assemble jnl_recover fs_mount_fsck dir xattr fuse_ioctl
 
 fuzz-deps:
@@ -137,7 +139,7 @@ fuzz: fuzz-deps $(FUZZ_BUILD)/build.ninja
 		mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) \
-			-print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
+			-timeout=$(FUZZ_HANG) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
 			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/fuzz-$$t.log 2>&1; \
 		rc=$$?; \
 		last=$$(grep -E '^#[0-9]+' $(FUZZ_BUILD)/fuzz-$$t.log | tail -1); \
