@@ -105,6 +105,18 @@ static void fz_write_corpus(void)
 		fz_seed_bytes(&s, hdr, sizeof(hdr));
 		snprintf(name, sizeof(name), "v%u-plain", vi);
 		fz_seed_write(&s, name);
+		/* refusals: two members missing (too few for RAID4/5; dirty and degraded
+		 * for RAID6), and one missing of a dirty array without force (variant 2
+		 * is clean: it assembles degraded) */
+		hdr[1] = 3;
+		fz_seed_bytes(&s, hdr, sizeof(hdr));
+		snprintf(name, sizeof(name), "v%u-two-missing", vi);
+		fz_seed_write(&s, name);
+		hdr[1] = 4;
+		fz_seed_bytes(&s, hdr, sizeof(hdr));
+		snprintf(name, sizeof(name), "v%u-degraded", vi);
+		fz_seed_write(&s, name);
+		hdr[1] = 0;
 		for (unsigned int sel = 0; sel < v->list.n && sel < 4; sel++) {
 			hdr[1] = (uint8_t)(sel == 3 ? 1u : 0u); /* one with member 0 missing */
 			hdr[2] = (uint8_t)sel;			/* force, readonly, both */
