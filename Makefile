@@ -11,6 +11,9 @@
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
 #                  summed; fails on damage in a protected mode or a point hit < 100 times
+#   make fuzz      libFuzzer (clang) in build-fuzz/: every target of tests/fuzz/ for
+#                  FUZZ_TIME seconds each (docs/FUZZING.md); fails naming a target that
+#                  crashed and its artifact
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -18,15 +21,17 @@ RELEASE ?= build-release
 VGBUILD ?= build-valgrind
 MESON_TEST_FLAGS ?= --print-errorlogs --num-processes 2
 
+# make fuzz only: clang and its libFuzzer runtime (libclang_rt.fuzzer)
+FUZZ_PACKAGES := clang libclang-rt-14-dev
 PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev
 
-.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long
+.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps
 
 all: build
 
 deps:
-	@missing=""; for p in $(PACKAGES); do \
+	@missing=""; for p in $(PACKAGES) $(EXTRA_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -110,5 +115,45 @@ demo: build
 demo-stop:
 	sh tools/demo.sh --stop $(BUILD)/tools/jgrfs
 
+# libFuzzer: seeds from tests/fuzz/corpus/<target>, new inputs kept in
+# $(FUZZ_BUILD)/corpus/<target>, crashes in $(FUZZ_BUILD)/artifacts/<target>/.
+# UBSan must stop at its first report, or the fuzzer never sees it.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME ?= 60
+FUZZ_MAX_LEN ?= 16420
+# seconds one input may run before it counts as a hang (libFuzzer's default is 1200)
+FUZZ_HANG ?= 10
+FUZZ_TARGETS ?= raid_assemble jnl_recover fs_mount_fsck dir xattr fuse_ioctl
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(FUZZ_PACKAGES)"
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzz=true -Dtests=false \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
+
+fuzz: fuzz-deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	@failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) \
+			-timeout=$(FUZZ_HANG) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
+			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/fuzz-$$t.log 2>&1; \
+		rc=$$?; \
+		last=$$(grep -E '^#[0-9]+' $(FUZZ_BUILD)/fuzz-$$t.log | tail -1); \
+		execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/fuzz-$$t.log); \
+		rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_BUILD)/fuzz-$$t.log); \
+		echo "fuzz $$t: execs=$${execs:-?} ($${rate:-?}/s) $$(echo "$$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+')"; \
+		if [ $$rc != 0 ]; then \
+			art=$$(sed -n 's/.*Test unit written to \(.*\)/\1/p' $(FUZZ_BUILD)/fuzz-$$t.log | tail -1); \
+			echo "fuzz $$t: FAILED (exit $$rc), artifact $${art:-none}, log $(FUZZ_BUILD)/fuzz-$$t.log"; \
+			failed="$$failed $$t"; \
+		fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; \
+	echo "fuzz: every target ran $(FUZZ_TIME) s without a finding"
+
 clean:
-	rm -rf $(BUILD) $(RELEASE) $(VGBUILD)
+	rm -rf $(BUILD) $(RELEASE) $(VGBUILD) $(FUZZ_BUILD)

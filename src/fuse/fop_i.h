@@ -45,6 +45,22 @@ _Static_assert(FS_ROOT_INO == FUSE_ROOT_ID, "fs root inode is FUSE_ROOT_ID");
 extern const struct fuse_lowlevel_ops fop_ops;
 
 /* ioctl.c: the FUSE ioctl handler and the status it reports. */
+/*
+ * What fop_ioctl_decode() makes of the arguments the kernel hands over: the
+ * command, whether it is for root or the mounting user only, and the error its
+ * arguments give once that check passed (0: the arguments are usable; then for
+ * FOP_IOC_REPLACE @replace points into the input, its path NUL-terminated and
+ * absolute). Pure: no state, no I/O (tests/fuzz/fuzz_fuse_ioctl.c).
+ */
+struct fop_ioctl_call {
+	unsigned int cmd;
+	bool privileged;
+	int arg_err;
+	const struct fop_replace *replace;
+};
+/* 0, or -ENOSYS (a 32-bit caller), -ENOTTY (a command we do not know). */
+int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, size_t in_bufsz,
+		     size_t out_bufsz, struct fop_ioctl_call *out);
 void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
 	       size_t out_bufsz);

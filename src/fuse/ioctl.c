@@ -198,10 +198,8 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 	struct fop_rebuild *r = NULL;
 	struct blk_dev *dev = NULL;
 	unsigned int role;
-	int rc = -EINVAL;
+	int rc;
 
-	if (memchr(rq->path, '\0', sizeof(rq->path)) == NULL || rq->path[0] != '/')
-		return -EINVAL;
 	pthread_mutex_lock(&c->rebuild_lock);
 	rc = -EBUSY;
 	if (c->rebuild_running)
@@ -250,24 +248,64 @@ static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
 	return who->uid == 0 || who->uid == c->owner_uid;
 }
 
+/*
+ * The checks in the order the handler answers them: a 32-bit caller, an unknown
+ * command, then (the caller's) permission, then the sizes the kernel announces
+ * and the replace request's path.
+ */
+int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, size_t in_bufsz,
+		     size_t out_bufsz, struct fop_ioctl_call *out)
+{
+	const struct fop_replace *rq;
+
+	memset(out, 0, sizeof(*out));
+	out->cmd = cmd;
+	if (flags & FUSE_IOCTL_COMPAT)
+		return -ENOSYS; /* 32-bit callers on a 64-bit kernel: not supported */
+	switch (cmd) {
+	case FOP_IOC_SET_RESYNC_ALL:
+	case FOP_IOC_CLEAR_RESYNC_ALL:
+		out->privileged = true;
+		return 0;
+	case FOP_IOC_REPLACE:
+		out->privileged = true;
+		rq = in_buf;
+		if (in_bufsz < sizeof(struct fop_replace) || !rq ||
+		    memchr(rq->path, '\0', sizeof(rq->path)) == NULL || rq->path[0] != '/')
+			out->arg_err = -EINVAL;
+		else
+			out->replace = rq;
+		return 0;
+	case FOP_IOC_STATUS:
+		if (out_bufsz < sizeof(struct fop_status))
+			out->arg_err = -EINVAL;
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
 void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	       struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
 	       size_t out_bufsz)
 {
 	struct fop_ctx *c = fuse_req_userdata(req);
+	struct fop_ioctl_call call;
 	struct fop_status st;
 	int rc;
 
-	if (flags & FUSE_IOCTL_COMPAT) {
-		rc = -ENOSYS; /* 32-bit callers on a 64-bit kernel: not supported */
+	rc = fop_ioctl_decode(cmd, flags, in_buf, in_bufsz, out_bufsz, &call);
+	if (rc)
 		goto out;
-	}
-	switch (cmd) {
+	rc = -EPERM;
+	if (call.privileged && !fop_ioctl_allowed(req, c))
+		goto out;
+	rc = call.arg_err;
+	if (rc)
+		goto out;
+	switch (call.cmd) {
 	case FOP_IOC_SET_RESYNC_ALL:
 	case FOP_IOC_CLEAR_RESYNC_ALL:
-		rc = -EPERM;
-		if (!fop_ioctl_allowed(req, c))
-			goto out;
 		rc = blk_ctl(raid_array_dev(c->array),
 			     cmd == FOP_IOC_SET_RESYNC_ALL ? BLK_CTL_SET_RESYNC_ALL
 							   : BLK_CTL_CLEAR_RESYNC_ALL,
@@ -279,27 +317,15 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	case FOP_IOC_REPLACE:
-		rc = -EPERM;
-		if (!fop_ioctl_allowed(req, c))
-			goto out;
-		rc = -EINVAL;
-		if (in_bufsz < sizeof(struct fop_replace))
-			goto out;
-		rc = fop_ioctl_replace(c, in_buf);
+		rc = fop_ioctl_replace(c, call.replace);
 		if (rc)
 			goto out;
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
-	case FOP_IOC_STATUS:
-		rc = -EINVAL;
-		if (out_bufsz < sizeof(st))
-			goto out;
+	default: /* FOP_IOC_STATUS: decode knows no other */
 		fop_status_fill(c, &st);
 		fuse_reply_ioctl(req, 0, &st, sizeof(st));
 		return;
-	default:
-		rc = -ENOTTY;
-		goto out;
 	}
 out:
 	fuse_reply_err(req, -rc);
