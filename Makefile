@@ -81,23 +81,30 @@ release: deps $(RELEASE)/build.ninja
 # in flight at 100 cuts).
 CRASH_ITERS ?= 20000
 CRASH_OFF_ITERS ?= 400
+# Iterations per protected mode (seeds from 1000000) whose cut is aimed, by
+# seed, at one of CRASH_AIM: points random cuts seldom reach (a full
+# checkpoint: never, the background one keeps up).
+CRASH_AIM_ITERS ?= 300
+CRASH_AIM ?= JNL_CP_FULL,RAID_BITMAP_SET,RAID_BITMAP_CLEAR
 CRASH_JOBS ?= 2
 CRASH_CHUNK ?= 100
 CRASH_SEED ?= 1
 CRASH_DIR ?= /dev/shm/jgrfs-crash-long
 CRASH_SKIP ?=
 
-# Each job runs its share of off first, then the protected modes one chunk each
-# in turn, so a run stopped early (or continued later: seed ranges add up) has
+# Each job runs its share of off first, then of the aimed cuts, then the
+# protected modes one chunk each in turn, so a run stopped early (or continued later: seed ranges add up) has
 # the three protected modes at the same count.
 crash-long: release
 	@mkdir -p $(CRASH_DIR); rm -f $(CRASH_DIR)/range-*.out; \
 	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
 		( run() { $(RELEASE)/tools/jgrfs crashtest --in-process --mode $$1 --seed $(CRASH_SEED) \
-				--seed-from $$2 --count $$3 --dir $(CRASH_DIR)/job$$j \
+				--seed-from $$2 --count $$3 --dir $(CRASH_DIR)/job$$j $${4:+$$4 $$5} \
 				> $(CRASH_DIR)/range-$$1-$$2.out 2> $(CRASH_DIR)/range-$$1-$$2.err; }; \
 		  per=$$(( $(CRASH_OFF_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); \
 		  run off $$s $$per; \
+		  per=$$(( $(CRASH_AIM_ITERS) / $(CRASH_JOBS) )); s=$$(( 1000000 + j * per )); \
+		  for mode in declared bitmap full; do run $$mode $$s $$per --aim $(CRASH_AIM); done; \
 		  per=$$(( $(CRASH_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); e=$$(( (j + 1) * per )); \
 		  while [ $$s -lt $$e ]; do \
 			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \

@@ -451,6 +451,19 @@ static const struct blk_dev_ops ip_aim_ops = {
 	.close = ip_aim_close,
 };
 
+/* Points aimed at by the fault domain, at the k-th plain member write tagged
+ * with them: the array's own, which no wrapper above the array sees, and a full
+ * checkpoint, whose only request at a mount or an unmount with nothing to write
+ * home is its superblock's (PREFLUSH and FUA: never in flight). */
+#define IP_DOMAIN_POINTS (1ull << JG_OP_RAID_SB | 1ull << JG_OP_RAID_BITMAP_SET | \
+			  1ull << JG_OP_RAID_BITMAP_CLEAR | 1ull << JG_OP_RAID_RESYNC | \
+			  1ull << JG_OP_RAID_REBUILD | 1ull << JG_OP_JNL_CP_FULL)
+
+static bool ip_aim_in_domain(int point)
+{
+	return point >= 0 && ((IP_DOMAIN_POINTS >> point) & 1);
+}
+
 /* Points only recovery writes (the others: only the running volume). */
 #define IP_RECOVERY_POINTS (1ull << JG_OP_JNL_REPLAY | 1ull << JG_OP_JNL_RESYNC | \
 			    1ull << JG_OP_RAID_RESYNC)
@@ -481,7 +494,7 @@ static struct blk_dev *ip_aim_open(int point, uint64_t seed, struct raid_fault_d
 {
 	struct ip_aim *a;
 
-	if (point < 0 || !(a = calloc(1, sizeof(*a))))
+	if (point < 0 || ip_aim_in_domain(point) || !(a = calloc(1, sizeof(*a))))
 		return lower;
 	a->dev = (struct blk_dev){ .ops = &ip_aim_ops, .nblocks = lower->nblocks };
 	snprintf(a->dev.name, sizeof(a->dev.name), "%s", lower->name);
@@ -592,8 +605,10 @@ static int ip_make(struct ip_run *x)
 	return raid_stop(a) ?: rc;
 }
 
-/* Members reopened, each wrapped in a new fault domain cut at write @cut (0: never). */
-static int ip_domain_open(struct ip_run *x, uint64_t cut, uint64_t salt)
+/* Members reopened, each wrapped in a new fault domain cut at write @cut (0: never),
+ * or, when @aim is a domain point, right after its k-th write (k by @aim_seed). */
+static int ip_domain_open(struct ip_run *x, uint64_t cut, uint64_t salt, int aim,
+			  uint64_t aim_seed)
 {
 	struct raid_fault_cfg fc = {
 		.cut_after_writes = cut, .seed = ct_mix(x->seed, salt), .keep_percent = 50,
@@ -601,6 +616,11 @@ static int ip_domain_open(struct ip_run *x, uint64_t cut, uint64_t salt)
 	};
 	int rc;
 
+	if (ip_aim_in_domain(aim)) {
+		fc.cut_point_mask = 1ull << aim;
+		fc.cut_point_nth = 1 + (unsigned int)(ct_mix(aim_seed, 11) % 2);
+		x->r->aimed = aim;
+	}
 	x->cut = false;
 	rc = raid_fault_domain_new(&fc, &x->dom);
 	if (rc)
@@ -676,7 +696,7 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	int rc;
 
 	aim = ip_aim_pick(c, x->seed, false);
-	rc = ip_domain_open(x, aim >= 0 ? 0 : cut_at, 1);
+	rc = ip_domain_open(x, aim >= 0 ? 0 : cut_at, 1, aim, x->seed);
 	if (rc)
 		return rc;
 	rc = raid_assemble(x->fault, c->nmem, &acfg, &a);
@@ -723,10 +743,27 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 		ip_domain_close(x, true);
 		return 0;
 	}
+	if ((aim == JG_OP_JNL_CP_FULL || aim == JG_OP_RAID_BITMAP_CLEAR) &&
+	    !raid_fault_domain_is_cut(x->dom)) {
+		/* The background checkpoint keeps up and bits are cleared after a
+		 * delay: the full checkpoint is the unmount's, the clearing of every
+		 * bit the stop's; cut during them by the aim (the model is not told
+		 * they ended). */
+		fs_unmount(v.fs);
+		v.fs = NULL;
+		if (aim == JG_OP_RAID_BITMAP_CLEAR) {
+			ip_aim_close_dev(top, raid_array_dev(a));
+			raid_stop(a);
+			a = NULL;
+		}
+	}
 	ip_domain_cut(x);
-	fs_abandon(v.fs);
-	ip_aim_close_dev(top, raid_array_dev(a));
-	raid_abandon(a);
+	if (v.fs)
+		fs_abandon(v.fs);
+	if (a) {
+		ip_aim_close_dev(top, raid_array_dev(a));
+		raid_abandon(a);
+	}
 	ip_domain_close(x, true);
 	return 0;
 }
@@ -742,7 +779,8 @@ static int ip_recovery_cut(struct ip_run *x)
 
 	int aim = ip_aim_pick(x->c, ct_mix(x->seed, 12), true);
 
-	rc = ip_domain_open(x, aim >= 0 ? 0 : 1 + ct_mix(x->seed, 3) % 96, 2);
+	rc = ip_domain_open(x, aim >= 0 ? 0 : 1 + ct_mix(x->seed, 3) % 96, 2, aim,
+			    ct_mix(x->seed, 12));
 	if (rc)
 		return rc;
 	rc = raid_assemble(x->fault, x->c->nmem, &acfg, &a);
@@ -821,7 +859,7 @@ static int ip_rebuild_cut(struct ip_run *x, unsigned int role)
 	rc = raid_dev_uring_open(x->spare, x->c->member_bytes / JG_BLOCK_SIZE, &spare);
 	if (rc)
 		return rc;
-	rc = ip_domain_open(x, 0, 4);
+	rc = ip_domain_open(x, 0, 4, -1, 0);
 	if (rc) {
 		blk_close(spare);
 		return rc;

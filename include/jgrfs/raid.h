@@ -78,6 +78,12 @@ struct raid_fault_cfg {
 	 * raid_dev_fault_fail_all()) returns: 0 for -EIO; e.g. -ENOSPC or -EDQUOT, a
 	 * sparse member file whose filesystem or quota is full. Reads fail with -EIO. */
 	int write_errno;
+	/* Cut the power right after the @cut_point_nth (1-based) plain write tagged
+	 * with a point in @cut_point_mask (bit per enum jg_opoint) was made: it is in
+	 * flight, not yet flushed. For the array's own points, which no wrapper
+	 * above the array sees. 0: off. */
+	uint64_t cut_point_mask;
+	unsigned int cut_point_nth;
 };
 int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_domain **out);
 void raid_fault_domain_free(struct raid_fault_domain *d);

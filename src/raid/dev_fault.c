@@ -72,6 +72,7 @@ struct raid_fault_domain {
 	pthread_mutex_t lock;	/* protects everything below and every member's lists */
 	struct raid_fault_cfg cfg;
 	uint64_t writes;	/* writes seen, over all members */
+	unsigned int point_writes;	/* plain writes of cfg.cut_point_mask's points */
 	bool cut;
 	uint64_t cut_points;	/* bit per enum jg_opoint in flight at the cut */
 	uint64_t rng;		/* xorshift64* state */
@@ -365,6 +366,8 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	}
 	p->next = f->pending;
 	f->pending = p;
+	if (((d->cfg.cut_point_mask >> p->point) & 1) && ++d->point_writes == d->cfg.cut_point_nth)
+		raid_fault_cut_locked(d, JG_OP_COUNT);	/* p is in flight: pending */
 	return 0;
 }
 

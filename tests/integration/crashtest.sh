@@ -23,14 +23,14 @@ if [ "${2:-}" = inproc ]; then
 	[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
 	dir=$(mktemp -d "$base/crashtest-ip.XXXXXX") || exit 1
 	trap 'rm -rf "$dir"' EXIT
-	# Four journal points are left to `make crash-long` (100 cuts each there): few
-	# writes carry them and --aim reaches none of them -- (C6) and the journal
-	# superblock end in a flush or FUA (in flight only when a cut falls on that
-	# very request), recovery's resync only when a row it reads needed repair
-	# (6 and 3 of 190 random declared cuts), and a full checkpoint only when the
-	# background one falls behind. Every other point, the array's included, must
-	# be in flight at one cut at least.
-	skip=JNL_LOG_FLUSH,JNL_RESYNC,JNL_SB,JNL_CP_FULL
+	# Three journal points are left to `make crash-long` (100 cuts each there):
+	# few writes carry them and --aim reaches none of them -- (C6) and the
+	# journal superblock end in a flush or FUA (in flight only when a cut falls
+	# on that very request), recovery's resync only when a row it reads needed
+	# repair (6 and 3 of 190 random declared cuts). Every other point, the
+	# array's included, must be in flight at one cut at least; those random cuts
+	# reach seldom or never (a full checkpoint, the bitmap's writes) are aimed at.
+	skip=JNL_LOG_FLUSH,JNL_RESYNC,JNL_SB
 	# every cut mounts and checks a volume a dozen times: ASan's 256 MiB quarantine
 	# of freed memory makes each allocation a fresh page (half the run's time)
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
@@ -45,8 +45,17 @@ if [ "${2:-}" = inproc ]; then
 		--aim JNL_CP_STEP,JNL_REPLAY,JNL_RESYNC --iterations 3 --ops 300 --seed 5 \
 		--dir "$dir/b" | tee "$dir/b.out"
 	rc2=${PIPESTATUS[0]}
-	echo "== the two ranges summed"
-	"$jgrfs" crashtest --sum --min-coverage 1 --skip-points "$skip" "$dir/a.out" "$dir/b.out"
+	# a full checkpoint (the unmount's: the background one keeps up) and the
+	# bitmap's writes (set before a write, cleared by the stop)
+	for aim in declared:JNL_CP_FULL bitmap:RAID_BITMAP_SET bitmap:RAID_BITMAP_CLEAR; do
+		echo "== in-process power cuts in ${aim%%:*} mode aimed at ${aim#*:}"
+		"$jgrfs" crashtest --in-process --mode "${aim%%:*}" --aim "${aim#*:}" \
+			--iterations 2 --ops 300 --seed 5 --dir "$dir/c" | tee "$dir/c-${aim#*:}.out"
+		[ "${PIPESTATUS[0]}" = 0 ] || rc2=1
+	done
+	echo "== the ranges summed"
+	"$jgrfs" crashtest --sum --min-coverage 1 --skip-points "$skip" "$dir/a.out" "$dir/b.out" \
+		"$dir"/c-*.out
 	rc3=$?
 	[ "$rc" = 0 ] && [ "$rc2" = 0 ] && [ "$rc3" = 0 ] || exit 1
 	# the coverage check can fail: a bar no short run reaches names the points
