@@ -10,11 +10,11 @@
  * (L1) A call whose work grows with a file's size holds the lock for one bounded
  *      step at a time (a handle's worth: FS_WRITE_CHUNK blocks zeroed, or
  *      FS_CREDITS_TRUNCATE blocks freed) and lets it go between steps
- *      (fs_lock_yield), so one user's huge fallocate or delete does not stall
- *      every other call. At each step boundary the file is consistent and its
- *      state committed with the step: fallocate's allocated blocks are zeroed
- *      past i_size (F1), a truncated or evicted inode stays on the orphan list
- *      (F3). The inode such a call works on is busy meanwhile (L2).
+ *      (fs_lock_yield), so one user's huge fallocate, truncate or delete does
+ *      not stall every other call. At each step boundary the file is
+ *      consistent and its state committed with the step: fallocate's allocated
+ *      blocks are zeroed past i_size (F1), a truncated or evicted inode stays on
+ *      the orphan list (F3). The inode such a call works on is busy (L2).
  * (L2) A call that maps or frees the blocks of an inode over several steps
  *      (a shrinking truncate, fallocate, eviction) marks it busy for its whole
  *      run (struct fs_busy on fs->busy), and every call that changes an inode's
@@ -295,7 +295,7 @@ int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_d
 
 /* Commit and wait for everything so far (no handle held); records durable_tid. */
 int fs_commit_all_locked(struct fs *fs);
-/* Shrink or grow @ino to @size (several handles when shrinking). */
+/* Shrink or grow @ino to @size (several handles when shrinking, @ino busy: L2). */
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 
 /* ------------------------------------------------------------- xattr.c */
