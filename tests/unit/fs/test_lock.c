@@ -243,13 +243,16 @@ static void *t_same_run(void *arg)
 }
 
 /*
- * Truncate "huge" (@l) in a thread; while it is stopped between handles, run @w
- * on the same file in another thread until it waits for the busy inode or
- * returns, then write and read @other in this one; then let both finish.
+ * Truncate "huge" (@l, to 0) in a thread; while it is stopped between handles,
+ * run @w on the same file in another thread until it waits for the busy inode or
+ * returns, then write and read @other in this one; then let both finish. A stat
+ * and a read of "huge" between the handles see its new size.
  */
 static void t_truncate_with_same(struct fs *fs, struct t_long *l, struct t_same *w,
 				 uint64_t other)
 {
+	uint64_t blocks_mid, left;
+	struct fs_attr a;
 	uint8_t got[5];
 	pthread_t wt;
 
@@ -263,7 +266,12 @@ static void t_truncate_with_same(struct fs *fs, struct t_long *l, struct t_same 
 	while (!t_lk.stopped && !t_lk.long_done)
 		pthread_cond_wait(&t_lk.cv, &t_lk.m);
 	__real_pthread_mutex_unlock(&t_lk.m);
-	/* the truncate is between handles (or done, before the fix) */
+	/* the truncate is between handles (or done, before the fix); a stat and a
+	 * read of the file see the new size, the blocks not all freed yet (L2) */
+	assert_int_equal(fs_getattr(fs, l->ino, &a), 0);
+	assert_int_equal(a.size, l->bytes);
+	assert_int_equal(fs_read(fs, l->ino, 0, sizeof(got), got), 0);
+	blocks_mid = a.blocks;
 	assert_int_equal(pthread_create(&wt, NULL, t_same_run, w), 0);
 	pthread_mutex_lock(&t_lk.m);
 	while (!t_lk.busy_waited && !t_lk.same_done)
@@ -280,13 +288,16 @@ static void t_truncate_with_same(struct fs *fs, struct t_long *l, struct t_same 
 	assert_int_equal(pthread_join(t_lk.thread, NULL), 0);
 	/* the long call is over: whatever its end, nothing is left busy (L2) */
 	pthread_mutex_lock(&fs->lock);
-	if (fs->busy)
-		fail_msg("inode %llu still busy after the truncate returned %d",
-			 (unsigned long long)fs->busy->ino, l->rc);
+	left = fs->busy ? fs->busy->ino : 0;
 	__real_pthread_mutex_unlock(&fs->lock);
+	if (left)
+		fail_msg("inode %llu still busy after the truncate returned %d",
+			 (unsigned long long)left, l->rc);
 	assert_int_equal(pthread_join(wt, NULL), 0);
 	t_lk.armed = false;
 	t_lk.busy_cv = NULL;
+	if (!blocks_mid)
+		fail_msg("the truncate was not stopped between its handles: no block left");
 }
 
 /*
