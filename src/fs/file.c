@@ -10,7 +10,8 @@
  * Large writes, fallocates and truncates are split into several handles, as
  * ext3 does, each bounded by its credits; a write is not atomic as a whole, each
  * piece is (the size only grows over data already handed to the journal, F1).
- * fallocate lets the lock go between its handles (L1).
+ * fallocate and a shrinking truncate let the lock go between their handles (L1),
+ * the inode busy meanwhile (L2): writes, fallocates and truncates of it wait.
  * A shrinking truncate first sets the new size and puts the inode on the orphan
  * list, then frees blocks handle by handle, then takes it off (F3): a crash in
  * between finishes the truncate at the next mount.
@@ -222,6 +223,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 		return -EFBIG;
 
 	pthread_mutex_lock(&fs->lock);
+	fs_busy_wait(fs, ino);	/* (L2): not into blocks a truncate is freeing */
 	rc = fs_writable(fs);
 	while (!rc && written < size) {
 		rc = fs_write_chunk(fs, ino, off + written, size - written,
@@ -243,7 +245,8 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
 {
-	uint64_t done = 0, n, gen = 0;
+	uint64_t done = 0, n;
+	struct fs_busy busy;
 	struct fs_inode ip;
 	struct fs_tx *tx;
 	int rc;
@@ -255,11 +258,10 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 	if (off + len < off || off + len > FS_MAX_LBLK * JG_BLOCK_SIZE)
 		return -EFBIG;
 	pthread_mutex_lock(&fs->lock);
+	fs_busy_begin(fs, &busy, ino);
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_iget_reg(fs, ino, &ip);
-	if (!rc)
-		gen = ip.generation;
 	/* whole blocks, allocated and zeroed; the size moves last (mode 0) */
 	while (!rc && done < len) {
 		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, true, &n);
@@ -268,13 +270,10 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 			rc = -ENOSPC;
 		if (rc || done == len)
 			break;
-		/* (L1): one chunk per hold; blocks past i_size are zeroed (F1) */
+		/* (L1): one chunk per hold; blocks past i_size are zeroed (F1); busy (L2):
+		 * the inode is not truncated nor evicted meanwhile */
 		fs_lock_yield(fs);
 		rc = fs_writable(fs);
-		if (!rc)
-			rc = fs_iget_reg(fs, ino, &ip);
-		if (!rc && ip.generation != gen)
-			rc = -ENOENT;	/* freed meanwhile, its number given to another */
 	}
 	if (!rc && !(mode & FALLOC_FL_KEEP_SIZE)) {
 		rc = fs_tx_start(fs, 4, &tx);
@@ -287,6 +286,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 			rc = fs_tx_stop(tx) ?: rc;
 		}
 	}
+	fs_busy_end(fs, &busy);
 	pthread_mutex_unlock(&fs->lock);
 	return rc;
 }
@@ -317,6 +317,7 @@ static int fs_zero_tail(struct fs_tx *tx, struct fs_inode *ip, uint64_t size)
 
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size)
 {
+	struct fs_busy busy;
 	struct fs_inode ip;
 	struct fs_tx *tx;
 	struct timespec now;
@@ -325,9 +326,14 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size)
 
 	if (size > FS_MAX_LBLK * JG_BLOCK_SIZE)
 		return -EFBIG;
+	/* (L2): busy from before the size is read to the last block freed */
+	fs_busy_begin(fs, &busy, ino);
+	rc = fs_writable(fs);
+	if (rc)
+		goto end;
 	rc = fs_tx_start(fs, 16, &tx);
 	if (rc)
-		return rc;
+		goto end;
 	rc = fs_iget_reg(fs, ino, &ip);
 	if (rc)
 		goto out;
@@ -344,7 +350,9 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size)
 out:
 	rc = fs_tx_stop(tx) ?: rc;
 	if (!rc && shrink)
-		rc = fs_inode_truncate_blocks(fs, ino);
+		rc = fs_inode_truncate_blocks_busy(fs, ino);
+end:
+	fs_busy_end(fs, &busy);
 	return rc;
 }
 

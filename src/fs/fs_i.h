@@ -4,18 +4,30 @@
  *
  * Locking: fs->lock (the big lock) is held by every public entry point for the
  * whole call, except fs_fsync/fs_sync which drop it while waiting for a commit,
- * and the long calls of (L1). Every function here expects it held.
+ * the long calls of (L1), and calls waiting for a busy inode (L2). Every
+ * function here expects it held.
  *
  * (L1) A call whose work grows with a file's size holds the lock for one bounded
  *      step at a time (a handle's worth: FS_WRITE_CHUNK blocks zeroed, or
  *      FS_CREDITS_TRUNCATE blocks freed) and lets it go between steps
- *      (fs_lock_yield), so one user's huge fallocate or delete does not stall
- *      every other call. At each step boundary the file is consistent and its
- *      state committed with the step: fallocate's allocated blocks are zeroed
- *      past i_size (F1), an evicted inode stays on the orphan list (F3). Freeing
- *      an unlinked, unreferenced inode yields: nothing can reach it. A shrinking
- *      truncate does not: a write between steps could land in a block past the
- *      new size not yet freed, and lose its data to the next step.
+ *      (fs_lock_yield), so one user's huge fallocate, truncate or delete does
+ *      not stall every other call. At each step boundary the file is
+ *      consistent and its state committed with the step: fallocate's allocated
+ *      blocks are zeroed past i_size (F1), a truncated or evicted inode stays on
+ *      the orphan list (F3). The inode such a call works on is busy (L2).
+ * (L2) A call that maps or frees the blocks of an inode over several steps
+ *      (a shrinking truncate, fallocate, eviction) marks it busy for its whole
+ *      run (struct fs_busy on fs->busy), and every call that changes an inode's
+ *      block map or size (write, fallocate, truncate, eviction) waits on
+ *      fs->busy_cv until it is not busy before it reads the inode. So between a
+ *      truncate's steps no write lands in a block past the new size that the
+ *      next step would free (losing its data), and no eviction frees the inode
+ *      under it. Calls on other inodes go on between the steps; so do reads
+ *      (i_size is set before the first block is freed, blocks below it stay)
+ *      and link changes: an unlinked inode stays on the orphan list, a truncate
+ *      takes it off only while it has links, and its eviction waits. Every path
+ *      out of a busy call ends it and wakes the waiters. Mount and fsck run the
+ *      orphan list single-threaded, holding the lock like any other caller.
  *
  * Invariants:
  * (F1) Bytes of an allocated data block beyond i_size are zero (partial blocks are
@@ -88,6 +100,13 @@ struct fs_inode {
 	uint64_t block[FS_NBLOCKS];
 };
 
+/* A long call's claim on one inode (L2): on the caller's stack, linked on fs->busy
+ * (a few at a time: one per thread in such a call); nothing to allocate or free. */
+struct fs_busy {
+	uint64_t ino;
+	struct fs_busy *next;
+};
+
 /* ------------------------------------------------------------ transactions */
 
 #define FS_TX_MAX_TRACK 1024u
@@ -132,6 +151,8 @@ struct fs {
 	uint64_t nist;
 	struct jnl_recovery_report recovery;
 	uint64_t orphans_freed;
+	struct fs_busy *busy;		/* (L2): inodes a long call works on */
+	pthread_cond_t busy_cv;		/* signalled when one is no longer busy */
 };
 
 /* -------------------------------------------------------------- bcache.c */
@@ -210,12 +231,21 @@ void fs_istate_drop(struct fs *fs, uint64_t ino);
 uint64_t fs_inode_blkno(const struct fs *fs, uint64_t ino);
 bool fs_ino_valid(const struct fs *fs, uint64_t ino);
 /* Free the blocks and the inode of an unlinked inode (several handles); lets the
- * lock go between them (L1): the caller's view of anything may be stale after. */
+ * lock go between them and waits while it is busy (L1, L2): the caller's view of
+ * anything may be stale after. */
 int fs_inode_evict(struct fs *fs, uint64_t ino);
 /* (L1): let other calls take the lock between two steps of a long call. */
 void fs_lock_yield(struct fs *fs);
-/* Free the blocks past i_size of @ino, then take it off the orphan list. */
+/* (L2): wait (the lock let go) until no long call works on @ino. */
+void fs_busy_wait(struct fs *fs, uint64_t ino);
+/* (L2): wait, then mark @ino busy until fs_busy_end(@b). */
+void fs_busy_begin(struct fs *fs, struct fs_busy *b, uint64_t ino);
+void fs_busy_end(struct fs *fs, struct fs_busy *b);
+/* Free the blocks past i_size of @ino (several handles, the lock let go between
+ * them), then take it off the orphan list unless it lost its last link meanwhile
+ * (its eviction does). _busy: the caller has marked @ino busy (L2). */
 int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino);
+int fs_inode_truncate_blocks_busy(struct fs *fs, uint64_t ino);
 unsigned int fs_mode_to_ft(uint32_t mode);
 uint32_t fs_ft_to_mode(unsigned int ft);
 
@@ -265,7 +295,7 @@ int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_d
 
 /* Commit and wait for everything so far (no handle held); records durable_tid. */
 int fs_commit_all_locked(struct fs *fs);
-/* Shrink or grow @ino to @size (several handles when shrinking). */
+/* Shrink or grow @ino to @size (several handles when shrinking, @ino busy: L2). */
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 
 /* ------------------------------------------------------------- xattr.c */

@@ -331,11 +331,44 @@ void fs_lock_yield(struct fs *fs)
 	pthread_mutex_lock(&fs->lock);
 }
 
+static bool fs_busy_has(const struct fs *fs, uint64_t ino)
+{
+	for (const struct fs_busy *b = fs->busy; b; b = b->next)
+		if (b->ino == ino)
+			return true;
+	return false;
+}
+
+void fs_busy_wait(struct fs *fs, uint64_t ino)
+{
+	while (fs_busy_has(fs, ino))
+		pthread_cond_wait(&fs->busy_cv, &fs->lock);
+}
+
+void fs_busy_begin(struct fs *fs, struct fs_busy *b, uint64_t ino)
+{
+	fs_busy_wait(fs, ino);
+	b->ino = ino;
+	b->next = fs->busy;
+	fs->busy = b;
+}
+
+void fs_busy_end(struct fs *fs, struct fs_busy *b)
+{
+	struct fs_busy **pp = &fs->busy;
+
+	while (*pp != b)
+		pp = &(*pp)->next;
+	*pp = b->next;
+	/* waiters on other inodes wake too, see theirs still busy and sleep again */
+	pthread_cond_broadcast(&fs->busy_cv);
+}
+
 /*
- * Free every block of @ino at and after @from, one handle at a time; @yield: let
- * the lock go between handles (L1), only for an inode nothing else can reach.
+ * Free every block of @ino at and after @from, one handle at a time, letting the
+ * lock go between handles (L1); the caller has marked @ino busy (L2).
  */
-static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from, bool yield)
+static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from)
 {
 	struct fs_inode ip;
 	struct fs_tx *tx;
@@ -356,7 +389,7 @@ static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from, bool y
 		rc = fs_tx_stop(tx) ?: rc;
 		if (rc)
 			return rc;
-		if (!done && yield)
+		if (!done)
 			fs_lock_yield(fs);
 	}
 	return 0;
@@ -364,17 +397,19 @@ static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from, bool y
 
 int fs_inode_evict(struct fs *fs, uint64_t ino)
 {
+	struct fs_busy busy;
 	struct fs_inode ip;
 	struct fs_tx *tx;
 	int rc;
 
-	/* unlinked and unreferenced: no call can reach it while the lock is let go */
-	rc = fs_inode_free_from(fs, ino, 0, true);
+	/* after a truncate between its steps (L2); then nothing else reaches it */
+	fs_busy_begin(fs, &busy, ino);
+	rc = fs_inode_free_from(fs, ino, 0);
 	if (rc)
-		return rc;
+		goto end;
 	rc = fs_tx_start(fs, 16, &tx);
 	if (rc)
-		return rc;
+		goto end;
 	rc = fs_iget(fs, ino, &ip);
 	if (rc)
 		goto out;
@@ -397,10 +432,12 @@ out:
 	rc = fs_tx_stop(tx) ?: rc;
 	if (!rc)
 		fs_istate_drop(fs, ino);
+end:
+	fs_busy_end(fs, &busy);
 	return rc;
 }
 
-int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino)
+int fs_inode_truncate_blocks_busy(struct fs *fs, uint64_t ino)
 {
 	struct fs_inode ip;
 	struct fs_tx *tx;
@@ -409,15 +446,27 @@ int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino)
 	rc = fs_iget(fs, ino, &ip);
 	if (rc)
 		return rc;
-	/* a writer could reach it: one hold of the lock (L1) */
-	rc = fs_inode_free_from(fs, ino, (ip.size + JG_BLOCK_SIZE - 1) / JG_BLOCK_SIZE, false);
+	/* writers to it wait while it is busy (L2): the lock may go between steps */
+	rc = fs_inode_free_from(fs, ino, (ip.size + JG_BLOCK_SIZE - 1) / JG_BLOCK_SIZE);
 	if (rc)
 		return rc;
 	rc = fs_tx_start(fs, 8, &tx);
 	if (rc)
 		return rc;
 	rc = fs_iget(fs, ino, &ip);
-	if (!rc)
+	/* unlinked meanwhile: it stays an orphan until its eviction (F3) */
+	if (!rc && ip.nlink)
 		rc = fs_orphan_del(tx, &ip);
 	return fs_tx_stop(tx) ?: rc;
+}
+
+int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino)
+{
+	struct fs_busy busy;
+	int rc;
+
+	fs_busy_begin(fs, &busy, ino);
+	rc = fs_inode_truncate_blocks_busy(fs, ino);
+	fs_busy_end(fs, &busy);
+	return rc;
 }

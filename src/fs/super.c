@@ -153,8 +153,9 @@ int fs_orphan_add(struct fs_tx *tx, struct fs_inode *ip)
 	uint64_t prev;
 	int rc = fs_orphan_find(fs, ip->ino, &prev);
 
+	/* already on it (a truncate, then the last unlink): the caller's change is written */
 	if (rc)
-		return rc < 0 ? rc : 0;
+		return rc < 0 ? rc : fs_iput(tx, ip);
 	ip->orphan_next = jg_le64(fs->sb.orphan_head);
 	fs->sb.orphan_head = jg_cpu_to_le64(ip->ino);
 	rc = fs_sb_write(tx);
@@ -322,6 +323,7 @@ void fs_close_mem(struct fs *fs)
 		}
 		free(fs->ist);
 	}
+	pthread_cond_destroy(&fs->busy_cv);
 	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
@@ -339,6 +341,7 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&fs->lock, NULL);
+	pthread_cond_init(&fs->busy_cv, NULL);
 	fs->dev = dev;
 	fs->opts = *opts;
 	fs->fsck = fsck;
@@ -430,8 +433,13 @@ int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **
 		jg_log(JG_LOG_WARN, FS_SUBSYS, "dev=%s has errors recorded: run fsck", dev->name);
 	if (!fs->readonly) {
 		rc = fs_start(fs);
-		if (!rc)
+		if (!rc) {
+			/* held as by any caller: a long eviction lets it go and takes it
+			 * back between its steps (L1) */
+			pthread_mutex_lock(&fs->lock);
 			rc = fs_orphans_process(fs);
+			pthread_mutex_unlock(&fs->lock);
+		}
 		if (rc) {
 			jnl_abandon(fs->jnl);
 			fs_close_mem(fs);
