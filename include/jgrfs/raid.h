@@ -80,8 +80,9 @@ struct raid_fault_cfg {
 	int write_errno;
 	/* Cut the power right after the @cut_point_nth (1-based) plain write tagged
 	 * with a point in @cut_point_mask (bit per enum jg_opoint) was made: it is in
-	 * flight, not yet flushed. For the array's own points, which no wrapper
-	 * above the array sees. 0: off. */
+	 * flight, not yet flushed. For points a wrapper above the array cannot aim
+	 * at: the array's own, and a full checkpoint's home writes (its first
+	 * request is often its FUA superblock alone). 0: off. */
 	uint64_t cut_point_mask;
 	unsigned int cut_point_nth;
 };
