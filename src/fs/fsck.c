@@ -47,6 +47,8 @@ struct fsck {
 	uint64_t cur_ino, cur_blocks;
 	uint64_t lf_ino;		/* lost+found, when repairs linked into it */
 	bool dir_damaged;		/* a directory could not be read: no link repairs */
+	struct fs_buf **salvaged;	/* inode table blocks salvaged, pinned to the end */
+	unsigned int nsalvaged;
 	bool unrepaired;
 	int op_error;
 };
@@ -239,6 +241,83 @@ static void fsck_inode(struct fsck *c, struct fs_inode *ip, bool bit)
 	}
 }
 
+/*
+ * An inode table block that fails its checks. A torn write or a flipped bit
+ * leaves most of its 15 inodes whole: when the block's header still names it
+ * (magic and home), each inode whose fields pass fs_inode_check is kept and the
+ * others are cleared; a block from elsewhere (another magic or home) keeps none.
+ * With -y the block is rewritten so, under a fresh crc; with -n the salvaged
+ * copy lives only in the cache, sealed so that the later passes read it as they
+ * would after the repair, and pinned (a re-read would find the damage again).
+ */
+static int fsck_itable_salvage(struct fsck *c, uint32_t g, uint64_t blkno, struct fs_buf **out)
+{
+	struct fs *fs = c->fs;
+	struct fs_buf **pins;
+	const struct jg_blk_hdr *h;
+	unsigned int kept = 0, lost = 0;
+	struct fs_buf *b = NULL;
+	struct fs_tx *tx;
+	uint8_t *raw;
+	bool ours;
+	int rc;
+
+	pins = realloc(c->salvaged, (c->nsalvaged + 1) * sizeof(*pins));
+	if (!pins)
+		return -ENOMEM;
+	c->salvaged = pins;
+	raw = jg_alloc_blocks(1);
+	if (!raw)
+		return -ENOMEM;
+	rc = jnl_read(fs->jnl, blkno, 1, raw);
+	if (!rc)
+		rc = fs_bget_new(fs, blkno, &b);
+	if (rc)
+		goto out;
+	h = (const struct jg_blk_hdr *)raw;
+	ours = jg_le32(h->magic) == FS_MAGIC_ITABLE && jg_le64(h->blkno) == blkno;
+	for (uint32_t s = 0; s < FS_INODES_PER_BLOCK; s++) {
+		const uint8_t *d = raw + FS_INODE_SIZE * (s + 1);
+		uint64_t ino = (uint64_t)g * fs->ipg + (blkno - fs_group_start(fs, g) - 2) *
+			       FS_INODES_PER_BLOCK + s + 1;
+		struct fs_inode ip;
+
+		fs_inode_decode((const struct fs_dinode *)d, ino, &ip);
+		if (!ip.mode)
+			continue;
+		if (!ours || fs_inode_check(fs, &ip, blkno)) {
+			lost++;
+			continue;
+		}
+		memcpy(b->data + FS_INODE_SIZE * (s + 1), d, FS_INODE_SIZE);
+		kept++;
+	}
+	fsck_problem(c, "group %u: inode table block %llu damaged: %u inodes kept, %u cleared", g,
+		     (unsigned long long)blkno, kept, lost);
+	if (c->opts->repair) {
+		rc = fs_tx_start(fs, 4, &tx);
+		if (!rc) {
+			rc = fs_bdirty(tx, b, FS_MAGIC_ITABLE);
+			rc = fs_tx_stop(tx) ?: rc;
+		}
+		fsck_fixed(c, rc);
+		rc = 0;
+	} else {
+		jg_blk_seal(b->data, JG_BLOCK_SIZE, FS_MAGIC_ITABLE, FS_FORMAT_VERSION, 0, 0, blkno,
+			    fs->seed);
+		b->magic = FS_MAGIC_ITABLE;
+	}
+	/* the pass's reference, and the pin held to the end */
+	b->refs++;
+	c->salvaged[c->nsalvaged++] = b;
+	*out = b;
+	b = NULL;
+out:
+	fs_bput(fs, b);
+	free(raw);
+	return rc;
+}
+
 static int fsck_pass1(struct fsck *c)
 {
 	struct fs *fs = c->fs;
@@ -267,12 +346,8 @@ static int fsck_pass1(struct fsck *c)
 
 			if (init) {
 				rc = fs_bread(fs, start + 2 + t, FS_MAGIC_ITABLE, "inode table", &tb);
-				if (rc == -EUCLEAN) {
-					fsck_problem(c, "group %u: inode table block %llu damaged", g,
-						     (unsigned long long)(start + 2 + t));
-					c->unrepaired = true;
-					continue;
-				}
+				if (rc == -EUCLEAN)
+					rc = fsck_itable_salvage(c, g, start + 2 + t, &tb);
 				if (rc) {
 					fs_bput(fs, ib);
 					return rc;
@@ -563,8 +638,10 @@ static int fsck_pass3(struct fsck *c)
 	int rc;
 
 	if (!(c->iflags[FS_ROOT_INO] & FSCK_DIR)) {
+		/* no entry can be counted from it: no link count is known either */
 		fsck_problem(c, "root inode is not a directory");
 		c->unrepaired = true;
+		c->dir_damaged = true;
 		return 0;
 	}
 	rc = fsck_mark_orphans(c);
@@ -858,6 +935,9 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 		       (unsigned long long)rep->dirs_checked, (unsigned long long)rep->blocks_used,
 		       (unsigned long long)rep->problems_found, (unsigned long long)rep->problems_fixed);
 out:
+	for (unsigned int i = 0; i < c.nsalvaged; i++)
+		fs_bput(fs, c.salvaged[i]);
+	free(c.salvaged);
 	free(c.used);
 	free(c.iflags);
 	free(c.found);

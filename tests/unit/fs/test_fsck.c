@@ -3,7 +3,8 @@
  * tests/unit/fs/test_fsck.c - fsck finds and repairs injected damage (a leaked
  * block, a wrong link count, unattached inodes) and a second run is clean; -n
  * never writes; damaged superblock, inode and directory blocks give -EUCLEAN
- * (never a crash) and turn the filesystem read-only.
+ * (never a crash) and turn the filesystem read-only; a damaged inode table
+ * block is salvaged inode by inode.
  */
 #include <errno.h>
 
@@ -256,8 +257,131 @@ static void test_fsck_corrupt_inode_block(void **state)
 	assert_true(info.readonly);
 	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "g", S_IFREG | 0644, 0, 0, 0, &x), -EROFS);
 	assert_int_equal(fs_unmount(fs), 0);
-	/* the error is recorded for fsck; the damaged table block it cannot repair */
+	/*
+	 * The table block is salvaged: its header still names it and every inode
+	 * in it passes its checks, so all are kept; the flipped link count is then
+	 * an ordinary wrong link count. -y rewrites the block under a fresh crc.
+	 */
+	ft_fsck_finds_and_repairs(dev);
+	assert_int_equal(ft_fsck(dev, false, &r), 0);
+	fs = ft_mount(dev);
+	assert_int_equal(fs_lookup(fs, FS_ROOT_INO, "f", &x), 0);
+	assert_int_equal(x.ino, a.ino);
+	assert_int_equal(x.nlink, 1);
+	fs_info_get(fs, &info);
+	assert_false(info.readonly);
+	assert_int_equal(fs_unmount(fs), 0);
+	blk_close(dev);
+}
+
+/* Files f0.. f(n-1) in the root; their inode numbers in @ino. */
+static void ft_files(struct fs *fs, unsigned int n, uint64_t *ino)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		char name[16];
+		struct fs_attr a;
+
+		snprintf(name, sizeof(name), "f%u", i);
+		assert_int_equal(fs_mknod(fs, FS_ROOT_INO, name, S_IFREG | 0644, 0, 0, 0, &a), 0);
+		ino[i] = a.ino;
+	}
+}
+
+/* How many of f0.. f(n-1) the root still names. */
+static unsigned int ft_files_left(struct blk_dev *dev, unsigned int n)
+{
+	struct fs *fs = ft_mount(dev);
+	unsigned int left = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		char name[16];
+		struct fs_attr a;
+
+		snprintf(name, sizeof(name), "f%u", i);
+		if (!fs_lookup(fs, FS_ROOT_INO, name, &a))
+			left++;
+	}
+	assert_int_equal(fs_unmount(fs), 0);
+	return left;
+}
+
+/*
+ * A torn inode table block: one inode's 256 bytes are garbage and the crc no
+ * longer matches. fsck keeps the 14 others, clears that one and drops the entry
+ * naming it; before the salvage, -y left every inode of the block out of the
+ * check (and the volume unrepairable).
+ */
+static void test_fsck_inode_block_salvage(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	uint8_t *b = jg_alloc_blocks(1);
+	uint64_t ino[20], blkno;
+
+	(void)state;
+	ft_files(fs, 20, ino);
+	assert_int_equal(fs_unmount(fs), 0);
+	assert_int_equal(ino[16], 18);		/* table block 1 holds inodes 16..30 */
+	blkno = ft_group0(dev) + 3;
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, blkno, 1, b, 0), 0);
+	memset(b + FS_INODE_SIZE * ((ino[16] - 1) % 15 + 1), 0xa5, FS_INODE_SIZE);
+	assert_int_equal(blk_rw(dev, BLK_OP_WRITE, blkno, 1, b, 0), 0);
+	ft_fsck_finds_and_repairs(dev);
+	assert_int_equal(ft_files_left(dev, 20), 19);
+	free(b);
+	blk_close(dev);
+}
+
+/*
+ * An inode table block overwritten by another block (a misdirected write): its
+ * header names another home, so none of its inodes is trusted. The files whose
+ * inodes it held are lost, the rest of the volume is repaired and clean.
+ */
+static void test_fsck_inode_block_foreign(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	uint8_t *b = jg_alloc_blocks(1);
+	uint64_t ino[20], first;
+
+	(void)state;
+	ft_files(fs, 20, ino);
+	assert_int_equal(fs_unmount(fs), 0);
+	first = ft_group0(dev);
+	/* block 1 of the table (inodes 16..30: f14..f19) gets block 0's bytes */
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, first + 2, 1, b, 0), 0);
+	assert_int_equal(blk_rw(dev, BLK_OP_WRITE, first + 3, 1, b, 0), 0);
+	ft_fsck_finds_and_repairs(dev);
+	assert_int_equal(ft_files_left(dev, 20), 14);
+	free(b);
+	blk_close(dev);
+}
+
+/*
+ * The root's table block lost: no entry can be counted, so -y must not "repair"
+ * the link count of every other inode to 0 (it did, before this check).
+ */
+static void test_fsck_root_lost_keeps_links(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	uint8_t *b = jg_alloc_blocks(1);
+	uint64_t ino[20], first;
+	struct fsck_report r;
+	struct fs_dinode *d;
+
+	(void)state;
+	ft_files(fs, 20, ino);
+	assert_int_equal(fs_unmount(fs), 0);
+	first = ft_group0(dev);
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, first + 3, 1, b, 0), 0);
+	assert_int_equal(blk_rw(dev, BLK_OP_WRITE, first + 2, 1, b, 0), 0);
 	assert_int_equal(ft_fsck(dev, false, &r), 4);
+	assert_int_equal(ft_fsck(dev, true, &r), 4);
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, first + 3, 1, b, 0), 0);
+	d = (void *)(b + FS_INODE_SIZE * ((ino[16] - 1) % 15 + 1));
+	assert_int_equal(jg_le32(d->nlink), 1);
+	free(b);
 	blk_close(dev);
 }
 
@@ -442,6 +566,9 @@ int main(void)
 		cmocka_unit_test(test_fsck_unattached_inodes),
 		cmocka_unit_test(test_fsck_corrupt_superblock),
 		cmocka_unit_test(test_fsck_corrupt_inode_block),
+		cmocka_unit_test(test_fsck_inode_block_salvage),
+		cmocka_unit_test(test_fsck_inode_block_foreign),
+		cmocka_unit_test(test_fsck_root_lost_keeps_links),
 		cmocka_unit_test(test_fsck_bad_inode_fields),
 		cmocka_unit_test(test_fsck_corrupt_dir_block),
 		cmocka_unit_test(test_fsck_pending_orphan),
