@@ -22,7 +22,7 @@ VGBUILD ?= build-valgrind
 MESON_TEST_FLAGS ?= --print-errorlogs --num-processes 2
 
 # make fuzz only: clang and its libFuzzer runtime (libclang_rt.fuzzer)
-FUZZ_PACKAGES := clang libclang-rt-14-dev
+FUZZ_PACKAGES := clang libclang-rt-14-dev time
 PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev
 
@@ -145,6 +145,7 @@ fuzz: fuzz-deps $(FUZZ_BUILD)/build.ninja
 	for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		/usr/bin/time -f '%U %S' -o $(FUZZ_BUILD)/fuzz-$$t.cpu \
 		$(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) \
 			-timeout=$(FUZZ_HANG) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ \
 			$(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/fuzz-$$t.log 2>&1; \
@@ -152,7 +153,8 @@ fuzz: fuzz-deps $(FUZZ_BUILD)/build.ninja
 		last=$$(grep -E '^#[0-9]+' $(FUZZ_BUILD)/fuzz-$$t.log | tail -1); \
 		execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/fuzz-$$t.log); \
 		rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_BUILD)/fuzz-$$t.log); \
-		echo "fuzz $$t: execs=$${execs:-?} ($${rate:-?}/s) $$(echo "$$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+')"; \
+		cpu=$$(tail -n 1 $(FUZZ_BUILD)/fuzz-$$t.cpu 2>/dev/null | awk '{ printf "%.0f", $$1 + $$2 }'); \
+		echo "fuzz $$t: execs=$${execs:-?} ($${rate:-?}/s) cpu=$${cpu:-?}s $$(echo "$$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+')"; \
 		if [ $$rc != 0 ]; then \
 			art=$$(sed -n 's/.*Test unit written to \(.*\)/\1/p' $(FUZZ_BUILD)/fuzz-$$t.log | tail -1); \
 			echo "fuzz $$t: FAILED (exit $$rc), artifact $${art:-none}, log $(FUZZ_BUILD)/fuzz-$$t.log"; \
