@@ -201,6 +201,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	memset(&acfg, 0, sizeof(acfg));
 	acfg.readonly = o.readonly;
+	acfg.max_read_errors = o.max_read_errors;
 	/* the array's own assembly and resync lines: the daemon sums them up in one */
 	if (!o.debug)
 		jg_log_set_level(JG_LOG_WARN);

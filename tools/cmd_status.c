@@ -91,7 +91,11 @@ static void status_print_json(const struct fop_status *st)
 	for (unsigned int i = 0; i < n; i++) {
 		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
 		status_json_str(st->members[i].name);
-		printf(",\"state\":\"%s\"}", status_member_state(&st->members[i]));
+		printf(",\"state\":\"%s\",\"read_errors_corrected\":%llu,"
+		       "\"read_errors_uncorrectable\":%llu}",
+		       status_member_state(&st->members[i]),
+		       (unsigned long long)st->members[i].read_errors_corrected,
+		       (unsigned long long)st->members[i].read_errors_uncorrectable);
 	}
 	printf("]},\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
 	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
@@ -157,9 +161,16 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	if (st->flags & FOP_ST_JNL_ABORTED)
 		printf(", JOURNAL ABORTED");
 	printf("\n");
-	for (unsigned int i = 0; i < n; i++)
-		printf("  member %2u  %-10s %s\n", st->members[i].role,
-		       status_member_state(&st->members[i]), st->members[i].name);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct fop_status_member *m = &st->members[i];
+
+		printf("  member %2u  %-10s %s", m->role, status_member_state(m), m->name);
+		if (m->read_errors_corrected || m->read_errors_uncorrectable)
+			printf("  (read errors: %llu corrected, %llu uncorrectable)",
+			       (unsigned long long)m->read_errors_corrected,
+			       (unsigned long long)m->read_errors_uncorrectable);
+		printf("\n");
+	}
 	if ((st->flags & FOP_ST_DEGRADED) && !(st->flags & FOP_ST_REBUILDING))
 		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV)\n", mnt);
 	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",

@@ -56,6 +56,7 @@ struct fop_opts {
 					 * no_writeback_cache) */
 	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
 	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
+	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 1.0 s */
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
@@ -93,6 +94,8 @@ void fop_opts_free(struct fop_opts *o);
 	"                      kernel's writeback cache; fsync and close still flush)\n"           \
 	"  max_write=SIZE      largest write request, 4K..1M (default 1M)\n"                       \
 	"  threads=N           FUSE worker threads (default 8)\n"                                  \
+	"  max_read_errors=N   read errors of a member corrected (reconstructed from the\n"      \
+	"                      others and rewritten) before it is failed (default 20)\n"         \
 	"  timeout=SECONDS     kernel cache of names and attributes (default 1)\n"                 \
 	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
 	"  debug               trace every FUSE request (implies -f)\n"                            \
@@ -157,6 +160,8 @@ struct fop_status_member {
 	char name[64]; /* path the member was opened by */
 	uint32_t role;
 	uint32_t flags; /* FOP_MEMBER_* */
+	uint64_t read_errors_corrected;	    /* reconstructed and rewritten */
+	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
 
 /* fop_status.flags */

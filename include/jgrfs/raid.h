@@ -109,6 +109,11 @@ uint64_t raid_fault_domain_cut_points(const struct raid_fault_domain *d);
  */
 int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, struct blk_dev **out);
 int raid_dev_fault_fail_block(struct blk_dev *fault_dev, uint64_t blkno, bool on_read, bool on_write);
+/*
+ * A latent sector error at @blkno: its reads fail with -EIO until a write to it
+ * succeeds, which heals it (a disk remaps a sector it is asked to write).
+ */
+int raid_dev_fault_latent_block(struct blk_dev *fault_dev, uint64_t blkno);
 /* Every I/O fails with -EIO (writes: cfg.write_errno when set) from now on (a dead member). */
 int raid_dev_fault_fail_all(struct blk_dev *fault_dev);
 
@@ -151,7 +156,11 @@ struct raid_assemble_cfg {
 				 * while jnl-pending is unreplayed */
 	bool readonly;		/* never write: no superblock update, no resync */
 	bool no_resync;		/* assemble a dirty array without the recovery resync (fsck -n, examine) */
+	/* Corrected read errors a member may have before it is failed (MD's
+	 * max_read_errors); 0: RAID_MAX_READ_ERRORS. */
+	unsigned int max_read_errors;
 };
+#define RAID_MAX_READ_ERRORS 20u
 
 struct raid_array;
 
@@ -192,6 +201,8 @@ struct raid_member_info {
 	bool present;
 	bool failed;
 	bool rebuilding;
+	uint64_t read_errors_corrected;	    /* read errors reconstructed and rewritten */
+	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
 
 struct raid_info {

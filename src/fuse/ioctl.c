@@ -64,6 +64,8 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 		memcpy(sm->name, m->name, sizeof(sm->name));
 		sm->name[sizeof(sm->name) - 1] = '\0';
 		sm->role = m->role;
+		sm->read_errors_corrected = m->read_errors_corrected;
+		sm->read_errors_uncorrectable = m->read_errors_uncorrectable;
 		if (m->present)
 			sm->flags |= FOP_MEMBER_PRESENT;
 		if (m->failed)

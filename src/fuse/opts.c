@@ -161,6 +161,13 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected 4K to 1M", opt);
 		}
 		o->max_write_bytes = (unsigned int)v;
+	} else if (!strncmp(opt, "max_read_errors=", 16)) {
+		rc = fop_opts_u64(val, 1000000, &v);
+		if (rc || v == 0) {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected 1 to 1000000", opt);
+		}
+		o->max_read_errors = (unsigned int)v;
 	} else if (!strncmp(opt, "threads=", 8)) {
 		rc = fop_opts_u64(val, 64, &v);
 		if (rc || v == 0) {

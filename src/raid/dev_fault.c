@@ -63,6 +63,7 @@ struct fault_pending {		/* one write completed since the last flush */
 struct fault_bad {		/* a block whose I/O fails */
 	uint64_t blkno;
 	bool on_read, on_write;
+	bool latent;		/* reads fail until a write heals it */
 	struct fault_bad *next;
 };
 
@@ -390,6 +391,10 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			rc = raid_fault_lower(f, r);
 		} else if (r->op == BLK_OP_WRITE) {
 			rc = raid_fault_write_locked(f, r);
+			for (struct fault_bad *b = f->bad; b && !rc; b = b->next)
+				if (b->latent && b->blkno >= r->blkno &&
+				    b->blkno < r->blkno + r->nblocks)
+					b->on_read = false;	/* remapped */
 		} else if (r->op == BLK_OP_FLUSH) {
 			if (d->cfg.cut_at_flushes && !d->cut && ++d->writes >= d->cfg.cut_after_writes &&
 			    d->cfg.cut_after_writes)
@@ -487,6 +492,19 @@ int raid_dev_fault_fail_block(struct blk_dev *dev, uint64_t blkno, bool on_read,
 	f->bad = b;
 	pthread_mutex_unlock(&f->dom->lock);
 	return 0;
+}
+
+int raid_dev_fault_latent_block(struct blk_dev *dev, uint64_t blkno)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+	int rc = raid_dev_fault_fail_block(dev, blkno, true, false);
+
+	if (!rc) {
+		pthread_mutex_lock(&f->dom->lock);
+		f->bad->latent = true;
+		pthread_mutex_unlock(&f->dom->lock);
+	}
+	return rc;
 }
 
 int raid_dev_fault_fail_all(struct blk_dev *dev)

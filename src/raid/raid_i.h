@@ -79,6 +79,9 @@ struct raid_member {
 	bool failed;	     /* I/O error or raid_fail_member(); never read or written */
 	bool rebuilding;     /* written, not yet readable */
 	char name[64];
+	/* read errors (stripe.c raid_read_repair), under stats_lock */
+	uint64_t rd_corrected;	    /* reconstructed, rewritten and read back right */
+	uint64_t rd_uncorrectable;  /* no other member could reconstruct the block */
 };
 
 /* rcache.c: the row cache (its invariants are there) */
@@ -153,7 +156,9 @@ struct raid_array {
 	uint8_t *synced;	   /* rows resynced this recovery (SYNCRAID / resync-all) */
 	bool resync_all;
 
-	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress */
+	unsigned int max_read_errors; /* corrected read errors a member may have (fixed) */
+
+	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, rd_* */
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;

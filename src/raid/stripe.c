@@ -40,10 +40,15 @@
  * member by member, so each member's part of a group is one request.
  *
  * Failure (MD's rule): a member write that fails, with any error (-EIO, or
- * -ENOSPC / -EDQUOT from a sparse member file), and a member read that fails
- * with -EIO mark that member failed (super.c, superblocks updated) and the group
- * is retried on the degraded array. When the array cannot lose the member, the
- * write fails upward and its rows stay recorded dirty (W5).
+ * -ENOSPC / -EDQUOT from a sparse member file), marks that member failed
+ * (super.c, superblocks updated) and the group is retried on the degraded array.
+ * A member read that fails with -EIO is a latent sector error first: the block
+ * is reconstructed from the rest of its row, rewritten and read back
+ * (raid_read_repair); the member is failed only when that rewrite does not take
+ * or it has more corrected errors than max_read_errors. A block nothing can
+ * reconstruct is lost alone (-EIO to the caller, the member stays). When the
+ * array cannot lose the member, the write fails upward and its rows stay
+ * recorded dirty (W5).
  *
  * Invariants:
  * (W1) Writes to a row happen only under its exclusive row lock, so parity is
@@ -208,10 +213,106 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 }
 
 /*
+ * A member read that failed with -EIO: a latent sector error, as disks in
+ * service have them. Each block of @r is read again alone; one that fails again
+ * is reconstructed from the rest of its row, handed back in @r's buffer, written
+ * back to the member (a disk remaps a sector it is asked to write) and read back
+ * to compare: MD's "read error corrected". A read-only array only reads around it.
+ *
+ * Called with the group's row locks held, shared ones at least: every writer of
+ * the row is excluded, and the block written back holds what the row's data and
+ * parity already say, so it changes nothing another reader could see.
+ *
+ * Returns 0 (every block read or corrected); -EIO with *@fail (fail the member:
+ * a block outside the data area, a rewrite or read-back that failed, or more
+ * corrected errors than max_read_errors); or -EIO alone (a block no other member
+ * can give back: lost, the member stays and the caller gets -EIO).
+ */
+static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_req *r, bool *fail)
+{
+	const struct raid_geo *geo = &a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	struct blk_dev *dev = a->m[role].dev;
+	uint8_t *vec[RAID_MAX_MEMBERS], *tmp = jg_alloc_blocks(npos + 1);
+	uint8_t *back = tmp + (size_t)npos * RAID_BS;
+	int rc = 0;
+
+	*fail = false;
+	if (!tmp)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < r->nblocks && !rc; b++) {
+		uint64_t mblk = r->blkno + b, row, corrected;
+		uint8_t *out = (uint8_t *)r->buf + (size_t)b * RAID_BS;
+		uint32_t rmiss = raid_missing_read(a), lost = 0;
+		unsigned int pos = 0;
+
+		if (!blk_rw(dev, BLK_OP_READ, mblk, 1, out, 0))
+			continue; /* another block of the request, or a transient error */
+		if (mblk < geo->data_offset) {
+			*fail = true; /* superblock or bitmap: the member's own metadata */
+			rc = -EIO;
+			break;
+		}
+		row = (mblk - geo->data_offset) / geo->chunk_blocks;
+		for (unsigned int q = 0; q < npos; q++) {
+			unsigned int m = raid_layout_member(geo, row, q);
+
+			vec[q] = tmp + (size_t)q * RAID_BS;
+			if (m == role)
+				pos = q;
+			if (m == role || (rmiss & (1u << m)) ||
+			    blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, vec[q], 0))
+				lost |= 1u << q;
+		}
+		if ((unsigned int)__builtin_popcount(lost) > geo->npar ||
+		    raid_parity_reconstruct(geo->ndata, geo->npar, RAID_BS, vec, lost)) {
+			pthread_mutex_lock(&a->stats_lock);
+			a->m[role].rd_uncorrectable++;
+			pthread_mutex_unlock(&a->stats_lock);
+			jg_log(JG_LOG_ERR, "raid",
+			       "dev=%s read error at member block %llu (row %llu) not correctable: "
+			       "no other member can give it back",
+			       a->m[role].name, (unsigned long long)mblk, (unsigned long long)row);
+			rc = -EIO;
+			break;
+		}
+		memcpy(out, vec[pos], RAID_BS);
+		if (!a->readonly &&
+		    (blk_rw(dev, BLK_OP_WRITE, mblk, 1, out, 0) ||
+		     blk_rw(dev, BLK_OP_READ, mblk, 1, back, 0) || memcmp(back, out, RAID_BS))) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "dev=%s read error at member block %llu: rewrite failed", a->m[role].name,
+			       (unsigned long long)mblk);
+			*fail = true;
+			rc = -EIO;
+			break;
+		}
+		pthread_mutex_lock(&a->stats_lock);
+		corrected = ++a->m[role].rd_corrected;
+		pthread_mutex_unlock(&a->stats_lock);
+		jg_log(JG_LOG_WARN, "raid",
+		       "dev=%s read error at member block %llu (row %llu) corrected (%llu so far)",
+		       a->m[role].name, (unsigned long long)mblk, (unsigned long long)row,
+		       (unsigned long long)corrected);
+		if (corrected > a->max_read_errors) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "dev=%s %llu read errors corrected, more than %u: failing it",
+			       a->m[role].name, (unsigned long long)corrected, a->max_read_errors);
+			*fail = true;
+			rc = -EIO;
+		}
+	}
+	free(tmp);
+	return rc;
+}
+
+/*
  * Submit the member requests, grouped by member (blk_submit_multi keeps one
- * device's requests together when it falls back to per-device submits). Returns
- * 0, or -EIO with *failed the roles to fail: a write that failed with any error,
- * a read that failed with -EIO; or another errno (a read's).
+ * device's requests together when it falls back to per-device submits). A read
+ * that fails with -EIO is repaired block by block (raid_read_repair). Returns 0,
+ * or -EIO with *failed the roles to fail: a write that failed with any error, a
+ * read raid_read_repair gave up on; or -EIO alone (a block lost for good), or
+ * another errno (a read's).
  */
 static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 {
@@ -245,13 +346,28 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 	rc = blk_submit_multi(sorted, g->nmr);
 	if (rc) {
 		for (unsigned int i = 0; i < g->nmr; i++) {
-			if (sorted[i].result == -EIO ||
-			    (sorted[i].result && sorted[i].op == BLK_OP_WRITE))
+			bool fail = false;
+			int rr;
+
+			if (!sorted[i].result)
+				continue;
+			if (sorted[i].op == BLK_OP_WRITE) {
 				*failed |= 1u << srole[i];
-			else if (sorted[i].result && !other)
-				other = sorted[i].result;
+				continue;
+			}
+			if (sorted[i].result != -EIO) {
+				other = other ? other : sorted[i].result;
+				continue;
+			}
+			if (*failed & (1u << srole[i]))
+				continue; /* failing already: the retry reads around it */
+			rr = raid_read_repair(g->a, srole[i], &sorted[i], &fail);
+			if (fail)
+				*failed |= 1u << srole[i];
+			else if (rr)
+				other = other ? other : rr;
 		}
-		rc = other ? other : -EIO;
+		rc = other ? other : *failed ? -EIO : 0;
 	}
 	free(sorted);
 	free(srole);

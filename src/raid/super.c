@@ -906,6 +906,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->readonly = cfg->readonly;
 	a->was_dirty = state == RAID_STATE_DIRTY || pending;
 	a->forced = cfg->force;
+	a->max_read_errors = cfg->max_read_errors ? cfg->max_read_errors : RAID_MAX_READ_ERRORS;
 	a->events = maxev;
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
 	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
@@ -1071,6 +1072,10 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	}
 	pthread_mutex_unlock(&a->sb_lock);
 	pthread_mutex_lock(&a->stats_lock);
+	for (unsigned int i = 0; i < a->geo.n; i++) {
+		out->members[i].read_errors_corrected = a->m[i].rd_corrected;
+		out->members[i].read_errors_uncorrectable = a->m[i].rd_uncorrectable;
+	}
 	out->rebuild_progress = a->rebuild_progress;
 	out->last_resync = a->last_resync;
 	pthread_mutex_unlock(&a->stats_lock);

@@ -28,9 +28,11 @@ for mode in journal writeback ordered declared; do
 	it_unmount
 done
 
-it_log "no_writeback_cache, threads=1, max_write=128K"
-it_mount -o no_writeback_cache,threads=1,max_write=128K
+it_log "no_writeback_cache, threads=1, max_write=128K, max_read_errors=5"
+it_mount -o no_writeback_cache,threads=1,max_write=128K,max_read_errors=5
 cp "$T/data" "$MNT/nowb" && cmp "$T/data" "$MNT/nowb" || it_fail "no_writeback_cache"
+"$JGRFS" status --json "$MNT" | grep -q '"read_errors_corrected":0,"read_errors_uncorrectable":0' ||
+	it_fail "status --json: no read error counters"
 it_unmount
 
 it_log "logdata: a small fsync logs its data; logdata=0 never does"
@@ -69,7 +71,7 @@ cmp "$T/data" "$MNT/declared/f" || it_fail "read on ro"
 it_unmount
 
 it_log "refused options"
-for o in data=fast commit=0 max_write=2M threads=0 logdata=2000 logdata=x resync=bitmap no_such_option; do
+for o in data=fast commit=0 max_write=2M threads=0 max_read_errors=0 logdata=2000 logdata=x resync=bitmap no_such_option; do
 	# shellcheck disable=SC2086
 	if "$JGRFS" mount -o $o $DEVS "$MNT" >"$T/bad.log" 2>&1; then
 		it_unmount
