@@ -291,10 +291,12 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 		corrected = ++a->m[role].rd_corrected;
 		pthread_mutex_unlock(&a->stats_lock);
 		jg_log(JG_LOG_WARN, "raid",
-		       "dev=%s read error at member block %llu (row %llu) corrected (%llu so far)",
+		       "dev=%s read error at member block %llu (row %llu) %s (%llu so far)",
 		       a->m[role].name, (unsigned long long)mblk, (unsigned long long)row,
+		       a->readonly ? "read around (read-only: not rewritten)" : "corrected",
 		       (unsigned long long)corrected);
-		if (corrected > a->max_read_errors) {
+		/* read-only, the same sector is met again at every read: no verdict */
+		if (!a->readonly && corrected > a->max_read_errors) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "dev=%s %llu read errors corrected, more than %u: failing it",
 			       a->m[role].name, (unsigned long long)corrected, a->max_read_errors);

@@ -251,6 +251,43 @@ static void test_readerr_storm_fails_member(void **state)
 	}
 }
 
+/*
+ * A read-only array reads around a latent error and writes nothing: the error
+ * stays, is met again at every read, and never fails the member.
+ */
+static void test_readerr_readonly_reads_around(void **state)
+{
+	static const struct geo_case gc = {5, 3, 4};
+	struct raid_assemble_cfg cfg = {.readonly = true, .max_read_errors = 1};
+	struct raid_fault_cfg fc = {.seed = 1};
+	struct raid_info info;
+	struct raid_geo g;
+	struct tarr t;
+	uint64_t nblk, writes;
+	uint8_t *ref;
+
+	(void)state;
+	t_make(&t, &gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
+	t_assemble(&t);
+	ref = t_fill_array(&t, &nblk, 15);
+	t_stop(&t);
+	t_geo(&t, &g);
+	for (uint64_t b = g.data_offset; b < t.member_blocks; b += 5)
+		assert_int_equal(raid_dev_fault_latent_block(t.top[0], b), 0);
+	assert_int_equal(t_assemble_mask(&t, ~0u, &cfg), 0);
+	writes = raid_fault_domain_writes(t.dom);
+	for (unsigned int pass = 0; pass < 2; pass++)
+		if (!t_reads_right(&t, ref, nblk))
+			fail_msg("pass %u: wrong data read-only", pass);
+	raid_info_get(t.a, &info);
+	assert_false(info.degraded);
+	assert_true(info.members[0].read_errors_corrected >= 4);
+	assert_int_equal(raid_fault_domain_writes(t.dom), writes);
+	t_stop(&t);
+	free(ref);
+	t_free(&t);
+}
+
 /* A latent error on a surviving member met by a RAID6 rebuild: read around, rewritten. */
 static void test_readerr_during_rebuild(void **state)
 {
@@ -292,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_readerr_raid6_two_in_a_row),
 		cmocka_unit_test(test_readerr_degraded_loses_one_block),
 		cmocka_unit_test(test_readerr_storm_fails_member),
+		cmocka_unit_test(test_readerr_readonly_reads_around),
 		cmocka_unit_test(test_readerr_during_rebuild),
 	};
 
