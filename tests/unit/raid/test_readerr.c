@@ -15,18 +15,27 @@ static void t_fail_geo(const struct geo_case *g, const char *what)
 	fail_msg("%s: level=%u members=%u chunk=%u", what, g->level, g->n, g->chunk);
 }
 
-/* Fill the whole array with random data; the reference in a new buffer. */
-static uint8_t *t_fill_array(struct tarr *t, uint64_t *nblk, uint64_t seed)
+/*
+ * A new array of @gc over fault members, filled with random data and stopped:
+ * the reference in a new buffer, its size in *@nblk, the geometry in *@g.
+ */
+static uint8_t *t_filled(struct tarr *t, const struct geo_case *gc, uint64_t seed,
+			 uint64_t *nblk, struct raid_geo *g)
 {
+	struct raid_fault_cfg fc = {.seed = 1};
 	struct raid_info info;
 	uint8_t *ref;
 
+	t_make(t, gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
+	t_assemble(t);
 	raid_info_get(t->a, &info);
 	*nblk = info.array_blocks;
 	ref = jg_alloc_blocks(*nblk);
 	assert_non_null(ref);
 	t_fill(ref, *nblk, seed);
 	assert_int_equal(t_io(t, BLK_OP_WRITE, 0, (uint32_t)*nblk, ref, 0), 0);
+	t_stop(t);
+	t_geo(t, g);
 	return ref;
 }
 
@@ -60,17 +69,14 @@ static void test_readerr_corrected(void **state)
 	(void)state;
 	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
 		const struct geo_case *gc = &cg[gi];
-		struct raid_fault_cfg fc = {.seed = 1};
 		struct raid_info info;
 		struct raid_geo g;
 		struct tarr t;
 		uint64_t nblk, total = 0;
 		uint8_t *ref;
 
-		t_make(&t, gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
+		ref = t_filled(&t, gc, 100 + gi, &nblk, &g);
 		t_assemble(&t);
-		ref = t_fill_array(&t, &nblk, 100 + gi);
-		t_geo(&t, &g);
 		for (unsigned int m = 0; m < gc->n; m++)
 			for (uint64_t b = g.data_offset + m; b < t.member_blocks; b += 37) {
 				assert_int_equal(raid_dev_fault_latent_block(t.top[m], b), 0);
@@ -110,17 +116,14 @@ static void test_readerr_corrected(void **state)
 static void test_readerr_raid6_two_in_a_row(void **state)
 {
 	static const struct geo_case gc = {6, 5, 4};
-	struct raid_fault_cfg fc = {.seed = 1};
 	struct raid_geo g;
 	struct tarr t;
 	uint64_t nblk;
 	uint8_t *ref;
 
 	(void)state;
-	t_make(&t, &gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
+	ref = t_filled(&t, &gc, 7, &nblk, &g);
 	t_assemble(&t);
-	ref = t_fill_array(&t, &nblk, 7);
-	t_geo(&t, &g);
 	for (uint64_t row = 0; row < g.rows; row++) {
 		uint64_t b = g.data_offset + row * g.chunk_blocks + row % g.chunk_blocks;
 
@@ -150,7 +153,6 @@ static void test_readerr_raid6_two_in_a_row(void **state)
 static void test_readerr_degraded_loses_one_block(void **state)
 {
 	static const struct geo_case gc = {5, 4, 4};
-	struct raid_fault_cfg fc = {.seed = 1};
 	struct raid_info info;
 	struct raid_geo g;
 	struct tarr t;
@@ -159,11 +161,7 @@ static void test_readerr_degraded_loses_one_block(void **state)
 	unsigned int bad_role = 1, row = 3;
 
 	(void)state;
-	t_make(&t, &gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
-	t_assemble(&t);
-	ref = t_fill_array(&t, &nblk, 9);
-	t_stop(&t);
-	t_geo(&t, &g);
+	ref = t_filled(&t, &gc, 9, &nblk, &g);
 	/* member 3 gone; member 1 has a latent error in a data chunk of row 3, line 2 */
 	for (unsigned int d = 0; d < g.ndata; d++) {
 		uint64_t b = (uint64_t)row * g.ndata * g.chunk_blocks + d * g.chunk_blocks + 2;
@@ -220,18 +218,13 @@ static void test_readerr_storm_fails_member(void **state)
 	(void)state;
 	for (unsigned int sticky = 0; sticky < 2; sticky++) {
 		struct raid_assemble_cfg cfg = {.max_read_errors = 3};
-		struct raid_fault_cfg fc = {.seed = 1};
 		struct raid_info info;
 		struct raid_geo g;
 		struct tarr t;
 		uint64_t nblk;
 		uint8_t *ref;
 
-		t_make(&t, &gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
-		t_assemble(&t);
-		ref = t_fill_array(&t, &nblk, 11);
-		t_stop(&t);
-		t_geo(&t, &g);
+		ref = t_filled(&t, &gc, 11, &nblk, &g);
 		for (uint64_t b = g.data_offset; b < t.member_blocks; b += 9)
 			assert_int_equal(sticky ? raid_dev_fault_fail_block(t.top[2], b, true, false)
 						: raid_dev_fault_latent_block(t.top[2], b),
@@ -259,7 +252,6 @@ static void test_readerr_readonly_reads_around(void **state)
 {
 	static const struct geo_case gc = {5, 3, 4};
 	struct raid_assemble_cfg cfg = {.readonly = true, .max_read_errors = 1};
-	struct raid_fault_cfg fc = {.seed = 1};
 	struct raid_info info;
 	struct raid_geo g;
 	struct tarr t;
@@ -267,11 +259,7 @@ static void test_readerr_readonly_reads_around(void **state)
 	uint8_t *ref;
 
 	(void)state;
-	t_make(&t, &gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
-	t_assemble(&t);
-	ref = t_fill_array(&t, &nblk, 15);
-	t_stop(&t);
-	t_geo(&t, &g);
+	ref = t_filled(&t, &gc, 15, &nblk, &g);
 	for (uint64_t b = g.data_offset; b < t.member_blocks; b += 5)
 		assert_int_equal(raid_dev_fault_latent_block(t.top[0], b), 0);
 	assert_int_equal(t_assemble_mask(&t, ~0u, &cfg), 0);
@@ -292,7 +280,6 @@ static void test_readerr_readonly_reads_around(void **state)
 static void test_readerr_during_rebuild(void **state)
 {
 	static const struct geo_case gc = {6, 5, 4};
-	struct raid_fault_cfg fc = {.seed = 1};
 	struct raid_info info;
 	struct raid_geo g;
 	struct blk_dev *nm;
@@ -301,11 +288,7 @@ static void test_readerr_during_rebuild(void **state)
 	uint8_t *ref;
 
 	(void)state;
-	t_make(&t, &gc, MEMBER_BLOCKS, RAID_RESYNC_JOURNAL, 0, &fc);
-	t_assemble(&t);
-	ref = t_fill_array(&t, &nblk, 13);
-	t_stop(&t);
-	t_geo(&t, &g);
+	ref = t_filled(&t, &gc, 13, &nblk, &g);
 	for (uint64_t b = g.data_offset + 1; b < t.member_blocks; b += 11)
 		assert_int_equal(raid_dev_fault_latent_block(t.top[3], b), 0);
 	assert_int_equal(t_assemble_mask(&t, ~(1u << 0), NULL), 0);
