@@ -343,8 +343,13 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
 		const struct raid_member_info *m = &info->members[i];
 
-		printf("  role %-3u %-10s %s\n", m->role, cmd_examine_member_state(m),
+		printf("  role %-3u %-10s %s", m->role, cmd_examine_member_state(m),
 		       m->present ? m->name : "-");
+		if (m->rebuilding)
+			printf(" (rows 0 to %" PRIu64 " of %" PRIu64 " rebuilt; the rebuild "
+			       "resumes at the next mount or jgrfs rebuild)", m->recovered_rows,
+			       info->rows);
+		printf("\n");
 	}
 	printf("devices (their own superblocks):\n");
 	for (int i = 0; i < n; i++) {
@@ -453,8 +458,11 @@ static void cmd_examine_json(const struct raid_info *info, const struct examine_
 		for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
 			const struct raid_member_info *m = &info->members[i];
 
-			printf("%s{\"role\":%u,\"state\":\"%s\",\"name\":", i ? "," : "", m->role,
+			printf("%s{\"role\":%u,\"state\":\"%s\",", i ? "," : "", m->role,
 			       cmd_examine_member_state(m));
+			if (m->rebuilding)
+				printf("\"recovered_rows\":%" PRIu64 ",", m->recovered_rows);
+			printf("\"name\":");
 			if (m->present)
 				raidcli_json_str(stdout, m->name);
 			else

@@ -201,6 +201,7 @@ struct raid_member_info {
 	bool present;
 	bool failed;
 	bool rebuilding;
+	uint64_t recovered_rows;	    /* rebuilding: rows rebuilt on it so far */
 	uint64_t read_errors_corrected;	    /* read errors reconstructed and rewritten */
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
@@ -241,15 +242,20 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 
 /*
  * Reconstruct the member of role @role onto @newdev (owned by the array from this
- * call on, whatever it returns) while the array stays usable; the member
- * superblock is written last. Refused before it starts, @newdev closed: -EINVAL
- * (bad role, @newdev too small), -EBUSY (the member of @role works:
- * raid_fail_member() it first), -EUCLEAN (jnl-pending: the journal of an earlier
- * run has not replayed, parity may be stale; assemble with force to override),
- * -EEXIST (@newdev holds the superblock of a working member of this array),
- * -EMFILE (too many replaced devices held open: stop and assemble again),
- * -EROFS. A rebuild that fails or is stopped by @fn (-ECANCELED) leaves @newdev
- * in the array, marked failed.
+ * call on, whatever it returns) while the array stays usable. The new member is
+ * recorded at once as being rebuilt, with a mark of the rows done that moves
+ * every few seconds (MD's recovery offset); it is a whole member when this
+ * returns 0. With @newdev NULL, resume the rebuild of the member of @role that
+ * was assembled being rebuilt (raid_info: rebuilding), from its mark. Refused
+ * before it starts, @newdev closed: -EINVAL (bad role, @newdev too small, no
+ * rebuild to resume), -EBUSY (the member of @role works or is being rebuilt:
+ * raid_fail_member() it first), -EUCLEAN (jnl-pending: the journal of an
+ * earlier run has not replayed, parity may be stale; assemble with force to
+ * override), -EEXIST (@newdev holds the superblock of a working member of this
+ * array), -EMFILE (too many replaced devices held open: stop and assemble
+ * again), -EROFS. Stopped by @fn (-ECANCELED), the member stays being rebuilt,
+ * its mark recorded: a later call with NULL goes on from there. A rebuild that
+ * fails leaves @newdev in the array, marked failed.
  */
 int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 		 raid_progress_fn fn, void *ctx);

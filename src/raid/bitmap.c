@@ -348,3 +348,24 @@ int raid_bitmap_clear_all(struct raid_array *a)
 	pthread_mutex_unlock(&a->bm_lock);
 	return rc;
 }
+
+bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row)
+{
+	const struct raid_geo *g = &a->geo;
+	bool below = true;
+
+	if (!a->bm_blocks)
+		return false;
+	pthread_mutex_lock(&a->bm_lock);
+	for (uint64_t reg = 0; reg < a->bm_regions && below; reg++) {
+		uint64_t end = (reg + 1) * a->bm_region_blocks;
+
+		if (!raid_bit_get(a->bm_bits, reg))
+			continue;
+		if (end > g->array_blocks)
+			end = g->array_blocks;
+		below = (end - 1) / g->row_blocks < row;
+	}
+	pthread_mutex_unlock(&a->bm_lock);
+	return below;
+}

@@ -54,7 +54,13 @@
  * created since; an older reader would take block 1 for a bitmap block.
  */
 #define RAID_FEATURE_INCOMPAT_SB_COPY (1u << 0)
-#define RAID_FEATURE_INCOMPAT_SUPP RAID_FEATURE_INCOMPAT_SB_COPY
+/*
+ * RECOVERY: a member is being rebuilt (recovery_mask); set only while one is,
+ * so that a reader without it refuses the array instead of reading the rows a
+ * rebuild has not reached yet from that member (MD's recovery_offset).
+ */
+#define RAID_FEATURE_INCOMPAT_RECOVERY (1u << 1)
+#define RAID_FEATURE_INCOMPAT_SUPP (RAID_FEATURE_INCOMPAT_SB_COPY | RAID_FEATURE_INCOMPAT_RECOVERY)
 #define RAID_FEATURE_RO_COMPAT_SUPP 0u
 
 /* Superblock copies per member, and the first bitmap block, by feature_incompat. */
@@ -94,10 +100,11 @@ struct raid_sb {
 /*07c*/	le32 bitmap_blocks;		/* bitmap blocks per member, from RAID_BITMAP_FIRST() */
 /*080*/	le64 bitmap_regions;		/* bits in use: ceil(array_blocks / region) */
 /*088*/	le32 failed_mask;		/* bit r: member of role r has failed */
-/*08c*/	le32 reserved1;
+/*08c*/	le32 recovery_mask;		/* bit r: role r is being rebuilt (INCOMPAT_RECOVERY) */
 /*090*/	le64 ctime;			/* creation, seconds since the Unix epoch */
 /*098*/	le64 utime;			/* last superblock update, seconds since the epoch */
-/*0a0*/	uint8_t reserved2[0x60];	/* zero */
+/*0a0*/	le64 recovery_rows;		/* in recovery_mask: rows of this member rebuilt */
+/*0a8*/	uint8_t reserved2[0x58];	/* zero */
 };
 _Static_assert(sizeof(struct raid_sb) == 0x100, "raid_sb size");
 _Static_assert(offsetof(struct raid_sb, uuid) == 0x20, "raid_sb.uuid");
@@ -122,7 +129,9 @@ _Static_assert(offsetof(struct raid_sb, bitmap_regions) == 0x80, "raid_sb.bitmap
 _Static_assert(offsetof(struct raid_sb, failed_mask) == 0x88, "raid_sb.failed_mask");
 _Static_assert(offsetof(struct raid_sb, ctime) == 0x90, "raid_sb.ctime");
 _Static_assert(offsetof(struct raid_sb, utime) == 0x98, "raid_sb.utime");
-_Static_assert(offsetof(struct raid_sb, reserved2) == 0xa0, "raid_sb.reserved2");
+_Static_assert(offsetof(struct raid_sb, recovery_mask) == 0x8c, "raid_sb.recovery_mask");
+_Static_assert(offsetof(struct raid_sb, recovery_rows) == 0xa0, "raid_sb.recovery_rows");
+_Static_assert(offsetof(struct raid_sb, reserved2) == 0xa8, "raid_sb.reserved2");
 
 /*
  * Write-intent bitmap block, member blocks RAID_BITMAP_FIRST() + i. jg_blk_hdr:

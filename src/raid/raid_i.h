@@ -77,7 +77,14 @@ void raid_parity_q_mad(unsigned int pos, size_t len, uint8_t *dest, uint8_t *src
 struct raid_member {
 	struct blk_dev *dev; /* NULL: missing */
 	bool failed;	     /* I/O error or raid_fail_member(); never read or written */
-	bool rebuilding;     /* written, not yet readable */
+	bool rebuilding;     /* written; readable only in rows below @recovered */
+	/*
+	 * A member being rebuilt: rows [0, recovered) hold their chunks (readable,
+	 * atomic: raid_missing_read_rows), rows [0, recovered_sb) are durable and
+	 * recorded in its superblock (recovery_rows). Under sb_lock otherwise.
+	 */
+	uint64_t recovered;
+	uint64_t recovered_sb;
 	char name[64];
 	/* read errors (stripe.c raid_read_repair), under stats_lock */
 	uint64_t rd_corrected;	    /* reconstructed, rewritten and read back right */
@@ -131,6 +138,7 @@ struct raid_array {
 	bool jnl_unreplayed;	/* assembled jnl-pending, not cleared since (S6) */
 	uint32_t read_missing;	/* roles not readable: absent, failed, rebuilding (atomic) */
 	uint32_t write_missing; /* roles not writable: absent, failed (atomic) */
+	uint32_t recovering;	/* roles being rebuilt, a subset of read_missing (atomic) */
 	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
 	unsigned int nretired;
 
@@ -166,6 +174,8 @@ struct raid_array {
 
 /* Bitmap clearing delay (seconds a region must be idle); tests set 0. */
 extern double raid_bitmap_clear_delay;
+/* Seconds of rebuild between two records of its mark (rebuild.c (R1)); tests set 0. */
+extern double raid_rebuild_mark_seconds;
 
 /* super.c */
 int raid_sb_write_all(struct raid_array *a, uint32_t state);
@@ -177,6 +187,15 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err);
 int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what);
 uint32_t raid_missing_read(struct raid_array *a);
 uint32_t raid_missing_write(struct raid_array *a);
+/*
+ * raid_missing_read() for rows up to @last: a member being rebuilt is readable
+ * there when the rebuild has passed @last.
+ */
+uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last);
+/* Roles being rebuilt (atomic). */
+uint32_t raid_recovering(struct raid_array *a);
+/* (S10) No row a dirty array may have left inconsistent lacks a member. */
+bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending);
 
 /* stripe.c */
 /* Tests: 0 MD's rule for partial lines, 1 always reconstruct-write, 2 always RMW. */
@@ -247,6 +266,8 @@ void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsig
 void raid_bitmap_flushed(struct raid_array *a);
 /* Clear every bit (all regions in sync), write the bitmap. */
 int raid_bitmap_clear_all(struct raid_array *a);
+/* Whether every dirty region lies in rows below @row (false without a bitmap). */
+bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row);
 
 /* resync.c */
 int raid_resync_recovery(struct raid_array *a);

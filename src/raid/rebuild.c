@@ -1,22 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * src/raid/rebuild.c - online rebuild of a lost member onto a new device.
+ * src/raid/rebuild.c - online rebuild of a lost member onto a new device, and its
+ * resumption after a stop or a crash.
  *
- * The new device takes the role at once, as *rebuilding*: never read (its chunks
- * are reconstructed from the others), always written with whole chunks by the
- * row path (stripe.c), so a row written while the rebuild runs is whole on it
- * whether the rebuild has passed it or not. The rebuild walks the rows in
- * groups under the row locks (RAID_ROWS_REBUILD), then writes the bitmap and,
- * last, the superblocks: until that write the new device is no member at all,
- * and a crash leaves the array as degraded as before (R1 below).
- * (R1) The new member's superblock is written after every row and its bitmap are
- *      durable on it.
+ * The new device takes the role at once, as *rebuilding*, and from the same
+ * superblock round is recorded as such in every member's superblock
+ * (recovery_mask, RAID_FEATURE_INCOMPAT_RECOVERY) with its own mark,
+ * recovery_rows: the rows [0, mark) hold their chunks on it (MD's
+ * recovery_offset). Below the in-memory mark it is read like any member; above,
+ * its chunks are reconstructed from the others, and the row path (stripe.c)
+ * writes it whole chunks, so a row written while the rebuild runs is whole on it
+ * whether the rebuild has passed it or not. The rebuild walks the rows from the
+ * mark in groups under the row locks (RAID_ROWS_REBUILD).
+ * (R1) The mark in the superblocks never passes rows not durable on the new
+ *      member: it is flushed before each superblock round that moves the mark,
+ *      one every raid_rebuild_mark_seconds, so a crash costs at most that much
+ *      rebuild. At the end its bitmap is written and flushed, then the round
+ *      that makes it a full member.
  * (R2) A rebuild reconstructs from parity, so it is refused while a journal of an
  *      earlier run has not replayed (super.c (S6)), and onto a device that holds
  *      the superblock of a working member of this array (a second path to it).
  * (R3) The failed device a rebuild replaces stays open until raid_stop (I/O may
  *      still reference it); the table that keeps it is bounded, and a rebuild
  *      that would overflow it is refused (-EMFILE) before it starts.
+ * (R4) Stopped by its caller (-ECANCELED: an unmount), a rebuild records its
+ *      mark and the member stays rebuilding: the next raid_rebuild(NULL), at the
+ *      next assembly or mount, goes on from the mark. Stopped by an error, the
+ *      member is failed.
  * The array takes @newdev in every case: a refused rebuild closes it.
  */
 #include <errno.h>
@@ -25,6 +35,8 @@
 #include <string.h>
 
 #include "raid_i.h"
+
+double raid_rebuild_mark_seconds = 2.0;
 
 static int raid_rebuild_progress(struct raid_array *a, double p)
 {
@@ -73,108 +85,179 @@ out:
 	return rc;
 }
 
-static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-			    raid_progress_fn fn, void *ctx)
+/* (R1) Make rows [0, @mark) durable on the new member, then record the mark. */
+static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t mark)
+{
+	int rc = raid_members_flush(a, 1u << role);
+
+	pthread_mutex_lock(&a->sb_lock);
+	if (!rc && !a->m[role].rebuilding)
+		rc = -EIO; /* failed meanwhile */
+	if (!rc) {
+		a->m[role].recovered_sb = mark;
+		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+	}
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+/*
+ * Checks, and the new device @newdev in the role as rebuilding from row 0,
+ * recorded in the superblocks; with @newdev NULL the member assembled
+ * rebuilding goes on from its mark. 0, or -errno after a message; *@installed
+ * when the array took @newdev (then a failure is the rebuild's own).
+ */
+static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+			      bool *installed)
 {
 	const struct raid_geo *g = &a->geo;
-	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0;
-	double t0 = jg_now_seconds();
 	int rc = 0;
 
-	if (!newdev) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: no new device");
-		return -EINVAL;
-	}
-	if (a->readonly) {
-		rc = -EROFS;
-		goto refused;
-	}
+	if (a->readonly)
+		return -EROFS;
 	if (role >= g->n) {
 		jg_log(JG_LOG_ERR, "raid", "rebuild: bad role %u", role);
-		rc = -EINVAL;
-		goto refused;
+		return -EINVAL;
 	}
-	if (newdev->nblocks < g->data_offset + g->data_blocks) {
+	if (newdev && newdev->nblocks < g->data_offset + g->data_blocks) {
 		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s too small: %llu blocks, need %llu",
 		       newdev->name, (unsigned long long)newdev->nblocks,
 		       (unsigned long long)(g->data_offset + g->data_blocks));
-		rc = -EINVAL;
-		goto refused;
+		return -EINVAL;
 	}
 	pthread_mutex_lock(&a->sb_lock);
+	if (!newdev) {
+		if (!a->m[role].dev || a->m[role].failed || !a->m[role].rebuilding) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "rebuild: role %u (dev=%s) has no rebuild to resume", role,
+			       a->m[role].name);
+			rc = -EINVAL;
+		}
+		goto out;
+	}
 	if (a->m[role].dev && !a->m[role].failed) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is working; fail it first",
-		       role, a->m[role].name);
+		jg_log(JG_LOG_ERR, "raid", "rebuild: role %u (dev=%s) is %s; fail it first", role,
+		       a->m[role].name, a->m[role].rebuilding ? "being rebuilt" : "working");
 		rc = -EBUSY;
-		goto refused_locked;
+		goto out;
 	}
 	rc = raid_jnl_unreplayed_locked(a, "rebuild"); /* (R2) */
 	if (!rc)
 		rc = raid_rebuild_check_newdev_locked(a, role, newdev);
 	if (rc)
-		goto refused_locked;
+		goto out;
 	if (a->m[role].dev && a->nretired == RAID_MAX_MEMBERS) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "rebuild: %u replaced devices are held open until the array stops: stop and assemble it again before another rebuild",
 		    a->nretired);
 		rc = -EMFILE; /* (R3) */
-		goto refused_locked;
+		goto out;
 	}
 	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
 		a->retired[a->nretired++] = a->m[role].dev;
 	a->m[role].dev = newdev;
 	a->m[role].failed = false;
 	a->m[role].rebuilding = true;
+	a->m[role].recovered = 0;
+	a->m[role].recovered_sb = 0;
 	snprintf(a->m[role].name, sizeof(a->m[role].name), "%s", newdev->name);
 	raid_masks_update_locked(a);
+	*installed = true;
+	/* the new member and its mark 0 in every superblock (R1); a failure fails it */
+	rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+	if (!rc && a->m[role].failed)
+		rc = -EIO;
+out:
 	pthread_mutex_unlock(&a->sb_lock);
-	jg_log(JG_LOG_INFO, "raid", "rebuild start dev=%s role=%u rows=%llu", newdev->name, role,
-	       (unsigned long long)g->rows);
-	raid_rebuild_progress(a, 0);
-	for (uint64_t r = 0; r < g->rows; r += step) {
+	return rc;
+}
+
+/* The end: the member whole (@rc 0), failed (an error), or paused (R4). */
+static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uint64_t rows,
+			    double t0)
+{
+	const char *name = a->m[role].name;
+
+	if (!rc)
+		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
+	if (!rc)
+		rc = raid_members_flush(a, 1u << role); /* (R1) */
+	if (rc == -ECANCELED) {
+		int mrc = raid_rebuild_mark(a, role, __atomic_load_n(&a->m[role].recovered,
+								   __ATOMIC_ACQUIRE));
+
+		if (!mrc) {
+			jg_log(JG_LOG_INFO, "raid",
+			       "rebuild dev=%s role=%u paused at row %llu of %llu: it resumes from there",
+			       name, role, (unsigned long long)a->m[role].recovered_sb,
+			       (unsigned long long)a->geo.rows);
+			return rc;
+		}
+		rc = mrc;
+	}
+	pthread_mutex_lock(&a->sb_lock);
+	a->m[role].rebuilding = false;
+	if (rc) {
+		/* the member is not usable: failed, the superblocks say so */
+		a->m[role].failed = true;
+		raid_masks_update_locked(a);
+		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", name, role, rc);
+	} else {
+		/* (R1) only now is the member whole */
+		raid_masks_update_locked(a);
+		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+		jg_log(JG_LOG_INFO, "raid", "rebuild done dev=%s role=%u rows=%llu seconds=%.3f",
+		       name, role, (unsigned long long)rows, jg_now_seconds() - t0);
+	}
+	a->m[role].recovered = a->m[role].recovered_sb = 0;
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+			    raid_progress_fn fn, void *ctx)
+{
+	const struct raid_geo *g = &a->geo;
+	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0, first;
+	double t0 = jg_now_seconds(), tmark = t0;
+	bool installed = false;
+	int rc;
+
+	rc = raid_rebuild_begin(a, role, newdev, &installed);
+	if (rc && !installed) {
+		blk_close(newdev);
+		return rc;
+	}
+	first = a->m[role].recovered_sb;
+	if (!rc)
+			jg_log(JG_LOG_INFO, "raid", "rebuild %s dev=%s role=%u rows=%llu from row %llu",
+		       newdev ? "start" : "resume", a->m[role].name, role,
+		       (unsigned long long)g->rows, (unsigned long long)first);
+	raid_rebuild_progress(a, (double)first / (double)g->rows);
+	for (uint64_t r = first; r < g->rows && !rc; r += step) {
 		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
+		double now;
 
 		rc = raid_rows_run(a, r, cnt, RAID_ROWS_REBUILD, &checked, &repaired);
 		if (!rc && (raid_missing_write(a) & (1u << role)))
 			rc = -EIO; /* the new member failed */
 		if (rc)
 			break;
+		/* readable there from now on; durable at the next mark */
+		__atomic_store_n(&a->m[role].recovered, r + cnt, __ATOMIC_RELEASE);
 		raid_rebuild_progress(a, (double)(r + cnt) / (double)g->rows);
-		if (fn && fn(ctx, r + cnt, g->rows)) {
-			rc = -ECANCELED;
-			break;
+		now = jg_now_seconds();
+		if (r + cnt < g->rows && now - tmark >= raid_rebuild_mark_seconds) {
+			rc = raid_rebuild_mark(a, role, r + cnt);
+			tmark = now;
 		}
+		if (!rc && fn && fn(ctx, r + cnt, g->rows))
+			rc = -ECANCELED;
 	}
-	if (!rc)
-		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
-	if (!rc)
-		rc = raid_members_flush(a, 1u << role); /* (R1) */
-	pthread_mutex_lock(&a->sb_lock);
-	if (rc) {
-		/* the member is not usable: failed, the superblocks say so */
-		a->m[role].rebuilding = false;
-		a->m[role].failed = true;
-		raid_masks_update_locked(a);
-		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", newdev->name, role,
-		       rc);
-	} else {
-		/* the superblock last: only now is the member part of the array */
-		a->m[role].rebuilding = false;
-		raid_masks_update_locked(a);
-		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_INFO, "raid", "rebuild done dev=%s role=%u rows=%llu seconds=%.3f",
-		       newdev->name, role, (unsigned long long)checked, jg_now_seconds() - t0);
-	}
-	pthread_mutex_unlock(&a->sb_lock);
+	rc = raid_rebuild_end(a, role, rc, checked, t0);
 	raid_rebuild_progress(a, -1);
-	return rc;
-
-refused_locked:
-	pthread_mutex_unlock(&a->sb_lock);
-refused:
-	blk_close(newdev);
 	return rc;
 }
 

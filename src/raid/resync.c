@@ -77,7 +77,10 @@ int raid_resync_recovery(struct raid_array *a)
 	double t0 = jg_now_seconds();
 	int rc = 0;
 
-	if (raid_missing_read(a)) {
+	/* (S10) rows being rebuilt are whole below the rebuild's mark */
+	if (raid_missing_read(a) &&
+	    !raid_dirty_rows_whole(a, raid_missing_read(a) & ~raid_recovering(a),
+				   a->sb_flags & RAID_SB_FLAG_JNL_PENDING)) {
 		/* nothing to compare against: forced assembly of a dirty degraded array */
 		jg_log(JG_LOG_WARN, "raid",
 		       "%s: dirty and degraded: recovery resync skipped; the array stays dirty",

@@ -976,6 +976,7 @@ static int raid_grp_run(struct raid_grp *g)
 	uint32_t buckets[RAID_GROUP_MAX_ROWS];
 	unsigned int nb = raid_grp_buckets(g, buckets);
 	bool excl = g->mode != RAID_GRP_USER;
+	uint64_t last = 0;
 	int rc = 0;
 
 	for (unsigned int i = 0; i < g->nrows && !excl; i++)
@@ -983,8 +984,12 @@ static int raid_grp_run(struct raid_grp *g)
 	if (raid_missing_read(a))
 		excl = true;
 	raid_grp_lock(g, buckets, nb, excl); /* (W1) */
+	for (unsigned int i = 0; i < g->nrows; i++)
+		last = g->rows[i].row > last ? g->rows[i].row : last;
 	for (unsigned int attempt = 0; attempt <= a->geo.npar + 1; attempt++) {
-		uint32_t rmiss = raid_missing_read(a), wmiss = raid_missing_write(a), failed = 0;
+		/* a member being rebuilt is read in the rows the rebuild has passed */
+		uint32_t rmiss = raid_missing_read_upto(a, last), wmiss = raid_missing_write(a);
+		uint32_t failed = 0;
 		bool any_slow = false;
 
 		if ((unsigned int)__builtin_popcount(rmiss) > a->geo.npar) {

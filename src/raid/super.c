@@ -46,6 +46,17 @@
  *      round was cut after reaching only the freshest member left the others
  *      two events behind; and a round that tore copy 0 of a member whose copy
  *      1 an earlier cut had left old left it two behind: refused as stale.
+ * (S10) A member being rebuilt (recovery_mask) is whole in the rows below its
+ *      mark (recovery_rows, its own superblock's: one event behind, the older
+ *      and lower mark) and missing above. It counts as missing for (S4) and
+ *      for "too few". But (S4) is about rows: a dirty array whose bitmap
+ *      records every write in flight, with no dirty region in a row that lacks
+ *      a member (raid_dirty_rows_whole: none at all with a member absent, none
+ *      at or above the lowest mark otherwise), has no row with the write hole.
+ *      It is assembled without force and its recovery resync runs (the dirty
+ *      rows are whole). So a crash during a rebuild, or of a degraded array
+ *      with nothing in flight, needs no force, and the rebuild resumes
+ *      (rebuild.c (R4)).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,18 +84,37 @@ uint32_t raid_missing_write(struct raid_array *a)
 	return __atomic_load_n(&a->write_missing, __ATOMIC_ACQUIRE);
 }
 
+uint32_t raid_recovering(struct raid_array *a)
+{
+	return __atomic_load_n(&a->recovering, __ATOMIC_ACQUIRE);
+}
+
+uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last)
+{
+	uint32_t miss = raid_missing_read(a), rec = raid_recovering(a) & miss;
+
+	for (unsigned int i = 0; rec; i++, rec >>= 1)
+		if ((rec & 1u) && last < __atomic_load_n(&a->m[i].recovered, __ATOMIC_ACQUIRE))
+			miss &= ~(1u << i);
+	return miss;
+}
+
 /* Recompute the masks from members[]. sb_lock held. */
 void raid_masks_update_locked(struct raid_array *a)
 {
 	unsigned int n = a->geo.n < RAID_MAX_MEMBERS ? a->geo.n : RAID_MAX_MEMBERS;
-	uint32_t r = 0, w = 0;
+	uint32_t r = 0, w = 0, rec = 0;
 
 	for (unsigned int i = 0; i < n; i++) {
 		if (!a->m[i].dev || a->m[i].failed)
 			w |= 1u << i;
 		if (!a->m[i].dev || a->m[i].failed || a->m[i].rebuilding)
 			r |= 1u << i;
+		if (a->m[i].dev && !a->m[i].failed && a->m[i].rebuilding)
+			rec |= 1u << i;
 	}
+	/* recovering first: a reader that sees the role missing sees its mark too */
+	__atomic_store_n(&a->recovering, rec, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->read_missing, r, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->write_missing, w, __ATOMIC_RELEASE);
 	raid_rcache_drop_all(a);	/* (R2) the members changed */
@@ -100,17 +130,47 @@ static uint32_t raid_failed_mask_locked(struct raid_array *a)
 	return f;
 }
 
+/*
+ * (S10) Whether the rows a dirty array may have left inconsistent all have
+ * every member: its bitmap records every write in flight (policy bitmap or
+ * journal, and not @pending: the journal's declared writes skip the bitmap),
+ * and no dirty region reaches a row that lacks a member -- any row when a
+ * member is absent or failed (@missing), the rows at or past the lowest mark of
+ * the members being rebuilt otherwise. Then no row has the write hole. Bitmap
+ * loaded.
+ */
+bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending)
+{
+	uint32_t rec = raid_recovering(a);
+	uint64_t low = UINT64_MAX;
+
+	if (pending || (a->policy != RAID_RESYNC_BITMAP && a->policy != RAID_RESYNC_JOURNAL))
+		return false;
+	for (unsigned int i = 0; i < a->geo.n; i++)
+		if ((rec & (1u << i)) && a->m[i].recovered < low)
+			low = a->m[i].recovered;
+	return raid_bitmap_dirty_below(a, missing ? 0 : low);
+}
+
 /* ------------------------------------------------------------ superblock */
 
-static void raid_sb_fill(const struct raid_array *a, void *blk, unsigned int role, uint32_t state,
+static void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t state,
 			 uint32_t failed, uint64_t events, uint64_t home)
 {
 	struct raid_sb *sb = blk;
+	uint32_t rec = raid_recovering(a);
 
 	memset(blk, 0, RAID_BS);
 	memcpy(sb->uuid, a->uuid, 16);
 	sb->version_minor = jg_cpu_to_le16(RAID_FORMAT_MINOR);
 	sb->feature_incompat = jg_cpu_to_le32(a->sb_incompat);
+	if (rec) {
+		sb->feature_incompat =
+		    jg_cpu_to_le32(a->sb_incompat | RAID_FEATURE_INCOMPAT_RECOVERY);
+		sb->recovery_mask = jg_cpu_to_le32(rec);
+		if (rec & (1u << role))
+			sb->recovery_rows = jg_cpu_to_le64(a->m[role].recovered_sb);
+	}
 	sb->role = jg_cpu_to_le32(role);
 	sb->nmembers = jg_cpu_to_le32(a->geo.n);
 	sb->level = jg_cpu_to_le32(a->geo.level);
@@ -222,7 +282,7 @@ static uint32_t raid_sb_writers_locked(struct raid_array *a)
 	uint32_t who = 0;
 
 	for (unsigned int i = 0; i < a->geo.n; i++)
-		if (a->m[i].dev && !a->m[i].failed && !a->m[i].rebuilding)
+		if (a->m[i].dev && !a->m[i].failed)
 			who |= 1u << i;
 	return who;
 }
@@ -613,7 +673,12 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 		  raid_div_up(g.array_blocks, jg_le32(sb->bitmap_region_blocks)) ||
 	      jg_le64(sb->bitmap_regions) >
 		  (uint64_t)jg_le32(sb->bitmap_blocks) * RAID_BITMAP_BITS_PER_BLOCK)) ||
-	    (jg_le32(sb->failed_mask) >> n)) {
+	    (jg_le32(sb->failed_mask) >> n) || (jg_le32(sb->recovery_mask) >> n) ||
+	    (jg_le32(sb->recovery_mask) & jg_le32(sb->failed_mask)) ||
+	    !(incompat & RAID_FEATURE_INCOMPAT_RECOVERY) != !jg_le32(sb->recovery_mask) ||
+	    jg_le64(sb->recovery_rows) > g.rows ||
+	    (jg_le64(sb->recovery_rows) &&
+	     !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role))))) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "member superblock dev=%s blkno=%llu bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
@@ -726,7 +791,9 @@ static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb 
 	       jg_le64(x->data_blocks) == jg_le64(y->data_blocks) &&
 	       jg_le32(x->bitmap_blocks) == jg_le32(y->bitmap_blocks) &&
 	       jg_le32(x->bitmap_region_blocks) == jg_le32(y->bitmap_region_blocks) &&
-	       jg_le32(x->feature_incompat) == jg_le32(y->feature_incompat);
+	       /* RECOVERY comes and goes with a rebuild: no part of the geometry */
+	       !((jg_le32(x->feature_incompat) ^ jg_le32(y->feature_incompat)) &
+		 ~RAID_FEATURE_INCOMPAT_RECOVERY);
 }
 
 int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
@@ -740,7 +807,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	uint8_t *buf = NULL;
 	const struct raid_sb *sb;
 	uint64_t maxev;
-	uint32_t missing = 0, state;
+	uint32_t missing = 0, recovering = 0, state;
 	bool pending;
 	char u[37];
 	int rc = 0;
@@ -869,28 +936,21 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	for (unsigned int r = 0; r < nmem; r++)
 		if (by_role[r] < 0 || (jg_le32(sb->failed_mask) & (1u << r)))
 			missing |= 1u << r;
+		else if (jg_le32(sb->recovery_mask) & (1u << r))
+			recovering |= 1u << r;
 	for (unsigned int r = 0; r < nmem; r++)
 		if (missing & (1u << r))
 			jg_log(JG_LOG_WARN, "raid", "assemble: array uuid=%s role=%u is missing", u,
 			       r);
-	if (raid_popcount(missing) > (level == 6 ? 2u : 1u)) {
+	if (raid_popcount(missing | recovering) > (level == 6 ? 2u : 1u)) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "assemble: array uuid=%s has %u of %u members, too few to run", u,
-		       nmem - raid_popcount(missing), nmem);
+		       nmem - raid_popcount(missing | recovering), nmem);
 		rc = -EINVAL;
 		goto out;
 	}
 	state = jg_le32(sb->state);
 	pending = jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING;
-	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
-	if ((state == RAID_STATE_DIRTY || pending) && missing && !cfg->force && !cfg->readonly) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		    u);
-		rc = -EUCLEAN;
-		goto out;
-	}
 
 	/* (S2) everything verified: build the array */
 	a = raid_array_alloc();
@@ -911,13 +971,26 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
 	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
 	a->ctime = jg_le64(sb->ctime);
-	a->sb_incompat = jg_le32(sb->feature_incompat);
+	a->sb_incompat = jg_le32(sb->feature_incompat) & ~RAID_FEATURE_INCOMPAT_RECOVERY;
 	a->bm_first = RAID_BITMAP_FIRST(a->sb_incompat);
 	raid_array_name(a);
 	for (unsigned int r = 0; r < nmem; r++) {
 		if (by_role[r] >= 0) {
+			const struct raid_sb *own = &c[by_role[r]].sb;
+
 			a->m[r].dev = c[by_role[r]].dev;
 			snprintf(a->m[r].name, sizeof(a->m[r].name), "%s", a->m[r].dev->name);
+			if (recovering & (1u << r)) {
+				/* (S10) its own mark: one event behind, it is the older one */
+				a->m[r].rebuilding = true;
+				if (jg_le32(own->recovery_mask) & (1u << r))
+					a->m[r].recovered = jg_le64(own->recovery_rows);
+				a->m[r].recovered_sb = a->m[r].recovered;
+				jg_log(JG_LOG_INFO, "raid",
+				       "assemble: dev=%s role=%u is being rebuilt: %llu of %llu rows done",
+				       a->m[r].name, r, (unsigned long long)a->m[r].recovered,
+				       (unsigned long long)a->geo.rows);
+			}
 		} else {
 			snprintf(a->m[r].name, sizeof(a->m[r].name), "(missing)");
 			/* (S5) recorded as failed: it misses the writes from now on */
@@ -931,6 +1004,16 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 		rc = raid_bitmap_load(a);
 	if (rc)
 		goto out_free;
+	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
+	if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) && !cfg->force &&
+	    !cfg->readonly && !raid_dirty_rows_whole(a, missing, pending)) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		    u);
+		rc = -EUCLEAN;
+		goto out_free;
+	}
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
 		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", u);
 	if (!a->readonly) {
@@ -1069,6 +1152,7 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		mi->present = a->m[i].dev != NULL;
 		mi->failed = a->m[i].failed;
 		mi->rebuilding = a->m[i].rebuilding;
+		mi->recovered_rows = __atomic_load_n(&a->m[i].recovered, __ATOMIC_ACQUIRE);
 	}
 	pthread_mutex_unlock(&a->sb_lock);
 	pthread_mutex_lock(&a->stats_lock);
