@@ -279,7 +279,8 @@ static int fs_owners_places(struct fs_owners *o)
 			if (r.kind == FS_OWNER_ITABLE) {
 				uint64_t first = b - fs_group_start(fs, r.group) - 2;
 
-				r.ino = (uint64_t)r.group * fs->ipg + first * FS_INODES_PER_BLOCK + 1;
+				r.ino = (uint64_t)r.group * fs->ipg +
+					first * FS_INODES_PER_BLOCK + 1;
 				r.ino_last = r.ino + r.count * FS_INODES_PER_BLOCK - 1;
 			}
 			if (r.kind) {
@@ -703,7 +704,7 @@ static int fs_owners_dir_get(struct fs_owners *o, uint64_t ino, struct fs_owners
 	(*out)->name = seek.name;
 	if (rc == -ENOMEM)
 		return rc;
-	if (rc)
+	if (rc && rc != -ENOENT)	/* removed since: stale, not unreadable */
 		o->sum->unreadable++;
 	return 0;
 }
