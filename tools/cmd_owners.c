@@ -146,8 +146,8 @@ static int owners_q_scale(struct owners_q *q, const char *what, uint64_t limit, 
 		uint64_t last = q->ext[i].start + q->ext[i].count - 1;
 
 		if (last >= limit) {
-			cli_err("%s %" PRIu64 " is past the array's end (%" PRIu64 " %ss)", what, last,
-				limit, what);
+			cli_err("%s %" PRIu64 " is past the array's end (%" PRIu64 " %ss)", what,
+				last, limit, what);
 			return -EINVAL;
 		}
 		q->ext[i].start *= unit;
@@ -407,8 +407,8 @@ int cmd_owners(int argc, char **argv)
 	if (out.json) {
 		printf("],\"blocks_asked\":%" PRIu64 ",\"reports_made\":%" PRIu64
 		       ",\"blocks_left_out\":%" PRIu64 ",\"inodes_scanned\":%" PRIu64
-		       ",\"unreadable\":%" PRIu64 "}\n", sum.blocks, sum.reports, sum.blocks_left_out,
-		       sum.inodes_scanned, sum.unreadable);
+		       ",\"unreadable\":%" PRIu64 "}\n", sum.blocks, sum.reports,
+		       sum.blocks_left_out, sum.inodes_scanned, sum.unreadable);
 	} else {
 		printf("\nblocks asked about: %" PRIu64 ", reports: %" PRIu64
 		       ", inodes scanned: %" PRIu64 "\n", sum.blocks, sum.reports,

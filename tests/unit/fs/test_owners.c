@@ -214,7 +214,8 @@ static void ot_expect_file(const struct ot_reps *reps, uint64_t blkno, enum fs_o
 
 	if (o->kind != kind || o->ino != ino || o->lblk + (blkno - o->blkno) != lblk ||
 	    o->level != level)
-		fail_msg("block %llu: %s ino %llu lblk %llu level %u, expected %s ino %llu lblk %llu level %u",
+		fail_msg("block %llu: %s ino %llu lblk %llu level %u, "
+			 "expected %s ino %llu lblk %llu level %u",
 			 (unsigned long long)blkno, fs_owner_kind_name(o->kind),
 			 (unsigned long long)o->ino,
 			 (unsigned long long)(o->lblk + (blkno - o->blkno)), o->level,
@@ -376,8 +377,10 @@ static void test_owners_places(void **state)
 		const struct fs_extent empty[] = { { 5, 0 } };
 		const struct fs_extent wrap[] = { { UINT64_MAX - 1, 4 } };
 
-		assert_int_equal(fs_owners(fs, unsorted, 2, NULL, ot_collect, &reps, NULL), -EINVAL);
-		assert_int_equal(fs_owners(fs, overlap, 2, NULL, ot_collect, &reps, NULL), -EINVAL);
+		assert_int_equal(fs_owners(fs, unsorted, 2, NULL, ot_collect, &reps, NULL),
+				 -EINVAL);
+		assert_int_equal(fs_owners(fs, overlap, 2, NULL, ot_collect, &reps, NULL),
+				 -EINVAL);
 		assert_int_equal(fs_owners(fs, empty, 1, NULL, ot_collect, &reps, NULL), -EINVAL);
 		assert_int_equal(fs_owners(fs, wrap, 1, NULL, ot_collect, &reps, NULL), -EINVAL);
 		assert_int_equal(reps.n, 0);
@@ -645,9 +648,11 @@ static void *ot_churn_run(void *arg)
 				 "mknod") ||
 		    !ot_churn_ok(c, fs_write(c->fs, a.ino, (i % 7) * sizeof(buf), sizeof(buf), buf),
 				 (long)sizeof(buf), "write") ||
-		    !ot_churn_ok(c, fs_rename(c->fs, c->dir, name, c->dir, name2, 0), 0, "rename") ||
+		    !ot_churn_ok(c, fs_rename(c->fs, c->dir, name, c->dir, name2, 0), 0,
+				 "rename") ||
 		    (i % 3 == 0 &&
-		     !ot_churn_ok(c, fs_setattr(c->fs, a.ino, &sz, FS_SET_SIZE, &a), 0, "truncate")) ||
+		     !ot_churn_ok(c, fs_setattr(c->fs, a.ino, &sz, FS_SET_SIZE, &a), 0,
+				  "truncate")) ||
 		    !ot_churn_ok(c, fs_unlink(c->fs, c->dir, name2), 0, "unlink"))
 			break;
 		c->rounds++;
