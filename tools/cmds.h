@@ -21,9 +21,10 @@ int cmd_scrub(int argc, char **argv);
 int cmd_rebuild(int argc, char **argv);
 int cmd_bench_raid(int argc, char **argv);
 
-/* the filesystem: tools/cmd_{mkfs,fsck,bench_fs}.c */
+/* the filesystem: tools/cmd_{mkfs,fsck,owners,bench_fs}.c */
 int cmd_mkfs(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
+int cmd_owners(int argc, char **argv);
 int cmd_bench_fs(int argc, char **argv);
 
 /* the journal: tools/cmd_bench_jnl.c */
@@ -35,6 +36,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
 	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
+	{ "owners", "name the files and metadata in array blocks or stripe rows", cmd_owners }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
 	{ "replace", "rebuild a failed member of a mounted volume online", cmd_replace }, \
 	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \

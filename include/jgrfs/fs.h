@@ -188,6 +188,118 @@ struct fs_info {
 };
 void fs_info_get(struct fs *fs, struct fs_info *out);
 
+/* ---------------------------------------------------------------- owners */
+
+/*
+ * Who owns these array blocks (issues 22, 23): the array reports rows and blocks
+ * (a scrub mismatch, a block no member can give back) and knows nothing of files;
+ * fs_owners names what the filesystem keeps there.
+ */
+
+/* A run of array blocks. Sets of them are sorted by @start, merged (no two touch or
+ * overlap) and have @count >= 1. */
+struct fs_extent {
+	uint64_t start;		/* first array block */
+	uint64_t count;		/* blocks */
+};
+
+enum fs_owner_kind {
+	FS_OWNER_DATA = 1,	/* file data: block @lblk of regular file (or device node) @ino */
+	FS_OWNER_DIR,		/* block @lblk of directory @ino (hash table or bucket) */
+	FS_OWNER_SYMLINK,	/* the target block of long symlink @ino (@lblk 0) */
+	FS_OWNER_INDIRECT,	/* a block-map block of @ino: @level 1 single, 2 double, 3 triple
+				 * indirect, mapping logical blocks from @lblk */
+	FS_OWNER_XATTR,		/* the extended attribute block of @ino */
+	FS_OWNER_ITABLE,	/* inode table of group @group: inodes @ino .. @ino_last */
+	FS_OWNER_BBITMAP,	/* block bitmap of group @group */
+	FS_OWNER_IBITMAP,	/* inode bitmap of group @group */
+	FS_OWNER_GDT,		/* group descriptor table */
+	FS_OWNER_SUPER,		/* the superblock (block 0) */
+	FS_OWNER_JOURNAL,	/* the journal region */
+	FS_OWNER_FREE,		/* data area, free in the block bitmap */
+	FS_OWNER_UNCLAIMED,	/* data area, in use in the block bitmap, no inode maps it
+				 * (leaked, or allocated after its group was scanned) */
+	FS_OWNER_OUTSIDE,	/* past the filesystem's end: array blocks it does not use */
+};
+
+/* "data", "directory", "symlink", "indirect", "xattr", "inode-table", "block-bitmap",
+ * "inode-bitmap", "group-descriptors", "superblock", "journal", "free", "unclaimed",
+ * "outside"; the names the CLI prints and --json carries. */
+const char *fs_owner_kind_name(enum fs_owner_kind kind);
+
+/* One report: @count consecutive array blocks from @blkno with one owner. For an inode's
+ * blocks, consecutive array blocks at consecutive logical blocks (an extent of the file). */
+struct fs_owner {
+	uint64_t blkno;		/* first array block of the run */
+	uint64_t count;		/* blocks in the run, >= 1 */
+	enum fs_owner_kind kind;
+	uint64_t ino;		/* owning inode; ITABLE: first inode of the run; else 0 */
+	uint64_t ino_last;	/* ITABLE: last inode of the run; else equal to @ino */
+	uint64_t lblk;		/* DATA, DIR, SYMLINK: logical block of @blkno in the file;
+				 * INDIRECT: first logical block it maps; else 0 */
+	unsigned int level;	/* INDIRECT: 1, 2 or 3; else 0 */
+	uint32_t group;		/* ITABLE, BBITMAP, IBITMAP: the block group; else 0 */
+	uint32_t mode;		/* @ino's type and permissions when the scan read it; else 0 */
+	uint32_t nlink;		/* @ino's links when the scan read it */
+	bool orphan;		/* @ino is on the orphan list: nlink 0 means open-unlinked
+				 * (no name left), nlink > 0 a truncate in progress */
+	/* Names of @ino from the root ("/dir/file"; the root is "/"), one per directory
+	 * entry naming it, a hard-linked file has several; valid during the callback only.
+	 * A component whose name could not be found (a directory renamed during the scan,
+	 * or unreadable) is "?". Empty for an orphan with no links, an unattached inode,
+	 * or when paths were not asked for. */
+	const char *const *paths;
+	unsigned int npaths;
+	uint64_t paths_left_out;	/* names found beyond fs_owners_opts.max_paths */
+};
+
+struct fs_owners_opts {
+	uint64_t max_reports;	/* reports kept (memory bound); 0: FS_OWNERS_MAX_REPORTS */
+	unsigned int max_paths;	/* names kept per inode; 0: FS_OWNERS_MAX_PATHS */
+	bool no_paths;		/* do not resolve names (skips the directory scan) */
+};
+#define FS_OWNERS_MAX_REPORTS 4096u
+#define FS_OWNERS_MAX_PATHS 16u
+
+struct fs_owners_summary {
+	uint64_t blocks;		/* blocks asked about */
+	uint64_t reports;		/* reports passed to the callback */
+	uint64_t blocks_left_out;	/* blocks owned (or free) that no report covers:
+					 * max_reports was reached */
+	uint64_t inodes_scanned;	/* inodes in use whose block maps were walked */
+	uint64_t unreadable;		/* inode table blocks, block maps and directories that
+					 * could not be read (logged): owners in them may be
+					 * missing, their blocks reported unclaimed */
+};
+
+/* Returns 0 to go on, non-zero to stop (a negative value is returned by fs_owners). */
+typedef int (*fs_owners_fn)(void *ctx, const struct fs_owner *o);
+
+/*
+ * Report every owner of the @n array block runs @ext (sorted, merged: else -EINVAL),
+ * in array block order, through @fn; a block claimed by two inodes (damage) has two
+ * reports. Fills @sum when not NULL.
+ *
+ * Works on a mounted filesystem, concurrently with other calls, and on one mounted
+ * read-only (fs_mount_opts.readonly: the journal replayed in memory; nothing is ever
+ * written). It takes the big lock for one bounded step at a time (an inode table block
+ * with its inodes' block maps, one directory, one parent lookup), so each inode's map
+ * is seen whole; a file renamed, unlinked or its inode reused between the block-map
+ * scan and the name scan may be named as it was or as it is, or not at all: never a
+ * crash. Must be called without the lock (any thread, not from inside another fs_*
+ * callback).
+ *
+ * Memory: one bit per block asked about, at most @opts->max_reports reports, and for the
+ * inodes they name their names and the directories on the way to the root: bounded by
+ * the question and the hits, not by the size of the filesystem.
+ *
+ * Returns 0, -EINVAL (bad @ext), -ENOMEM, or @fn's negative return. Damaged or
+ * unreadable structures are counted in @sum->unreadable, not returned.
+ */
+int fs_owners(struct fs *fs, const struct fs_extent *ext, size_t n,
+	      const struct fs_owners_opts *opts, fs_owners_fn fn, void *ctx,
+	      struct fs_owners_summary *sum);
+
 /* ------------------------------------------------------------------ fsck */
 
 struct fsck_opts {

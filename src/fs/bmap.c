@@ -443,7 +443,8 @@ static int fs_walk_tree(struct fs *fs, const struct fs_inode *ip, uint64_t pblk,
 	struct fs_buf *b;
 	int rc;
 
-	rc = fn(ctx, UINT64_MAX, pblk);
+	/* named before it is read: a damaged map block still has an owner */
+	rc = fn(ctx, base, pblk, (unsigned int)level);
 	if (rc)
 		return rc;
 	rc = fs_bread(fs, pblk, FS_MAGIC_INDIRECT, "indirect block", &b);
@@ -461,7 +462,7 @@ static int fs_walk_tree(struct fs *fs, const struct fs_inode *ip, uint64_t pblk,
 			       (unsigned long long)p);
 			rc = -EUCLEAN;
 		} else if (level == 1) {
-			rc = fn(ctx, base + i, p);
+			rc = fn(ctx, base + i, p, 0);
 		} else {
 			rc = fs_walk_tree(fs, ip, p, level - 1, base + i * child_span, fn, ctx);
 		}
@@ -480,7 +481,7 @@ int fs_bmap_walk(struct fs *fs, const struct fs_inode *ip, fs_bmap_walk_fn fn, v
 		return 0;
 	for (unsigned int i = 0; i < FS_NDIR; i++)
 		if (ip->block[i]) {
-			rc = fn(ctx, i, ip->block[i]);
+			rc = fn(ctx, i, ip->block[i], 0);
 			if (rc)
 				return rc;
 		}

@@ -264,9 +264,11 @@ int fs_bmap_alloc(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool met
 int fs_bmap_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta);
 /* Free blocks at and after @from while the handle has room; *@done when none remain. */
 int fs_bmap_truncate(struct fs_tx *tx, struct fs_inode *ip, uint64_t from, bool meta, bool *done);
-/* Walk every block (data and indirect) of @ip for fsck: fn(ctx, lblk or UINT64_MAX for an
- * indirect block, pblk); returns the first non-zero. */
-typedef int (*fs_bmap_walk_fn)(void *ctx, uint64_t lblk, uint64_t pblk);
+/* Walk every block (data and indirect) of @ip, in logical order, for fsck and fs_owners:
+ * fn(ctx, lblk, pblk, level) with level 0 for the data block @lblk, and 1..3 for a single,
+ * double or triple indirect block whose map starts at logical block @lblk (called before
+ * the block is read, so a damaged one is still named). Returns the first non-zero. */
+typedef int (*fs_bmap_walk_fn)(void *ctx, uint64_t lblk, uint64_t pblk, unsigned int level);
 int fs_bmap_walk(struct fs *fs, const struct fs_inode *ip, fs_bmap_walk_fn fn, void *ctx);
 
 /* --------------------------------------------------------------- dir.c */

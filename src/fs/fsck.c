@@ -112,11 +112,11 @@ static int fsck_bitmap_read(struct fsck *c, uint64_t blkno, uint32_t magic, cons
 
 /* -------------------------------------------------------------- pass 1 */
 
-static int fsck_claim(void *ctx, uint64_t lblk, uint64_t pblk)
+static int fsck_claim(void *ctx, uint64_t lblk, uint64_t pblk, unsigned int level)
 {
 	struct fsck *c = ctx;
 
-	(void)lblk;
+	(void)lblk, (void)level;
 	c->cur_blocks++;
 	if (fsck_test(c->used, pblk)) {
 		fsck_problem(c, "inode %llu: block %llu claimed twice", (unsigned long long)c->cur_ino,
@@ -128,9 +128,9 @@ static int fsck_claim(void *ctx, uint64_t lblk, uint64_t pblk)
 	return 0;
 }
 
-static int fsck_mark(void *ctx, uint64_t lblk, uint64_t pblk)
+static int fsck_mark(void *ctx, uint64_t lblk, uint64_t pblk, unsigned int level)
 {
-	(void)lblk;
+	(void)lblk, (void)level;
 	fsck_set(((struct fsck *)ctx)->used, pblk);
 	return 0;
 }
@@ -211,7 +211,7 @@ static void fsck_inode(struct fsck *c, struct fs_inode *ip, bool bit)
 	c->cur_blocks = 0;
 	rc = fs_bmap_walk(fs, ip, fsck_claim, c);
 	if (!rc && ip->xattr_blk)
-		rc = fsck_claim(c, UINT64_MAX, ip->xattr_blk);
+		rc = fsck_claim(c, 0, ip->xattr_blk, 0);
 	if (rc) {
 		fsck_problem(c, "inode %llu: block map damaged (%d)", (unsigned long long)ino, rc);
 		c->unrepaired = true;

@@ -44,9 +44,9 @@ static inline struct fs *fz_fs_mount(struct blk_dev *dev, bool ro)
 	return fs_mount(dev, &o, &fs) == 0 ? fs : NULL;
 }
 
-static int fz_fs_collect(void *ctx, uint64_t lblk, uint64_t pblk)
+static int fz_fs_collect(void *ctx, uint64_t lblk, uint64_t pblk, unsigned int level)
 {
-	(void)lblk;
+	(void)lblk, (void)level;
 	if (fz_fs.nbig_blocks < 128)
 		fz_fs.big_blocks[fz_fs.nbig_blocks++] = pblk;
 	(void)ctx;
