@@ -129,8 +129,8 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 	snprintf(a->m[role].name, sizeof(a->m[role].name), "%s", newdev->name);
 	raid_masks_update_locked(a);
 	pthread_mutex_unlock(&a->sb_lock);
-	jg_log(JG_LOG_INFO, "raid", "rebuild start dev=%s role=%u rows=%llu", newdev->name, role,
-	       (unsigned long long)g->rows);
+	raid_event_detail(a, RAID_EV_REBUILD_STARTED, role, -1, 0, "rows=%llu",
+			  (unsigned long long)g->rows);
 	raid_rebuild_progress(a, 0);
 	for (uint64_t r = 0; r < g->rows; r += step) {
 		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
@@ -141,6 +141,8 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		if (rc)
 			break;
 		raid_rebuild_progress(a, (double)(r + cnt) / (double)g->rows);
+		raid_event(a, RAID_EV_REBUILD_PROGRESS, role, (double)(r + cnt) / (double)g->rows,
+			   0);
 		if (fn && fn(ctx, r + cnt, g->rows)) {
 			rc = -ECANCELED;
 			break;
@@ -157,15 +159,17 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
 		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", newdev->name, role,
-		       rc);
+		raid_event(a, RAID_EV_REBUILD_FAILED, role, -1, rc);
 	} else {
 		/* the superblock last: only now is the member part of the array */
 		a->m[role].rebuilding = false;
 		raid_masks_update_locked(a);
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_INFO, "raid", "rebuild done dev=%s role=%u rows=%llu seconds=%.3f",
-		       newdev->name, role, (unsigned long long)checked, jg_now_seconds() - t0);
+		raid_event_detail(a, RAID_EV_REBUILD_FINISHED, role, -1, 0,
+				  "rows=%llu seconds=%.3f", (unsigned long long)g->rows,
+				  jg_now_seconds() - t0);
+		if (!rc) /* the superblocks name it: a working member */
+			raid_event(a, RAID_EV_SPARE_TAKEN, role, -1, 0);
 	}
 	pthread_mutex_unlock(&a->sb_lock);
 	raid_rebuild_progress(a, -1);
