@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ int cmd_mount(int argc, char **argv)
 	char *paths[MOUNT_MAX_MEMBERS];
 	struct raid_assemble_cfg acfg;
 	struct raid_array *a = NULL;
+	struct fop_notify *notify = NULL;
 	struct fop_opts o;
 	char *positional_list = NULL;
 	const char *mountpoint;
@@ -195,6 +197,17 @@ int cmd_mount(int argc, char **argv)
 		}
 	}
 
+	/* before assembly, whose DegradedArray is an event too; after the fork (a thread) */
+	if (o.notify) {
+		char mnt[PATH_MAX];
+
+		if (!realpath(mountpoint, mnt)) {
+			cli_err("mountpoint %s: %s", mountpoint, strerror(errno));
+			goto out;
+		}
+		if (fop_notify_start(o.notify, mnt, &notify))
+			goto out;
+	}
 	if (mount_lock_members(paths, n, lock_fds))
 		goto out;
 	if (cli_open_members(paths, n, 0, devs))
@@ -202,6 +215,10 @@ int cmd_mount(int argc, char **argv)
 	memset(&acfg, 0, sizeof(acfg));
 	acfg.readonly = o.readonly;
 	acfg.max_read_errors = o.max_read_errors;
+	if (notify) {
+		acfg.event_fn = fop_notify_event;
+		acfg.event_ctx = notify;
+	}
 	/* the array's own assembly and resync lines: the daemon sums them up in one */
 	if (!o.debug)
 		jg_log_set_level(JG_LOG_WARN);
@@ -214,7 +231,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* the array owns the member devices from here on */
-	code = fop_serve(a, mountpoint, &o);
+	code = fop_serve(a, mountpoint, &o, notify);
 	/*
 	 * raid_stop() closed the members; cli_close_members() on NULL entries only
 	 * frees what JGRFS_POWERCUT wrapped around them.
@@ -227,6 +244,7 @@ usage_err:
 	fprintf(stderr, "Try 'jgrfs mount --help'.\n");
 	rc = 2;
 out:
+	fop_notify_stop(notify); /* the array is stopped or was never assembled: no more events */
 	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
 		if (lock_fds[i] >= 0)
 			close(lock_fds[i]);

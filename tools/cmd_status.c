@@ -21,8 +21,9 @@ static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n\n"
 		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
-		   "degraded, rebuild progress), data mode and resync policy, journal use, and\n"
-		   "what recovery did at mount.\n\n"
+		   "degraded, rebuild progress), data mode and resync policy, journal use,\n"
+		   "what recovery did at mount, and the array's events since mount (member\n"
+		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n\n"
 		   "  -j, --json    one JSON object, for scripts\n"
 		   "  -h, --help    this text\n\n"
 		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
@@ -97,7 +98,18 @@ static void status_print_json(const struct fop_status *st)
 		       (unsigned long long)st->members[i].read_errors_corrected,
 		       (unsigned long long)st->members[i].read_errors_uncorrectable);
 	}
-	printf("]},\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
+	printf("],\"event_counts\":{");
+	for (unsigned int k = 0; k < RAID_EV__COUNT; k++)
+		printf("%s\"%s\":%llu", k ? "," : "", raid_event_kind_name(k),
+		       (unsigned long long)st->event_counts[k]);
+	printf("}},");
+	if (st->flags & FOP_ST_NOTIFY)
+		printf("\"notify\":{\"runs\":%llu,\"failed\":%llu,\"dropped\":%llu},",
+		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
+		       (unsigned long long)st->notify_dropped);
+	else
+		printf("\"notify\":null,");
+	printf("\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
 	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
 	       "\"declare_blocks\":%llu,\"logged_data_blocks\":%llu,\"running_tid\":%llu,"
 	       "\"checkpoint_passes\":%llu,\"checkpoints\":%llu},",
@@ -133,6 +145,25 @@ static void status_print_json(const struct fop_status *st)
 	       (unsigned long long)st->resync_rows_checked,
 	       (unsigned long long)st->resync_rows_repaired,
 	       (unsigned long long)st->bitmap_bits_set);
+}
+
+/* The events since mount, by kind, those that happened only; and the notifier's runs. */
+static void status_print_events(const struct fop_status *st)
+{
+	unsigned int shown = 0;
+
+	printf("events:     ");
+	for (unsigned int k = 0; k < RAID_EV__COUNT; k++) {
+		if (!st->event_counts[k])
+			continue;
+		printf("%s%s %llu", shown++ ? ", " : "", raid_event_kind_name(k),
+		       (unsigned long long)st->event_counts[k]);
+	}
+	printf("%s\n", shown ? "" : "none since mount");
+	if (st->flags & FOP_ST_NOTIFY)
+		printf("notify:     %llu runs, %llu failed, %llu events dropped\n",
+		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
+		       (unsigned long long)st->notify_dropped);
 }
 
 static void status_print_text(const char *mnt, const struct fop_status *st)
@@ -173,6 +204,7 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	}
 	if ((st->flags & FOP_ST_DEGRADED) && !(st->flags & FOP_ST_REBUILDING))
 		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV)\n", mnt);
+	status_print_events(st);
 	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),
 	       status_name_or(raid_resync_policy_name(st->resync_policy), "?"),

@@ -8,8 +8,10 @@
  *	fop_opts_init(&o);
  *	fop_opts_parse(&o, "data=declared,commit=5");  each -o string, in order
  *	fop_background_start(&code);     background mode: fork now, before any thread
- *	... open the members, raid_assemble() ...
- *	fop_serve(array, mountpoint, &o);   mount, tell the parent, serve, unmount
+ *	fop_notify_start(o.notify, mnt, &nt);   with -o notify=PROGRAM
+ *	... open the members, raid_assemble() with event_fn = fop_notify_event ...
+ *	fop_serve(array, mountpoint, &o, nt);   mount, tell the parent, serve, unmount
+ *	fop_notify_stop(nt);              after the array stopped: no event comes later
  *
  * fop_serve() owns the array from its call on: the filesystem is mounted on it
  * (journal replay and journal-guided resync happen there, reported in one log
@@ -61,6 +63,8 @@ struct fop_opts {
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
 			  * malloc'd, comma-separated, or NULL */
+	char *notify;	 /* notify=PROGRAM, an absolute path, run on each array event
+			  * (fop_notify_start); malloc'd or NULL */
 };
 
 /* Defaults as above. */
@@ -97,6 +101,11 @@ void fop_opts_free(struct fop_opts *o);
 	"  max_read_errors=N   read errors of a member corrected (reconstructed from the\n"      \
 	"                      others and rewritten) before it is failed (default 20)\n"         \
 	"  timeout=SECONDS     kernel cache of names and attributes (default 1)\n"                 \
+	"  notify=PROGRAM      on each array event run PROGRAM (an absolute path) with\n"          \
+	"                      EVENT MOUNTPOINT DEVICE, as mdadm --monitor does: Fail,\n"          \
+	"                      DegradedArray, ReadErrorCorrected, ReadErrorUncorrectable,\n"       \
+	"                      RebuildStarted, RebuildNN (NN: 05..95), RebuildFinished,\n"         \
+	"                      RebuildFailed, SpareActive; one at a time, in order\n"              \
 	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
 	"  debug               trace every FUSE request (implies -f)\n"                            \
 	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"
@@ -113,14 +122,49 @@ void fop_opts_free(struct fop_opts *o);
  */
 int fop_background_start(int *exit_code);
 
+struct fop_notify; /* -o notify=PROGRAM: below */
+
 /*
  * Mount the filesystem on array @a at @mountpoint and serve it until unmounted
  * or signalled; then unmount cleanly and stop the array. Owns @a from the call on
  * (raid_stop() before return, also on error). Before serving, logs one
  * line with what recovery did when the array or the journal was not clean.
+ * @notify (may be NULL): the notifier the array's events go to, for status;
+ * the caller stops it after this returns.
  * Returns 0 after a clean unmount, else a negative errno (logged).
  */
-int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o);
+int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o,
+	      struct fop_notify *notify);
+
+/* ------------------------------------------------------------------ notify */
+
+/*
+ * -o notify=PROGRAM (src/fuse/notify.c): every array event runs
+ *	PROGRAM EVENT MOUNTPOINT DEVICE
+ * (EVENT as struct raid_event.name: "Fail", "Rebuild40", ...; MOUNTPOINT stands
+ * in for mdadm's md device; DEVICE is the member's device, "(missing)" for
+ * DegradedArray) in a thread of its own, one run at a time, in order, each
+ * reaped. Events that find 64 waiting are dropped and counted.
+ */
+struct fop_notify_counts {
+	uint64_t runs;	  /* programs started */
+	uint64_t failed;  /* that could not start, exited non-zero or were killed */
+	uint64_t dropped; /* events not run: the queue was full, or the unmount came */
+};
+/*
+ * Check that @program (absolute) is executable and start the thread; @volume is
+ * the MOUNTPOINT argument. In background mode, after fop_background_start().
+ * 0, or a negative errno after a message.
+ */
+int fop_notify_start(const char *program, const char *volume, struct fop_notify **out);
+/* A raid_event_fn (raid_assemble_cfg.event_fn, ctx: the notifier): queues, never waits. */
+void fop_notify_event(void *ctx, const struct raid_event *ev);
+void fop_notify_counts_get(struct fop_notify *n, struct fop_notify_counts *out);
+/*
+ * Run what is queued and stop the thread (a program still running 5 s on is
+ * killed); free. After the array stopped. NULL: nothing to do.
+ */
+void fop_notify_stop(struct fop_notify *n);
 
 /* ------------------------------------------------------------------ ioctls */
 
@@ -148,8 +192,10 @@ struct fop_replace {
 	char path[1024]; /* the new device, NUL-terminated, absolute */
 };
 
-#define FOP_STATUS_VERSION 3u
+#define FOP_STATUS_VERSION 4u
 #define FOP_STATUS_MEMBERS 32u
+#define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
+_Static_assert(RAID_EV__COUNT <= FOP_STATUS_EVENTS, "fop_status.event_counts holds every kind");
 
 /* fop_status_member.flags */
 #define FOP_MEMBER_PRESENT (1u << 0)
@@ -173,6 +219,7 @@ struct fop_status_member {
 #define FOP_ST_ARRAY_WAS_DIRTY (1u << 5) /* this mount followed an unclean stop */
 #define FOP_ST_JNL_WAS_CLEAN (1u << 6)	 /* journal recovery had nothing to do */
 #define FOP_ST_REBUILDING (1u << 7)	 /* rebuild_ppm is valid */
+#define FOP_ST_NOTIFY (1u << 8)		 /* mounted with notify=: notify_* are valid */
 
 /*
  * The answer to FOP_IOC_STATUS: fixed size, integers only (no pointers, no
@@ -223,6 +270,10 @@ struct fop_status {
 	uint64_t rec_usec;
 	uint64_t orphans_freed;
 	uint64_t mount_time; /* seconds since the epoch */
+	/* array events since mount, indexed by enum raid_event_kind (its values are fixed) */
+	uint64_t event_counts[FOP_STATUS_EVENTS];
+	/* notify=PROGRAM (FOP_ST_NOTIFY): struct fop_notify_counts */
+	uint64_t notify_runs, notify_failed, notify_dropped;
 	char label[64];
 	struct fop_status_member members[FOP_STATUS_MEMBERS];
 };

@@ -150,6 +150,47 @@ struct raid_create_cfg {
 int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
 		bool force);
 
+/*
+ * Events: what happens to an array that its operator wants to hear about, named
+ * as mdadm --monitor names them. raid_event (src/raid/event.c) writes one log
+ * line per event ("raid: event=Fail dev=/dev/sdc role=2 err=-5 ..."), counts it
+ * (raid_info.event_counts) and hands it to the handler of raid_assemble_cfg.
+ * The values index counters a tool of another build reads (fop_status): they
+ * never change, new kinds are appended.
+ */
+enum raid_event_kind {
+	RAID_EV_MEMBER_FAILED = 0,	      /* "Fail": an I/O error, an error storm, a request */
+	RAID_EV_READ_ERROR_CORRECTED = 1,     /* "ReadErrorCorrected": reconstructed, rewritten */
+	RAID_EV_READ_ERROR_UNCORRECTABLE = 2, /* "ReadErrorUncorrectable": a block lost */
+	RAID_EV_REBUILD_STARTED = 3,	      /* "RebuildStarted": @dev takes the role */
+	RAID_EV_REBUILD_PROGRESS = 4,	      /* "RebuildNN": crossed another 5% (05..95) */
+	RAID_EV_REBUILD_FINISHED = 5,	      /* "RebuildFinished": every row is on @dev */
+	RAID_EV_REBUILD_FAILED = 6,	      /* "RebuildFailed": stopped (err), @dev failed */
+	RAID_EV_SPARE_TAKEN = 7,	      /* "SpareActive": @dev is a working member now */
+	RAID_EV_DEGRADED_ARRAY = 8,	      /* "DegradedArray": assembled without this role */
+	RAID_EV__COUNT
+};
+
+struct raid_event {
+	enum raid_event_kind kind;
+	const char *name; /* "Fail", "Rebuild40", ...; valid during the call only */
+	unsigned int role;
+	const char *dev; /* the member's device name, "(missing)"; valid during the call */
+	double progress; /* RAID_EV_REBUILD_PROGRESS: 0..1 (rows done); else -1 */
+	int err;	 /* the negative errno behind a failure, else 0 */
+};
+
+/*
+ * An event handler. Called after the event is logged and counted, in the thread
+ * that met it (a FUSE worker doing I/O, a rebuild thread), possibly with array
+ * locks held (row locks, sb_lock): it must return quickly -- queue the work,
+ * never wait for it -- and must not call any raid_* function of the array.
+ */
+typedef void (*raid_event_fn)(void *ctx, const struct raid_event *ev);
+
+/* "Fail", "ReadErrorCorrected", ..., "RebuildProgress" (the counter's name); NULL if unknown. */
+const char *raid_event_kind_name(enum raid_event_kind kind);
+
 struct raid_assemble_cfg {
 	bool force;		/* assemble a dirty (or jnl-pending) and degraded array despite
 				 * the write hole; let raid_rebuild / raid_fail_member run
@@ -159,6 +200,9 @@ struct raid_assemble_cfg {
 	/* Corrected read errors a member may have before it is failed (MD's
 	 * max_read_errors); 0: RAID_MAX_READ_ERRORS. */
 	unsigned int max_read_errors;
+	/* Optional: called for every event from assembly on (raid_event_fn says how). */
+	raid_event_fn event_fn;
+	void *event_ctx;
 };
 #define RAID_MAX_READ_ERRORS 20u
 
@@ -225,6 +269,7 @@ struct raid_info {
 	uint64_t events;
 	double rebuild_progress;	/* 0..1, or -1 when no rebuild runs */
 	struct raid_resync_report last_resync; /* the recovery resync of this assembly */
+	uint64_t event_counts[RAID_EV__COUNT]; /* events since assembly, by kind */
 	struct raid_member_info members[32];
 };
 void raid_info_get(struct raid_array *a, struct raid_info *out);

@@ -404,7 +404,8 @@ static int fop_mountpoint(const char *mountpoint, char *out)
 	return 0;
 }
 
-int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o)
+int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o,
+	      struct fop_notify *notify)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *loop = NULL;
@@ -419,6 +420,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	pthread_mutex_init(&c.rebuild_lock, NULL);
 	c.array = a;
 	c.opts = o;
+	c.notify = notify;
 	c.owner_uid = getuid();
 	jg_log_set_sink(fop_log_sink, NULL);
 	fuse_set_log_func(fop_log_fuse);

@@ -26,6 +26,7 @@ struct fop_ctx {
 	struct raid_array *array;
 	const struct fop_opts *opts;
 	struct fuse_session *se;
+	struct fop_notify *notify; /* notify=PROGRAM, or NULL: its counters for status */
 	uid_t owner_uid; /* who mounted: may switch resync-all */
 	time_t mount_time;
 	/* what recovery did at this mount, kept for the status ioctl */

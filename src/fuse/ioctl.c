@@ -119,6 +119,17 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->rec_usec = fop_usec(fi.recovery.seconds);
 	st->orphans_freed = fi.orphans_freed;
 	st->mount_time = (uint64_t)c->mount_time;
+	for (unsigned int k = 0; k < RAID_EV__COUNT; k++)
+		st->event_counts[k] = ri.event_counts[k];
+	if (c->notify) {
+		struct fop_notify_counts nc;
+
+		fop_notify_counts_get(c->notify, &nc);
+		st->flags |= FOP_ST_NOTIFY;
+		st->notify_runs = nc.runs;
+		st->notify_failed = nc.failed;
+		st->notify_dropped = nc.dropped;
+	}
 	memcpy(st->label, fi.label, sizeof(st->label));
 	st->label[sizeof(st->label) - 1] = '\0';
 }
@@ -147,10 +158,8 @@ static void *fop_rebuild_main(void *arg)
 
 	/* the array owns r->dev from this call on, whatever it returns */
 	rc = raid_rebuild(c->array, r->role, r->dev, fop_rebuild_progress, c);
-	if (rc)
-		jg_log(JG_LOG_ERR, "fuse", "rebuild of role %u failed: %s", r->role, strerror(-rc));
-	else
-		jg_log(JG_LOG_INFO, "fuse", "rebuild of role %u done: the array is whole", r->role);
+	/* the array logged the outcome: RebuildFinished or RebuildFailed, or why it refused */
+	jg_log(JG_LOG_DEBUG, "fuse", "rebuild of role %u -> %d", r->role, rc);
 	pthread_mutex_lock(&c->rebuild_lock);
 	c->rebuild_running = false;
 	pthread_mutex_unlock(&c->rebuild_lock);
@@ -234,7 +243,8 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 	r = NULL;
 	c->rebuild_started = true;
 	c->rebuild_running = true;
-	jg_log(JG_LOG_INFO, "fuse", "replace: rebuilding role %u onto %s", role, rq->path);
+	/* the array says RebuildStarted when the rebuild takes the role */
+	jg_log(JG_LOG_DEBUG, "fuse", "replace: rebuilding role %u onto %s", role, rq->path);
 out:
 	pthread_mutex_unlock(&c->rebuild_lock);
 	free(r);

@@ -31,8 +31,10 @@ void fop_opts_free(struct fop_opts *o)
 {
 	free(o->members);
 	free(o->fuse_opts);
+	free(o->notify);
 	o->members = NULL;
 	o->fuse_opts = NULL;
+	o->notify = NULL;
 }
 
 /* Append @opt to the comma-separated list *@list (malloc'd). */
@@ -184,6 +186,17 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 0 to 86400", opt);
 		}
 		o->timeout_s = t;
+	} else if (!strncmp(opt, "notify=", 7)) {
+		/* the daemon runs it from / (background mode): a relative path would move */
+		if (val[0] != '/') {
+			rc = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected an absolute path", opt);
+		} else {
+			free(o->notify);
+			o->notify = strdup(val);
+			if (!o->notify)
+				rc = -ENOMEM;
+		}
 	} else if (!strncmp(opt, "members=", 8)) {
 		free(o->members);
 		o->members = strdup(val);

@@ -6,7 +6,8 @@
  *
  * Lock order (docs/DESIGN.md: ... raid stripe -> member queue):
  *	row locks (ascending bucket) -> bm_lock -> sb_lock -> sync_lock / stats_lock / rc.lock
- *	spare_lock is a leaf too.
+ *	spare_lock is a leaf too. raid_event() takes sb_lock unless its caller holds
+ *	it, then stats_lock (event.c (E1)).
  * Nothing that holds a later lock takes an earlier one.
  */
 #ifndef JGRFS_RAID_I_H
@@ -131,7 +132,8 @@ struct raid_array {
 	uint32_t sb_incompat;		/* feature_incompat of its superblocks (fixed) */
 	uint64_t bm_first;		/* member block of bitmap block 0: RAID_BITMAP_FIRST() */
 
-	pthread_mutex_t sb_lock; /* protects members, events, sb_flags, masks, retired */
+	/* protects members, events, sb_flags, masks, retired; error-checking (event.c (E1)) */
+	pthread_mutex_t sb_lock;
 	struct raid_member m[RAID_MAX_MEMBERS];
 	uint64_t events;
 	uint32_t sb_flags;	/* RAID_SB_FLAG_* */
@@ -166,10 +168,15 @@ struct raid_array {
 
 	unsigned int max_read_errors; /* corrected read errors a member may have (fixed) */
 
-	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, rd_* */
+	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, rd_*, ev_* */
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;
+	uint64_t ev_counts[RAID_EV__COUNT]; /* events reported (event.c) */
+	unsigned int ev_rebuild_step;	    /* 5% steps of the rebuild reported so far */
+
+	raid_event_fn ev_fn; /* raid_assemble_cfg.event_fn: fixed from assembly on */
+	void *ev_ctx;
 };
 
 /* Bitmap clearing delay (seconds a region must be idle); tests set 0. */
@@ -196,6 +203,24 @@ uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last);
 uint32_t raid_recovering(struct raid_array *a);
 /* (S10) No row a dirty array may have left inconsistent lacks a member. */
 bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending);
+
+/* event.c */
+/*
+ * Report an event (include/jgrfs/raid.h): one log line, one count in
+ * raid_info.event_counts, then the handler. @role names the member, whose
+ * device name is looked up; @progress is for RAID_EV_REBUILD_PROGRESS (0..1;
+ * reported only when it crosses another 5% step since the last
+ * RAID_EV_REBUILD_STARTED, and not at 100%: RAID_EV_REBUILD_FINISHED says it),
+ * else -1; @err the negative errno behind a failure, or 0.
+ * Any thread, with or without sb_lock held (E1), but with no lock after sb_lock
+ * (stats_lock, sync_lock, rc.lock, spare_lock) held.
+ */
+void raid_event(struct raid_array *a, enum raid_event_kind kind, unsigned int role, double progress,
+		int err);
+/* As raid_event(), with @fmt's key=value details added to the log line only. */
+void raid_event_detail(struct raid_array *a, enum raid_event_kind kind, unsigned int role,
+		       double progress, int err, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 /* stripe.c */
 /* Tests: 0 MD's rule for partial lines, 1 always reconstruct-write, 2 always RMW. */

@@ -177,8 +177,6 @@ out:
 static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uint64_t rows,
 			    double t0)
 {
-	const char *name = a->m[role].name;
-
 	if (!rc)
 		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
 	if (!rc)
@@ -190,7 +188,7 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 		if (!mrc) {
 			jg_log(JG_LOG_INFO, "raid",
 			       "rebuild dev=%s role=%u paused at row %llu of %llu: it resumes from there",
-			       name, role, (unsigned long long)a->m[role].recovered_sb,
+			       a->m[role].name, role, (unsigned long long)a->m[role].recovered_sb,
 			       (unsigned long long)a->geo.rows);
 			return rc;
 		}
@@ -203,13 +201,16 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
 		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_ERR, "raid", "rebuild dev=%s role=%u stopped: %d", name, role, rc);
+		raid_event(a, RAID_EV_REBUILD_FAILED, role, -1, rc);
 	} else {
 		/* (R1) only now is the member whole */
 		raid_masks_update_locked(a);
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-		jg_log(JG_LOG_INFO, "raid", "rebuild done dev=%s role=%u rows=%llu seconds=%.3f",
-		       name, role, (unsigned long long)rows, jg_now_seconds() - t0);
+		raid_event_detail(a, RAID_EV_REBUILD_FINISHED, role, -1, 0,
+				  "rows=%llu seconds=%.3f", (unsigned long long)rows,
+				  jg_now_seconds() - t0);
+		if (!rc) /* the superblocks name it: a working member */
+			raid_event(a, RAID_EV_SPARE_TAKEN, role, -1, 0);
 	}
 	a->m[role].recovered = a->m[role].recovered_sb = 0;
 	pthread_mutex_unlock(&a->sb_lock);
@@ -232,9 +233,8 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 	}
 	first = a->m[role].recovered_sb;
 	if (!rc)
-			jg_log(JG_LOG_INFO, "raid", "rebuild %s dev=%s role=%u rows=%llu from row %llu",
-		       newdev ? "start" : "resume", a->m[role].name, role,
-		       (unsigned long long)g->rows, (unsigned long long)first);
+		raid_event_detail(a, RAID_EV_REBUILD_STARTED, role, -1, 0, "rows=%llu from=%llu",
+				  (unsigned long long)g->rows, (unsigned long long)first);
 	raid_rebuild_progress(a, (double)first / (double)g->rows);
 	for (uint64_t r = first; r < g->rows && !rc; r += step) {
 		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
@@ -248,6 +248,8 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		/* readable there from now on; durable at the next mark */
 		__atomic_store_n(&a->m[role].recovered, r + cnt, __ATOMIC_RELEASE);
 		raid_rebuild_progress(a, (double)(r + cnt) / (double)g->rows);
+		raid_event(a, RAID_EV_REBUILD_PROGRESS, role, (double)(r + cnt) / (double)g->rows,
+			   0);
 		now = jg_now_seconds();
 		if (r + cnt < g->rows && now - tmark >= raid_rebuild_mark_seconds) {
 			rc = raid_rebuild_mark(a, role, r + cnt);

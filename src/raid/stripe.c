@@ -269,10 +269,10 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 			pthread_mutex_lock(&a->stats_lock);
 			a->m[role].rd_uncorrectable++;
 			pthread_mutex_unlock(&a->stats_lock);
-			jg_log(JG_LOG_ERR, "raid",
-			       "dev=%s read error at member block %llu (row %llu) not correctable: "
-			       "no other member can give it back",
-			       a->m[role].name, (unsigned long long)mblk, (unsigned long long)row);
+			/* no other member can give it back */
+			raid_event_detail(a, RAID_EV_READ_ERROR_UNCORRECTABLE, role, -1, -EIO,
+					  "block=%llu row=%llu", (unsigned long long)mblk,
+					  (unsigned long long)row);
 			rc = -EIO;
 			break;
 		}
@@ -290,11 +290,11 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 		pthread_mutex_lock(&a->stats_lock);
 		corrected = ++a->m[role].rd_corrected;
 		pthread_mutex_unlock(&a->stats_lock);
-		jg_log(JG_LOG_WARN, "raid",
-		       "dev=%s read error at member block %llu (row %llu) %s (%llu so far)",
-		       a->m[role].name, (unsigned long long)mblk, (unsigned long long)row,
-		       a->readonly ? "read around (read-only: not rewritten)" : "corrected",
-		       (unsigned long long)corrected);
+		raid_event_detail(a, RAID_EV_READ_ERROR_CORRECTED, role, -1, 0,
+				  "block=%llu row=%llu rewritten=%s corrected=%llu",
+				  (unsigned long long)mblk, (unsigned long long)row,
+				  a->readonly ? "no(read-only)" : "yes",
+				  (unsigned long long)corrected);
 		/* read-only, the same sector is met again at every read: no verdict */
 		if (!a->readonly && corrected > a->max_read_errors) {
 			jg_log(JG_LOG_ERR, "raid",

@@ -243,11 +243,10 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 			continue;
 		if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar)
 			goto out;
-		jg_log(JG_LOG_ERR, "raid",
-		       "dev=%s role=%u superblock write failed: marking member failed",
-		       a->m[role].name, role);
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
+		raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, reqs[i].result,
+				  "reason=superblock-write degraded=1");
 		*again = true;
 	}
 	if (*again)
@@ -347,17 +346,11 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EIO;
 		goto out;
 	}
-	if (err)
-		jg_log(JG_LOG_ERR, "raid",
-		       "dev=%s role=%u error=%d: member failed, array continues degraded",
-		       a->m[role].name, role, err);
-	else
-		jg_log(JG_LOG_WARN, "raid",
-		       "dev=%s role=%u failed on request, array continues degraded",
-		       a->m[role].name, role);
 	a->m[role].failed = true;
 	a->m[role].rebuilding = false;
 	raid_masks_update_locked(a);
+	raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, err, "reason=%s degraded=1",
+			  err ? "io-error" : "request");
 	if (!a->readonly)
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 out:
@@ -404,10 +397,15 @@ static uint64_t raid_div_up(uint64_t a, uint64_t b)
 static struct raid_array *raid_array_alloc(void)
 {
 	struct raid_array *a = calloc(1, sizeof(*a));
+	pthread_mutexattr_t mattr;
 
 	if (!a)
 		return NULL;
-	pthread_mutex_init(&a->sb_lock, NULL);
+	/* event.c (E1): EDEADLK tells raid_event() its caller holds sb_lock */
+	pthread_mutexattr_init(&mattr);
+	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&a->sb_lock, &mattr);
+	pthread_mutexattr_destroy(&mattr);
 	pthread_mutex_init(&a->bm_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
@@ -938,14 +936,11 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			missing |= 1u << r;
 		else if (jg_le32(sb->recovery_mask) & (1u << r))
 			recovering |= 1u << r;
-	for (unsigned int r = 0; r < nmem; r++)
-		if (missing & (1u << r))
-			jg_log(JG_LOG_WARN, "raid", "assemble: array uuid=%s role=%u is missing", u,
-			       r);
 	if (raid_popcount(missing | recovering) > (level == 6 ? 2u : 1u)) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "assemble: array uuid=%s has %u of %u members, too few to run", u,
-		       nmem - raid_popcount(missing | recovering), nmem);
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "assemble: array uuid=%s has %u of %u members, too few to run (missing=0x%x, being rebuilt=0x%x)",
+		    u, nmem - raid_popcount(missing | recovering), nmem, missing, recovering);
 		rc = -EINVAL;
 		goto out;
 	}
@@ -967,6 +962,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->was_dirty = state == RAID_STATE_DIRTY || pending;
 	a->forced = cfg->force;
 	a->max_read_errors = cfg->max_read_errors ? cfg->max_read_errors : RAID_MAX_READ_ERRORS;
+	a->ev_fn = cfg->event_fn;
+	a->ev_ctx = cfg->event_ctx;
 	a->events = maxev;
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
 	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
@@ -1009,8 +1006,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	    !cfg->readonly && !raid_dirty_rows_whole(a, missing, pending)) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded: rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		    u);
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing=0x%x, being rebuilt=0x%x): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		    u, missing, recovering);
 		rc = -EUCLEAN;
 		goto out_free;
 	}
@@ -1043,6 +1040,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			a->resync_pending = true;
 		}
 	}
+	for (unsigned int r = 0; r < nmem; r++)
+		if (missing & (1u << r))
+			raid_event_detail(a, RAID_EV_DEGRADED_ARRAY, r, -1, 0, "uuid=%s", u);
 	jg_log(
 	    JG_LOG_INFO, "raid",
 	    "assembled uuid=%s level=%u members=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
@@ -1162,5 +1162,6 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	}
 	out->rebuild_progress = a->rebuild_progress;
 	out->last_resync = a->last_resync;
+	memcpy(out->event_counts, a->ev_counts, sizeof(out->event_counts));
 	pthread_mutex_unlock(&a->stats_lock);
 }

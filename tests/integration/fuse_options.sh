@@ -3,7 +3,8 @@
 # Mount options and modes of `jgrfs mount`: every data mode writes and reads
 # back across a remount; a small fsync logs its data (logdata=0: never), and
 # many fill the log until a background checkpoint pass shows in status; ro
-# refuses writes; bad options, a foreign resync policy
+# refuses writes; bad options (a notify= program that is relative, missing or
+# not executable among them), a foreign resync policy
 # and a dead mountpoint are refused with a message and nothing mounted; -f stays
 # in the foreground and stops cleanly on SIGINT; the /etc/fstab form goes
 # through mount.fuse3 (`jgrfs#mount` source, members= option).
@@ -71,7 +72,8 @@ cmp "$T/data" "$MNT/declared/f" || it_fail "read on ro"
 it_unmount
 
 it_log "refused options"
-for o in data=fast commit=0 max_write=2M threads=0 max_read_errors=0 logdata=2000 logdata=x resync=bitmap no_such_option; do
+for o in data=fast commit=0 max_write=2M threads=0 max_read_errors=0 logdata=2000 logdata=x resync=bitmap no_such_option \
+	notify=relative/prog notify=/nonexistent/prog notify=/etc/passwd; do
 	# shellcheck disable=SC2086
 	if "$JGRFS" mount -o $o $DEVS "$MNT" >"$T/bad.log" 2>&1; then
 		it_unmount
