@@ -4,12 +4,13 @@
  * onto a new device (mdadm --add/--replace with the recovery run to the end).
  *
  *	jgrfs rebuild [--role N] --new PATH DEV...
+ *	jgrfs rebuild [--role N] DEV...		(resume)
  *
  * DEV... are the members still there (the failed one may be among them); the
  * array is assembled degraded, the role to rebuild found (or taken from --role),
- * and raid_rebuild() writes every row's chunk of that role onto PATH, its member
- * superblock last, so an interrupted rebuild leaves PATH unusable rather than
- * half right. A missing PATH file is created sparse at the size of the largest
+ * and raid_rebuild() writes every row's chunk of that role onto PATH, which the
+ * superblocks record as being rebuilt with a mark of the rows done: an
+ * interrupted rebuild resumes from there (at a mount, or here without --new). A missing PATH file is created sparse at the size of the largest
  * member given (or --size).
  *
  * A rebuild reconstructs from parity. While the array's filesystem journal has
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,15 +38,20 @@
 
 static const char cmd_rebuild_help[] =
 	"usage: jgrfs rebuild [--role N] --new PATH DEV...\n"
+	"       jgrfs rebuild [--role N] DEV...   (resume a rebuild)\n"
 	"\n"
 	"Assemble the array from the members DEV that are still there (degraded) and\n"
 	"reconstruct the missing or failed member onto the new device PATH, with a\n"
 	"progress display. Without --role, the one missing or failed role is rebuilt\n"
 	"(with two missing in a RAID6, --role picks one; run again for the other).\n"
 	"A missing PATH file is created sparse, as large as the largest DEV file.\n"
+	"The new member records how far it has been rebuilt: a rebuild stopped by an\n"
+	"unmount, a crash or a power cut goes on from there at the next mount, or\n"
+	"here without --new (give the new device among the DEVs).\n"
 	"\n"
 	"options:\n"
-	"  -n, --new PATH           the device or file to rebuild onto (required)\n"
+	"  -n, --new PATH           the device or file to rebuild onto (without it:\n"
+	"                           resume the rebuild of a member among DEV)\n"
 	"  -o, --role N             the role to rebuild (see jgrfs examine)\n"
 	"  -F, --fail               mark role N failed first, to replace a member that\n"
 	"                           is present but going bad (needs --role)\n"
@@ -157,6 +164,60 @@ static int cmd_rebuild_pick_role(const struct raid_info *info, long want)
 	return found;
 }
 
+/*
+ * No --new: go on with the rebuild of a member that the array says is being
+ * rebuilt (paused by an unmount, cut by a crash), from its mark.
+ */
+static int cmd_rebuild_resume(char **paths, int n, const struct raid_assemble_cfg *cfg, long want)
+{
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct raid_array *a = NULL;
+	struct raid_info info;
+	int rc, role = -1, ret = 2;
+
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+	if (cli_open_members(paths, n, 0, devs))
+		return 2;
+	rc = raid_assemble(devs, (unsigned int)n, cfg, &a);
+	if (rc) {
+		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
+			raidcli_assemble_why(rc));
+		cli_close_members(devs, n);
+		return 2;
+	}
+	raid_info_get(a, &info);
+	for (unsigned int i = 0; i < info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info.members[i];
+
+		if (m->present && !m->failed && m->rebuilding &&
+		    (want < 0 || m->role == (unsigned int)want)) {
+			role = (int)m->role;
+			break;
+		}
+	}
+	if (role < 0) {
+		cli_err("no rebuild to resume%s: give --new PATH to rebuild a missing or failed "
+			"member", want >= 0 ? " at that role" : "");
+		goto out;
+	}
+	fprintf(stderr, "resuming the rebuild of role %d onto %s at row %" PRIu64 " of %" PRIu64
+		"\n", role, info.members[role].name, info.members[role].recovered_rows, info.rows);
+	rc = raid_rebuild(a, (unsigned int)role, NULL, cli_progress, "rebuild");
+	cli_progress_done("rebuild");
+	if (rc) {
+		cmd_rebuild_refused("rebuild", role, info.members[role].name, rc);
+		goto out;
+	}
+	printf("rebuilt role %d onto %s\n", role, info.members[role].name);
+	ret = 0;
+out:
+	rc = raidcli_stop(a, devs, n);
+	if (rc && !ret)
+		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
+	return ret;
+}
+
 int cmd_rebuild(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -210,13 +271,18 @@ int cmd_rebuild(int argc, char **argv)
 		}
 	}
 	n = argc - optind;
-	if (!newpath || n < 1) {
-		cli_err(!newpath ? "--new PATH is required" : "no member devices given");
+	if (n < 1) {
+		cli_err("no member devices given");
 		fputs(cmd_rebuild_help, stderr);
 		return 1;
 	}
 	if (fail && want < 0)
 		return cli_err("--fail needs --role N");
+	if (!newpath) {
+		if (fail || size_bytes)
+			return cli_err("--fail and --size need --new PATH");
+		return cmd_rebuild_resume(argv + optind, n, &cfg, want);
+	}
 	if (n > RAIDCLI_MAX_MEMBERS)
 		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
 	for (int i = 0; i < n; i++) {

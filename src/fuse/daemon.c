@@ -483,6 +483,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 
 	jg_log(JG_LOG_INFO, "fuse", "mounted %s data=%s pid=%d", mnt,
 	       jnl_data_mode_name(o->data_mode), (int)getpid());
+	fop_rebuild_resume(&c); /* a rebuild paused by an unmount or cut by a crash */
 	fop_background_ready();
 
 	rc = -ENOMEM;
@@ -514,7 +515,7 @@ out:
 		fuse_session_destroy(c.se); /* runs fop_destroy once the session was up */
 	}
 	fuse_opt_free_args(&args);
-	fop_rebuild_join(&c); /* an online rebuild stops; the member stays failed */
+	fop_rebuild_join(&c); /* an online rebuild pauses at its mark; the next mount resumes it */
 	if (c.fs) {
 		rc2 = fs_unmount(c.fs);
 		if (rc2)

@@ -68,5 +68,7 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 void fop_status_fill(struct fop_ctx *c, struct fop_status *st);
 /* Stop a running online rebuild and wait for its thread (at unmount). */
 void fop_rebuild_join(struct fop_ctx *c);
+/* Resume in the background the rebuild of a member assembled being rebuilt (rw mounts). */
+void fop_rebuild_resume(struct fop_ctx *c);
 
 #endif /* JGRFS_FOP_I_H */

@@ -150,6 +150,20 @@ static int fop_rebuild_progress(void *ctx, uint64_t done, uint64_t total)
 	return atomic_load(&c->stopping);
 }
 
+/* A member assembled being rebuilt (its rebuild paused or cut by a crash): 0 and its role. */
+static int fop_rebuild_paused(struct fop_ctx *c, unsigned int *role)
+{
+	struct raid_info ri;
+
+	raid_info_get(c->array, &ri);
+	for (unsigned int i = 0; i < ri.nmembers && i < 32; i++)
+		if (ri.members[i].present && !ri.members[i].failed && ri.members[i].rebuilding) {
+			*role = ri.members[i].role;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 static void *fop_rebuild_main(void *arg)
 {
 	struct fop_rebuild *r = arg;
@@ -160,6 +174,11 @@ static void *fop_rebuild_main(void *arg)
 	rc = raid_rebuild(c->array, r->role, r->dev, fop_rebuild_progress, c);
 	/* the array logged the outcome: RebuildFinished or RebuildFailed, or why it refused */
 	jg_log(JG_LOG_DEBUG, "fuse", "rebuild of role %u -> %d", r->role, rc);
+	/* a RAID6 may have a second member whose rebuild was paused */
+	while (!rc && !fop_rebuild_paused(c, &r->role)) {
+		rc = raid_rebuild(c->array, r->role, NULL, fop_rebuild_progress, c);
+		jg_log(JG_LOG_DEBUG, "fuse", "resumed rebuild of role %u -> %d", r->role, rc);
+	}
 	pthread_mutex_lock(&c->rebuild_lock);
 	c->rebuild_running = false;
 	pthread_mutex_unlock(&c->rebuild_lock);
@@ -191,6 +210,33 @@ static int fop_rebuild_role(struct fop_ctx *c, const struct fop_replace *rq, uns
 	return found == 1 ? 0 : -EINVAL;
 }
 
+/*
+ * Run the rebuild of @role onto @dev (NULL: resume the paused one) in the
+ * rebuild thread. Takes @dev whatever it returns. rebuild_lock held, no
+ * rebuild running.
+ */
+static int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev)
+{
+	struct fop_rebuild *r = calloc(1, sizeof(*r));
+	int rc = -ENOMEM;
+
+	if (!r)
+		goto fail;
+	r->c = c;
+	r->role = role;
+	r->dev = dev;
+	rc = -pthread_create(&c->rebuild_thread, NULL, fop_rebuild_main, r);
+	if (rc)
+		goto fail;
+	c->rebuild_started = true;
+	c->rebuild_running = true;
+	return 0;
+fail:
+	free(r);
+	blk_close(dev);
+	return rc;
+}
+
 void fop_rebuild_join(struct fop_ctx *c)
 {
 	bool started;
@@ -206,7 +252,6 @@ void fop_rebuild_join(struct fop_ctx *c)
 
 static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 {
-	struct fop_rebuild *r = NULL;
 	struct blk_dev *dev = NULL;
 	unsigned int role;
 	int rc;
@@ -227,29 +272,29 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 		goto out;
 	}
 	rc = raid_dev_uring_open(rq->path, 0, &dev);
-	if (rc)
-		goto out;
-	rc = -ENOMEM;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		goto out;
-	r->c = c;
-	r->role = role;
-	r->dev = dev;
-	rc = -pthread_create(&c->rebuild_thread, NULL, fop_rebuild_main, r);
-	if (rc)
-		goto out;
-	dev = NULL;
-	r = NULL;
-	c->rebuild_started = true;
-	c->rebuild_running = true;
+	if (!rc)
+		rc = fop_rebuild_start_locked(c, role, dev); /* takes dev */
 	/* the array says RebuildStarted when the rebuild takes the role */
-	jg_log(JG_LOG_DEBUG, "fuse", "replace: rebuilding role %u onto %s", role, rq->path);
+	jg_log(JG_LOG_DEBUG, "fuse", "replace: rebuilding role %u onto %s -> %d", role, rq->path,
+	       rc);
 out:
 	pthread_mutex_unlock(&c->rebuild_lock);
-	free(r);
-	blk_close(dev);
 	return rc;
+}
+
+void fop_rebuild_resume(struct fop_ctx *c)
+{
+	unsigned int role;
+	int rc;
+
+	if (c->opts->readonly || fop_rebuild_paused(c, &role))
+		return;
+	pthread_mutex_lock(&c->rebuild_lock);
+	rc = fop_rebuild_start_locked(c, role, NULL);
+	pthread_mutex_unlock(&c->rebuild_lock);
+	if (rc)
+		jg_log(JG_LOG_ERR, "fuse", "cannot resume the rebuild of role %u: %s", role,
+		       strerror(-rc));
 }
 
 /* Switching resync-all changes how the array reads: root or the mounting user only. */

@@ -14,8 +14,8 @@
  * mark in groups under the row locks (RAID_ROWS_REBUILD).
  * (R1) The mark in the superblocks never passes rows not durable on the new
  *      member: it is flushed before each superblock round that moves the mark,
- *      one every raid_rebuild_mark_seconds, so a crash costs at most that much
- *      rebuild. At the end its bitmap is written and flushed, then the round
+ *      one every raid_rebuild_mark_seconds or sixteenth of the rows (as MD
+ *      checkpoints a resync), so a crash costs at most that much rebuild. At the end its bitmap is written and flushed, then the round
  *      that makes it a full member.
  * (R2) A rebuild reconstructs from parity, so it is refused while a journal of an
  *      earlier run has not replayed (super.c (S6)), and onto a device that holds
@@ -251,14 +251,16 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		raid_event(a, RAID_EV_REBUILD_PROGRESS, role, (double)(r + cnt) / (double)g->rows,
 			   0);
 		now = jg_now_seconds();
-		if (r + cnt < g->rows && now - tmark >= raid_rebuild_mark_seconds) {
+		/* (R1) as MD: after some seconds, or a sixteenth of the rows */
+		if (r + cnt < g->rows && (now - tmark >= raid_rebuild_mark_seconds ||
+					  r + cnt - a->m[role].recovered_sb >= g->rows / 16)) {
 			rc = raid_rebuild_mark(a, role, r + cnt);
 			tmark = now;
 		}
 		if (!rc && fn && fn(ctx, r + cnt, g->rows))
 			rc = -ECANCELED;
 	}
-	rc = raid_rebuild_end(a, role, rc, checked, t0);
+	rc = raid_rebuild_end(a, role, rc, g->rows - first, t0);
 	raid_rebuild_progress(a, -1);
 	return rc;
 }
