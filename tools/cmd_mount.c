@@ -213,7 +213,10 @@ int cmd_mount(int argc, char **argv)
 	if (cli_open_members(paths, n, 0, devs))
 		goto out;
 	memset(&acfg, 0, sizeof(acfg));
+	if (o.force && !o.rw_given)
+		o.readonly = true; /* a forced mount is read-only unless asked otherwise */
 	acfg.readonly = o.readonly;
+	acfg.force = o.force;
 	acfg.max_read_errors = o.max_read_errors;
 	if (notify) {
 		acfg.event_fn = fop_notify_event;

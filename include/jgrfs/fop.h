@@ -51,6 +51,9 @@ struct fop_opts {
 	uint64_t cache_blocks;		/* cache=SIZE: buffer cache bound; 0: fs default (64 MiB) */
 	int log_data_blocks;		/* logdata=BLOCKS, as fs_mount_opts (0 given: -1) */
 	bool readonly;			/* ro */
+	bool rw_given;			/* rw: with force, mount read-write */
+	bool force;			/* force: assemble a dirty degraded array (the write
+					 * hole); read-only unless rw is given too */
 	bool allow_other;		/* allow_other: other users may use the mount */
 	bool foreground;		/* -f: do not fork (also -d) */
 	bool debug;			/* -d / debug: libfuse traces every request on stderr */
@@ -106,6 +109,9 @@ void fop_opts_free(struct fop_opts *o);
 	"                      DegradedArray, ReadErrorCorrected, ReadErrorUncorrectable,\n"       \
 	"                      RebuildStarted, RebuildNN (NN: 05..95), RebuildFinished,\n"         \
 	"                      RebuildFailed, SpareActive; one at a time, in order\n"              \
+	"  force               mount a dirty and degraded array (a crash with a member\n"         \
+	"                      missing), read-only unless rw is given too; the files in\n"        \
+	"                      the rows written at the crash are named in the log\n"              \
 	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
 	"  debug               trace every FUSE request (implies -f)\n"                            \
 	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"

@@ -306,6 +306,18 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 		 raid_progress_fn fn, void *ctx);
 
 /*
+ * The rows that a dirty array assembled degraded (with force, or read-only)
+ * could not make consistent: a write was in flight there at the crash (its
+ * bitmap says so, or the journal asked for the row by BLK_SYNCRAID) and a
+ * member is missing, so the chunks reconstructed for that member may be wrong
+ * (the write hole). Copies up to @max rows (sorted) into @rows, *@n of them;
+ * *@more counts the rest; *@all when the policy keeps no record (full, off):
+ * any row may be. Grows during the journal's recovery; ask after the mount.
+ */
+int raid_rows_at_risk(struct raid_array *a, uint64_t *rows, size_t max, size_t *n,
+		      uint64_t *more, bool *all);
+
+/*
  * Mark member @role failed (as an I/O error would), in the other superblocks.
  * -EUCLEAN while the journal of an earlier run has not replayed (as raid_rebuild),
  * -EIO when no redundancy would be left.

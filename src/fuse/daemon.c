@@ -454,6 +454,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 		goto out;
 	}
 	fop_log_recovery(&c);
+	fop_name_at_risk(&c); /* the journal has asked for its rows: all are known now */
 
 	rc = fop_fuse_args(o, &args);
 	if (rc)

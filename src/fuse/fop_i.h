@@ -32,6 +32,9 @@ struct fop_ctx {
 	/* what recovery did at this mount, kept for the status ioctl */
 	struct raid_resync_report raid_resync;
 	bool array_was_dirty;
+	/* a dirty degraded array mounted by force or ro: what may read wrong (risk.c) */
+	uint64_t risk_rows, risk_files, risk_metadata;
+	bool risk_all;
 	/* online rebuild (FOP_IOC_REPLACE): one at a time, joined before unmount */
 	pthread_mutex_t rebuild_lock; /* protects the three fields below */
 	pthread_t rebuild_thread;
@@ -68,6 +71,8 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 void fop_status_fill(struct fop_ctx *c, struct fop_status *st);
 /* Stop a running online rebuild and wait for its thread (at unmount). */
 void fop_rebuild_join(struct fop_ctx *c);
+/* risk.c: log the files in the rows the array could not make consistent. */
+void fop_name_at_risk(struct fop_ctx *c);
 /* Resume in the background the rebuild of a member assembled being rebuilt (rw mounts). */
 void fop_rebuild_resume(struct fop_ctx *c);
 

@@ -202,6 +202,8 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 		o->members = strdup(val);
 		if (!o->members)
 			rc = -ENOMEM;
+	} else if (!strcmp(opt, "force")) {
+		o->force = true;
 	} else if (!strcmp(opt, "writeback_cache")) {
 		o->writeback_cache = true;
 	} else if (!strcmp(opt, "no_writeback_cache")) {
@@ -218,7 +220,7 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 		if (!strcmp(opt, "ro"))
 			o->readonly = true;
 		else if (!strcmp(opt, "rw"))
-			o->readonly = false;
+			o->readonly = false, o->rw_given = true;
 		else if (!strcmp(opt, "allow_other"))
 			o->allow_other = true;
 		rc = fop_opts_append(&o->fuse_opts, opt);

@@ -162,8 +162,16 @@ struct raid_array {
 	uint64_t bm_epoch;	 /* array flushes completed */
 	uint64_t bm_dirty;	 /* set bits */
 
-	pthread_mutex_t sync_lock; /* protects synced, resync_all */
+	pthread_mutex_t sync_lock; /* protects synced, resync_all, risk_* */
 	uint8_t *synced;	   /* rows resynced this recovery (SYNCRAID / resync-all) */
+	/*
+	 * (Y1) Rows a dirty degraded array could not make consistent (the write
+	 * hole): their reconstructed chunks may be wrong. A bit per row, as
+	 * synced, made at the first; risk_n bits set. risk_all: any row.
+	 */
+	uint8_t *risk;
+	uint64_t risk_n;
+	bool risk_all;
 	bool resync_all;
 
 	unsigned int max_read_errors; /* corrected read errors a member may have (fixed) */
@@ -299,6 +307,10 @@ int raid_resync_recovery(struct raid_array *a);
 bool raid_sync_row_needed(struct raid_array *a, uint64_t row);
 void raid_sync_row_done(struct raid_array *a, uint64_t row);
 void raid_sync_reset(struct raid_array *a);
+/* (Y1) Record rows [@first, @first + @count) at risk. */
+void raid_risk_add(struct raid_array *a, uint64_t first, uint64_t count);
+/* (Y1) At assembly of a dirty degraded array: the rows its policy says were in flight. */
+void raid_risk_from_bitmap(struct raid_array *a, uint32_t missing, bool pending);
 
 void raid_stats_add_resync(struct raid_array *a, uint64_t checked, uint64_t repaired,
 			   uint64_t syncraid);

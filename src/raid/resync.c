@@ -60,6 +60,75 @@ void raid_sync_reset(struct raid_array *a)
 	pthread_mutex_unlock(&a->sync_lock);
 }
 
+/* ---------------------------------------------------------- rows at risk */
+
+void raid_risk_add(struct raid_array *a, uint64_t first, uint64_t count)
+{
+	pthread_mutex_lock(&a->sync_lock);
+	if (!a->risk)
+		a->risk = calloc(a->geo.rows / 8 + 1, 1);
+	if (!a->risk)
+		a->risk_all = true; /* no memory to say which: say any */
+	for (uint64_t row = first; row < first + count && !a->risk_all; row++) {
+		if (a->risk[row / 8] & (1u << (row % 8)))
+			continue;
+		a->risk[row / 8] |= (uint8_t)(1u << (row % 8));
+		a->risk_n++;
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+}
+
+void raid_risk_from_bitmap(struct raid_array *a, uint32_t missing, bool pending)
+{
+	const struct raid_geo *g = &a->geo;
+	uint32_t rec = raid_recovering(a);
+	uint64_t low = UINT64_MAX;
+
+	if (a->policy != RAID_RESYNC_BITMAP && a->policy != RAID_RESYNC_JOURNAL) {
+		/* full or off: no record of what was in flight, any row may be */
+		pthread_mutex_lock(&a->sync_lock);
+		a->risk_all = true;
+		pthread_mutex_unlock(&a->sync_lock);
+		return;
+	}
+	for (unsigned int i = 0; i < g->n; i++)
+		if ((rec & (1u << i)) && a->m[i].recovered < low)
+			low = a->m[i].recovered;
+	if (missing)
+		low = 0;
+	/* bits set before writes (bitmap.c (B1)); the journal's own rows come by SYNCRAID */
+	(void)pending;
+	for (uint64_t reg = 0; reg < a->bm_regions; reg++) {
+		uint64_t b0 = reg * a->bm_region_blocks, b1 = b0 + a->bm_region_blocks, r0, r1;
+
+		if (!(a->bm_bits[reg / 8] & (1u << (reg % 8))))
+			continue;
+		if (b1 > g->array_blocks)
+			b1 = g->array_blocks;
+		r0 = b0 / g->row_blocks;
+		r1 = (b1 - 1) / g->row_blocks;
+		if (r1 < low)
+			continue;
+		if (r0 < low)
+			r0 = low;
+		raid_risk_add(a, r0, r1 - r0 + 1);
+	}
+}
+
+int raid_rows_at_risk(struct raid_array *a, uint64_t *rows, size_t max, size_t *n,
+		      uint64_t *more, bool *all)
+{
+	pthread_mutex_lock(&a->sync_lock);
+	*n = 0;
+	for (uint64_t row = 0; a->risk && row < a->geo.rows && *n < max; row++)
+		if (a->risk[row / 8] & (1u << (row % 8)))
+			rows[(*n)++] = row;
+	*more = a->risk_n - *n;
+	*all = a->risk_all;
+	pthread_mutex_unlock(&a->sync_lock);
+	return 0;
+}
+
 /* ------------------------------------------------------------- recovery */
 
 static int raid_resync_rows(struct raid_array *a, uint64_t first, uint64_t count,

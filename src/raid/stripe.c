@@ -783,6 +783,9 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 		rc = raid_parity_reconstruct(geo->ndata, geo->npar, len, vec, lost);
 		if (rc)
 			return -EIO;
+		/* (Y1) asked to resync, after a crash, a row that lacks a member: cannot */
+		if (r->sync && g->a->was_dirty)
+			raid_risk_add(g->a, r->row, 1);
 	}
 	if ((r->sync || g->mode == RAID_GRP_CHECK || g->mode == RAID_GRP_SCRUB) && !lost) {
 		/* (W3) does the parity on the members match the data (of its lines)? */

@@ -434,6 +434,7 @@ static void raid_array_free(struct raid_array *a)
 	free(a->spare_arena);
 	pthread_mutex_destroy(&a->spare_lock);
 	free(a->synced);
+	free(a->risk);
 	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
 		pthread_rwlock_destroy(&a->row_lock[i]);
 	pthread_mutex_destroy(&a->sb_lock);
@@ -1002,8 +1003,16 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	if (rc)
 		goto out_free;
 	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
-	if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) && !cfg->force &&
-	    !cfg->readonly && !raid_dirty_rows_whole(a, missing, pending)) {
+	if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) &&
+	    !raid_dirty_rows_whole(a, missing, pending) && (cfg->force || cfg->readonly)) {
+		/* (Y1) assembled anyway: say which rows may read wrong */
+		raid_risk_from_bitmap(a, missing, pending);
+		jg_log(JG_LOG_WARN, "raid",
+		       "assemble: array uuid=%s is dirty and degraded, assembled %s: rows written at the crash may read wrong where a member is missing (the write hole)%s",
+		       u, cfg->readonly ? "read-only" : "by force",
+		       pending ? "; the filesystem journal names its own rows when it replays" : "");
+	} else if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) &&
+		   !raid_dirty_rows_whole(a, missing, pending)) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing=0x%x, being rebuilt=0x%x): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A power cut of a degraded volume, then `-o force`: the mount names the files
+# the write hole may have hit, and every file that reads back wrong is among
+# them (issue 22).
+#
+# RAID5 over four members (resync=bitmap, 16K chunks, so a row holds three
+# 16 KiB chunks). "old" files are written and synced with their checksums
+# kept, interleaved with "new" files so that rows hold both. Member 1 is then
+# left out; the volume is mounted degraded under a simulated power failure
+# (JGRFS_POWERCUT=signal: SIGUSR1 drops every later write, keeps or reverts
+# each unflushed one, and kills the daemon) while the new files are
+# rewritten in place. A plain mount is refused (dirty and degraded); `-o force`
+# mounts read-only and logs "at risk: PATH" lines. Then every old file whose
+# checksum changed must be named: it was never written after its sync, so
+# only the write hole can have changed it; and old files far from the
+# rewritten ones must not be (the list is the rows in flight). Rounds (seeds)
+# go on until two damaged old files, at most 20; the test fails if none did
+# (it could not tell a missing name), or if any damaged file is not named.
+#
+#   fuse_at_risk.sh PATH/TO/jgrfs
+. "$(dirname "$0")/fuse_lib.sh"
+it_setup "$@"
+
+ROUNDS=${JGRFS_AT_RISK_ROUNDS:-20}	# at most; it stops after two rounds with damage
+DEBUG=${JGRFS_AT_RISK_DEBUG:-}
+damaged_rounds=0
+for round in $(seq 1 "$ROUNDS"); do
+	rm -f "$T"/disk*.img
+	it_make_members 4 64M
+	ALL=$DEVS
+	it_mkfs -l 5 -c 16K -r bitmap -b 256K
+	it_mount -o data=ordered
+	for i in $(seq 0 39); do
+		head -c 16K /dev/urandom >"$MNT/old$i" || it_fail "write old$i"
+		head -c 32K /dev/urandom >"$MNT/new$i" || it_fail "write new$i"
+	done
+	sync
+	(cd "$MNT" && md5sum old*) >"$T/old.md5" || it_fail "md5sum"
+	it_unmount
+
+	# degraded (member 1 left out) under a power failure that SIGUSR1 cuts
+	DEGR="$T/disk0.img $T/disk2.img $T/disk3.img"
+	# shellcheck disable=SC2086
+	JGRFS_POWERCUT="signal,seed=$round,keep=50,tear,linger=300" "$JGRFS" mount -f \
+		-o data=ordered,no_writeback_cache,logdata=0,commit=1 $DEGR "$MNT" >"$T/cut.log" 2>&1 &
+	dpid=$!
+	for _ in $(seq 100); do
+		grep -q " $MNT fuse" /proc/mounts && break
+		sleep 0.1
+	done
+	grep -q " $MNT fuse" /proc/mounts || { cat "$T/cut.log"; it_fail "degraded mount"; }
+	# rewrite the first half of the new files in place until the cut; the commit each second
+	# writes them home; the disks go on writing for a moment after the cut (linger), each write kept, lost or torn
+	for w in 1 2; do
+		while :; do
+			for i in $(seq "$w" 2 19); do
+				head -c 32K /dev/urandom |
+					dd of="$MNT/new$i" bs=32K conv=notrunc status=none 2>/dev/null ||
+					exit 0
+			done
+		done &
+	done
+	sleep "1.$((RANDOM % 10))"
+	[ -n "$DEBUG" ] && "$JGRFS" status "$MNT"
+	kill -USR1 $dpid
+	wait $dpid 2>/dev/null
+	wait 2>/dev/null
+	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+
+	# shellcheck disable=SC2086
+	if "$JGRFS" mount -o data=ordered $DEGR "$MNT" >"$T/plain.log" 2>&1; then
+		# nothing was in flight after all: the bitmap is clean (S10)
+		it_unmount
+		it_log "round $round: the cut found nothing in flight"
+		continue
+	fi
+	grep -q "dirty.*degraded\|write hole" "$T/plain.log" ||
+		{ cat "$T/plain.log"; it_fail "round $round: plain mount refused for another reason"; }
+	# shellcheck disable=SC2086
+	"$JGRFS" mount -f -o force $DEGR "$MNT" >"$T/force.log" 2>&1 &
+	for _ in $(seq 100); do
+		grep -q " $MNT fuse" /proc/mounts && break
+		sleep 0.1
+	done
+	grep -q " $MNT fuse" /proc/mounts || { cat "$T/force.log"; it_fail "round $round: force mount"; }
+	touch "$MNT/x" 2>/dev/null && it_fail "round $round: a forced mount is read-only"
+	echo 3 >/proc/sys/vm/drop_caches
+	(cd "$MNT" && md5sum --quiet -c "$T/old.md5" 2>/dev/null) | sed -n 's/: FAILED.*//p' >"$T/bad"
+	nbad=$(wc -l <"$T/bad")
+	named=$(grep -c "at risk: /" "$T/force.log")
+	[ -n "$DEBUG" ] && cat "$T/force.log" "$T/cut.log"
+	it_log "round $round: $nbad old files read wrong, $named files named at risk"
+	while read -r f; do
+		grep -q "at risk: /$f inode=" "$T/force.log" ||
+			{ grep "at risk" "$T/force.log"; it_fail "round $round: $f reads wrong and is not named"; }
+	done <"$T/bad"
+	# the list is the rows in flight, not the volume: the old files far from
+	# the rewritten ones are not in it
+	grep -q "at risk: /old39 inode=" "$T/force.log" &&
+		{ grep "at risk" "$T/force.log"; it_fail "round $round: old39, never near a write, named"; }
+	[ "$nbad" -gt 0 ] && damaged_rounds=$((damaged_rounds + 1))
+	fusermount3 -u "$MNT"
+	wait
+	[ $damaged_rounds -ge 2 ] && break
+done
+[ $damaged_rounds -gt 0 ] || it_fail "no round damaged an old file: the test proved nothing"
+it_log "$damaged_rounds rounds of $round damaged old files; every one was named"
+it_finish
