@@ -78,6 +78,7 @@ struct fs_mount_opts {
 	unsigned int commit_interval_ms;/* 0: journal default (5 s) */
 	bool no_commit_thread;		/* unit tests */
 	bool readonly;
+	bool readonly_syncraid;		/* readonly: jnl_cfg.readonly_syncraid */
 	uint64_t cache_blocks;		/* buffer cache bound; 0: 16384 (64 MiB) */
 	/* ordered and declared: a commit of at most this many data blocks logs them
 	 * (jnl_cfg.log_data_max); 0: FS_LOG_DATA_DEFAULT; negative: never */

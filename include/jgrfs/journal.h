@@ -77,6 +77,11 @@ struct jnl_cfg {
 	uint64_t max_txn_data_blocks;	/* buffered data blocks that force early writeback
 					 * (ordered/declared) or commit; default 4096 (16 MiB) */
 	bool readonly;			/* fsck -n: recover in memory only, never write */
+	/* readonly, declared log: still read what the crash may have left
+	 * inconsistent with BLK_SYNCRAID, as a writing recovery resyncs it; the
+	 * array writes nothing then and notes the rows it cannot resync (a dirty
+	 * degraded array names its rows at risk: raid_rows_at_risk) */
+	bool readonly_syncraid;
 	/* declared: every commit block follows its data with PREFLUSH (C2), as for
 	 * transactions of more than JNL_COMMIT_CSUM_MAX_DATA data blocks; tests */
 	bool commit_after_data;

@@ -370,6 +370,7 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 			  : opts->log_data_blocks ? (unsigned int)opts->log_data_blocks
 						  : FS_LOG_DATA_DEFAULT;
 	jc.readonly = fs->readonly;
+	jc.readonly_syncraid = fs->readonly && opts->readonly_syncraid;
 	rc = jnl_open(dev, &jc, &fs->jnl);
 	if (rc)
 		goto out;

@@ -438,6 +438,13 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	fso.data_mode = o->data_mode;
 	fso.commit_interval_ms = o->commit_s * 1000u;
 	fso.readonly = o->readonly;
+	{
+		struct raid_info ri;
+
+		/* a crash of a degraded array: let the journal name its rows (risk.c) */
+		raid_info_get(a, &ri);
+		fso.readonly_syncraid = o->readonly && ri.was_dirty && ri.degraded;
+	}
 	fso.cache_blocks = o->cache_blocks;
 	fso.log_data_blocks = o->log_data_blocks;
 	/*

@@ -14,7 +14,8 @@
  *           when each commit block is accepted).
  *   replay  the newest non-revoked copy of each block is written home.
  * When the superblock has the declare feature (the log was written in declared
- * mode), three SYNCRAID passes follow (not in readonly mode):
+ * mode), three SYNCRAID passes follow (not in readonly mode, unless
+ * readonly_syncraid: then as reads, into scratch, the array writing nothing):
  *   1. every replayed write carries BLK_SYNCRAID (a checkpoint may have been torn),
  *      and the home of every revoked copy is read with BLK_SYNCRAID (a checkpoint
  *      may have written it before the revoke, checkpoint.c (K3));
@@ -524,6 +525,11 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 				bh->cp_tid = list[i + k].tid;
 			}
 			pthread_mutex_unlock(&j->lock);
+			/* readonly_syncraid: the homes read as the writes would resync them */
+			for (size_t k = 0; k < b && !rc && syncraid; k++)
+				reqs[k].op = BLK_OP_READ;
+			if (!rc && syncraid)
+				rc = blk_submit(j->dev, reqs, (unsigned int)b);
 		} else {
 			enum jg_opoint op = jg_opoint_set(JG_OP_JNL_REPLAY);
 
@@ -792,6 +798,8 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	struct blk_stats st0, st1;
 	bool declared = j->feat_incompat & JNL_FEAT_INCOMPAT_DECLARE;
 	bool stats, ro = j->cfg.readonly;
+	/* resync (or, readonly, only read so) what a declared-mode crash left */
+	bool sync = declared && (!ro || j->cfg.readonly_syncraid);
 	double t0 = jg_now_seconds();
 	enum jg_opoint op0;
 	int rc = 0;
@@ -822,7 +830,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	if (!rc && s.last.set) {
 		bool complete;
 
-		rc = jnl_rec_check_last(j, &s, declared && !ro ? BLK_SYNCRAID : 0, &complete, &rep);
+		rc = jnl_rec_check_last(j, &s, sync ? BLK_SYNCRAID : 0, &complete, &rep);
 		if (!rc && complete) {
 			rc = jnl_last_accept(&s);
 		} else if (!rc) {
@@ -839,10 +847,10 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 	if (rc)
 		goto out;
 	rep.transactions_replayed = s.committed;
-	rc = jnl_rec_replay(j, &s, declared && !ro, &rep);
+	rc = jnl_rec_replay(j, &s, sync, &rep);
 	if (rc)
 		goto out;
-	if (declared && !ro) {
+	if (sync) {
 		rc = jnl_rec_declared(j, &s, &rep);
 		if (!rc)
 			rc = jnl_rec_window(j, s.last_first, s.head, &rep);

@@ -819,10 +819,13 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 
 /* ------------------------------------------------------------ phase C */
 
-/* Rewrite this row's parity? Resync (user SYNCRAID rows, CHECK) always; scrub on request. */
+/*
+ * Rewrite this row's parity? Resync (user SYNCRAID rows, CHECK) always; scrub on
+ * request; a read-only array never (a SYNCRAID read there only checks).
+ */
 static bool raid_row_fix(const struct raid_grp *g, const struct raid_row *r)
 {
-	return r->mismatch && (g->repair || g->mode == RAID_GRP_USER);
+	return r->mismatch && (g->repair || g->mode == RAID_GRP_USER) && !g->a->readonly;
 }
 
 /* Write the lines @sel of position @q from @base, which holds lines from @base_line. */

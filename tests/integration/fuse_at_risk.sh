@@ -4,8 +4,10 @@
 # the write hole may have hit, and every file that reads back wrong is among
 # them (issue 22).
 #
-# RAID5 over four members (resync=bitmap, 16K chunks, so a row holds three
-# 16 KiB chunks). "old" files are written and synced with their checksums
+# RAID5 over four members (16K chunks, so a row holds three 16 KiB chunks),
+# twice: resync=bitmap with data=ordered (the bitmap names the rows), and
+# resync=journal with data=declared (the journal names them: its declared
+# blocks and log window, read with SYNCRAID by the read-only recovery). "old" files are written and synced with their checksums
 # kept, interleaved with "new" files so that rows hold both. Member 1 is then
 # left out; the volume is mounted degraded under a simulated power failure
 # (JGRFS_POWERCUT=signal: SIGUSR1 drops every later write, keeps or reverts
@@ -24,12 +26,16 @@ it_setup "$@"
 
 ROUNDS=${JGRFS_AT_RISK_ROUNDS:-20}	# at most; it stops after two rounds with damage
 DEBUG=${JGRFS_AT_RISK_DEBUG:-}
+# shellcheck disable=SC2043
+for cfg in "bitmap ordered" "journal declared"; do
+RESYNC=${cfg% *} DATA=${cfg#* }
+it_log "resync=$RESYNC data=$DATA"
 damaged_rounds=0
 for round in $(seq 1 "$ROUNDS"); do
 	rm -f "$T"/disk*.img
 	it_make_members 4 64M
 	ALL=$DEVS
-	it_mkfs -l 5 -c 16K -r bitmap -b 256K
+	it_mkfs -l 5 -c 16K -r "$RESYNC" -b 256K
 	it_mount -o data=ordered
 	for i in $(seq 0 39); do
 		head -c 16K /dev/urandom >"$MNT/old$i" || it_fail "write old$i"
@@ -43,7 +49,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	DEGR="$T/disk0.img $T/disk2.img $T/disk3.img"
 	# shellcheck disable=SC2086
 	JGRFS_POWERCUT="signal,seed=$round,keep=50,tear,linger=300" "$JGRFS" mount -f \
-		-o data=ordered,no_writeback_cache,logdata=0,commit=1 $DEGR "$MNT" >"$T/cut.log" 2>&1 &
+		-o data=$DATA,no_writeback_cache,logdata=0,commit=1 $DEGR "$MNT" >"$T/cut.log" 2>&1 &
 	dpid=$!
 	for _ in $(seq 100); do
 		grep -q " $MNT fuse" /proc/mounts && break
@@ -69,7 +75,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 
 	# shellcheck disable=SC2086
-	if "$JGRFS" mount -o data=ordered $DEGR "$MNT" >"$T/plain.log" 2>&1; then
+	if "$JGRFS" mount -o data=$DATA $DEGR "$MNT" >"$T/plain.log" 2>&1; then
 		# nothing was in flight after all: the bitmap is clean (S10)
 		it_unmount
 		it_log "round $round: the cut found nothing in flight"
@@ -104,6 +110,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	wait
 	[ $damaged_rounds -ge 2 ] && break
 done
-[ $damaged_rounds -gt 0 ] || it_fail "no round damaged an old file: the test proved nothing"
-it_log "$damaged_rounds rounds of $round damaged old files; every one was named"
+[ $damaged_rounds -gt 0 ] || it_fail "resync=$RESYNC: no round damaged an old file: the test proved nothing"
+it_log "resync=$RESYNC: $damaged_rounds rounds of $round damaged old files; every one was named"
+done
 it_finish
