@@ -123,6 +123,7 @@ int cmd_mount(int argc, char **argv)
 	struct raid_assemble_cfg acfg;
 	struct raid_array *a = NULL;
 	struct fop_notify *notify = NULL;
+	struct fop_watch *watch = NULL;
 	struct fop_opts o;
 	char *positional_list = NULL;
 	const char *mountpoint;
@@ -215,10 +216,12 @@ int cmd_mount(int argc, char **argv)
 	memset(&acfg, 0, sizeof(acfg));
 	acfg.readonly = o.readonly;
 	acfg.max_read_errors = o.max_read_errors;
-	if (notify) {
-		acfg.event_fn = fop_notify_event;
-		acfg.event_ctx = notify;
+	if (fop_watch_new(notify, &watch)) {
+		cli_err("out of memory");
+		goto out;
 	}
+	acfg.event_fn = fop_watch_event; /* notify= and the spare thread */
+	acfg.event_ctx = watch;
 	/* the array's own assembly and resync lines: the daemon sums them up in one */
 	if (!o.debug)
 		jg_log_set_level(JG_LOG_WARN);
@@ -231,7 +234,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* the array owns the member devices from here on */
-	code = fop_serve(a, mountpoint, &o, notify);
+	code = fop_serve(a, mountpoint, &o, watch);
 	/*
 	 * raid_stop() closed the members; cli_close_members() on NULL entries only
 	 * frees what JGRFS_POWERCUT wrapped around them.
@@ -244,7 +247,8 @@ usage_err:
 	fprintf(stderr, "Try 'jgrfs mount --help'.\n");
 	rc = 2;
 out:
-	fop_notify_stop(notify); /* the array is stopped or was never assembled: no more events */
+	fop_watch_free(watch);	 /* the array is stopped or was never assembled: no more events */
+	fop_notify_stop(notify);
 	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
 		if (lock_fds[i] >= 0)
 			close(lock_fds[i]);
