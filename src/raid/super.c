@@ -549,6 +549,17 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		rc = cfg->spares[i] ? raid_create_check_dev(cfg->spares[i], buf, force) : -EINVAL;
 		if (rc)
 			goto out;
+		/* the same device twice: its last superblock would win */
+		for (unsigned int j = 0; j < n + i; j++) {
+			const struct blk_dev *o = j < n ? members[j] : cfg->spares[j - n];
+
+			if (o == cfg->spares[i] || !strcmp(o->name, cfg->spares[i]->name)) {
+				jg_log(JG_LOG_ERR, "raid", "create: dev=%s is given twice",
+				       cfg->spares[i]->name);
+				rc = -EINVAL;
+				goto out;
+			}
+		}
 	}
 	if (use_bitmap) {
 		regions = raid_div_up(mblocks * g.ndata, region);

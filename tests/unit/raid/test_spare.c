@@ -416,12 +416,20 @@ static void test_spare_refusals(void **state)
 		    .level = 5, .chunk_blocks = 2, .resync = RAID_RESYNC_BITMAP};
 		struct blk_dev *m[3], *sp, *small;
 
-		for (unsigned int i = 0; i < 3; i++)
-			assert_int_equal(raid_dev_mem_open("c", MB, &m[i]), 0);
+		for (unsigned int i = 0; i < 3; i++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "c%u", i);
+			assert_int_equal(raid_dev_mem_open(name, MB, &m[i]), 0);
+		}
 		assert_int_equal(raid_dev_mem_open("small", 4, &small), 0);
 		sp = small;
 		cfg.spares = &sp;
 		cfg.nspares = 1;
+		assert_int_equal(raid_create(m, 3, &cfg, false), -EINVAL);
+		/* a member given as a spare too */
+		sp = m[1];
+		cfg.spares = &sp;
 		assert_int_equal(raid_create(m, 3, &cfg, false), -EINVAL);
 		/* one holding a superblock, without force */
 		cfg.spares = &o.sp[0];
