@@ -26,7 +26,7 @@
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
 
-#define MOUNT_MAX_MEMBERS 32
+#define MOUNT_MAX_MEMBERS (32 + (int)RAID_MAX_SPARES) /* members and hot spares */
 
 static void mount_usage(FILE *f)
 {
@@ -35,6 +35,9 @@ static void mount_usage(FILE *f)
 		   "Assemble the array of DEV... (files or block devices, any order) and mount\n"
 		   "its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
 		   "power loss) the mount recovers first and logs one line saying what it did.\n"
+		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"
+		   "DEV... wait idle: a member that fails, or is missing, is rebuilt onto one\n"
+		   "without a command (jgrfs status shows it).\n"
 		   "Unmount with `fusermount3 -u MOUNTPOINT`, umount, or SIGTERM to the daemon.\n\n"
 		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
 		   "  -f, --foreground stay in the foreground, log to stderr\n"

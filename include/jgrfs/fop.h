@@ -222,7 +222,7 @@ struct fop_replace {
 #define FOP_IOC_SPARE_ADD _IOW(FOP_IOC_MAGIC, 0x42, struct fop_spare)
 #define FOP_IOC_SPARE_REMOVE _IOW(FOP_IOC_MAGIC, 0x43, struct fop_spare)
 struct fop_spare {
-	uint32_t flags;	 /* 0 */
+	uint32_t flags; /* 0 */
 	uint32_t reserved;
 	char path[1024]; /* the device, NUL-terminated, absolute */
 };
@@ -252,7 +252,7 @@ struct fop_status_member {
 #define FOP_SPARE_REBUILDING (1u << 0) /* taken: being rebuilt onto @role */
 
 struct fop_status_spare {
-	char name[64]; /* path it was opened by */
+	char name[64];	/* path it was opened by */
 	uint32_t flags; /* FOP_SPARE_* */
 	uint32_t role;	/* FOP_SPARE_REBUILDING: the role it takes */
 };

@@ -50,9 +50,9 @@ struct fop_watch {
 	struct fop_notify *notify; /* or NULL */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool lost;	/* a member was lost or a rebuild ended: look for a spare */
-	bool stop;	/* unmount: the thread ends */
-	bool started;	/* the thread runs and needs a join */
+	bool lost;    /* a member was lost or a rebuild ended: look for a spare */
+	bool stop;    /* unmount: the thread ends */
+	bool started; /* the thread runs and needs a join */
 	pthread_t thread;
 };
 

@@ -57,6 +57,12 @@
  *      rows are whole). So a crash during a rebuild, or of a degraded array
  *      with nothing in flight, needs no force, and the rebuild resumes
  *      (rebuild.c (R4)).
+ * (S11) A device whose superblock says RAID_ROLE_SPARE is a hot spare
+ *      (spare.c (P1)): verified as a member's copies are, and it must name this
+ *      array's uuid and geometry and be large enough, but it plays no part in
+ *      the events, the stale and failed checks or "too few", is accepted at any
+ *      event count, and superblock rounds and assembly's catch-up never write
+ *      it (raid_sb_writers_locked covers the members only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -723,8 +729,9 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 	    (jg_le32(sb->recovery_mask) & jg_le32(sb->failed_mask)) ||
 	    !(incompat & RAID_FEATURE_INCOMPAT_RECOVERY) != !jg_le32(sb->recovery_mask) ||
 	    jg_le64(sb->recovery_rows) > g.rows ||
-	    (jg_le64(sb->recovery_rows) && (jg_le32(sb->role) == RAID_ROLE_SPARE ||
-					     !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role)))))) {
+	    (jg_le64(sb->recovery_rows) &&
+	     (jg_le32(sb->role) == RAID_ROLE_SPARE ||
+	      !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role)))))) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "member superblock dev=%s blkno=%llu bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
@@ -926,7 +933,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	maxev = 0;
 	for (unsigned int i = 0; i < nc; i++) {
 		if (c[i].role == RAID_ROLE_SPARE) {
-			/* spare.c (P1): any event count; only uuid, geometry and size matter */
+			/* (S11) any event count; only uuid, geometry and size matter */
 			if (nsp == RAID_MAX_SPARES) {
 				jg_log(JG_LOG_ERR, "raid",
 				       "assemble: dev=%s: more than %u spares given for array uuid=%s",
@@ -962,8 +969,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	sb = &c[ref].sb;
 	for (unsigned int i = 0; i < nc; i++) {
 		if (c[i].role == RAID_ROLE_SPARE) {
-			/* spare.c (P1): nothing it holds can be stale */
-		} else if (c[i].events + 1 == maxev && !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
+			/* (S11) nothing it holds can be stale */
+		} else if (c[i].events + 1 == maxev &&
+			   !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
 			/* (S5) it missed only the last superblock round: a crash during it */
 			jg_log(
 			    JG_LOG_WARN, "raid",
@@ -979,7 +987,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			rc = -EUCLEAN;
 			goto out;
 		}
-		if (c[i].role != RAID_ROLE_SPARE && (jg_le32(sb->failed_mask) & (1u << c[i].role))) {
+		if (c[i].role != RAID_ROLE_SPARE &&
+		    (jg_le32(sb->failed_mask) & (1u << c[i].role))) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
 			    "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
@@ -993,8 +1002,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "assemble: %s dev=%s too small: %llu blocks, the array needs %llu",
-			       c[i].role == RAID_ROLE_SPARE ? "spare" : "member",
-			       c[i].dev->name, (unsigned long long)c[i].dev->nblocks,
+			       c[i].role == RAID_ROLE_SPARE ? "spare" : "member", c[i].dev->name,
+			       (unsigned long long)c[i].dev->nblocks,
 			       (unsigned long long)(jg_le64(sb->data_offset) +
 						    jg_le64(sb->data_blocks)));
 			rc = -EUCLEAN;
