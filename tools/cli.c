@@ -297,6 +297,7 @@ const struct option cli_raid_longopts[] = {
 	{ "resync", required_argument, NULL, 'r' },
 	{ "bitmap-region", required_argument, NULL, 'b' },
 	{ "size", required_argument, NULL, 's' },
+	{ "spare", required_argument, NULL, 'S' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -309,6 +310,7 @@ void cli_raid_opts_init(struct cli_raid_opts *o, struct raid_create_cfg *cfg)
 	cfg->bitmap_region_blocks = 16384;
 	o->cfg = cfg;
 	o->size_bytes = 0;
+	o->nspares = 0;
 }
 
 static bool cli_pow2(uint64_t v)
@@ -354,6 +356,13 @@ int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg)
 			       -EINVAL;
 		o->size_bytes = v - v % JG_BLOCK_SIZE;
 		o->cfg->member_blocks = 0; /* the array uses what the members have */
+		return 0;
+	case 'S':
+		if (o->nspares == sizeof(o->spares) / sizeof(o->spares[0]))
+			return cli_err("--spare %s: at most %zu spares", arg,
+				       sizeof(o->spares) / sizeof(o->spares[0])),
+			       -EINVAL;
+		o->spares[o->nspares++] = (char *)arg; /* an argv string: lives on */
 		return 0;
 	default:
 		return 1;

@@ -62,6 +62,7 @@ const char *cli_human_bytes(uint64_t bytes, char *buf, int len);
  *   -r, --resync POLICY        full|bitmap|journal|off (default journal)
  *   -b, --bitmap-region SIZE   array data per bitmap bit (default 64M)
  *   -s, --size SIZE            per member; creates missing member files sparse
+ *   -S, --spare DEV            a hot spare (repeatable, up to RAID_MAX_SPARES)
  * cli_raid_opts_init() sets the defaults; cli_raid_opt() takes one option found
  * by getopt_long with cli_raid_longopts (0 when taken, 1 when not ours, -EINVAL
  * with a message when its value is bad).
@@ -70,8 +71,10 @@ struct raid_create_cfg;
 struct cli_raid_opts {
 	struct raid_create_cfg *cfg;
 	uint64_t size_bytes;	/* --size, 0 when not given */
+	char *spares[8];	/* --spare paths (argv strings), RAID_MAX_SPARES at most */
+	unsigned int nspares;
 };
-#define CLI_RAID_SHORTOPTS "l:c:r:b:s:"
+#define CLI_RAID_SHORTOPTS "l:c:r:b:s:S:"
 #define CLI_RAID_HELP \
 	"  -l, --level N            RAID level 4, 5 or 6 (default 5)\n" \
 	"  -c, --chunk SIZE         chunk size, 4K to 4M, a power of two (default 64K)\n" \
@@ -79,7 +82,10 @@ struct cli_raid_opts {
 	"                           off (UNSAFE: no resync after a crash; for tests)\n" \
 	"  -b, --bitmap-region SIZE array data covered by one bitmap bit (default 64M)\n" \
 	"  -s, --size SIZE          use SIZE of each member; creates missing member files\n" \
-	"                           sparse at that size\n"
+	"                           sparse at that size\n" \
+	"  -S, --spare DEV          a hot spare (repeatable, up to 8): a member that fails\n" \
+	"                           is rebuilt onto it by the mounted volume, no command\n" \
+	"                           needed; give it with the members to jgrfs mount\n"
 extern const struct option cli_raid_longopts[]; /* terminated by a zero entry */
 void cli_raid_opts_init(struct cli_raid_opts *o, struct raid_create_cfg *cfg);
 int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg);

@@ -142,7 +142,8 @@ static int cmd_examine_verify_copy(struct examine_dev *d, unsigned int c, const 
 	if (incompat & ~RAID_FEATURE_INCOMPAT_SUPP)
 		return -EOPNOTSUPP;
 	if ((level != 4 && level != 5 && level != 6) || n < 2 || n > RAID_MAX_MEMBERS ||
-	    role >= n || !chunk || chunk > 1024 || (chunk & (chunk - 1)) ||
+	    (role >= n && role != RAID_ROLE_SPARE) || !chunk || chunk > 1024 ||
+	    (chunk & (chunk - 1)) ||
 	    RAID_SB_COPIES(incompat) <= c) {
 		jg_log(JG_LOG_ERR, "examine", "member superblock dev=%s blkno=%u bad geometry: "
 		       "level=%u members=%u role=%u chunk_blocks=%u copies=%u", d->path, c,
@@ -220,7 +221,8 @@ static void cmd_examine_read_bitmap(struct examine_dev *d, struct blk_dev *dev)
 	uint64_t first = RAID_BITMAP_FIRST(jg_le32(sb->feature_incompat));
 	int rc;
 
-	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC || !nb)
+	/* a spare's bitmap blocks were never written: it holds nothing */
+	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC || !nb || jg_le32(sb->role) == RAID_ROLE_SPARE)
 		return;
 	if (nb > EXAMINE_MAX_BITMAP_BLOCKS)
 		nb = EXAMINE_MAX_BITMAP_BLOCKS;
@@ -272,7 +274,10 @@ static void cmd_examine_sb_text(const struct examine_dev *d)
 	printf("  uuid          %s\n", uuid);
 	printf("  level         RAID%u, %u members (%u data + %u parity per row)\n",
 	       jg_le32(sb->level), n, n - npar, npar);
-	printf("  role          %u\n", jg_le32(sb->role));
+	if (jg_le32(sb->role) == RAID_ROLE_SPARE)
+		printf("  role          spare (holds no data)\n");
+	else
+		printf("  role          %u\n", jg_le32(sb->role));
 	printf("  chunk         %s (%u blocks)\n",
 	       cli_human_bytes((uint64_t)chunk * JG_BLOCK_SIZE, b, sizeof(b)), chunk);
 	printf("  data offset   %" PRIu64 " blocks\n", jg_le64(sb->data_offset));
@@ -351,6 +356,8 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 			       info->rows);
 		printf("\n");
 	}
+	for (unsigned int i = 0; i < info->nspares && i < RAID_MAX_SPARES; i++)
+		printf("  spare    %-10s %s\n", "idle", info->spares[i].name);
 	printf("devices (their own superblocks):\n");
 	for (int i = 0; i < n; i++) {
 		const struct raid_sb *sb = cmd_examine_sb(&devs[i]);
@@ -359,6 +366,11 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 			printf("  %s: %s\n", devs[i].path, cmd_examine_why(devs[i].rc));
 			continue;
 		}
+		if (jg_le32(sb->role) == RAID_ROLE_SPARE)
+			printf("  %s: spare, events %" PRIu64 " (any count: a spare holds no data)\n",
+			       devs[i].path, jg_le64(sb->hdr.seq));
+		if (jg_le32(sb->role) == RAID_ROLE_SPARE)
+			continue;
 		printf("  %s: role %u, events %" PRIu64 ", %s, data offset %" PRIu64 " blocks",
 		       devs[i].path, jg_le32(sb->role), jg_le64(sb->hdr.seq),
 		       jg_le32(sb->state) == RAID_STATE_CLEAN ? "clean" : "dirty",
@@ -388,7 +400,8 @@ static void cmd_examine_sb_json(const struct examine_dev *d)
 	}
 	pol = raid_resync_policy_name(jg_le32(sb->resync_policy));
 	jg_uuid_format(sb->uuid, uuid);
-	printf(",\"ok\":true,\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"role\":%u,"
+	printf(",\"ok\":true,\"spare\":%s", jg_le32(sb->role) == RAID_ROLE_SPARE ? "true" : "false");
+	printf(",\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"role\":%u,"
 	       "\"chunk_bytes\":%" PRIu64 ",\"data_offset_blocks\":%" PRIu64 ","
 	       "\"data_blocks\":%" PRIu64 ",\"array_blocks\":%" PRIu64 ",\"events\":%" PRIu64 ","
 	       "\"state\":\"%s\",\"policy\":", uuid, jg_le32(sb->level), jg_le32(sb->nmembers),
@@ -468,6 +481,11 @@ static void cmd_examine_json(const struct raid_info *info, const struct examine_
 			else
 				printf("null");
 			printf("}");
+		}
+		printf("],\"spares\":[");
+		for (unsigned int i = 0; i < info->nspares && i < RAID_MAX_SPARES; i++) {
+			printf("%s", i ? "," : "");
+			raidcli_json_str(stdout, info->spares[i].name);
 		}
 		printf("],");
 	}

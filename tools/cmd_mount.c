@@ -26,7 +26,7 @@
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
 
-#define MOUNT_MAX_MEMBERS 32
+#define MOUNT_MAX_MEMBERS (32 + (int)RAID_MAX_SPARES) /* members and hot spares */
 
 static void mount_usage(FILE *f)
 {
@@ -35,6 +35,9 @@ static void mount_usage(FILE *f)
 		   "Assemble the array of DEV... (files or block devices, any order) and mount\n"
 		   "its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
 		   "power loss) the mount recovers first and logs one line saying what it did.\n"
+		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"
+		   "DEV... wait idle: a member that fails, or is missing, is rebuilt onto one\n"
+		   "without a command (jgrfs status shows it).\n"
 		   "Unmount with `fusermount3 -u MOUNTPOINT`, umount, or SIGTERM to the daemon.\n\n"
 		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
 		   "  -f, --foreground stay in the foreground, log to stderr\n"
@@ -123,6 +126,7 @@ int cmd_mount(int argc, char **argv)
 	struct raid_assemble_cfg acfg;
 	struct raid_array *a = NULL;
 	struct fop_notify *notify = NULL;
+	struct fop_watch *watch = NULL;
 	struct fop_opts o;
 	char *positional_list = NULL;
 	const char *mountpoint;
@@ -218,10 +222,12 @@ int cmd_mount(int argc, char **argv)
 	acfg.readonly = o.readonly;
 	acfg.force = o.force;
 	acfg.max_read_errors = o.max_read_errors;
-	if (notify) {
-		acfg.event_fn = fop_notify_event;
-		acfg.event_ctx = notify;
+	if (fop_watch_new(notify, &watch)) {
+		cli_err("out of memory");
+		goto out;
 	}
+	acfg.event_fn = fop_watch_event; /* notify= and the spare thread */
+	acfg.event_ctx = watch;
 	/* the array's own assembly and resync lines: the daemon sums them up in one */
 	if (!o.debug)
 		jg_log_set_level(JG_LOG_WARN);
@@ -234,7 +240,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* the array owns the member devices from here on */
-	code = fop_serve(a, mountpoint, &o, notify);
+	code = fop_serve(a, mountpoint, &o, watch);
 	/*
 	 * raid_stop() closed the members; cli_close_members() on NULL entries only
 	 * frees what JGRFS_POWERCUT wrapped around them.
@@ -247,7 +253,8 @@ usage_err:
 	fprintf(stderr, "Try 'jgrfs mount --help'.\n");
 	rc = 2;
 out:
-	fop_notify_stop(notify); /* the array is stopped or was never assembled: no more events */
+	fop_watch_free(watch);	 /* the array is stopped or was never assembled: no more events */
+	fop_notify_stop(notify);
 	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
 		if (lock_fds[i] >= 0)
 			close(lock_fds[i]);

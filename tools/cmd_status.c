@@ -21,7 +21,7 @@ static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n\n"
 		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
-		   "degraded, rebuild progress), data mode and resync policy, journal use,\n"
+		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), data mode and resync policy, journal use,\n"
 		   "what recovery did at mount, and the array's events since mount (member\n"
 		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n\n"
 		   "  -j, --json    one JSON object, for scripts\n"
@@ -97,6 +97,17 @@ static void status_print_json(const struct fop_status *st)
 		       status_member_state(&st->members[i]),
 		       (unsigned long long)st->members[i].read_errors_corrected,
 		       (unsigned long long)st->members[i].read_errors_uncorrectable);
+	}
+	printf("],\"spare_list\":[");
+	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {
+		const struct fop_status_spare *sp = &st->spares[i];
+
+		printf("%s{\"name\":", i ? "," : "");
+		status_json_str(sp->name);
+		if (sp->flags & FOP_SPARE_REBUILDING)
+			printf(",\"state\":\"rebuilding\",\"role\":%u}", sp->role);
+		else
+			printf(",\"state\":\"idle\",\"role\":null}");
 	}
 	printf("],\"event_counts\":{");
 	for (unsigned int k = 0; k < RAID_EV__COUNT; k++)
@@ -202,8 +213,18 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 			       (unsigned long long)m->read_errors_uncorrectable);
 		printf("\n");
 	}
+	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {
+		const struct fop_status_spare *sp = &st->spares[i];
+
+		if (sp->flags & FOP_SPARE_REBUILDING)
+			printf("  spare      rebuilding %s  (taking role %u)\n", sp->name, sp->role);
+		else
+			printf("  spare      idle       %s\n", sp->name);
+	}
 	if ((st->flags & FOP_ST_DEGRADED) && !(st->flags & FOP_ST_REBUILDING))
-		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV)\n", mnt);
+		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV, or jgrfs spare "
+		       "add %s DEV)\n",
+		       mnt, mnt);
 	status_print_events(st);
 	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),

@@ -13,6 +13,7 @@ int cmd_mount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
+int cmd_spare(int argc, char **argv);
 
 /* the array: tools/cmd_{create,examine,scrub,rebuild,bench_raid}.c */
 int cmd_create(int argc, char **argv);
@@ -39,6 +40,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "owners", "name the files and metadata in array blocks or stripe rows", cmd_owners }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
 	{ "replace", "rebuild a failed member of a mounted volume online", cmd_replace }, \
+	{ "spare", "add or remove a hot spare of a mounted volume", cmd_spare }, \
 	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
 	{ "scrub", "check (and --repair) the parity of every stripe row", cmd_scrub }, \

@@ -123,6 +123,8 @@ int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool for
 		   struct blk_dev **devs)
 {
 	unsigned int min = ro->cfg->level == 6 ? 4 : 3;
+	struct blk_dev *spares[8] = {0};
+	char *sp_paths[8];
 	int rc;
 
 	if (n > RAIDCLI_MAX_MEMBERS)
@@ -131,9 +133,20 @@ int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool for
 		return cli_err("RAID%u needs at least %u members, not %d", ro->cfg->level, min, n);
 	if (cli_open_members(paths, n, ro->size_bytes, devs))
 		return 2;
+	/* the spares' superblocks are written by raid_create; the caller never sees them */
+	memcpy(sp_paths, ro->spares, sizeof(sp_paths));
+	if (ro->nspares && cli_open_members(sp_paths, (int)ro->nspares, ro->size_bytes, spares)) {
+		cli_close_members(devs, n);
+		return 2;
+	}
+	ro->cfg->spares = ro->nspares ? spares : NULL;
+	ro->cfg->nspares = ro->nspares;
 	rc = raid_create(devs, (unsigned int)n, ro->cfg, force);
+	ro->cfg->spares = NULL;
+	ro->cfg->nspares = 0;
+	cli_close_members(spares, (int)ro->nspares);
 	if (rc == -EEXIST)
-		cli_err("a member already holds a jgrfs superblock (named above); "
+		cli_err("a member or spare already holds a jgrfs superblock (named above); "
 			"use --force to overwrite it");
 	else if (rc)
 		cli_err("cannot create the array over %s...: %s", paths[0], strerror(-rc));

@@ -9,9 +9,10 @@
  *	fop_opts_parse(&o, "data=declared,commit=5");  each -o string, in order
  *	fop_background_start(&code);     background mode: fork now, before any thread
  *	fop_notify_start(o.notify, mnt, &nt);   with -o notify=PROGRAM
- *	... open the members, raid_assemble() with event_fn = fop_notify_event ...
- *	fop_serve(array, mountpoint, &o, nt);   mount, tell the parent, serve, unmount
- *	fop_notify_stop(nt);              after the array stopped: no event comes later
+ *	fop_watch_new(nt, &w);           the array's event handler: notify= and spares
+ *	... open the members, raid_assemble() with event_fn = fop_watch_event, ctx w ...
+ *	fop_serve(array, mountpoint, &o, w);    mount, tell the parent, serve, unmount
+ *	fop_watch_free(w); fop_notify_stop(nt);  after the array stopped: no event comes later
  *
  * fop_serve() owns the array from its call on: the filesystem is mounted on it
  * (journal replay and journal-guided resync happen there, reported in one log
@@ -24,8 +25,9 @@
  * ioctls: issued on any file or directory of a mounted jgrfs (FUSE restricted
  * ioctls, so every command has a fixed size encoded in its number). The seeds'
  * SET_RESYNC_ALL / CLEAR_RESYNC_ALL (shared/seeds/006) become FOP_IOC_SET_RESYNC_ALL
- * and FOP_IOC_CLEAR_RESYNC_ALL; they and FOP_IOC_REPLACE need root or the user
- * who mounted. Tools: jgrfs status, jgrfs resync-all, jgrfs replace.
+ * and FOP_IOC_CLEAR_RESYNC_ALL; they, FOP_IOC_REPLACE and FOP_IOC_SPARE_ADD /
+ * _REMOVE need root or the user who mounted. Tools: jgrfs status, jgrfs
+ * resync-all, jgrfs replace, jgrfs spare.
  */
 #ifndef JGRFS_FOP_H
 #define JGRFS_FOP_H
@@ -129,18 +131,36 @@ void fop_opts_free(struct fop_opts *o);
 int fop_background_start(int *exit_code);
 
 struct fop_notify; /* -o notify=PROGRAM: below */
+struct fop_watch;  /* the array's event handler: below */
 
 /*
  * Mount the filesystem on array @a at @mountpoint and serve it until unmounted
  * or signalled; then unmount cleanly and stop the array. Owns @a from the call on
  * (raid_stop() before return, also on error). Before serving, logs one
  * line with what recovery did when the array or the journal was not clean.
- * @notify (may be NULL): the notifier the array's events go to, for status;
- * the caller stops it after this returns.
+ * @watch (may be NULL: no spare is taken by itself): the event handler the
+ * array was assembled with; on a read-write mount its thread rebuilds a lost
+ * member onto a spare (after a paused rebuild resumed). Its notifier's counters
+ * are shown by status. The caller frees it after this returns.
  * Returns 0 after a clean unmount, else a negative errno (logged).
  */
 int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o,
-	      struct fop_notify *notify);
+	      struct fop_watch *watch);
+
+/* ------------------------------------------------------------------ watch */
+
+/*
+ * The event handler of a mounted volume's array (src/fuse/spare.c): hands each
+ * event to the notifier (@notify, may be NULL), and on a member lost (Fail,
+ * DegradedArray, RebuildFailed) wakes the spare thread of fop_serve(), which
+ * takes an idle spare and starts a rebuild onto it. The handler only sets a
+ * flag and signals (raid_event_fn: it may not call into the array).
+ */
+int fop_watch_new(struct fop_notify *notify, struct fop_watch **out);
+/* A raid_event_fn (raid_assemble_cfg.event_fn, ctx: the watch): never waits. */
+void fop_watch_event(void *ctx, const struct raid_event *ev);
+/* After fop_serve() returned (or was never called). NULL: nothing to do. */
+void fop_watch_free(struct fop_watch *w);
 
 /* ------------------------------------------------------------------ notify */
 
@@ -198,9 +218,27 @@ struct fop_replace {
 	char path[1024]; /* the new device, NUL-terminated, absolute */
 };
 
-#define FOP_STATUS_VERSION 4u
+/*
+ * Make a device a hot spare of the mounted array (raid_spare_add: its superblock
+ * written, role spare): a member lost later is rebuilt onto it without a command;
+ * at once if a member is missing now. Remove an idle spare (raid_spare_remove:
+ * its superblock wiped). Root or the user who mounted only. Errors as
+ * raid_spare_add / raid_spare_remove; the daemon's log says which check refused.
+ */
+#define FOP_IOC_SPARE_ADD _IOW(FOP_IOC_MAGIC, 0x42, struct fop_spare)
+#define FOP_IOC_SPARE_REMOVE _IOW(FOP_IOC_MAGIC, 0x43, struct fop_spare)
+struct fop_spare {
+	uint32_t flags; /* 0 */
+	uint32_t reserved;
+	char path[1024]; /* the device, NUL-terminated, absolute */
+};
+
+/* Version 5: spares. */
+#define FOP_STATUS_VERSION 5u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
+#define FOP_STATUS_SPARES 8u
+_Static_assert(RAID_MAX_SPARES <= FOP_STATUS_SPARES, "fop_status.spares holds every spare");
 _Static_assert(RAID_EV__COUNT <= FOP_STATUS_EVENTS, "fop_status.event_counts holds every kind");
 
 /* fop_status_member.flags */
@@ -214,6 +252,15 @@ struct fop_status_member {
 	uint32_t flags; /* FOP_MEMBER_* */
 	uint64_t read_errors_corrected;	    /* reconstructed and rewritten */
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
+};
+
+/* fop_status_spare.flags */
+#define FOP_SPARE_REBUILDING (1u << 0) /* taken: being rebuilt onto @role */
+
+struct fop_status_spare {
+	char name[64];	/* path it was opened by */
+	uint32_t flags; /* FOP_SPARE_* */
+	uint32_t role;	/* FOP_SPARE_REBUILDING: the role it takes */
 };
 
 /* fop_status.flags */
@@ -282,6 +329,10 @@ struct fop_status {
 	uint64_t notify_runs, notify_failed, notify_dropped;
 	char label[64];
 	struct fop_status_member members[FOP_STATUS_MEMBERS];
+	/* hot spares: idle, or taken by a rebuild still running (raid_info.spares) */
+	uint32_t nspares;
+	uint32_t reserved1;
+	struct fop_status_spare spares[FOP_STATUS_SPARES];
 };
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 

@@ -139,13 +139,19 @@ struct raid_create_cfg {
 					 * default 16384 (64 MiB); 0: default */
 	uint64_t member_blocks;		/* blocks of each member the array uses (superblock,
 					 * bitmap and data area); 0: the smallest member */
+	/* Hot spares written with the array (raid_spare_add says what one is): 0 ..
+	 * RAID_MAX_SPARES devices, each at least as large as the members' used part;
+	 * not owned (the caller closes them). NULL with nspares 0: none. */
+	struct blk_dev **spares;
+	unsigned int nspares;
 };
 
 /*
  * Write a new array over @n members (role i = members[i]): member superblocks,
  * bitmaps, and parity consistent with the (zeroed-by-us-only-if-needed) data: the
- * new array starts clean and in sync. Refuses (-EEXIST, naming the device) a
- * member that already holds a jgrfs superblock unless @force.
+ * new array starts clean and in sync; then the superblocks of cfg->spares.
+ * Refuses (-EEXIST, naming the device) a member or spare that already holds a
+ * jgrfs superblock unless @force.
  */
 int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
 		bool force);
@@ -217,7 +223,9 @@ struct raid_resync_report {
 
 /*
  * Assemble an array from @n devices given in any order (NULL entries allowed for
- * missing members). Checks magic, crc, UUIDs, roles, event counts; names the
+ * missing members); devices whose superblock says spare (same UUID and
+ * geometry, any event count: a spare holds nothing) are kept as the array's
+ * idle spares, at most RAID_MAX_SPARES. Checks magic, crc, UUIDs, roles, event counts; names the
  * device that is foreign, duplicated, missing or stale (-EUCLEAN, -EINVAL). A
  * dirty array is resynced by its policy before this returns (report in
  * raid_info.last_resync), unless cfg->no_resync or readonly. A dirty and degraded
@@ -250,6 +258,15 @@ struct raid_member_info {
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
 
+/* Hot spares an array holds at most (raid_spare_add, raid_create_cfg.spares). */
+#define RAID_MAX_SPARES 8u
+
+struct raid_spare_info {
+	char name[64];
+	bool rebuilding;   /* taken (raid_spare_take): being rebuilt onto @role */
+	unsigned int role; /* rebuilding: the role it takes */
+};
+
 struct raid_info {
 	uint8_t uuid[16];
 	unsigned int level;
@@ -271,6 +288,10 @@ struct raid_info {
 	struct raid_resync_report last_resync; /* the recovery resync of this assembly */
 	uint64_t event_counts[RAID_EV__COUNT]; /* events since assembly, by kind */
 	struct raid_member_info members[32];
+	unsigned int nspares;
+	/* idle spares, then the ones taken whose rebuild runs; a spare whose
+	 * rebuild finished is a member (members[]) and no longer listed here */
+	struct raid_spare_info spares[RAID_MAX_SPARES];
 };
 void raid_info_get(struct raid_array *a, struct raid_info *out);
 
@@ -323,5 +344,45 @@ int raid_rows_at_risk(struct raid_array *a, uint64_t *rows, size_t max, size_t *
  * -EIO when no redundancy would be left.
  */
 int raid_fail_member(struct raid_array *a, unsigned int role);
+
+/* ------------------------------------------------------------ hot spares */
+
+/*
+ * Hot spares (src/raid/spare.c): devices that hold a superblock of the array
+ * whose role is "spare" and no data. A member failure is met by the array's
+ * user (the daemon): raid_spare_take() picks a lost role and an idle spare, and
+ * raid_rebuild() rebuilds the role onto it. The array never starts a rebuild by
+ * itself.
+ */
+
+/*
+ * Make @dev an idle spare of @a: write its superblock (both copies, role spare,
+ * flushed) and keep it open (the array owns @dev on success; on failure the
+ * caller keeps it). Refused after a message: -EINVAL (@dev smaller than a
+ * member's used part), -EEXIST (@dev is a member or spare of this array, or
+ * holds the superblock of a working member of it, as raid_rebuild refuses, or
+ * of another array: wipe its first blocks), -ENOSPC (RAID_MAX_SPARES spares
+ * already), -EROFS, -EIO (its superblock could not be written).
+ */
+int raid_spare_add(struct raid_array *a, struct blk_dev *dev);
+
+/*
+ * Forget the idle spare whose device is named @name: wipe its two superblock
+ * copies (a later assembly no longer finds it) and close it. -ENOENT (no spare
+ * of that name), -EBUSY (it was taken: a rebuild onto it runs, or it is a
+ * member now), -EROFS. A spare that cannot be wiped is forgotten all the same,
+ * with a warning (it is not written again; it holds no data).
+ */
+int raid_spare_remove(struct raid_array *a, const char *name);
+
+/*
+ * Take an idle spare for the lowest role that is missing or failed (not being
+ * rebuilt): *@role and *@dev, which the caller must hand to raid_rebuild(a,
+ * *role, *dev, ...) at once (raid_info lists it as rebuilding from now on, until
+ * that rebuild ends). -ENOENT: no role to rebuild; -ENODEV: no idle spare;
+ * -EROFS; -EUCLEAN as raid_rebuild (a journal of an earlier run unreplayed).
+ * Logs one line when it takes one. Never waits for I/O.
+ */
+int raid_spare_take(struct raid_array *a, unsigned int *role, struct blk_dev **dev);
 
 #endif /* JGRFS_RAID_H */

@@ -405,7 +405,7 @@ static int fop_mountpoint(const char *mountpoint, char *out)
 }
 
 int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o,
-	      struct fop_notify *notify)
+	      struct fop_watch *watch)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *loop = NULL;
@@ -420,7 +420,8 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	pthread_mutex_init(&c.rebuild_lock, NULL);
 	c.array = a;
 	c.opts = o;
-	c.notify = notify;
+	c.notify = watch ? watch->notify : NULL;
+	c.watch = watch;
 	c.owner_uid = getuid();
 	jg_log_set_sink(fop_log_sink, NULL);
 	fuse_set_log_func(fop_log_fuse);
@@ -492,6 +493,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	jg_log(JG_LOG_INFO, "fuse", "mounted %s data=%s pid=%d", mnt,
 	       jnl_data_mode_name(o->data_mode), (int)getpid());
 	fop_rebuild_resume(&c); /* a rebuild paused by an unmount or cut by a crash */
+	fop_watch_start(&c);	/* then a lost member onto a spare: spare.c (W2) */
 	fop_background_ready();
 
 	rc = -ENOMEM;
@@ -523,6 +525,7 @@ out:
 		fuse_session_destroy(c.se); /* runs fop_destroy once the session was up */
 	}
 	fuse_opt_free_args(&args);
+	fop_watch_stop(&c);   /* spare.c (W3): no rebuild starts after the join */
 	fop_rebuild_join(&c); /* an online rebuild pauses at its mark; the next mount resumes it */
 	if (c.fs) {
 		rc2 = fs_unmount(c.fs);

@@ -41,6 +41,22 @@ struct fop_ctx {
 	bool rebuild_started; /* a thread exists (running or finished) and needs a join */
 	bool rebuild_running;
 	atomic_bool stopping; /* unmount: a running rebuild stops at its next step */
+	struct fop_watch *watch; /* the array's event handler, or NULL (spare.c) */
+};
+
+/*
+ * spare.c: the array's event handler and the spare thread it wakes. @lock is a
+ * leaf (the handler takes it under array locks); nothing holding it calls into
+ * the array.
+ */
+struct fop_watch {
+	struct fop_notify *notify; /* or NULL */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool lost;    /* a member was lost or a rebuild ended: look for a spare */
+	bool stop;    /* unmount: the thread ends */
+	bool started; /* the thread runs and needs a join */
+	pthread_t thread;
 };
 
 /* The FUSE filesystem inode numbers are ours: the root is the same number. */
@@ -53,14 +69,15 @@ extern const struct fuse_lowlevel_ops fop_ops;
  * What fop_ioctl_decode() makes of the arguments the kernel hands over: the
  * command, whether it is for root or the mounting user only, and the error its
  * arguments give once that check passed (0: the arguments are usable; then for
- * FOP_IOC_REPLACE @replace points into the input, its path NUL-terminated and
- * absolute). Pure: no state, no I/O (tests/fuzz/fuzz_fuse_ioctl.c).
+ * FOP_IOC_REPLACE @replace, for FOP_IOC_SPARE_* @spare points into the input,
+ * its path NUL-terminated and absolute). Pure: no state, no I/O (tests/fuzz/fuzz_fuse_ioctl.c).
  */
 struct fop_ioctl_call {
 	unsigned int cmd;
 	bool privileged;
 	int arg_err;
 	const struct fop_replace *replace;
+	const struct fop_spare *spare; /* FOP_IOC_SPARE_ADD / _REMOVE: path as @replace's */
 };
 /* 0, or -ENOSYS (a 32-bit caller), -ENOTTY (a command we do not know). */
 int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, size_t in_bufsz,
@@ -75,5 +92,19 @@ void fop_rebuild_join(struct fop_ctx *c);
 void fop_name_at_risk(struct fop_ctx *c);
 /* Resume in the background the rebuild of a member assembled being rebuilt (rw mounts). */
 void fop_rebuild_resume(struct fop_ctx *c);
+/*
+ * Run the rebuild of @role onto @dev (NULL: resume the paused one) in the
+ * rebuild thread. Takes @dev whatever it returns. rebuild_lock held, no
+ * rebuild running (a finished one reaped).
+ */
+int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev);
+
+/* spare.c */
+/* Wake the spare thread: a member may lack a device and a spare may be idle. */
+void fop_watch_kick(struct fop_watch *w);
+/* Start the spare thread of @c (read-write mounts), after fop_rebuild_resume(). */
+void fop_watch_start(struct fop_ctx *c);
+/* Stop and join it: before fop_rebuild_join(), so that no rebuild starts after. */
+void fop_watch_stop(struct fop_ctx *c);
 
 #endif /* JGRFS_FOP_I_H */

@@ -3,8 +3,9 @@
  * src/fuse/ioctl.c - the ioctls of a mounted volume (include/jgrfs/fop.h):
  * resync-all on/off, the seeds' SET_RESYNC_ALL / CLEAR_RESYNC_ALL (seed 006),
  * passed to the array as blk_ctl(BLK_CTL_SET_RESYNC_ALL / CLEAR_RESYNC_ALL), and
- * the status that `jgrfs status` prints, and the online rebuild of a failed
- * member (`jgrfs replace`), which runs in a thread of its own.
+ * the status that `jgrfs status` prints, the online rebuild of a failed
+ * member (`jgrfs replace`), which runs in a thread of its own, and hot spares
+ * added and removed (`jgrfs spare`).
  *
  * FUSE forwards only "restricted" ioctls from a normal mount: the kernel copies
  * in and out the number of bytes encoded in the command, so every command here
@@ -12,6 +13,8 @@
  * kernel announces before trusting them.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +77,15 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 			sm->flags |= FOP_MEMBER_REBUILDING;
 		if (!m->present || m->failed)
 			st->nfailed++;
+	}
+	st->nspares = ri.nspares < FOP_STATUS_SPARES ? ri.nspares : FOP_STATUS_SPARES;
+	for (unsigned int i = 0; i < st->nspares; i++) {
+		memcpy(st->spares[i].name, ri.spares[i].name, sizeof(st->spares[i].name));
+		st->spares[i].name[sizeof(st->spares[i].name) - 1] = '\0';
+		if (ri.spares[i].rebuilding) {
+			st->spares[i].flags |= FOP_SPARE_REBUILDING;
+			st->spares[i].role = ri.spares[i].role;
+		}
 	}
 
 	st->data_mode = fi.data_mode;
@@ -182,6 +194,7 @@ static void *fop_rebuild_main(void *arg)
 	pthread_mutex_lock(&c->rebuild_lock);
 	c->rebuild_running = false;
 	pthread_mutex_unlock(&c->rebuild_lock);
+	fop_watch_kick(c->watch); /* spare.c (W2): another role may wait for a spare */
 	free(r);
 	return NULL;
 }
@@ -210,12 +223,7 @@ static int fop_rebuild_role(struct fop_ctx *c, const struct fop_replace *rq, uns
 	return found == 1 ? 0 : -EINVAL;
 }
 
-/*
- * Run the rebuild of @role onto @dev (NULL: resume the paused one) in the
- * rebuild thread. Takes @dev whatever it returns. rebuild_lock held, no
- * rebuild running.
- */
-static int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev)
+int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev)
 {
 	struct fop_rebuild *r = calloc(1, sizeof(*r));
 	int rc = -ENOMEM;
@@ -297,6 +305,58 @@ void fop_rebuild_resume(struct fop_ctx *c)
 		       strerror(-rc));
 }
 
+/* ------------------------------------------------------------ hot spares */
+
+static int fop_ioctl_spare_add(struct fop_ctx *c, const struct fop_spare *rq)
+{
+	struct blk_dev *dev = NULL;
+	int rc;
+
+	if (c->opts->readonly)
+		return -EROFS;
+	rc = raid_dev_uring_open(rq->path, 0, &dev);
+	if (!rc)
+		rc = raid_spare_add(c->array, dev); /* the array logs a refusal */
+	if (rc) {
+		blk_close(dev);
+		return rc;
+	}
+	/* a member missing now is rebuilt onto it at once (spare.c (W2)) */
+	fop_watch_kick(c->watch);
+	return 0;
+}
+
+/*
+ * The spare @rq names: its name as the array knows it (the path it was opened
+ * by, maybe relative to where the mount ran) into @name, matched by real path.
+ */
+static void fop_spare_name(struct fop_ctx *c, const char *path, char *name, size_t len)
+{
+	struct raid_info ri;
+	char real[PATH_MAX];
+
+	raid_info_get(c->array, &ri);
+	for (unsigned int i = 0; i < ri.nspares; i++) {
+		const char *n = ri.spares[i].name;
+
+		if (!strcmp(n, path) || (realpath(n, real) && !strcmp(real, path))) {
+			snprintf(name, len, "%s", n);
+			return;
+		}
+	}
+	snprintf(name, len, "%s", path); /* a member's, or nobody's: the array says */
+}
+
+static int fop_ioctl_spare_remove(struct fop_ctx *c, const struct fop_spare *rq)
+{
+	char name[sizeof(rq->path)];
+
+	if (c->opts->readonly)
+		return -EROFS;
+	fop_spare_name(c, rq->path, name, sizeof(name));
+	return raid_spare_remove(c->array, name);
+}
+
 /* Switching resync-all changes how the array reads: root or the mounting user only. */
 static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
 {
@@ -308,12 +368,13 @@ static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
 /*
  * The checks in the order the handler answers them: a 32-bit caller, an unknown
  * command, then (the caller's) permission, then the sizes the kernel announces
- * and the replace request's path.
+ * and the replace or spare request's path.
  */
 int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, size_t in_bufsz,
 		     size_t out_bufsz, struct fop_ioctl_call *out)
 {
 	const struct fop_replace *rq;
+	const struct fop_spare *sp;
 
 	memset(out, 0, sizeof(*out));
 	out->cmd = cmd;
@@ -332,6 +393,16 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 			out->arg_err = -EINVAL;
 		else
 			out->replace = rq;
+		return 0;
+	case FOP_IOC_SPARE_ADD:
+	case FOP_IOC_SPARE_REMOVE:
+		out->privileged = true;
+		sp = in_buf;
+		if (in_bufsz < sizeof(struct fop_spare) || !sp || sp->flags ||
+		    memchr(sp->path, '\0', sizeof(sp->path)) == NULL || sp->path[0] != '/')
+			out->arg_err = -EINVAL;
+		else
+			out->spare = sp;
 		return 0;
 	case FOP_IOC_STATUS:
 		if (out_bufsz < sizeof(struct fop_status))
@@ -375,6 +446,14 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		return;
 	case FOP_IOC_REPLACE:
 		rc = fop_ioctl_replace(c, call.replace);
+		if (rc)
+			goto out;
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FOP_IOC_SPARE_ADD:
+	case FOP_IOC_SPARE_REMOVE:
+		rc = call.cmd == FOP_IOC_SPARE_ADD ? fop_ioctl_spare_add(c, call.spare)
+						   : fop_ioctl_spare_remove(c, call.spare);
 		if (rc)
 			goto out;
 		fuse_reply_ioctl(req, 0, NULL, 0);

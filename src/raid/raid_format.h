@@ -34,6 +34,11 @@
 #define RAID_BITMAP_BLKNO 2		/* first bitmap block, with RAID_FEATURE_INCOMPAT_SB_COPY */
 #define RAID_BITMAP_BLKNO_ONE_COPY 1	/* first bitmap block without it */
 #define RAID_MAX_MEMBERS 32
+/*
+ * The role of a hot spare: a device that holds a superblock of the array (same
+ * uuid and geometry) and no data, taken by a rebuild when a member is lost.
+ */
+#define RAID_ROLE_SPARE 0xffffffffu
 
 /* layout */
 #define RAID_LAYOUT_LEFT_SYMMETRIC 0	/* RAID5/6: MD's default rotation */
@@ -85,7 +90,7 @@ struct raid_sb {
 /*034*/	le32 feature_compat;
 /*038*/	le32 feature_ro_compat;
 /*03c*/	le32 feature_incompat;
-/*040*/	le32 role;			/* this member's slot: 0 .. nmembers-1 */
+/*040*/	le32 role;			/* this member's slot: 0 .. nmembers-1, or RAID_ROLE_SPARE */
 /*044*/	le32 nmembers;			/* 2 .. RAID_MAX_MEMBERS */
 /*048*/	le32 level;			/* 4, 5 or 6 */
 /*04c*/	le32 layout;			/* RAID_LAYOUT_* */

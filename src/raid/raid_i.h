@@ -92,6 +92,18 @@ struct raid_member {
 	uint64_t rd_uncorrectable;  /* no other member could reconstruct the block */
 };
 
+/*
+ * A hot spare (spare.c): idle (@dev open, owned by the array, closed at stop), or
+ * taken for @role until that rebuild ends: then raid_rebuild owns @dev, which
+ * is kept only to know the entry again, never used.
+ */
+struct raid_spare {
+	struct blk_dev *dev;
+	bool taken;
+	unsigned int role;
+	char name[64];
+};
+
 /* rcache.c: the row cache (its invariants are there) */
 #define RAID_RCACHE_ROWS 8u
 #define RAID_RCACHE_NONE UINT64_MAX
@@ -143,6 +155,9 @@ struct raid_array {
 	uint32_t recovering;	/* roles being rebuilt, a subset of read_missing (atomic) */
 	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
 	unsigned int nretired;
+	/* hot spares (spare.c), under sb_lock; unrelated to spare_lock below */
+	struct raid_spare spares[RAID_MAX_SPARES];
+	unsigned int nspares;
 
 	pthread_rwlock_t row_lock[RAID_LOCK_BUCKETS]; /* serialise row updates (hashed) */
 	struct raid_rcache rc;				/* rcache.c */
@@ -193,6 +208,9 @@ extern double raid_bitmap_clear_delay;
 extern double raid_rebuild_mark_seconds;
 
 /* super.c */
+/* Fill @blk with the superblock of @role (RAID_ROLE_SPARE: a spare's), sealed. */
+void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t state,
+		  uint32_t failed, uint64_t events, uint64_t home);
 int raid_sb_write_all(struct raid_array *a, uint32_t state);
 int raid_sb_write_all_locked(struct raid_array *a, uint32_t state);
 /* Recompute read_missing / write_missing from members[]. sb_lock held. */
@@ -211,6 +229,23 @@ uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last);
 uint32_t raid_recovering(struct raid_array *a);
 /* (S10) No row a dirty array may have left inconsistent lacks a member. */
 bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending);
+
+/* spare.c */
+/*
+ * Write both superblock copies of @dev as a spare of @a, at its event count,
+ * each flushed (superblock rounds do not include spares: spare.c (P1)).
+ * sb_lock held (or @a private: create).
+ */
+int raid_spare_sb_write_locked(struct raid_array *a, struct blk_dev *dev);
+/* A rebuild onto @dev ended (or never began): forget @dev if it was a taken spare. sb_lock held. */
+void raid_spare_forget_locked(struct raid_array *a, const struct blk_dev *dev);
+/*
+ * -EEXIST after a message when block 0 of @dev is a superblock of this array
+ * for a working role other than @role (rebuild.c (R2)); @what names the caller
+ * in the message. sb_lock held.
+ */
+int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *dev,
+			     const char *what);
 
 /* event.c */
 /*

@@ -51,10 +51,11 @@ static int raid_rebuild_progress(struct raid_array *a, double p)
  * array for a working role other than @role: the device is a member already,
  * reached by another path, and the rebuild would overwrite it. An old superblock
  * of a role since rebuilt elsewhere is refused too: wiping its block 0 is the
- * user's call. sb_lock held.
+ * user's call. Also the check of a new spare (spare.c, @role RAID_ROLE_SPARE).
+ * sb_lock held.
  */
-static int raid_rebuild_check_newdev_locked(struct raid_array *a, unsigned int role,
-					    struct blk_dev *newdev)
+int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+			     const char *what)
 {
 	const struct raid_sb *sb;
 	uint8_t *buf = jg_alloc_blocks(1);
@@ -65,7 +66,7 @@ static int raid_rebuild_check_newdev_locked(struct raid_array *a, unsigned int r
 		return -ENOMEM;
 	rc = blk_rw(newdev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
 	if (rc) {
-		jg_log(JG_LOG_ERR, "raid", "rebuild: dev=%s cannot read block 0: %d",
+		jg_log(JG_LOG_ERR, "raid", "%s: dev=%s cannot read block 0: %d", what,
 		       newdev->name, rc);
 		goto out;
 	}
@@ -76,8 +77,8 @@ static int raid_rebuild_check_newdev_locked(struct raid_array *a, unsigned int r
 	    a->m[r].dev && !a->m[r].failed) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "rebuild: dev=%s holds the superblock of role %u of this array, a working member (dev=%s): refusing to overwrite it (if it is an old copy, wipe its first block)",
-		    newdev->name, r, a->m[r].name);
+		    "%s: dev=%s holds the superblock of role %u of this array, a working member (dev=%s): refusing to overwrite it (if it is an old copy, wipe its first block)",
+		    what, newdev->name, r, a->m[r].name);
 		rc = -EEXIST;
 	}
 out:
@@ -143,7 +144,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 	}
 	rc = raid_jnl_unreplayed_locked(a, "rebuild"); /* (R2) */
 	if (!rc)
-		rc = raid_rebuild_check_newdev_locked(a, role, newdev);
+		rc = raid_newdev_check_locked(a, role, newdev, "rebuild");
 	if (rc)
 		goto out;
 	if (a->m[role].dev && a->nretired == RAID_MAX_MEMBERS) {
@@ -196,6 +197,7 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 	}
 	pthread_mutex_lock(&a->sb_lock);
 	a->m[role].rebuilding = false;
+	raid_spare_forget_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
 	if (rc) {
 		/* the member is not usable: failed, the superblocks say so */
 		a->m[role].failed = true;
@@ -228,6 +230,11 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 
 	rc = raid_rebuild_begin(a, role, newdev, &installed);
 	if (rc && !installed) {
+		if (newdev) {
+			pthread_mutex_lock(&a->sb_lock);
+			raid_spare_forget_locked(a, newdev);
+			pthread_mutex_unlock(&a->sb_lock);
+		}
 		blk_close(newdev);
 		return rc;
 	}

@@ -57,6 +57,12 @@
  *      rows are whole). So a crash during a rebuild, or of a degraded array
  *      with nothing in flight, needs no force, and the rebuild resumes
  *      (rebuild.c (R4)).
+ * (S11) A device whose superblock says RAID_ROLE_SPARE is a hot spare
+ *      (spare.c (P1)): verified as a member's copies are, and it must name this
+ *      array's uuid and geometry and be large enough, but it plays no part in
+ *      the events, the stale and failed checks or "too few", is accepted at any
+ *      event count, and superblock rounds and assembly's catch-up never write
+ *      it (raid_sb_writers_locked covers the members only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -154,8 +160,8 @@ bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending)
 
 /* ------------------------------------------------------------ superblock */
 
-static void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t state,
-			 uint32_t failed, uint64_t events, uint64_t home)
+void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t state,
+		  uint32_t failed, uint64_t events, uint64_t home)
 {
 	struct raid_sb *sb = blk;
 	uint32_t rec = raid_recovering(a);
@@ -164,7 +170,7 @@ static void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uin
 	memcpy(sb->uuid, a->uuid, 16);
 	sb->version_minor = jg_cpu_to_le16(RAID_FORMAT_MINOR);
 	sb->feature_incompat = jg_cpu_to_le32(a->sb_incompat);
-	if (rec) {
+	if (rec && role != RAID_ROLE_SPARE) { /* a spare's says nothing of rebuilds (P1) */
 		sb->feature_incompat =
 		    jg_cpu_to_le32(a->sb_incompat | RAID_FEATURE_INCOMPAT_RECOVERY);
 		sb->recovery_mask = jg_cpu_to_le32(rec);
@@ -454,6 +460,10 @@ static void raid_array_close_members(struct raid_array *a)
 	for (unsigned int i = 0; i < a->nretired; i++)
 		blk_close(a->retired[i]);
 	a->nretired = 0;
+	for (unsigned int i = 0; i < a->nspares; i++)
+		if (!a->spares[i].taken) /* spare.c (P2): a taken one is a member's */
+			blk_close(a->spares[i].dev);
+	a->nspares = 0;
 }
 
 static void raid_array_name(struct raid_array *a)
@@ -463,6 +473,28 @@ static void raid_array_name(struct raid_array *a)
 }
 
 /* ------------------------------------------------------------------ create */
+
+/* -EEXIST after a message when @dev holds a jgrfs superblock in either copy, unless @force. */
+static int raid_create_check_dev(struct blk_dev *dev, uint8_t *buf, bool force)
+{
+	/* either copy (S8): copy 0 may be the torn one */
+	for (uint64_t home = RAID_SB_BLKNO; home <= RAID_SB_COPY_BLKNO; home++) {
+		int rc = blk_rw(dev, BLK_OP_READ, home, 1, buf, 0);
+
+		if (rc) {
+			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block %llu: %d",
+			       dev->name, (unsigned long long)home, rc);
+			return rc;
+		}
+		if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "create: dev=%s already holds a jgrfs raid superblock (use force)",
+			       dev->name);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
 
 int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
 		bool force)
@@ -510,19 +542,28 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 			rc = -EINVAL;
 			goto out;
 		}
-		/* either copy (S8): copy 0 may be the torn one */
-		for (uint64_t home = RAID_SB_BLKNO; home <= RAID_SB_COPY_BLKNO; home++) {
-			rc = blk_rw(members[i], BLK_OP_READ, home, 1, buf, 0);
-			if (rc) {
-				jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block %llu: %d",
-				       members[i]->name, (unsigned long long)home, rc);
-				goto out;
-			}
-			if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
-				jg_log(JG_LOG_ERR, "raid",
-				       "create: dev=%s already holds a jgrfs raid superblock (use force)",
-				       members[i]->name);
-				rc = -EEXIST;
+		rc = raid_create_check_dev(members[i], buf, force);
+		if (rc)
+			goto out;
+	}
+	if (cfg->nspares > RAID_MAX_SPARES || (cfg->nspares && !cfg->spares)) {
+		jg_log(JG_LOG_ERR, "raid", "create: %u spares, at most %u", cfg->nspares,
+		       RAID_MAX_SPARES);
+		rc = -EINVAL;
+		goto out;
+	}
+	for (unsigned int i = 0; i < cfg->nspares; i++) {
+		rc = cfg->spares[i] ? raid_create_check_dev(cfg->spares[i], buf, force) : -EINVAL;
+		if (rc)
+			goto out;
+		/* the same device twice: its last superblock would win */
+		for (unsigned int j = 0; j < n + i; j++) {
+			const struct blk_dev *o = j < n ? members[j] : cfg->spares[j - n];
+
+			if (o == cfg->spares[i] || !strcmp(o->name, cfg->spares[i]->name)) {
+				jg_log(JG_LOG_ERR, "raid", "create: dev=%s is given twice",
+				       cfg->spares[i]->name);
+				rc = -EINVAL;
 				goto out;
 			}
 		}
@@ -545,6 +586,15 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		if (rc)
 			goto out;
 	}
+	for (unsigned int i = 0; i < cfg->nspares; i++)
+		if (cfg->spares[i]->nblocks < g.data_offset + g.data_blocks) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "create: spare dev=%s too small: %llu blocks, a member uses %llu",
+			       cfg->spares[i]->name, (unsigned long long)cfg->spares[i]->nblocks,
+			       (unsigned long long)(g.data_offset + g.data_blocks));
+			rc = -EINVAL;
+			goto out;
+		}
 	if (use_bitmap)
 		regions = raid_div_up(g.array_blocks, region);
 	a = raid_array_alloc();
@@ -586,14 +636,17 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		rc = raid_members_flush(a, ~0u);
 	if (!rc)
 		rc = raid_sb_write_all(a, RAID_STATE_CLEAN);
+	/* spare.c (P1): the spares' superblocks last, the array private still */
+	for (unsigned int i = 0; i < cfg->nspares && !rc; i++)
+		rc = raid_spare_sb_write_locked(a, cfg->spares[i]);
 	if (!rc) {
 		char u[37];
 
 		jg_uuid_format(a->uuid, u);
 		jg_log(
 		    JG_LOG_INFO, "raid",
-		    "created uuid=%s level=%u members=%u chunk_blocks=%u array_blocks=%llu resync=%s rows_synced=%llu",
-		    u, g.level, n, chunk, (unsigned long long)g.array_blocks,
+		    "created uuid=%s level=%u members=%u spares=%u chunk_blocks=%u array_blocks=%llu resync=%s rows_synced=%llu",
+		    u, g.level, n, cfg->nspares, chunk, (unsigned long long)g.array_blocks,
 		    raid_resync_policy_name(a->policy), (unsigned long long)repaired);
 	}
 out:
@@ -659,7 +712,8 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 	chunk = jg_le32(sb->chunk_blocks);
 	off = jg_le64(sb->data_offset);
 	dblocks = jg_le64(sb->data_blocks);
-	if (raid_geo_init(&g, level, n, chunk, off, dblocks) || jg_le32(sb->role) >= n ||
+	if (raid_geo_init(&g, level, n, chunk, off, dblocks) ||
+	    (jg_le32(sb->role) >= n && jg_le32(sb->role) != RAID_ROLE_SPARE) ||
 	    jg_le32(sb->layout) != g.layout || off % chunk || dblocks % chunk ||
 	    g.array_blocks != jg_le64(sb->array_blocks) ||
 	    jg_le32(sb->resync_policy) > RAID_RESYNC_JOURNAL ||
@@ -677,7 +731,8 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 	    !(incompat & RAID_FEATURE_INCOMPAT_RECOVERY) != !jg_le32(sb->recovery_mask) ||
 	    jg_le64(sb->recovery_rows) > g.rows ||
 	    (jg_le64(sb->recovery_rows) &&
-	     !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role))))) {
+	     (jg_le32(sb->role) == RAID_ROLE_SPARE ||
+	      !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role)))))) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "member superblock dev=%s blkno=%llu bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
@@ -801,8 +856,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	struct raid_assemble_cfg dflt = {0};
 	struct raid_cand *c = NULL;
 	struct raid_array *a = NULL;
-	unsigned int nc = 0, ref = 0, nmem, level;
-	int by_role[RAID_MAX_MEMBERS];
+	unsigned int nc = 0, ref = 0, nmem, level, nsp = 0;
+	int by_role[RAID_MAX_MEMBERS], spare[RAID_MAX_SPARES];
+	bool have_member = false;
 	uint8_t *buf = NULL;
 	const struct raid_sb *sb;
 	uint64_t maxev;
@@ -875,8 +931,20 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	level = jg_le32(c[ref].sb.level);
 	for (unsigned int r = 0; r < RAID_MAX_MEMBERS; r++)
 		by_role[r] = -1;
-	maxev = c[0].events;
+	maxev = 0;
 	for (unsigned int i = 0; i < nc; i++) {
+		if (c[i].role == RAID_ROLE_SPARE) {
+			/* (S11) any event count; only uuid, geometry and size matter */
+			if (nsp == RAID_MAX_SPARES) {
+				jg_log(JG_LOG_ERR, "raid",
+				       "assemble: dev=%s: more than %u spares given for array uuid=%s",
+				       c[i].dev->name, RAID_MAX_SPARES, u);
+				rc = -EINVAL;
+				goto out;
+			}
+			spare[nsp++] = (int)i;
+			continue;
+		}
 		if (by_role[c[i].role] >= 0) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
@@ -886,16 +954,25 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			goto out;
 		}
 		by_role[c[i].role] = (int)i;
-		if (jg_seq_after(c[i].events, maxev))
+		if (!have_member || jg_seq_after(c[i].events, maxev))
 			maxev = c[i].events;
+		have_member = true;
+	}
+	if (!have_member) {
+		jg_log(JG_LOG_ERR, "raid", "assemble: only spares given for array uuid=%s", u);
+		rc = -EINVAL;
+		goto out;
 	}
 	/* the freshest superblock speaks for the array */
 	for (unsigned int i = 0; i < nc; i++)
-		if (c[i].events == maxev)
+		if (c[i].role != RAID_ROLE_SPARE && c[i].events == maxev)
 			ref = i;
 	sb = &c[ref].sb;
 	for (unsigned int i = 0; i < nc; i++) {
-		if (c[i].events + 1 == maxev && !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
+		if (c[i].role == RAID_ROLE_SPARE) {
+			/* (S11) nothing it holds can be stale */
+		} else if (c[i].events + 1 == maxev &&
+			   !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
 			/* (S5) it missed only the last superblock round: a crash during it */
 			jg_log(
 			    JG_LOG_WARN, "raid",
@@ -911,7 +988,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			rc = -EUCLEAN;
 			goto out;
 		}
-		if (jg_le32(sb->failed_mask) & (1u << c[i].role)) {
+		if (c[i].role != RAID_ROLE_SPARE &&
+		    (jg_le32(sb->failed_mask) & (1u << c[i].role))) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
 			    "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
@@ -924,8 +1002,9 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			goto out;
 		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
 			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: dev=%s too small: %llu blocks, the array needs %llu",
-			       c[i].dev->name, (unsigned long long)c[i].dev->nblocks,
+			       "assemble: %s dev=%s too small: %llu blocks, the array needs %llu",
+			       c[i].role == RAID_ROLE_SPARE ? "spare" : "member", c[i].dev->name,
+			       (unsigned long long)c[i].dev->nblocks,
 			       (unsigned long long)(jg_le64(sb->data_offset) +
 						    jg_le64(sb->data_blocks)));
 			rc = -EUCLEAN;
@@ -995,6 +1074,12 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			a->m[r].failed = true;
 		}
 	}
+	for (unsigned int k = 0; k < nsp; k++) {
+		struct raid_spare *sp = &a->spares[a->nspares++];
+
+		sp->dev = c[spare[k]].dev;
+		snprintf(sp->name, sizeof(sp->name), "%s", sp->dev->name);
+	}
 	raid_masks_update_locked(a);
 	rc = raid_bitmap_init(a, jg_le32(sb->bitmap_region_blocks), jg_le32(sb->bitmap_blocks),
 			      jg_le64(sb->bitmap_regions));
@@ -1054,8 +1139,8 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			raid_event_detail(a, RAID_EV_DEGRADED_ARRAY, r, -1, 0, "uuid=%s", u);
 	jg_log(
 	    JG_LOG_INFO, "raid",
-	    "assembled uuid=%s level=%u members=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
-	    u, level, nmem, missing, a->was_dirty, raid_resync_policy_name(a->policy),
+	    "assembled uuid=%s level=%u members=%u spares=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
+	    u, level, nmem, nsp, missing, a->was_dirty, raid_resync_policy_name(a->policy),
 	    (unsigned long long)a->events);
 	*out = a;
 	a = NULL;
@@ -1162,6 +1247,13 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		mi->failed = a->m[i].failed;
 		mi->rebuilding = a->m[i].rebuilding;
 		mi->recovered_rows = __atomic_load_n(&a->m[i].recovered, __ATOMIC_ACQUIRE);
+	}
+	out->nspares = a->nspares;
+	for (unsigned int i = 0; i < a->nspares; i++) {
+		snprintf(out->spares[i].name, sizeof(out->spares[i].name), "%s",
+			 a->spares[i].name);
+		out->spares[i].rebuilding = a->spares[i].taken;
+		out->spares[i].role = a->spares[i].role;
 	}
 	pthread_mutex_unlock(&a->sb_lock);
 	pthread_mutex_lock(&a->stats_lock);

@@ -8,13 +8,14 @@
  *	cmd:le32 flags:le32 out_bufsz:le16 in_buf[rest]
  *
  * cmd with its top bit clear is replaced by one of the commands the daemon
- * knows (cmd % 4; the sizes of in_buf and out_bufsz still come from the
+ * knows (cmd % 6; the sizes of in_buf and out_bufsz still come from the
  * input), so that every branch is reached; with it set, cmd is taken as is.
  * in_buf is copied to a buffer of exactly its size (ASan sees an overread).
  *
  * Properties (abort): a command accepted with usable arguments is a known one;
- * a replace request handed on lies inside in_buf, its path NUL-terminated and
- * absolute; a status request has room for struct fop_status.
+ * a replace or spare request handed on lies inside in_buf, its path
+ * NUL-terminated and absolute, and needs root or the mounting user; a status
+ * request has room for struct fop_status.
  */
 #include "fuzz_common.h"
 #include "fop_i.h"
@@ -25,12 +26,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (fz_writing_corpus()) {
 		static const uint32_t cmds[] = {FOP_IOC_SET_RESYNC_ALL, FOP_IOC_CLEAR_RESYNC_ALL,
-						FOP_IOC_STATUS, FOP_IOC_REPLACE};
+						FOP_IOC_STATUS,		FOP_IOC_REPLACE,
+						FOP_IOC_SPARE_ADD,	FOP_IOC_SPARE_REMOVE};
 		struct fop_replace rq = {.flags = FOP_REPLACE_ROLE, .role = 1};
+		struct fop_spare sp = {0};
 		struct fz_seed s = {0};
 
 		strcpy(rq.path, "/dev/sdz");
-		for (unsigned int i = 0; i < 4; i++) {
+		strcpy(sp.path, "/dev/sdy");
+		for (unsigned int i = 0; i < 6; i++) {
 			uint32_t cmd = cmds[i] | 0x80000000u, flags = 0;
 			uint16_t out = cmds[i] == FOP_IOC_STATUS ? (uint16_t)sizeof(struct fop_status) : 0;
 			char name[32];
@@ -40,6 +44,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			fz_seed_bytes(&s, &out, 2);
 			if (cmds[i] == FOP_IOC_REPLACE)
 				fz_seed_bytes(&s, &rq, sizeof(rq));
+			if (cmds[i] == FOP_IOC_SPARE_ADD || cmds[i] == FOP_IOC_SPARE_REMOVE)
+				fz_seed_bytes(&s, &sp, sizeof(sp));
 			snprintf(name, sizeof(name), "cmd%u", i);
 			fz_seed_write(&s, name);
 		}
@@ -51,7 +57,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned int known[] = {FOP_IOC_SET_RESYNC_ALL, FOP_IOC_CLEAR_RESYNC_ALL,
-					     FOP_IOC_STATUS, FOP_IOC_REPLACE};
+					     FOP_IOC_STATUS,	     FOP_IOC_REPLACE,
+					     FOP_IOC_SPARE_ADD,	     FOP_IOC_SPARE_REMOVE};
 	struct fop_ioctl_call call;
 	uint32_t cmd, flags;
 	uint16_t out_bufsz;
@@ -65,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&flags, data + 4, 4);
 	memcpy(&out_bufsz, data + 8, 2);
 	if (!(cmd & 0x80000000u))
-		cmd = known[cmd % 4];
+		cmd = known[cmd % 6];
 	else
 		cmd &= 0x7fffffffu;
 	in_bufsz = size - 10;
@@ -78,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0 && call.arg_err == 0) {
 		FZ_ASSERT(!(flags & FUSE_IOCTL_COMPAT));
 		FZ_ASSERT(cmd == FOP_IOC_SET_RESYNC_ALL || cmd == FOP_IOC_CLEAR_RESYNC_ALL ||
-			  cmd == FOP_IOC_STATUS || cmd == FOP_IOC_REPLACE);
+			  cmd == FOP_IOC_STATUS || cmd == FOP_IOC_REPLACE ||
+			  cmd == FOP_IOC_SPARE_ADD || cmd == FOP_IOC_SPARE_REMOVE);
 		if (cmd == FOP_IOC_REPLACE) {
 			const struct fop_replace *rq = call.replace;
 
@@ -86,12 +94,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_ASSERT((const uint8_t *)rq == in && in_bufsz >= sizeof(*rq));
 			FZ_ASSERT(rq->path[0] == '/' && strnlen(rq->path, sizeof(rq->path)) < sizeof(rq->path));
 		}
+		if (cmd == FOP_IOC_SPARE_ADD || cmd == FOP_IOC_SPARE_REMOVE) {
+			const struct fop_spare *sp = call.spare;
+
+			FZ_ASSERT(call.privileged);
+			FZ_ASSERT((const uint8_t *)sp == in && in_bufsz >= sizeof(*sp));
+			FZ_ASSERT(sp->path[0] == '/' && strnlen(sp->path, sizeof(sp->path)) < sizeof(sp->path));
+		}
 		if (cmd == FOP_IOC_STATUS)
 			FZ_ASSERT(out_bufsz >= sizeof(struct fop_status));
 		if (cmd == FOP_IOC_SET_RESYNC_ALL || cmd == FOP_IOC_CLEAR_RESYNC_ALL)
 			FZ_ASSERT(call.privileged);
 	} else if (rc == 0) {
-		FZ_ASSERT(call.arg_err == -EINVAL && call.replace == NULL);
+		FZ_ASSERT(call.arg_err == -EINVAL && call.replace == NULL && call.spare == NULL);
 	} else {
 		FZ_ASSERT(rc == -ENOSYS || rc == -ENOTTY);
 	}

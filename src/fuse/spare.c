@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/fuse/spare.c - the array's event handler of a mounted volume, and the
+ * spare thread that rebuilds a lost member onto a hot spare without anyone
+ * typing a command (include/jgrfs/fop.h, src/raid/spare.c).
+ *
+ * (W1) The handler (fop_watch_event) runs in the thread that met the event,
+ *      maybe under row locks or sb_lock: it hands the event to the notifier
+ *      and, for a member lost (Fail, DegradedArray, RebuildFailed), sets
+ *      @lost and signals, under the leaf lock of the watch. It never calls
+ *      into the array.
+ * (W2) The spare thread waits for @lost, clears it, then -- holding no lock of
+ *      the watch -- asks the array for a spare (raid_spare_take) and starts the
+ *      rebuild thread on it (fop_rebuild_start_locked). One rebuild at a time:
+ *      while one runs it does nothing, and the rebuild thread kicks it when it
+ *      ends, so a RAID6 that lost two members goes on with the second spare.
+ *      A mount sets @lost at start, so an array assembled degraded with a spare
+ *      is rebuilt too, after a paused rebuild resumed (which comes first).
+ * (W3) At unmount the spare thread is stopped and joined before the rebuild
+ *      thread is (fop_rebuild_join), so no rebuild starts after that join.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fop_i.h"
+
+int fop_watch_new(struct fop_notify *notify, struct fop_watch **out)
+{
+	struct fop_watch *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->notify = notify;
+	w->lost = true; /* (W2) look once at mount */
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	*out = w;
+	return 0;
+}
+
+void fop_watch_free(struct fop_watch *w)
+{
+	if (!w)
+		return;
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+void fop_watch_kick(struct fop_watch *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->lost = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void fop_watch_event(void *ctx, const struct raid_event *ev)
+{
+	struct fop_watch *w = ctx;
+
+	if (w->notify)
+		fop_notify_event(w->notify, ev);
+	/* (W1) a flag and a signal: never a call into the array */
+	if (ev->kind == RAID_EV_MEMBER_FAILED || ev->kind == RAID_EV_DEGRADED_ARRAY ||
+	    ev->kind == RAID_EV_REBUILD_FAILED)
+		fop_watch_kick(w);
+}
+
+/* (W2) A lost role and an idle spare, and no rebuild running: start one. */
+static void fop_watch_try(struct fop_ctx *c)
+{
+	struct blk_dev *dev;
+	unsigned int role;
+	int rc;
+
+	pthread_mutex_lock(&c->rebuild_lock);
+	if (c->rebuild_running || atomic_load(&c->stopping))
+		goto out; /* the rebuild thread kicks us when it ends */
+	if (c->rebuild_started) {
+		pthread_join(c->rebuild_thread, NULL); /* it finished: reap it */
+		c->rebuild_started = false;
+	}
+	rc = raid_spare_take(c->array, &role, &dev);
+	if (rc)
+		goto out; /* -ENOENT nothing lost, -ENODEV no spare: nothing to do */
+	rc = fop_rebuild_start_locked(c, role, dev); /* takes dev */
+	if (rc)
+		jg_log(JG_LOG_ERR, "fuse", "cannot start the rebuild of role %u onto a spare: %s",
+		       role, strerror(-rc));
+out:
+	pthread_mutex_unlock(&c->rebuild_lock);
+}
+
+static void *fop_watch_main(void *arg)
+{
+	struct fop_ctx *c = arg;
+	struct fop_watch *w = c->watch;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		if (!w->lost) {
+			pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		w->lost = false;
+		pthread_mutex_unlock(&w->lock);
+		fop_watch_try(c); /* (W2) no lock of the watch held */
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+void fop_watch_start(struct fop_ctx *c)
+{
+	struct fop_watch *w = c->watch;
+	int rc;
+
+	if (!w || c->opts->readonly)
+		return;
+	rc = pthread_create(&w->thread, NULL, fop_watch_main, c);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "fuse",
+		       "cannot start the spare thread: %s; a lost member waits for jgrfs replace",
+		       strerror(rc));
+		return;
+	}
+	w->started = true;
+}
+
+void fop_watch_stop(struct fop_ctx *c)
+{
+	struct fop_watch *w = c->watch;
+
+	if (!w || !w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL); /* (W3) */
+	w->started = false;
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/raid/spare.c - hot spares: devices that wait, holding a superblock of the
+ * array and no data, for a member to be lost; then a rebuild takes one.
+ *
+ * A spare's superblock is a member superblock (docs/FORMAT.md §2.2) whose role
+ * is RAID_ROLE_SPARE.
+ * (P1) It is written when the spare is added (raid_create, raid_spare_add),
+ *      both copies, each flushed, and never again: superblock rounds go to the
+ *      members only (super.c raid_sb_writers_locked). A spare holds no data, so
+ *      nothing it could have missed makes it stale: assembly accepts it at any
+ *      event count, and its event count, state, flags and failed mask mean
+ *      nothing. What it must match is the array's uuid and geometry.
+ * (P2) A spare leaves the list of idle spares only under sb_lock, by
+ *      raid_spare_take (then raid_rebuild owns the device and the entry stays,
+ *      taken, until that rebuild ends or is refused: raid_spare_forget_locked)
+ *      or raid_spare_remove (which wipes both copies so that no later assembly
+ *      finds it). A taken spare cannot be removed: its rebuild writes it.
+ * (P3) A device that holds the superblock of a working member of the array is
+ *      never made a spare (the check raid_rebuild makes, rebuild.c (R2)), nor
+ *      one that holds a superblock of another array (its data is someone's).
+ * (P4) The array never starts a rebuild itself: its user (the daemon) calls
+ *      raid_spare_take and raid_rebuild from a thread of its own, since an
+ *      event handler may not call into the array (raid_event_fn).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raid_i.h"
+
+/* Write @n copies of @buf's superblock (or zeros) at blocks 0 and 1, each flushed. */
+static int raid_spare_put(struct blk_dev *dev, uint8_t *buf, unsigned int ncopies,
+			  struct raid_array *a)
+{
+	static const uint64_t home[2] = {RAID_SB_BLKNO, RAID_SB_COPY_BLKNO};
+	int rc = 0;
+
+	for (unsigned int c = 0; c < ncopies && !rc; c++) {
+		if (a)
+			raid_sb_fill(a, buf, RAID_ROLE_SPARE, RAID_STATE_CLEAN, 0, a->events,
+				     home[c]);
+		rc = blk_rw(dev, BLK_OP_WRITE, home[c], 1, buf, 0);
+		if (!rc)
+			rc = blk_flush(dev); /* (P1) copy 0 durable before copy 1 */
+	}
+	return rc;
+}
+
+int raid_spare_sb_write_locked(struct raid_array *a, struct blk_dev *dev)
+{
+	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
+	uint8_t *buf = jg_alloc_blocks(1);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = raid_spare_put(dev, buf, RAID_SB_COPIES(a->sb_incompat), a);
+	if (rc)
+		jg_log(JG_LOG_ERR, "raid", "spare dev=%s: cannot write its superblock: %d",
+		       dev->name, rc);
+	free(buf);
+	jg_opoint_set(op);
+	return rc;
+}
+
+/* (P3) -EEXIST after a message when block 0 of @dev is a superblock of another array. */
+static int raid_spare_check_foreign(struct raid_array *a, struct blk_dev *dev)
+{
+	uint8_t *buf = jg_alloc_blocks(1);
+	const struct raid_sb *sb = (const struct raid_sb *)buf;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+	if (rc) {
+		jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s cannot read block 0: %d", dev->name,
+		       rc);
+	} else if (jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && memcmp(sb->uuid, a->uuid, 16) &&
+		   jg_blk_crc_ok(buf, RAID_BS, jg_crc_seed(sb->uuid))) {
+		char u[37];
+
+		jg_uuid_format(sb->uuid, u);
+		jg_log(JG_LOG_ERR, "raid",
+		       "spare add: dev=%s belongs to another array (uuid=%s): refusing to "
+		       "overwrite it (wipe its first two blocks if it is no longer used)",
+		       dev->name, u);
+		rc = -EEXIST;
+	}
+	free(buf);
+	return rc;
+}
+
+int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
+{
+	const struct raid_geo *g = &a->geo;
+	unsigned int n;
+	int rc = 0;
+
+	if (a->readonly)
+		return -EROFS;
+	if (dev->nblocks < g->data_offset + g->data_blocks) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "spare add: dev=%s too small: %llu blocks, a member uses %llu", dev->name,
+		       (unsigned long long)dev->nblocks,
+		       (unsigned long long)(g->data_offset + g->data_blocks));
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&a->sb_lock);
+	for (unsigned int i = 0; i < a->nspares; i++)
+		if (a->spares[i].dev == dev || !strcmp(a->spares[i].name, dev->name)) {
+			jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s is a spare already",
+			       dev->name);
+			rc = -EEXIST;
+			goto out;
+		}
+	for (unsigned int r = 0; r < g->n; r++)
+		if (a->m[r].dev == dev) {
+			jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s is member %u", dev->name, r);
+			rc = -EEXIST;
+			goto out;
+		}
+	if (a->nspares == RAID_MAX_SPARES) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "spare add: dev=%s: the array has %u spares, the most it takes", dev->name,
+		       RAID_MAX_SPARES);
+		rc = -ENOSPC;
+		goto out;
+	}
+	rc = raid_newdev_check_locked(a, RAID_ROLE_SPARE, dev, "spare add"); /* (P3) */
+	if (!rc)
+		rc = raid_spare_check_foreign(a, dev);
+	if (!rc)
+		rc = raid_spare_sb_write_locked(a, dev);
+	if (rc)
+		goto out;
+	a->spares[a->nspares] = (struct raid_spare){.dev = dev};
+	snprintf(a->spares[a->nspares].name, sizeof(a->spares[0].name), "%s", dev->name);
+	n = ++a->nspares;
+	jg_log(JG_LOG_INFO, "raid", "spare added: dev=%s (%u spare%s)", dev->name, n,
+	       n == 1 ? "" : "s");
+out:
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+static void raid_spare_drop_locked(struct raid_array *a, unsigned int i)
+{
+	memmove(&a->spares[i], &a->spares[i + 1], (a->nspares - i - 1) * sizeof(a->spares[0]));
+	a->nspares--;
+	memset(&a->spares[a->nspares], 0, sizeof(a->spares[0]));
+}
+
+int raid_spare_remove(struct raid_array *a, const char *name)
+{
+	struct blk_dev *dev = NULL;
+	uint8_t *zero;
+	unsigned int i;
+	int rc = 0;
+
+	if (a->readonly)
+		return -EROFS;
+	zero = jg_alloc_blocks(1);
+	if (!zero)
+		return -ENOMEM;
+	memset(zero, 0, RAID_BS);
+	pthread_mutex_lock(&a->sb_lock);
+	for (i = 0; i < a->nspares; i++)
+		if (!strcmp(a->spares[i].name, name))
+			break;
+	if (i == a->nspares) {
+		for (unsigned int r = 0; r < a->geo.n; r++)
+			if (a->m[r].dev && !a->m[r].failed && !strcmp(a->m[r].name, name)) {
+				jg_log(JG_LOG_ERR, "raid",
+				       "spare remove: dev=%s is member %u (%s), not a spare", name,
+				       r, a->m[r].rebuilding ? "being rebuilt" : "working");
+				rc = -EBUSY;
+				goto out;
+			}
+		jg_log(JG_LOG_ERR, "raid", "spare remove: dev=%s is not a spare of this array",
+		       name);
+		rc = -ENOENT;
+		goto out;
+	}
+	if (a->spares[i].taken) { /* (P2) */
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "spare remove: dev=%s is being rebuilt onto role %u: it is no longer a spare",
+		    name, a->spares[i].role);
+		rc = -EBUSY;
+		goto out;
+	}
+	dev = a->spares[i].dev;
+	raid_spare_drop_locked(a, i);
+	/* (P2) no superblock left: a later assembly does not find it */
+	if (raid_spare_put(dev, zero, RAID_SB_COPIES(a->sb_incompat), NULL))
+		jg_log(JG_LOG_WARN, "raid",
+		       "spare remove: dev=%s: cannot wipe its superblock; forgotten all the same "
+		       "(it holds no data)",
+		       name);
+	jg_log(JG_LOG_INFO, "raid", "spare removed: dev=%s (%u left)", name, a->nspares);
+out:
+	pthread_mutex_unlock(&a->sb_lock);
+	blk_close(dev);
+	free(zero);
+	return rc;
+}
+
+int raid_spare_take(struct raid_array *a, unsigned int *role, struct blk_dev **dev)
+{
+	unsigned int r, i;
+	int rc;
+
+	if (a->readonly)
+		return -EROFS;
+	pthread_mutex_lock(&a->sb_lock);
+	for (r = 0; r < a->geo.n; r++)
+		if (!a->m[r].dev || a->m[r].failed)
+			break;
+	rc = -ENOENT;
+	if (r == a->geo.n)
+		goto out;
+	for (i = 0; i < a->nspares; i++)
+		if (!a->spares[i].taken)
+			break;
+	rc = -ENODEV;
+	if (i == a->nspares)
+		goto out;
+	rc = raid_jnl_unreplayed_locked(a, "spare take"); /* raid_rebuild would refuse */
+	if (rc)
+		goto out;
+	a->spares[i].taken = true; /* (P2) */
+	a->spares[i].role = r;
+	*role = r;
+	*dev = a->spares[i].dev;
+	jg_log(JG_LOG_INFO, "raid", "spare dev=%s taken for role %u (was dev=%s)",
+	       a->spares[i].name, r, a->m[r].name);
+out:
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+void raid_spare_forget_locked(struct raid_array *a, const struct blk_dev *dev)
+{
+	for (unsigned int i = 0; dev && i < a->nspares; i++)
+		if (a->spares[i].taken && a->spares[i].dev == dev) {
+			raid_spare_drop_locked(a, i);
+			return;
+		}
+}

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/unit/raid/test_spare.c - hot spares (src/raid/spare.c): written with the
+ * array and found at assembly at any event count; a lost member is rebuilt onto
+ * one taken by raid_spare_take with exactly its content; added and removed on a
+ * running array (removed: no longer found); refused when foreign, too small, a
+ * working member's device, one too many, or being rebuilt onto.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "raid_test.h"
+
+#define MB 192
+#define NSP_MAX RAID_MAX_SPARES
+
+/* The array of a test, with its spares kept as memory devices. */
+struct tsp {
+	struct tarr t;
+	unsigned int nsp;
+	struct blk_dev *sp[NSP_MAX + 1];
+};
+
+static void t_spare_open(struct tsp *s, unsigned int i, uint64_t blocks)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "spare%u", i);
+	assert_int_equal(raid_dev_mem_open(name, blocks, &s->sp[i]), 0);
+}
+
+/* t_make with @nsp spares written by raid_create. */
+static void t_make_spares(struct tsp *s, const struct geo_case *gc, unsigned int nsp)
+{
+	struct raid_create_cfg cfg = {.level = gc->level,
+				      .chunk_blocks = gc->chunk,
+				      .resync = RAID_RESYNC_BITMAP,
+				      .bitmap_region_blocks = 32};
+	struct blk_dev *keep[RAID_MAX_MEMBERS], *spk[NSP_MAX];
+
+	memset(s, 0, sizeof(*s));
+	s->t.n = gc->n;
+	s->t.member_blocks = MB;
+	s->nsp = nsp;
+	for (unsigned int i = 0; i < gc->n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "mem%u", i);
+		assert_int_equal(raid_dev_mem_open(name, MB, &s->t.mem[i]), 0);
+		s->t.top[i] = s->t.mem[i];
+		keep[i] = t_keep(s->t.mem[i]);
+	}
+	for (unsigned int i = 0; i < nsp; i++) {
+		t_spare_open(s, i, MB);
+		spk[i] = t_keep(s->sp[i]);
+	}
+	cfg.spares = nsp ? spk : NULL;
+	cfg.nspares = nsp;
+	assert_int_equal(raid_create(keep, gc->n, &cfg, false), 0);
+	for (unsigned int i = 0; i < gc->n; i++)
+		blk_close(keep[i]);
+	for (unsigned int i = 0; i < nsp; i++)
+		blk_close(spk[i]);
+}
+
+/* Assemble the members in @mask and the spares in @spmask (bit per spare). */
+static int t_assemble_sp(struct tsp *s, uint32_t mask, uint32_t spmask)
+{
+	struct blk_dev *devs[RAID_MAX_MEMBERS + NSP_MAX + 1] = {0};
+	unsigned int n = 0;
+	int rc;
+
+	for (unsigned int i = 0; i < s->t.n; i++)
+		if (mask & (1u << i))
+			devs[n++] = t_keep(s->t.mem[i]);
+	for (unsigned int i = 0; i <= NSP_MAX; i++)
+		if ((spmask & (1u << i)) && s->sp[i])
+			devs[n++] = t_keep(s->sp[i]);
+	rc = raid_assemble(devs, n, NULL, &s->t.a);
+	if (rc) {
+		for (unsigned int i = 0; i < n; i++)
+			blk_close(devs[i]);
+		s->t.a = NULL;
+		return rc;
+	}
+	s->t.dev = raid_array_dev(s->t.a);
+	return 0;
+}
+
+static void t_free_sp(struct tsp *s)
+{
+	t_free(&s->t);
+	for (unsigned int i = 0; i <= NSP_MAX; i++)
+		blk_close(s->sp[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The superblock copy @home of memory device @d. */
+static void t_sb(struct blk_dev *d, uint64_t home, struct raid_sb *out)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+
+	assert_int_equal(blk_rw(d, BLK_OP_READ, home, 1, b, 0), 0);
+	memcpy(out, b, sizeof(*out));
+	free(b);
+}
+
+static void test_spare_create_and_assemble(void **state)
+{
+	const struct geo_case gc = {5, 4, 4};
+	struct raid_info info;
+	struct raid_sb sb0, sb1, msb;
+	struct tsp s;
+
+	(void)state;
+	t_make_spares(&s, &gc, 2);
+	/* (P1) both copies, role spare, this array's uuid and geometry */
+	t_sb(s.sp[1], RAID_SB_BLKNO, &sb0);
+	t_sb(s.sp[1], RAID_SB_COPY_BLKNO, &sb1);
+	t_sb(s.t.mem[0], RAID_SB_BLKNO, &msb);
+	assert_int_equal(jg_le32(sb0.hdr.magic), RAID_SB_MAGIC);
+	assert_int_equal(jg_le32(sb1.hdr.magic), RAID_SB_MAGIC);
+	assert_int_equal(jg_le32(sb0.role), RAID_ROLE_SPARE);
+	assert_int_equal(jg_le32(sb1.role), RAID_ROLE_SPARE);
+	assert_int_equal(jg_le64(sb1.hdr.blkno), RAID_SB_COPY_BLKNO);
+	assert_memory_equal(sb0.uuid, msb.uuid, 16);
+	assert_int_equal(jg_le64(sb0.data_blocks), jg_le64(msb.data_blocks));
+
+	assert_int_equal(t_assemble_sp(&s, ~0u, 3), 0);
+	raid_info_get(s.t.a, &info);
+	assert_int_equal(info.nspares, 2);
+	assert_string_equal(info.spares[0].name, "spare0");
+	assert_string_equal(info.spares[1].name, "spare1");
+	assert_false(info.spares[0].rebuilding);
+	assert_false(info.degraded);
+	/* nothing to take for: the array is whole */
+	{
+		unsigned int role;
+		struct blk_dev *d;
+
+		assert_int_equal(raid_spare_take(s.t.a, &role, &d), -ENOENT);
+	}
+	t_stop(&s.t);
+	/* members only: as before spares existed */
+	assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+	raid_info_get(s.t.a, &info);
+	assert_int_equal(info.nspares, 0);
+	t_stop(&s.t);
+	/* spares only: no array */
+	assert_int_equal(t_assemble_sp(&s, 0, 3), -EINVAL);
+	t_free_sp(&s);
+}
+
+struct t_rm {
+	struct raid_array *a;
+	const char *name;
+	int rc;
+	bool called;
+};
+
+/* Progress of the rebuild onto a spare: removing that spare is refused meanwhile. */
+static int t_rm_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct t_rm *r = ctx;
+	struct raid_info info;
+
+	(void)done;
+	(void)total;
+	if (!r->called) {
+		r->called = true;
+		r->rc = raid_spare_remove(r->a, r->name);
+		raid_info_get(r->a, &info);
+		if (info.nspares < 1 || !info.spares[0].rebuilding)
+			r->rc = -1000; /* not listed as being rebuilt */
+	}
+	return 0;
+}
+
+/*
+ * A member fails online (raid_fail_member, as an I/O error would) or is missing
+ * at assembly; raid_spare_take + raid_rebuild put exactly its content on a spare,
+ * for every lost role of a RAID5 and both of a RAID6.
+ */
+static void test_spare_take_rebuilds_exact_content(void **state)
+{
+	static const struct geo_case geos[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < sizeof(geos) / sizeof(geos[0]); gi++) {
+		for (int online = 0; online < 2; online++) {
+			const struct geo_case *gc = &geos[gi];
+			unsigned int nlost = gc->level == 6 ? 2 : 1, lost[2] = {1, gc->n - 1};
+			uint8_t *old[2], *data, *rd;
+			struct raid_info info;
+			struct raid_geo g;
+			struct tsp s;
+			uint32_t mask = ~0u;
+
+			t_make_spares(&s, gc, nlost);
+			assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+			raid_info_get(s.t.a, &info);
+			data = jg_alloc_blocks(info.array_blocks);
+			rd = jg_alloc_blocks(info.array_blocks);
+			t_fill(data, info.array_blocks, 77 + gi);
+			assert_int_equal(
+			    t_io(&s.t, BLK_OP_WRITE, 0, (uint32_t)info.array_blocks, data, 0), 0);
+			t_stop(&s.t);
+			t_geo(&s.t, &g);
+			for (unsigned int j = 0; j < nlost; j++) {
+				old[j] = t_member_image(&s.t, lost[j]);
+				if (!online)
+					mask &= ~(1u << lost[j]);
+			}
+			assert_int_equal(t_assemble_sp(&s, mask, (1u << nlost) - 1), 0);
+			if (online)
+				for (unsigned int j = 0; j < nlost; j++)
+					assert_int_equal(raid_fail_member(s.t.a, lost[j]), 0);
+			raid_info_get(s.t.a, &info);
+			assert_true(info.degraded);
+			assert_int_equal(info.nspares, nlost);
+			for (unsigned int j = 0; j < nlost; j++) {
+				struct t_rm rm = {.a = s.t.a};
+				struct blk_dev *d;
+				unsigned int role, sp;
+				char name[64];
+
+				assert_int_equal(raid_spare_take(s.t.a, &role, &d), 0);
+				assert_int_equal(role, lost[j]); /* the lowest lost role first */
+				snprintf(name, sizeof(name), "%s", d->name);
+				sp = (unsigned int)(name[5] - '0');
+				rm.name = name;
+				assert_int_equal(raid_rebuild(s.t.a, role, d, t_rm_progress, &rm),
+						 0);
+				assert_true(rm.called);
+				assert_int_equal(rm.rc, -EBUSY);
+				raid_info_get(s.t.a, &info);
+				assert_int_equal(info.nspares, nlost - 1 - j);
+				assert_string_equal(info.members[role].name, name);
+				assert_false(info.members[role].failed ||
+					     info.members[role].rebuilding);
+				/* a member now: not a spare to remove */
+				assert_int_equal(raid_spare_remove(s.t.a, name), -EBUSY);
+				/* the test keeps the spare's memory as the member's */
+				blk_close(s.t.mem[role]);
+				s.t.mem[role] = s.t.top[role] = s.sp[sp];
+				s.sp[sp] = NULL;
+			}
+			{
+				unsigned int role;
+				struct blk_dev *d;
+
+				assert_int_equal(raid_spare_take(s.t.a, &role, &d), -ENOENT);
+			}
+			raid_info_get(s.t.a, &info);
+			assert_false(info.degraded);
+			assert_int_equal(raid_scrub(s.t.a, false, NULL, NULL, NULL), 0);
+			for (unsigned int j = 0; j < nlost; j++) {
+				uint8_t *now = t_member_image(&s.t, lost[j]);
+
+				if (memcmp(old[j] + g.data_offset * JG_BLOCK_SIZE,
+					   now + g.data_offset * JG_BLOCK_SIZE,
+					   g.data_blocks * JG_BLOCK_SIZE))
+					fail_msg("level %u online=%d: the spare of role %u differs "
+						 "from the lost member",
+						 gc->level, online, lost[j]);
+				free(now);
+				free(old[j]);
+			}
+			t_stop(&s.t);
+			/* whole after reassembly, the spares members for good */
+			assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+			raid_info_get(s.t.a, &info);
+			assert_false(info.degraded);
+			assert_int_equal(
+			    t_io(&s.t, BLK_OP_READ, 0, (uint32_t)info.array_blocks, rd, 0), 0);
+			assert_memory_equal(rd, data, info.array_blocks * JG_BLOCK_SIZE);
+			t_stop(&s.t);
+			free(data);
+			free(rd);
+			t_free_sp(&s);
+		}
+	}
+}
+
+static void test_spare_take_without_spare(void **state)
+{
+	const struct geo_case gc = {5, 3, 2};
+	unsigned int role;
+	struct blk_dev *d;
+	struct tsp s;
+
+	(void)state;
+	t_make_spares(&s, &gc, 0);
+	assert_int_equal(t_assemble_sp(&s, ~1u, 0), 0);
+	assert_int_equal(raid_spare_take(s.t.a, &role, &d), -ENODEV);
+	t_stop(&s.t);
+	t_free_sp(&s);
+}
+
+/* Added on a running array it is found by the next assembly; removed, no longer. */
+static void test_spare_add_remove(void **state)
+{
+	const struct geo_case gc = {5, 4, 2};
+	struct raid_info info;
+	struct raid_sb sb;
+	struct tsp s;
+
+	(void)state;
+	t_make_spares(&s, &gc, 0);
+	t_spare_open(&s, 0, MB + 8); /* larger is fine */
+	assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+	assert_int_equal(raid_spare_add(s.t.a, t_keep(s.sp[0])), 0);
+	raid_info_get(s.t.a, &info);
+	assert_int_equal(info.nspares, 1);
+	assert_string_equal(info.spares[0].name, "spare0");
+	t_sb(s.sp[0], RAID_SB_COPY_BLKNO, &sb);
+	assert_int_equal(jg_le32(sb.role), RAID_ROLE_SPARE);
+	{ /* the same device again */
+		struct blk_dev *again = t_keep(s.sp[0]);
+
+		assert_int_equal(raid_spare_add(s.t.a, again), -EEXIST);
+		blk_close(again);
+	}
+	assert_int_equal(raid_spare_remove(s.t.a, "nosuch"), -ENOENT);
+	assert_int_equal(raid_spare_remove(s.t.a, "mem2"), -EBUSY); /* a working member */
+	t_stop(&s.t);
+	assert_int_equal(t_assemble_sp(&s, ~0u, 1), 0);
+	raid_info_get(s.t.a, &info);
+	assert_int_equal(info.nspares, 1);
+	assert_int_equal(raid_spare_remove(s.t.a, "spare0"), 0);
+	raid_info_get(s.t.a, &info);
+	assert_int_equal(info.nspares, 0);
+	/* (P2) wiped: both copies */
+	t_sb(s.sp[0], RAID_SB_BLKNO, &sb);
+	assert_int_not_equal(jg_le32(sb.hdr.magic), RAID_SB_MAGIC);
+	t_sb(s.sp[0], RAID_SB_COPY_BLKNO, &sb);
+	assert_int_not_equal(jg_le32(sb.hdr.magic), RAID_SB_MAGIC);
+	t_stop(&s.t);
+	/* given again, it is foreign now */
+	assert_int_equal(t_assemble_sp(&s, ~0u, 1), -EINVAL);
+	assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+	/* and can be added again */
+	assert_int_equal(raid_spare_add(s.t.a, t_keep(s.sp[0])), 0);
+	t_stop(&s.t);
+	t_free_sp(&s);
+}
+
+static void test_spare_refusals(void **state)
+{
+	const struct geo_case gc = {5, 3, 2};
+	struct tsp s, o;
+	struct raid_geo g;
+	struct blk_dev *d;
+
+	(void)state;
+	t_make_spares(&s, &gc, 1);
+	t_make_spares(&o, &gc, 1); /* another array */
+	t_geo(&s.t, &g);
+
+	/* a spare of another array at assembly: "belongs to another array" */
+	s.sp[1] = o.sp[0];
+	assert_int_equal(t_assemble_sp(&s, ~0u, 2), -EINVAL);
+	s.sp[1] = NULL;
+	assert_int_equal(t_assemble_sp(&s, ~0u, 1), 0);
+	/* a member of another array as a new spare */
+	d = t_keep(o.t.mem[0]);
+	assert_int_equal(raid_spare_add(s.t.a, d), -EEXIST);
+	blk_close(d);
+	/* a working member's device (another path to it) */
+	d = t_keep(s.t.mem[1]);
+	snprintf(d->name, sizeof(d->name), "other-path");
+	assert_int_equal(raid_spare_add(s.t.a, d), -EEXIST);
+	blk_close(d);
+	/* too small for the data area */
+	t_spare_open(&s, 2, g.data_offset + g.data_blocks - 1);
+	d = t_keep(s.sp[2]);
+	assert_int_equal(raid_spare_add(s.t.a, d), -EINVAL);
+	blk_close(d);
+	/* one too many */
+	for (unsigned int i = 3; i <= NSP_MAX; i++) {
+		t_spare_open(&s, i, MB);
+		assert_int_equal(raid_spare_add(s.t.a, t_keep(s.sp[i])), 0);
+	}
+	t_spare_open(&s, 1, MB);
+	assert_int_equal(raid_spare_add(s.t.a, t_keep(s.sp[1])), 0);
+	{
+		struct raid_info info;
+		struct blk_dev *extra;
+
+		raid_info_get(s.t.a, &info);
+		assert_int_equal(info.nspares, RAID_MAX_SPARES);
+		assert_int_equal(raid_dev_mem_open("extra", MB, &extra), 0);
+		d = t_keep(extra);
+		assert_int_equal(raid_spare_add(s.t.a, d), -ENOSPC);
+		blk_close(d);
+		blk_close(extra);
+	}
+	t_stop(&s.t);
+
+	/* a spare that shrank (a smaller view of it) is refused at assembly */
+	{
+		struct blk_dev *devs[4];
+
+		for (unsigned int i = 0; i < 3; i++)
+			devs[i] = t_keep(s.t.mem[i]);
+		devs[3] = t_keep(s.sp[0]);
+		devs[3]->nblocks = g.data_offset + g.data_blocks - 1;
+		assert_int_equal(raid_assemble(devs, 4, NULL, &s.t.a), -EUCLEAN);
+		for (unsigned int i = 0; i < 4; i++)
+			blk_close(devs[i]);
+		s.t.a = NULL;
+	}
+	/* a spare too small for raid_create */
+	{
+		struct raid_create_cfg cfg = {
+		    .level = 5, .chunk_blocks = 2, .resync = RAID_RESYNC_BITMAP};
+		struct blk_dev *m[3], *sp, *small;
+
+		for (unsigned int i = 0; i < 3; i++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "c%u", i);
+			assert_int_equal(raid_dev_mem_open(name, MB, &m[i]), 0);
+		}
+		assert_int_equal(raid_dev_mem_open("small", 4, &small), 0);
+		sp = small;
+		cfg.spares = &sp;
+		cfg.nspares = 1;
+		assert_int_equal(raid_create(m, 3, &cfg, false), -EINVAL);
+		/* a member given as a spare too */
+		sp = m[1];
+		cfg.spares = &sp;
+		assert_int_equal(raid_create(m, 3, &cfg, false), -EINVAL);
+		/* one holding a superblock, without force */
+		cfg.spares = &o.sp[0];
+		assert_int_equal(raid_create(m, 3, &cfg, false), -EEXIST);
+		for (unsigned int i = 0; i < 3; i++)
+			blk_close(m[i]);
+		blk_close(small);
+	}
+	t_free_sp(&s);
+	t_free_sp(&o);
+}
+
+/* (P1) a spare written events ago is accepted: it holds nothing that can be stale. */
+static void test_spare_any_event_count(void **state)
+{
+	const struct geo_case gc = {6, 4, 2};
+	struct raid_info info;
+	struct raid_sb sb;
+	struct tsp s;
+
+	(void)state;
+	t_make_spares(&s, &gc, 1);
+	for (int i = 0; i < 3; i++) { /* each assembly and stop is a superblock round */
+		assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+		t_stop(&s.t);
+	}
+	/* a member failed and the array runs on: more rounds the spare misses */
+	assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+	assert_int_equal(raid_fail_member(s.t.a, 2), 0);
+	t_stop(&s.t);
+	t_sb(s.sp[0], RAID_SB_BLKNO, &sb);
+	assert_int_equal(t_assemble_sp(&s, ~(1u << 2), 1), 0);
+	raid_info_get(s.t.a, &info);
+	assert_true(jg_le64(sb.hdr.seq) + 2 < info.events);
+	assert_int_equal(info.nspares, 1);
+	assert_false(info.spares[0].rebuilding);
+	t_stop(&s.t);
+	/* a member that far behind is stale: refused */
+	assert_int_equal(t_assemble_sp(&s, ~0u, 1), -EUCLEAN);
+	t_free_sp(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_spare_create_and_assemble),
+	    cmocka_unit_test(test_spare_take_rebuilds_exact_content),
+	    cmocka_unit_test(test_spare_take_without_spare),
+	    cmocka_unit_test(test_spare_add_remove),
+	    cmocka_unit_test(test_spare_refusals),
+	    cmocka_unit_test(test_spare_any_event_count),
+	};
+
+	jg_log_set_level(JG_LOG_ERR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
