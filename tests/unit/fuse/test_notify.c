@@ -165,8 +165,7 @@ static void test_notify_full_queue_drops(void **state)
 
 /*
  * A program that exits non-zero, or is killed, is counted failed, and the next
- * event still runs. Runs are one at a time: once the last one's line is
- * written, the two before it have been reaped and counted.
+ * event still runs. Runs are one at a time.
  */
 static void test_notify_failures_counted(void **state)
 {
@@ -183,9 +182,13 @@ static void test_notify_failures_counted(void **state)
 	t_send(n, "Fail", "/dev/a");
 	t_send(n, "RebuildFailed", "/dev/b");
 	t_send(n, "SpareActive", "/dev/b");
-	while (!strstr(t_read(d.out), "SpareActive\n"))
-		sched_yield(); /* no sleep: the runs end on their own */
-	fop_notify_counts_get(n, &c);
+	/* a run is counted once spawned, and the child may write its line first:
+	 * wait for the line and the count (no sleep: the runs end on their own);
+	 * one at a time, so by the third run the second was reaped and counted */
+	do {
+		sched_yield();
+		fop_notify_counts_get(n, &c);
+	} while (c.runs < 3 || !strstr(t_read(d.out), "SpareActive\n"));
 	fop_notify_stop(n);
 	assert_string_equal(t_read(d.out), "Fail\nRebuildFailed\nSpareActive\n");
 	assert_int_equal(c.runs, 3);
