@@ -339,6 +339,13 @@ int raid_rows_at_risk(struct raid_array *a, uint64_t *rows, size_t max, size_t *
 		      uint64_t *more, bool *all);
 
 /*
+ * The array blocks lost since *@seq (a read no member could correct; the last
+ * 16 are kept), at most @max, oldest first; advances *@seq. For naming the
+ * files they belong to (the array knows no files).
+ */
+size_t raid_lost_blocks(struct raid_array *a, uint64_t *seq, uint64_t *blocks, size_t max);
+
+/*
  * Mark member @role failed (as an I/O error would), in the other superblocks.
  * -EUCLEAN while the journal of an earlier run has not replayed (as raid_rebuild),
  * -EIO when no redundancy would be left.

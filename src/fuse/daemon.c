@@ -418,6 +418,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 
 	memset(&c, 0, sizeof(c));
 	pthread_mutex_init(&c.rebuild_lock, NULL);
+	pthread_mutex_init(&c.lost_lock, NULL);
 	c.array = a;
 	c.opts = o;
 	c.notify = watch ? watch->notify : NULL;
@@ -541,6 +542,7 @@ out:
 	if (mounted && !rc)
 		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
 	pthread_mutex_destroy(&c.rebuild_lock);
+	pthread_mutex_destroy(&c.lost_lock);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);
 	if (atomic_load(&fop_log_syslog))

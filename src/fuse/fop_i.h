@@ -35,6 +35,11 @@ struct fop_ctx {
 	/* a dirty degraded array mounted by force or ro: what may read wrong (risk.c) */
 	uint64_t risk_rows, risk_files, risk_metadata;
 	bool risk_all;
+	/* blocks lost to reads no member could correct, named as met (risk.c) */
+	pthread_mutex_t lost_lock;	/* protects the four below */
+	uint64_t lost_seq, lost_named;
+	uint64_t lost_done[16];		/* blocks named last: a re-read is not named again */
+	unsigned int lost_ndone;
 	/* online rebuild (FOP_IOC_REPLACE): one at a time, joined before unmount */
 	pthread_mutex_t rebuild_lock; /* protects the three fields below */
 	pthread_t rebuild_thread;
@@ -90,6 +95,8 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st);
 void fop_rebuild_join(struct fop_ctx *c);
 /* risk.c: log the files in the rows the array could not make consistent. */
 void fop_name_at_risk(struct fop_ctx *c);
+/* risk.c: after a read failed with EIO, log the files of the blocks the array lost. */
+void fop_name_lost(struct fop_ctx *c);
 /* Resume in the background the rebuild of a member assembled being rebuilt (rw mounts). */
 void fop_rebuild_resume(struct fop_ctx *c);
 /*

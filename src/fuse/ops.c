@@ -390,6 +390,8 @@ static void fop_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!buf)
 		goto out;
 	n = fs_read(c->fs, ino, (uint64_t)off, size, buf);
+	if (n == -EIO)
+		fop_name_lost(c); /* a block no member could give back: whose */
 	if (n < 0) {
 		rc = (int)n;
 		goto out;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * src/fuse/risk.c - after a dirty degraded array was mounted (force, or ro): name
- * the files in the rows the crash may have left wrong (issue 22).
+ * src/fuse/risk.c - name the files behind array blocks that may read wrong or
+ * cannot be read (issue 22): after a dirty degraded array was mounted (force,
+ * or ro), those in the rows the crash may have left wrong; after a read failed,
+ * those of the blocks no member could give back.
  *
  * The array knows the rows (raid_rows_at_risk: the dirty bitmap regions and the
  * rows the journal asked to resync, where a member is missing) and nothing of
@@ -130,4 +132,63 @@ out:
 	free(ext);
 	free(rows);
 	free(r.inos);
+}
+
+static int fop_lost_owner(void *ctx, const struct fs_owner *o)
+{
+	struct fop_ctx *c = ctx;
+
+	if (o->kind == FS_OWNER_FREE || o->kind == FS_OWNER_OUTSIDE)
+		return 0;
+	c->lost_named++;
+	if (o->ino)
+		jg_log(JG_LOG_ERR, "fuse",
+		       "lost: %s inode=%llu %s block %llu (array block %llu): no member can give it back; reads of it fail with EIO, the rest of the volume is whole",
+		       o->npaths ? o->paths[0] : o->orphan ? "(open-unlinked)" : "(no name)",
+		       (unsigned long long)o->ino, fs_owner_kind_name(o->kind),
+		       (unsigned long long)o->lblk, (unsigned long long)o->blkno);
+	else
+		jg_log(JG_LOG_ERR, "fuse",
+		       "lost: %s (array block %llu): no member can give it back",
+		       fs_owner_kind_name(o->kind), (unsigned long long)o->blkno);
+	return 0;
+}
+
+void fop_name_lost(struct fop_ctx *c)
+{
+	uint64_t blocks[16];
+	struct fs_extent ext[16];
+	size_t n, ne = 0;
+
+	if (!c->array)
+		return;
+	pthread_mutex_lock(&c->lost_lock);
+	n = raid_lost_blocks(c->array, &c->lost_seq, blocks, 16);
+	/* sorted, merged, as fs_owners wants them */
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && blocks[k - 1] > blocks[k]; k--) {
+			uint64_t t = blocks[k];
+
+			blocks[k] = blocks[k - 1];
+			blocks[k - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		bool done = false;
+
+		/* a program that reads a lost block again and again: one scan, one line */
+		for (unsigned int k = 0; k < 16 && k < c->lost_ndone; k++)
+			done |= c->lost_done[k] == blocks[i];
+		if (done)
+			continue;
+		c->lost_done[c->lost_ndone++ % 16] = blocks[i];
+		if (ne && ext[ne - 1].start + ext[ne - 1].count >= blocks[i]) {
+			if (ext[ne - 1].start + ext[ne - 1].count == blocks[i])
+				ext[ne - 1].count++;
+			continue;
+		}
+		ext[ne++] = (struct fs_extent){.start = blocks[i], .count = 1};
+	}
+	if (ne)
+		fs_owners(c->fs, ext, ne, NULL, fop_lost_owner, c, NULL);
+	pthread_mutex_unlock(&c->lost_lock);
 }

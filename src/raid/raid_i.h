@@ -22,7 +22,8 @@
 
 #define RAID_BS JG_BLOCK_SIZE
 #define RAID_LOCK_BUCKETS 1024u		 /* hashed row locks: row % RAID_LOCK_BUCKETS */
-#define RAID_GROUP_MAX_ROWS 256u	 /* rows handled per member batch */
+#define RAID_GROUP_MAX_ROWS 256u
+#define RAID_LOST_RING 16u	 /* lost array blocks remembered (raid_lost_blocks) */	 /* rows handled per member batch */
 #define RAID_GROUP_MAX_BYTES (32u << 20) /* scratch per member batch */
 
 /* ------------------------------------------------------------------ layout */
@@ -191,7 +192,13 @@ struct raid_array {
 
 	unsigned int max_read_errors; /* corrected read errors a member may have (fixed) */
 
-	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, rd_*, ev_* */
+	/* the array blocks lost last (a read no member could correct), a ring; lost_seq
+	 * counts them all */
+	uint64_t lost[RAID_LOST_RING];
+	uint64_t lost_seq;
+
+	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, rd_*, ev_*,
+				     * lost* */
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;

@@ -268,6 +268,10 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 		    raid_parity_reconstruct(geo->ndata, geo->npar, RAID_BS, vec, lost)) {
 			pthread_mutex_lock(&a->stats_lock);
 			a->m[role].rd_uncorrectable++;
+			if (pos < geo->ndata) /* a data block: which array block it was */
+				a->lost[a->lost_seq++ % RAID_LOST_RING] =
+				    row * geo->row_blocks + (uint64_t)pos * geo->chunk_blocks +
+				    (mblk - geo->data_offset) % geo->chunk_blocks;
 			pthread_mutex_unlock(&a->stats_lock);
 			/* no other member can give it back */
 			raid_event_detail(a, RAID_EV_READ_ERROR_UNCORRECTABLE, role, -1, -EIO,

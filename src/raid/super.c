@@ -1266,3 +1266,16 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	memcpy(out->event_counts, a->ev_counts, sizeof(out->event_counts));
 	pthread_mutex_unlock(&a->stats_lock);
 }
+
+size_t raid_lost_blocks(struct raid_array *a, uint64_t *seq, uint64_t *blocks, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&a->stats_lock);
+	if (a->lost_seq - *seq > RAID_LOST_RING)
+		*seq = a->lost_seq - RAID_LOST_RING; /* the older ones are gone */
+	for (; *seq < a->lost_seq && n < max; (*seq)++)
+		blocks[n++] = a->lost[*seq % RAID_LOST_RING];
+	pthread_mutex_unlock(&a->stats_lock);
+	return n;
+}

@@ -29,6 +29,7 @@
 #include "fop_i.h"
 #include "fs_i.h"
 #include "jgrfs/raid.h"
+#include "raid_i.h"
 
 /* ------------------------------------------------- libfuse, recorded */
 
@@ -308,10 +309,140 @@ static void test_ops_entry_reference_one_hold(void **state)
 	}
 }
 
+/* ------------------------------------------------ a lost block is named */
+
+static struct {
+	char line[16][512];
+	unsigned int n;
+} t_log;
+
+static void t_log_sink(void *ctx, int level, const char *subsys, const char *msg)
+{
+	(void)ctx;
+	(void)level;
+	if (t_log.n < 16)
+		snprintf(t_log.line[t_log.n++], sizeof(t_log.line[0]), "%s: %s", subsys, msg);
+}
+
+static unsigned int t_log_count(const char *needle)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < t_log.n; i++)
+		k += strstr(t_log.line[i], needle) != NULL;
+	return k;
+}
+
+struct t_find {
+	uint64_t ino, lblk, blkno;
+};
+
+static int t_find_block(void *ctx, const struct fs_owner *o)
+{
+	struct t_find *f = ctx;
+
+	if (o->kind == FS_OWNER_DATA && o->ino == f->ino && f->lblk >= o->lblk &&
+	    f->lblk < o->lblk + o->count)
+		f->blkno = o->blkno + (f->lblk - o->lblk);
+	return 0;
+}
+
+/*
+ * A degraded RAID5 with a read error in a row: only that block is lost. The
+ * read of that file range fails with EIO, the file is named in the log once
+ * (not at every re-read), and the rest of the file reads.
+ */
+static void test_ops_lost_block_named(void **state)
+{
+	struct raid_create_cfg cc = {.level = 5, .chunk_blocks = 4, .resync = RAID_RESYNC_BITMAP,
+				     .bitmap_region_blocks = 64};
+	struct fs_mount_opts mo = {.data_mode = JNL_DATA_ORDERED, .no_commit_thread = true};
+	struct fs_mkfs_opts mk = {.label = "lost"};
+	struct blk_dev *mem[4], *top[4];
+	struct fuse_file_info fi = {.flags = O_RDONLY};
+	struct raid_fault_domain *dom;
+	struct raid_fault_cfg fc = {.seed = 1};
+	struct t_find f = {.lblk = 3};
+	struct fs_extent all;
+	struct raid_array *a;
+	struct fop_opts opts;
+	struct fop_ctx ctx;
+	struct fs_attr at;
+	struct fs *fs;
+	unsigned int role, other;
+	uint64_t mblk;
+	uint8_t *buf = calloc(16, 4096);
+
+	(void)state;
+	assert_int_equal(raid_fault_domain_new(&fc, &dom), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(raid_dev_mem_open("m", 4096, &mem[i]), 0);
+		assert_int_equal(raid_dev_fault_open(dom, mem[i], &top[i]), 0);
+	}
+	assert_int_equal(raid_create(top, 4, &cc, false), 0);
+	assert_int_equal(raid_assemble(top, 4, NULL, &a), 0);
+	assert_int_equal(fs_mkfs(raid_array_dev(a), &mk), 0);
+	assert_int_equal(fs_mount(raid_array_dev(a), &mo, &fs), 0);
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "victim", S_IFREG | 0644, 0, 0, 0, &at), 0);
+	memset(buf, 0x5a, 16 * 4096);
+	assert_int_equal(fs_write(fs, at.ino, 0, 16 * 4096, buf), 16 * 4096);
+	assert_int_equal(fs_unmount(fs), 0); /* home, and out of the buffer cache */
+
+	/* where block 3 of the file is, on which member */
+	assert_int_equal(fs_mount(raid_array_dev(a), &mo, &fs), 0);
+	f.ino = at.ino;
+	all = (struct fs_extent){.start = 0, .count = a->geo.array_blocks};
+	assert_int_equal(fs_owners(fs, &all, 1, NULL, t_find_block, &f, NULL), 0);
+	assert_true(f.blkno != 0);
+	raid_layout_map(&a->geo, f.blkno, &role, &mblk);
+	assert_int_equal(fs_unmount(fs), 0);
+	/* another member lost, then a latent error under the block: nothing can give it back */
+	other = (role + 1) % 4;
+	assert_int_equal(raid_fail_member(a, other), 0);
+	assert_int_equal(raid_dev_fault_latent_block(top[role], mblk), 0);
+
+	assert_int_equal(fs_mount(raid_array_dev(a), &mo, &fs), 0);
+	memset(&ctx, 0, sizeof(ctx));
+	fop_opts_init(&opts);
+	ctx.fs = fs;
+	ctx.array = a;
+	ctx.opts = &opts;
+	pthread_mutex_init(&ctx.lost_lock, NULL);
+	memset(&t_x, 0, sizeof(t_x));
+	memset(&t_log, 0, sizeof(t_log));
+	jg_log_set_sink(t_log_sink, NULL);
+	for (int pass = 0; pass < 2; pass++) {
+		memset(&t_rep, 0, offsetof(typeof(t_rep), ent_name));
+		t_rep.ctx = &ctx;
+		t_rep.err = -1;
+		fop_ops.read(T_REQ, at.ino, 4096, 3 * 4096, &fi);
+		assert_int_equal(t_rep.err, EIO);
+	}
+	memset(&t_rep, 0, offsetof(typeof(t_rep), ent_name));
+	t_rep.ctx = &ctx;
+	t_rep.err = -1;
+	fop_ops.read(T_REQ, at.ino, 4096, 8 * 4096, &fi); /* another row: whole */
+	jg_log_set_sink(NULL, NULL);
+	assert_int_equal(t_rep.err, -1);
+	assert_int_equal(t_rep.replies, 1);
+	if (t_log_count("lost: /victim inode=") != 1 || t_log_count("data block 3 ") != 1)
+		fail_msg("the lost block's file not named once in the log");
+
+	assert_int_equal(fs_unmount(fs), 0);
+	pthread_mutex_destroy(&ctx.lost_lock);
+	fop_opts_free(&opts);
+	assert_int_equal(raid_stop(a), 0); /* closes the fault devices, not their lower ones */
+	for (int i = 0; i < 4; i++)
+		blk_close(mem[i]);
+	raid_fault_domain_free(dom);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ops_entry_reference_one_hold),
+		cmocka_unit_test(test_ops_lost_block_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
