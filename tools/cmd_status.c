@@ -120,6 +120,16 @@ static void status_print_json(const struct fop_status *st)
 		       (unsigned long long)st->notify_dropped);
 	else
 		printf("\"notify\":null,");
+	printf("\"at_risk\":{\"all\":%s,\"rows\":%llu,\"files\":%llu,\"metadata\":%llu},"
+	       "\"lost\":{\"named\":%llu,\"last\":",
+	       st->flags & FOP_ST_RISK_ALL ? "true" : "false", (unsigned long long)st->risk_rows,
+	       (unsigned long long)st->risk_files, (unsigned long long)st->risk_metadata,
+	       (unsigned long long)st->lost_named);
+	if (st->lost_named)
+		status_json_str(st->lost_last);
+	else
+		printf("null");
+	printf("},");
 	printf("\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
 	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
 	       "\"declare_blocks\":%llu,\"logged_data_blocks\":%llu,\"running_tid\":%llu,"
@@ -175,6 +185,17 @@ static void status_print_events(const struct fop_status *st)
 		printf("notify:     %llu runs, %llu failed, %llu events dropped\n",
 		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
 		       (unsigned long long)st->notify_dropped);
+	if (st->flags & FOP_ST_RISK_ALL)
+		printf("at risk:    every file: the crash left rows unknown to the resync policy "
+		       "with a member missing\n");
+	else if (st->risk_rows)
+		printf("at risk:    %llu files, %llu metadata structures in %llu rows written at "
+		       "the crash with a member missing (named in the log)\n",
+		       (unsigned long long)st->risk_files, (unsigned long long)st->risk_metadata,
+		       (unsigned long long)st->risk_rows);
+	if (st->lost_named)
+		printf("lost:       %llu blocks no member can give back (named in the log), the "
+		       "last: %s\n", (unsigned long long)st->lost_named, st->lost_last);
 }
 
 static void status_print_text(const char *mnt, const struct fop_status *st)

@@ -233,8 +233,8 @@ struct fop_spare {
 	char path[1024]; /* the device, NUL-terminated, absolute */
 };
 
-/* Version 5: spares. */
-#define FOP_STATUS_VERSION 5u
+/* Version 6: files at risk and lost blocks. */
+#define FOP_STATUS_VERSION 6u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -273,6 +273,7 @@ struct fop_status_spare {
 #define FOP_ST_JNL_WAS_CLEAN (1u << 6)	 /* journal recovery had nothing to do */
 #define FOP_ST_REBUILDING (1u << 7)	 /* rebuild_ppm is valid */
 #define FOP_ST_NOTIFY (1u << 8)		 /* mounted with notify=: notify_* are valid */
+#define FOP_ST_RISK_ALL (1u << 9)	 /* dirty degraded, no record of the rows: any file */
 
 /*
  * The answer to FOP_IOC_STATUS: fixed size, integers only (no pointers, no
@@ -333,6 +334,12 @@ struct fop_status {
 	uint32_t nspares;
 	uint32_t reserved1;
 	struct fop_status_spare spares[FOP_STATUS_SPARES];
+	/* a dirty degraded array mounted (force, ro): rows in flight that lack a
+	 * member, and the files and metadata in them, each named in the log */
+	uint64_t risk_rows, risk_files, risk_metadata;
+	/* blocks no member could give back whose owners were named, and the last */
+	uint64_t lost_named;
+	char lost_last[256];
 };
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 

@@ -36,10 +36,11 @@ struct fop_ctx {
 	uint64_t risk_rows, risk_files, risk_metadata;
 	bool risk_all;
 	/* blocks lost to reads no member could correct, named as met (risk.c) */
-	pthread_mutex_t lost_lock;	/* protects the four below */
+	pthread_mutex_t lost_lock;	/* protects the five below */
 	uint64_t lost_seq, lost_named;
 	uint64_t lost_done[16];		/* blocks named last: a re-read is not named again */
 	unsigned int lost_ndone;
+	char lost_last[256];		/* the last one named, for status */
 	/* online rebuild (FOP_IOC_REPLACE): one at a time, joined before unmount */
 	pthread_mutex_t rebuild_lock; /* protects the three fields below */
 	pthread_t rebuild_thread;

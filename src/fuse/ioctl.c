@@ -144,6 +144,15 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	}
 	memcpy(st->label, fi.label, sizeof(st->label));
 	st->label[sizeof(st->label) - 1] = '\0';
+	st->risk_rows = c->risk_rows; /* set once, before the session started */
+	st->risk_files = c->risk_files;
+	st->risk_metadata = c->risk_metadata;
+	if (c->risk_all)
+		st->flags |= FOP_ST_RISK_ALL;
+	pthread_mutex_lock(&c->lost_lock);
+	st->lost_named = c->lost_named;
+	snprintf(st->lost_last, sizeof(st->lost_last), "%s", c->lost_last);
+	pthread_mutex_unlock(&c->lost_lock);
 }
 
 /* ------------------------------------------------------- online rebuild */

@@ -14,6 +14,7 @@
  * RAID can say which files a write hole may have hit.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,9 @@ static int fop_lost_owner(void *ctx, const struct fs_owner *o)
 	if (o->kind == FS_OWNER_FREE || o->kind == FS_OWNER_OUTSIDE)
 		return 0;
 	c->lost_named++;
+	snprintf(c->lost_last, sizeof(c->lost_last), "%s inode %llu %s block %llu",
+		 o->npaths ? o->paths[0] : o->ino ? "(no name)" : "", (unsigned long long)o->ino,
+		 fs_owner_kind_name(o->kind), (unsigned long long)o->lblk);
 	if (o->ino)
 		jg_log(JG_LOG_ERR, "fuse",
 		       "lost: %s inode=%llu %s block %llu (array block %llu): no member can give it back; reads of it fail with EIO, the rest of the volume is whole",

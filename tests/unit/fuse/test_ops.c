@@ -427,6 +427,9 @@ static void test_ops_lost_block_named(void **state)
 	assert_int_equal(t_rep.replies, 1);
 	if (t_log_count("lost: /victim inode=") != 1 || t_log_count("data block 3 ") != 1)
 		fail_msg("the lost block's file not named once in the log");
+	/* and kept for status */
+	assert_int_equal(ctx.lost_named, 1);
+	assert_non_null(strstr(ctx.lost_last, "/victim inode"));
 
 	assert_int_equal(fs_unmount(fs), 0);
 	pthread_mutex_destroy(&ctx.lost_lock);
