@@ -1137,11 +1137,17 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	for (unsigned int r = 0; r < nmem; r++)
 		if (missing & (1u << r))
 			raid_event_detail(a, RAID_EV_DEGRADED_ARRAY, r, -1, 0, "uuid=%s", u);
-	jg_log(
-	    JG_LOG_INFO, "raid",
-	    "assembled uuid=%s level=%u members=%u spares=%u missing=0x%x was_dirty=%d resync=%s events=%llu",
-	    u, level, nmem, nsp, missing, a->was_dirty, raid_resync_policy_name(a->policy),
-	    (unsigned long long)a->events);
+	{
+		char sp[24] = ""; /* only when there are: the line older tools print otherwise */
+
+		if (nsp)
+			snprintf(sp, sizeof(sp), " spares=%u", nsp);
+		jg_log(
+		    JG_LOG_INFO, "raid",
+		    "assembled uuid=%s level=%u members=%u%s missing=0x%x was_dirty=%d resync=%s events=%llu",
+		    u, level, nmem, sp, missing, a->was_dirty, raid_resync_policy_name(a->policy),
+		    (unsigned long long)a->events);
+	}
 	*out = a;
 	a = NULL;
 	goto out;
