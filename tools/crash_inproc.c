@@ -840,10 +840,13 @@ static int ip_rebuild_progress(void *ctx, uint64_t done, uint64_t total)
 /*
  * (I3) member @role lost and rebuilt onto x->spare, in a fault domain whose power
  * is cut at a row of the rebuild chosen by the seed (or right after it ends),
- * then abandoned. Then what an administrator does: assemble with the new member;
- * if it is refused (its superblock is written last), assemble without it
- * (forced: dirty and degraded, but no row was written since the clean stop but
- * the rebuild's own) and rebuild again without faults.
+ * then abandoned. Then what an administrator does: assemble with the new member
+ * and, when it is being rebuilt (recorded from the rebuild's first superblock
+ * round, rebuild.c (R1)), let the rebuild go on from its mark, as a mount does;
+ * if the assembly is refused (a cut before that round: the new member is no
+ * member; or resync=full: dirty and degraded), assemble without it (forced:
+ * no row was written since the clean stop but the rebuild's own) and rebuild
+ * again without faults.
  */
 static int ip_rebuild_cut(struct ip_run *x, unsigned int role)
 {
@@ -892,8 +895,13 @@ static int ip_rebuild_cut(struct ip_run *x, unsigned int role)
 	if (rename(x->spare, x->members[role]))
 		return -errno;
 	rc = ip_assemble(x, &acfg, x->c->nmem, &a);
-	if (!rc)
-		return raid_stop(a);
+	if (!rc) {
+		/* recorded as being rebuilt: resumed from its mark, as a mount does */
+		raid_info_get(a, &ri);
+		if (ri.members[role].rebuilding)
+			rc = raid_rebuild(a, role, NULL, NULL, NULL);
+		return raid_stop(a) ?: rc;
+	}
 	return ip_rebuild_plain(x, role, &force);
 }
 
