@@ -298,6 +298,7 @@ const struct option cli_raid_longopts[] = {
 	{ "bitmap-region", required_argument, NULL, 'b' },
 	{ "size", required_argument, NULL, 's' },
 	{ "spare", required_argument, NULL, 'S' },
+	{ "assume-clean", no_argument, NULL, CLI_OPT_ASSUME_CLEAN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -363,6 +364,9 @@ int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg)
 				       sizeof(o->spares) / sizeof(o->spares[0])),
 			       -EINVAL;
 		o->spares[o->nspares++] = (char *)arg; /* an argv string: lives on */
+		return 0;
+	case CLI_OPT_ASSUME_CLEAN:
+		o->cfg->assume_clean = true;
 		return 0;
 	default:
 		return 1;

@@ -85,7 +85,13 @@ struct cli_raid_opts {
 	"                           sparse at that size\n" \
 	"  -S, --spare DEV          a hot spare (repeatable, up to 8): a member that fails\n" \
 	"                           is rebuilt onto it by the mounted volume, no command\n" \
-	"                           needed; give it with the members to jgrfs mount\n"
+	"                           needed; give it with the members to jgrfs mount\n" \
+	"      --assume-clean       the members hold zeros (new disks, discarded SSDs): no\n" \
+	"                           initial sync. Without it, a new array is usable at\n" \
+	"                           once and the mounted volume syncs its parity in the\n" \
+	"                           background; member files this command creates, or\n" \
+	"                           finds with no block allocated, hold zeros: none\n"
+#define CLI_OPT_ASSUME_CLEAN 0x100 /* no short form (mdadm's --assume-clean) */
 extern const struct option cli_raid_longopts[]; /* terminated by a zero entry */
 void cli_raid_opts_init(struct cli_raid_opts *o, struct raid_create_cfg *cfg);
 int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg);

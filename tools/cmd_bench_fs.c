@@ -150,7 +150,7 @@ int cmd_bench_fs(int argc, char **argv)
 	const char *dir = ".", *modes = "writeback,ordered,journal,declared";
 	uint64_t member_bytes = 1ull << 30, file_bytes = 256ull << 20, v;
 	unsigned int rand_ops = 300, creates = 5000;
-	struct raid_create_cfg cfg = { .level = 5, .chunk_blocks = 16 };
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[BF_MEMBERS];
 	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[128], *save, *tok;

@@ -114,7 +114,7 @@ static int bj_assemble(struct bj_state *st)
 
 static int bj_create(struct bj_state *st)
 {
-	struct raid_create_cfg cc = { .level = 5, .chunk_blocks = st->o.chunk_blocks,
+	struct raid_create_cfg cc = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = st->o.chunk_blocks,
 				      .resync = RAID_RESYNC_JOURNAL };
 	struct blk_dev *devs[BJ_MEMBERS_MAX];
 	int rc;

@@ -294,7 +294,7 @@ static int bench_set_open(struct bench_state *st, struct bench_set *set, const c
 /* Make @set an array of @level, resync=full: the engine without its bitmap. */
 static int bench_set_array(struct bench_state *st, struct bench_set *set, unsigned int level)
 {
-	struct raid_create_cfg cfg = {
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */
 		.level = level, .chunk_blocks = st->o.chunk_blocks, .resync = RAID_RESYNC_FULL,
 	};
 	struct raid_assemble_cfg acfg = { 0 };

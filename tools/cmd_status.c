@@ -46,6 +46,14 @@ static const char *status_name_or(const char *s, const char *dflt)
 }
 
 /* A JSON string: quotes, backslashes and control characters escaped. */
+/* Seconds the initial sync still needs at its rate; -1 when it does not run. */
+static long long status_sync_eta(const struct fop_status *st)
+{
+	if (!(st->flags & FOP_ST_SYNCING) || !st->sync_rate)
+		return -1;
+	return (long long)((st->rows - st->sync_done + st->sync_rate - 1) / st->sync_rate);
+}
+
 static void status_json_str(const char *s)
 {
 	putchar('"');
@@ -88,6 +96,13 @@ static void status_print_json(const struct fop_status *st)
 		printf("\"rebuild_progress\":%.4f,", st->rebuild_ppm / 1e6);
 	else
 		printf("\"rebuild_progress\":null,");
+	if (st->flags & FOP_ST_SYNCING)
+		printf("\"initial_sync\":{\"rows_in_sync\":%llu,\"rows_done\":%llu,"
+		       "\"rows_per_second\":%llu,\"eta_seconds\":%lld},",
+		       (unsigned long long)st->sync_rows, (unsigned long long)st->sync_done,
+		       (unsigned long long)st->sync_rate, status_sync_eta(st));
+	else
+		printf("\"initial_sync\":null,");
 	printf("\"member_list\":[");
 	for (unsigned int i = 0; i < n; i++) {
 		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
@@ -217,6 +232,17 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 		printf(", %u member%s failed or missing", st->nfailed, st->nfailed > 1 ? "s" : "");
 	if (st->flags & FOP_ST_REBUILDING)
 		printf(", rebuilding %.1f%%", st->rebuild_ppm / 1e4);
+	if (st->flags & FOP_ST_SYNCING) {
+		long long eta = status_sync_eta(st);
+
+		printf(", initial sync %.1f%%", st->rows ? 100.0 * st->sync_done / st->rows : 0.0);
+		if (eta >= 0)
+			printf(" (eta %lld:%02lld:%02lld)", eta / 3600, eta / 60 % 60, eta % 60);
+		else
+			printf(" (waiting: %s)", st->flags & FOP_ST_DEGRADED ? "degraded"
+						 : st->flags & FOP_ST_READONLY ? "read-only"
+									       : "paused");
+	}
 	if (st->flags & FOP_ST_RESYNC_ALL)
 		printf(", resync-all on");
 	if (st->flags & FOP_ST_READONLY)

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "raidcli.h"
@@ -119,6 +120,23 @@ void raidcli_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/*
+ * Whether every member is a file that this command creates (absent, --size
+ * given) or a regular file with no block allocated (new from truncate): it
+ * reads as zeros, and zeros are in sync.
+ */
+static bool raidcli_all_new(char **paths, int n, uint64_t size_bytes)
+{
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) ? errno != ENOENT || !size_bytes
+					: !S_ISREG(st.st_mode) || st.st_blocks)
+			return false;
+	}
+	return true;
+}
+
 int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
 		   struct blk_dev **devs)
 {
@@ -131,6 +149,8 @@ int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool for
 		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
 	if (n < (int)min)
 		return cli_err("RAID%u needs at least %u members, not %d", ro->cfg->level, min, n);
+	if (!ro->cfg->assume_clean && raidcli_all_new(paths, n, ro->size_bytes))
+		ro->cfg->assume_clean = true; /* sparse files this command makes hold zeros */
 	if (cli_open_members(paths, n, ro->size_bytes, devs))
 		return 2;
 	/* the spares' superblocks are written by raid_create; the caller never sees them */

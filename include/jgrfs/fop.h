@@ -65,6 +65,7 @@ struct fop_opts {
 	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 1.0 s */
+	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
 			  * malloc'd, comma-separated, or NULL */
@@ -114,6 +115,9 @@ void fop_opts_free(struct fop_opts *o);
 	"  force               mount a dirty and degraded array (a crash with a member\n"         \
 	"                      missing), read-only unless rw is given too; the files in\n"        \
 	"                      the rows written at the crash are named in the log\n"              \
+	"  sync_rate=MB        the initial sync of a new array runs in the background at\n"     \
+	"                      most MB MiB/s of array data, an eighth of it while the\n"        \
+	"                      volume is in use (default 128; 0: no limit)\n"                   \
 	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
 	"  debug               trace every FUSE request (implies -f)\n"                            \
 	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"
@@ -234,7 +238,7 @@ struct fop_spare {
 };
 
 /* Version 6: files at risk and lost blocks. */
-#define FOP_STATUS_VERSION 6u
+#define FOP_STATUS_VERSION 7u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -274,6 +278,7 @@ struct fop_status_spare {
 #define FOP_ST_REBUILDING (1u << 7)	 /* rebuild_ppm is valid */
 #define FOP_ST_NOTIFY (1u << 8)		 /* mounted with notify=: notify_* are valid */
 #define FOP_ST_RISK_ALL (1u << 9)	 /* dirty degraded, no record of the rows: any file */
+#define FOP_ST_SYNCING (1u << 10)	 /* the initial sync has not ended: sync_* are valid */
 
 /*
  * The answer to FOP_IOC_STATUS: fixed size, integers only (no pointers, no
@@ -340,6 +345,9 @@ struct fop_status {
 	/* blocks no member could give back whose owners were named, and the last */
 	uint64_t lost_named;
 	char lost_last[256];
+	/* the initial sync (FOP_ST_SYNCING): rows recorded in sync, rows passed, and
+	 * its rate in rows per second (0: not running: degraded, read-only, paused) */
+	uint64_t sync_rows, sync_done, sync_rate;
 };
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 

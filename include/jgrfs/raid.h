@@ -144,14 +144,20 @@ struct raid_create_cfg {
 	 * not owned (the caller closes them). NULL with nspares 0: none. */
 	struct blk_dev **spares;
 	unsigned int nspares;
+	/* The members hold zeros (new sparse files, discarded disks), so every row
+	 * is in sync already: no initial sync (mdadm's --assume-clean). */
+	bool assume_clean;
 };
 
 /*
- * Write a new array over @n members (role i = members[i]): member superblocks,
- * bitmaps, and parity consistent with the (zeroed-by-us-only-if-needed) data: the
- * new array starts clean and in sync; then the superblocks of cfg->spares.
- * Refuses (-EEXIST, naming the device) a member or spare that already holds a
- * jgrfs superblock unless @force.
+ * Write a new array over @n members (role i = members[i]): member superblocks
+ * and bitmaps, then the superblocks of cfg->spares; nothing of the data area is
+ * read or written, so it takes the same time whatever the size. The array is
+ * usable at once and not yet in sync: raid_initial_sync() makes its parity
+ * match, and until then the rows past its mark are written so that each write
+ * leaves its lines consistent (docs/DESIGN.md, "Instant create"). Refuses
+ * (-EEXIST, naming the device) a member or spare that already holds a jgrfs
+ * superblock unless @force.
  */
 int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
 		bool force);
@@ -285,6 +291,9 @@ struct raid_info {
 	bool resync_all;
 	uint64_t events;
 	double rebuild_progress;	/* 0..1, or -1 when no rebuild runs */
+	uint64_t sync_rows;		/* initial sync: rows in sync (recorded); rows when done */
+	uint64_t sync_done;		/* ... rows the running sync has passed */
+	double sync_rate;		/* ... its rows per second, 0 when none runs */
 	struct raid_resync_report last_resync; /* the recovery resync of this assembly */
 	uint64_t event_counts[RAID_EV__COUNT]; /* events since assembly, by kind */
 	struct raid_member_info members[32];
@@ -305,6 +314,20 @@ typedef int (*raid_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  */
 int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void *ctx,
 		   struct raid_resync_report *rep);
+
+/*
+ * The initial sync of a new array (MD's resync after create): walk the rows from
+ * the sync mark under the row locks, rewrite the parity of each row whose parity
+ * does not match its data, and record the mark every few seconds, after a flush,
+ * so that a stop or crash loses at most that much; at the end the array is in
+ * sync (raid_info.sync_rows == rows). Safe while the array is in use. @fn is
+ * called after each group of rows (it may sleep: the caller's throttle) and
+ * stops the sync by returning non-zero (-ECANCELED, the mark recorded: the next
+ * call goes on from it). 0 when done (or nothing to do); -EAGAIN while a member
+ * is missing or being rebuilt (nothing can be checked: call again after the
+ * rebuild); -EROFS; or the error of a group.
+ */
+int raid_initial_sync(struct raid_array *a, raid_progress_fn fn, void *ctx);
 
 /*
  * Reconstruct the member of role @role onto @newdev (owned by the array from this

@@ -48,6 +48,7 @@ struct fop_ctx {
 	bool rebuild_running;
 	atomic_bool stopping; /* unmount: a running rebuild stops at its next step */
 	struct fop_watch *watch; /* the array's event handler, or NULL (spare.c) */
+	struct fop_isync *isync; /* the initial sync's thread, or NULL (initsync.c) */
 };
 
 /*
@@ -110,6 +111,10 @@ int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_de
 /* spare.c */
 /* Wake the spare thread: a member may lack a device and a spare may be idle. */
 void fop_watch_kick(struct fop_watch *w);
+/* Start the initial sync of a new array in the background (read-write mounts). */
+void fop_isync_start(struct fop_ctx *c);
+/* Pause it at its mark and join its thread (at unmount). */
+void fop_isync_stop(struct fop_ctx *c);
 /* Start the spare thread of @c (read-write mounts), after fop_rebuild_resume(). */
 void fop_watch_start(struct fop_ctx *c);
 /* Stop and join it: before fop_rebuild_join(), so that no rebuild starts after. */

@@ -55,6 +55,12 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 		st->flags |= FOP_ST_RESYNC_ALL;
 	if (ri.jnl_pending)
 		st->flags |= FOP_ST_JNL_PENDING;
+	if (ri.sync_rows < ri.rows) {
+		st->flags |= FOP_ST_SYNCING;
+		st->sync_rows = ri.sync_rows;
+		st->sync_done = ri.sync_done;
+		st->sync_rate = (uint64_t)ri.sync_rate;
+	}
 	if (ri.rebuild_progress >= 0) {
 		st->flags |= FOP_ST_REBUILDING;
 		st->rebuild_ppm = (uint32_t)(ri.rebuild_progress * 1e6);

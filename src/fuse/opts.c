@@ -25,6 +25,7 @@ void fop_opts_init(struct fop_opts *o)
 	o->max_write_bytes = FOP_MAX_WRITE_LIMIT;
 	o->max_threads = 8;
 	o->timeout_s = 1.0;
+	o->sync_rate_mb = 128;
 }
 
 void fop_opts_free(struct fop_opts *o)
@@ -186,6 +187,12 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 0 to 86400", opt);
 		}
 		o->timeout_s = t;
+	} else if (!strncmp(opt, "sync_rate=", 10)) {
+		rc = fop_opts_u64(val, 1000000, &v);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected MiB/s, 0 (no limit) to 1000000",
+			       opt);
+		o->sync_rate_mb = (unsigned int)v;
 	} else if (!strncmp(opt, "notify=", 7)) {
 		/* the daemon runs it from / (background mode): a relative path would move */
 		if (val[0] != '/') {

@@ -65,7 +65,18 @@
  * rebuild has not reached yet from that member (MD's recovery_offset).
  */
 #define RAID_FEATURE_INCOMPAT_RECOVERY (1u << 1)
-#define RAID_FEATURE_INCOMPAT_SUPP (RAID_FEATURE_INCOMPAT_SB_COPY | RAID_FEATURE_INCOMPAT_RECOVERY)
+/*
+ * SYNCING: the initial sync has not reached the last row (sync_rows < rows):
+ * rows from sync_rows on may hold parity that never matched their data (what
+ * the disks held before create). Set only until the sync ends, so that a
+ * reader without it refuses the array instead of updating those rows by
+ * read-modify-write, which keeps a parity that is wrong wrong (MD's
+ * resync_offset).
+ */
+#define RAID_FEATURE_INCOMPAT_SYNCING (1u << 2)
+#define RAID_FEATURE_INCOMPAT_SUPP                                                           \
+	(RAID_FEATURE_INCOMPAT_SB_COPY | RAID_FEATURE_INCOMPAT_RECOVERY |                    \
+	 RAID_FEATURE_INCOMPAT_SYNCING)
 #define RAID_FEATURE_RO_COMPAT_SUPP 0u
 
 /* Superblock copies per member, and the first bitmap block, by feature_incompat. */
@@ -109,7 +120,8 @@ struct raid_sb {
 /*090*/	le64 ctime;			/* creation, seconds since the Unix epoch */
 /*098*/	le64 utime;			/* last superblock update, seconds since the epoch */
 /*0a0*/	le64 recovery_rows;		/* in recovery_mask: rows of this member rebuilt */
-/*0a8*/	uint8_t reserved2[0x58];	/* zero */
+/*0a8*/	le64 sync_rows;			/* INCOMPAT_SYNCING: rows [0, sync_rows) in sync */
+/*0b0*/	uint8_t reserved2[0x50];	/* zero */
 };
 _Static_assert(sizeof(struct raid_sb) == 0x100, "raid_sb size");
 _Static_assert(offsetof(struct raid_sb, uuid) == 0x20, "raid_sb.uuid");
@@ -136,7 +148,8 @@ _Static_assert(offsetof(struct raid_sb, ctime) == 0x90, "raid_sb.ctime");
 _Static_assert(offsetof(struct raid_sb, utime) == 0x98, "raid_sb.utime");
 _Static_assert(offsetof(struct raid_sb, recovery_mask) == 0x8c, "raid_sb.recovery_mask");
 _Static_assert(offsetof(struct raid_sb, recovery_rows) == 0xa0, "raid_sb.recovery_rows");
-_Static_assert(offsetof(struct raid_sb, reserved2) == 0xa8, "raid_sb.reserved2");
+_Static_assert(offsetof(struct raid_sb, sync_rows) == 0xa8, "raid_sb.sync_rows");
+_Static_assert(offsetof(struct raid_sb, reserved2) == 0xb0, "raid_sb.reserved2");
 
 /*
  * Write-intent bitmap block, member blocks RAID_BITMAP_FIRST() + i. jg_blk_hdr:

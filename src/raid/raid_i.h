@@ -142,6 +142,14 @@ struct raid_array {
 					 * array dirty */
 	bool forced;			/* assembled with cfg->force: (S6) does not refuse */
 	uint64_t ctime;
+	/*
+	 * The initial sync (sync.c): rows [0, sync_rows) have parity known to
+	 * match their data, as the superblocks say (written under sb_lock, read
+	 * atomically by the write path: stripe.c (W6)); sync_done the rows the
+	 * sync has passed in memory, >= sync_rows. Both geo.rows once in sync.
+	 */
+	uint64_t sync_rows;
+	uint64_t sync_done;
 	uint32_t sb_incompat;		/* feature_incompat of its superblocks (fixed) */
 	uint64_t bm_first;		/* member block of bitmap block 0: RAID_BITMAP_FIRST() */
 
@@ -197,11 +205,12 @@ struct raid_array {
 	uint64_t lost[RAID_LOST_RING];
 	uint64_t lost_seq;
 
-	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, rd_*, ev_*,
+	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, sync_rate, rd_*, ev_*,
 				     * lost* */
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;
+	double sync_rate;		    /* rows per second of the running initial sync, or 0 */
 	uint64_t ev_counts[RAID_EV__COUNT]; /* events reported (event.c) */
 	unsigned int ev_rebuild_step;	    /* 5% steps of the rebuild reported so far */
 
@@ -213,6 +222,8 @@ struct raid_array {
 extern double raid_bitmap_clear_delay;
 /* Seconds of rebuild between two records of its mark (rebuild.c (R1)); tests set 0. */
 extern double raid_rebuild_mark_seconds;
+/* The same for the initial sync's mark (sync.c (Y2)). */
+extern double raid_sync_mark_seconds;
 
 /* super.c */
 /* Fill @blk with the superblock of @role (RAID_ROLE_SPARE: a spare's), sealed. */
@@ -288,6 +299,8 @@ enum raid_row_mode {
 int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
 		  uint64_t *checked, uint64_t *repaired);
 /* Scrub rows: count mismatches, with @repair rewrite their parity. */
+/* sync.c (Y2): flush every member, then record the sync mark @mark if it is higher. */
+int raid_sync_mark(struct raid_array *a, uint64_t mark);
 int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
 		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired);
 /* Flush the writable members in @roles; a member failing with -EIO is failed. */

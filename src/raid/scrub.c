@@ -7,6 +7,11 @@
  * nothing to compare. With jnl-pending set the filesystem has not replayed its
  * journal: the rows it declared may legitimately mismatch, and a repair would
  * trust their data over the journal's -- hence the warning.
+ *
+ * An array whose initial sync has not ended (sync.c) has rows past its mark
+ * whose parity never matched: a mismatch there says nothing of the disks. A
+ * scrub that only counts leaves them out (and says so); --repair rewrites
+ * their parity as the initial sync would, and moves the mark to the end.
  */
 #include <errno.h>
 
@@ -16,7 +21,8 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 		   struct raid_resync_report *rep)
 {
 	const struct raid_geo *g = &a->geo;
-	uint64_t checked = 0, mism = 0, repaired = 0, step = RAID_GROUP_MAX_ROWS;
+	uint64_t checked = 0, mism = 0, repaired = 0, synced = 0, step = RAID_GROUP_MAX_ROWS;
+	uint64_t end, unsynced;
 	double t0 = jg_now_seconds();
 	int rc = 0;
 
@@ -36,17 +42,31 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 		    "scrub %s: the filesystem journal has not been replayed (jnl-pending): mismatches may be expected there",
 		    a->dev.name);
 	pthread_mutex_unlock(&a->sb_lock);
-	for (uint64_t r = 0; r < g->rows; r += step) {
-		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
+	end = repair ? g->rows : __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
+	if (end < g->rows)
+		jg_log(
+		    JG_LOG_WARN, "raid",
+		    "scrub %s: the initial sync has reached row %llu of %llu: the rows past it are not checked (scrub --repair syncs them)",
+		    a->dev.name, (unsigned long long)end, (unsigned long long)g->rows);
+	unsynced = __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
+	for (uint64_t r = 0, cnt; r < end; r += cnt) {
+		cnt = end - r < step ? end - r : step;
+		if (r < unsynced && r + cnt > unsynced)
+			cnt = unsynced - r;
 
-		rc = raid_rows_scrub(a, r, cnt, repair, &checked, &mism, &repaired);
+		if (r >= unsynced) /* the initial sync's rows, not mismatches */
+			rc = raid_rows_run(a, r, cnt, RAID_ROWS_CHECK, &checked, &synced);
+		else
+			rc = raid_rows_scrub(a, r, cnt, repair, &checked, &mism, &repaired);
 		if (rc)
 			break;
-		if (fn && fn(ctx, r + cnt, g->rows)) {
+		if (fn && fn(ctx, r + cnt, end)) {
 			rc = -ECANCELED;
 			break;
 		}
 	}
+	if (!rc && unsynced < g->rows && end == g->rows)
+		rc = raid_sync_mark(a, g->rows);
 	raid_stats_add_resync(a, checked, repaired, 0);
 	if (rep) {
 		rep->rows_checked = checked;

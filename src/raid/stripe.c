@@ -70,6 +70,11 @@
  *      set durably (BLK_FS_RAIDSYNC or not) and the array is kept dirty with no
  *      bit cleared until it is assembled again (bitmap.c (B4)), so the next
  *      assembly resyncs those rows.
+ * (W6) A row at or past the initial sync's mark (sync.c (Y1)) may hold parity
+ *      that never matched its data, so a partial write there reconstructs
+ *      (RCW: parity from every data chunk's line, read or written), never
+ *      read-modify-writes: the lines it writes match their parity after it,
+ *      whatever they held. The row path always recomputes parity.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -495,6 +500,8 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 			raid_rcache_drop(a, r->row); /* (R2) written here, if at all */
 			need += (npos + geo->npar) * cb;
 		} else if (r->write) {
+			/* (W6) past the sync mark parity may never have matched */
+			bool unsynced = r->row >= __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
 			bool partial = false;
 
 			for (uint32_t k = 0; k < C; k++) {
@@ -506,6 +513,8 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 					r->line[k] = RAID_LINE_NONE;
 				else if (w == geo->ndata)
 					r->line[k] = RAID_LINE_FULL;
+				else if (unsynced)
+					r->line[k] = RAID_LINE_RCW;
 				else if (raid_stripe_force_partial)
 					r->line[k] = raid_stripe_force_partial == 1 ? RAID_LINE_RCW
 										    : RAID_LINE_RMW;

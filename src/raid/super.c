@@ -170,9 +170,14 @@ void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t s
 	memcpy(sb->uuid, a->uuid, 16);
 	sb->version_minor = jg_cpu_to_le16(RAID_FORMAT_MINOR);
 	sb->feature_incompat = jg_cpu_to_le32(a->sb_incompat);
+	if (a->sync_rows < a->geo.rows) { /* sync.c (Y1) */
+		sb->feature_incompat =
+		    jg_cpu_to_le32(jg_le32(sb->feature_incompat) | RAID_FEATURE_INCOMPAT_SYNCING);
+		sb->sync_rows = jg_cpu_to_le64(a->sync_rows);
+	}
 	if (rec && role != RAID_ROLE_SPARE) { /* a spare's says nothing of rebuilds (P1) */
 		sb->feature_incompat =
-		    jg_cpu_to_le32(a->sb_incompat | RAID_FEATURE_INCOMPAT_RECOVERY);
+		    jg_cpu_to_le32(jg_le32(sb->feature_incompat) | RAID_FEATURE_INCOMPAT_RECOVERY);
 		sb->recovery_mask = jg_cpu_to_le32(rec);
 		if (rec & (1u << role))
 			sb->recovery_rows = jg_cpu_to_le64(a->m[role].recovered_sb);
@@ -503,7 +508,7 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	uint32_t chunk = cfg->chunk_blocks ? cfg->chunk_blocks : RAID_DEFAULT_CHUNK;
 	uint32_t region =
 	    cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
-	uint64_t mblocks = cfg->member_blocks, regions = 0, checked = 0, repaired = 0;
+	uint64_t mblocks = cfg->member_blocks, regions = 0;
 	uint32_t bm_blocks = 0;
 	struct raid_geo g;
 	uint8_t *buf = NULL;
@@ -618,20 +623,15 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	rc = raid_bitmap_init(a, use_bitmap ? region : 0, bm_blocks, regions);
 	if (rc)
 		goto out;
-	/* dirty until the initial sync is done: a crash here resyncs at assembly */
-	if (bm_blocks) {
-		rc = raid_bitmap_write(a, 0, bm_blocks, -1);
-		if (rc)
-			goto out;
-	}
-	rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
-	if (rc)
-		goto out;
 	/*
-	 * Parity consistent with whatever the data area holds: rows that already
-	 * match (all-zero sparse files) cost reads only, no writes.
+	 * Nothing of the data area is touched: the array starts with its sync mark
+	 * at row 0 (sync.c (Y1)) -- or at the end when the caller knows the members
+	 * hold zeros -- and clean, since nothing was written. Bitmap blocks first
+	 * (all clear), the superblocks last: a crash before them leaves no array.
 	 */
-	rc = raid_rows_run(a, 0, g.rows, RAID_ROWS_CHECK, &checked, &repaired);
+	a->sync_rows = a->sync_done = cfg->assume_clean ? g.rows : 0;
+	if (bm_blocks)
+		rc = raid_bitmap_write(a, 0, bm_blocks, -1);
 	if (!rc)
 		rc = raid_members_flush(a, ~0u);
 	if (!rc)
@@ -645,9 +645,10 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		jg_uuid_format(a->uuid, u);
 		jg_log(
 		    JG_LOG_INFO, "raid",
-		    "created uuid=%s level=%u members=%u spares=%u chunk_blocks=%u array_blocks=%llu resync=%s rows_synced=%llu",
+		    "created uuid=%s level=%u members=%u spares=%u chunk_blocks=%u array_blocks=%llu resync=%s initial_sync=%s",
 		    u, g.level, n, cfg->nspares, chunk, (unsigned long long)g.array_blocks,
-		    raid_resync_policy_name(a->policy), (unsigned long long)repaired);
+		    raid_resync_policy_name(a->policy),
+		    cfg->assume_clean ? "none (assume clean)" : "pending");
 	}
 out:
 	free(buf);
@@ -730,6 +731,8 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 	    (jg_le32(sb->recovery_mask) & jg_le32(sb->failed_mask)) ||
 	    !(incompat & RAID_FEATURE_INCOMPAT_RECOVERY) != !jg_le32(sb->recovery_mask) ||
 	    jg_le64(sb->recovery_rows) > g.rows ||
+	    ((incompat & RAID_FEATURE_INCOMPAT_SYNCING) ? jg_le64(sb->sync_rows) >= g.rows
+						       : jg_le64(sb->sync_rows) != 0) ||
 	    (jg_le64(sb->recovery_rows) &&
 	     (jg_le32(sb->role) == RAID_ROLE_SPARE ||
 	      !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role)))))) {
@@ -845,9 +848,9 @@ static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb 
 	       jg_le64(x->data_blocks) == jg_le64(y->data_blocks) &&
 	       jg_le32(x->bitmap_blocks) == jg_le32(y->bitmap_blocks) &&
 	       jg_le32(x->bitmap_region_blocks) == jg_le32(y->bitmap_region_blocks) &&
-	       /* RECOVERY comes and goes with a rebuild: no part of the geometry */
+	       /* RECOVERY and SYNCING come and go: no part of the geometry */
 	       !((jg_le32(x->feature_incompat) ^ jg_le32(y->feature_incompat)) &
-		 ~RAID_FEATURE_INCOMPAT_RECOVERY);
+		 ~(RAID_FEATURE_INCOMPAT_RECOVERY | RAID_FEATURE_INCOMPAT_SYNCING));
 }
 
 int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
@@ -1048,8 +1051,14 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
 	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
 	a->ctime = jg_le64(sb->ctime);
-	a->sb_incompat = jg_le32(sb->feature_incompat) & ~RAID_FEATURE_INCOMPAT_RECOVERY;
+	a->sb_incompat = jg_le32(sb->feature_incompat) &
+			 ~(RAID_FEATURE_INCOMPAT_RECOVERY | RAID_FEATURE_INCOMPAT_SYNCING);
 	a->bm_first = RAID_BITMAP_FIRST(a->sb_incompat);
+	/* sync.c (Y2): the freshest mark, recorded after the rows below it were flushed */
+	a->sync_rows = (jg_le32(sb->feature_incompat) & RAID_FEATURE_INCOMPAT_SYNCING)
+			   ? jg_le64(sb->sync_rows)
+			   : a->geo.rows;
+	a->sync_done = a->sync_rows;
 	raid_array_name(a);
 	for (unsigned int r = 0; r < nmem; r++) {
 		if (by_role[r] >= 0) {
@@ -1268,6 +1277,9 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		out->members[i].read_errors_uncorrectable = a->m[i].rd_uncorrectable;
 	}
 	out->rebuild_progress = a->rebuild_progress;
+	out->sync_rate = a->sync_rate;
+	out->sync_rows = __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
+	out->sync_done = __atomic_load_n(&a->sync_done, __ATOMIC_ACQUIRE);
 	out->last_resync = a->last_resync;
 	memcpy(out->event_counts, a->ev_counts, sizeof(out->event_counts));
 	pthread_mutex_unlock(&a->stats_lock);

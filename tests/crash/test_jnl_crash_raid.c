@@ -101,7 +101,8 @@ static size_t r_tmpl_n;
 
 static void r_tmpl_build(void)
 {
-	struct raid_create_cfg cc = { .level = 5, .chunk_blocks = R_CHUNK, .resync = RAID_RESYNC_JOURNAL };
+	struct raid_create_cfg cc = { .level = 5, .chunk_blocks = R_CHUNK, .resync = RAID_RESYNC_JOURNAL,
+				      .assume_clean = true /* zeroed memory */ };
 	struct blk_dev *mem[R_MEMBERS], *keep[R_MEMBERS];
 	uint8_t *img = jg_alloc_blocks(R_MEMBER_BLOCKS);
 	struct raid_array *a;

@@ -47,7 +47,7 @@ static struct blk_dev *fz_keep(struct blk_dev *lower, bool forbid)
 static void fz_make(unsigned int vi)
 {
 	struct fz_variant *v = &fz_v[vi];
-	struct raid_create_cfg cfg = {.level = v->level, .chunk_blocks = v->chunk, .resync = v->pol,
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */.level = v->level, .chunk_blocks = v->chunk, .resync = v->pol,
 				      .bitmap_region_blocks = 4};
 	struct blk_dev *mem[5], *devs[5];
 	struct raid_array *a = NULL;

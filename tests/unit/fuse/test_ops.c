@@ -355,6 +355,7 @@ static int t_find_block(void *ctx, const struct fs_owner *o)
 static void test_ops_lost_block_named(void **state)
 {
 	struct raid_create_cfg cc = {.level = 5, .chunk_blocks = 4, .resync = RAID_RESYNC_BITMAP,
+				     .assume_clean = true,
 				     .bitmap_region_blocks = 64};
 	struct fs_mount_opts mo = {.data_mode = JNL_DATA_ORDERED, .no_commit_thread = true};
 	struct fs_mkfs_opts mk = {.label = "lost"};

@@ -74,6 +74,7 @@ static void t_vol_up(struct t_vol *v, unsigned int level, unsigned int n, unsign
 		     uint32_t absent)
 {
 	struct raid_create_cfg cfg = {.level = level,
+				      .assume_clean = true,
 				      .chunk_blocks = 4,
 				      .resync = RAID_RESYNC_BITMAP,
 				      .bitmap_region_blocks = 64};

@@ -119,15 +119,21 @@ static inline struct blk_dev *t_keep(struct blk_dev *lower)
 	return &k->dev;
 }
 
-/* Make memory members (and fault wrappers with @fault_cfg), create the array. */
-static inline void t_make(struct tarr *t, const struct geo_case *gc, uint64_t member_blocks,
-			  enum raid_resync_policy pol, uint32_t region,
-			  const struct raid_fault_cfg *fault_cfg)
+/*
+ * Make memory members (and fault wrappers with @fault_cfg), create the array.
+ * With @old_seed the members first hold seeded noise, as disks that held
+ * something else: the array's initial sync has work (test_sync); else they
+ * hold zeros, which are in sync (assume_clean).
+ */
+static inline void t_make_old(struct tarr *t, const struct geo_case *gc, uint64_t member_blocks,
+			      enum raid_resync_policy pol, uint32_t region,
+			      const struct raid_fault_cfg *fault_cfg, uint64_t old_seed)
 {
 	struct raid_create_cfg cfg = {.level = gc->level,
 				      .chunk_blocks = gc->chunk,
 				      .resync = pol,
-				      .bitmap_region_blocks = region};
+				      .bitmap_region_blocks = region,
+				      .assume_clean = !old_seed};
 	struct blk_dev *keep[RAID_MAX_MEMBERS];
 
 	memset(t, 0, sizeof(*t));
@@ -140,6 +146,15 @@ static inline void t_make(struct tarr *t, const struct geo_case *gc, uint64_t me
 
 		snprintf(name, sizeof(name), "mem%u", i);
 		assert_int_equal(raid_dev_mem_open(name, member_blocks, &t->mem[i]), 0);
+		if (old_seed) {
+			uint8_t *junk = jg_alloc_blocks(member_blocks);
+
+			assert_non_null(junk);
+			t_fill(junk, member_blocks, old_seed + i);
+			assert_int_equal(blk_rw(t->mem[i], BLK_OP_WRITE, 0, (uint32_t)member_blocks,
+						junk, 0), 0);
+			free(junk);
+		}
 		if (t->dom)
 			assert_int_equal(raid_dev_fault_open(t->dom, t->mem[i], &t->top[i]), 0);
 		else
@@ -149,6 +164,13 @@ static inline void t_make(struct tarr *t, const struct geo_case *gc, uint64_t me
 	assert_int_equal(raid_create(keep, gc->n, &cfg, false), 0);
 	for (unsigned int i = 0; i < gc->n; i++)
 		blk_close(keep[i]);
+}
+
+static inline void t_make(struct tarr *t, const struct geo_case *gc, uint64_t member_blocks,
+			  enum raid_resync_policy pol, uint32_t region,
+			  const struct raid_fault_cfg *fault_cfg)
+{
+	t_make_old(t, gc, member_blocks, pol, region, fault_cfg, 0);
 }
 
 /* Assemble from the members (all, or @mask of roles given). */

@@ -312,7 +312,7 @@ static uint64_t t_cut_script(struct blk_dev **lower, unsigned int n, uint64_t cu
 static void test_bitmap_cut_each_write(void **state)
 {
 	static const struct geo_case gc = {5, 4, 2};
-	struct raid_create_cfg cfg = {.level = gc.level,
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */.level = gc.level,
 				      .chunk_blocks = gc.chunk,
 				      .resync = RAID_RESYNC_BITMAP,
 				      .bitmap_region_blocks = REGION};

@@ -32,7 +32,7 @@ static void t_spare_open(struct tsp *s, unsigned int i, uint64_t blocks)
 /* t_make with @nsp spares written by raid_create. */
 static void t_make_spares(struct tsp *s, const struct geo_case *gc, unsigned int nsp)
 {
-	struct raid_create_cfg cfg = {.level = gc->level,
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */.level = gc->level,
 				      .chunk_blocks = gc->chunk,
 				      .resync = RAID_RESYNC_BITMAP,
 				      .bitmap_region_blocks = 32};

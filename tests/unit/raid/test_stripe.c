@@ -581,7 +581,7 @@ static void test_stripe_bad_requests_and_flush(void **state)
 static void test_stripe_uring_members(void **state)
 {
 	static const struct geo_case gc = {6, 5, 4};
-	struct raid_create_cfg cfg = {.level = 6,
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */.level = 6,
 				      .chunk_blocks = 4,
 				      .resync = RAID_RESYNC_BITMAP,
 				      .bitmap_region_blocks = 64};
