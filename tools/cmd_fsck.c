@@ -35,6 +35,7 @@ static const char cmd_fsck_help[] =
 	"options:\n"
 	"  -n        only report; never write (the default)\n"
 	"  -y        repair every problem found\n"
+	"  -p        as -y (e2fsck's \"preen\")\n"
 	"  -v        print a summary of what was checked\n"
 	"  -h        this text\n"
 	"\n"

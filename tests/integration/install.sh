@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# tests/integration/install.sh MESON BUILD_ROOT JGRFS - what `meson install` puts
+# where users look (issue 23): the man pages and the systemd units of the
+# monthly scrub, and pages that cannot drift from the code.
+#
+#   1. `meson install --destdir` into a private directory: every file meson
+#      says it installs (introspect --installed) is there, among them the four
+#      pages and, unless -Dsystemd=false, both units; the service runs the
+#      installed jgrfs.
+#   2. Each installed page renders with `groff -man -ww -z` without a warning,
+#      carries the version of `jgrfs --version`, and its SEE ALSO names of our
+#      pages are installed.
+#   3. `systemd-analyze verify` of the units, when systemd-analyze exists (that
+#      part alone is skipped otherwise): the templates as installed, with
+#      ExecStart pointed at the jgrfs under the destdir.
+#   4. Against `jgrfs --help` and each `jgrfs COMMAND --help`: every command
+#      has its .SS in jgrfs.8; every long option of a command's help, and every
+#      short option of its option list, is named in its section of jgrfs.8
+#      (mkfs, fsck, mount: in mkfs.jgrfs.8, fsck.jgrfs.8, jgrfs-mount.8); every
+#      -o option of `jgrfs mount --help` is in jgrfs-mount.8. One direction
+#      only: a page may document more (the online scrub's options were
+#      documented ahead of its code).
+#
+# Needs no root and no FUSE. groff (groff-base, `make deps`) is required.
+set -eu
+
+MESON=${1:?usage: install.sh MESON BUILD_ROOT JGRFS}
+BUILD=${2:?usage: install.sh MESON BUILD_ROOT JGRFS}
+JG=${3:?usage: install.sh MESON BUILD_ROOT JGRFS}
+case $JG in /*) ;; *) JG=$PWD/$JG ;; esac
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+log() { echo "--- $*"; }
+
+command -v groff >/dev/null || fail "groff not found (apt-get install groff-base; make deps does)"
+command -v python3 >/dev/null || fail "python3 not found"
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/jgrfs-install.XXXXXX")
+trap 'rm -rf "$D"' EXIT
+DEST=$D/dest
+
+log "meson install --destdir $DEST"
+"$MESON" install -C "$BUILD" --no-rebuild --quiet --destdir "$DEST" >"$D/install.out" 2>&1 ||
+	{ cat "$D/install.out" >&2; fail "meson install"; }
+"$MESON" introspect "$BUILD" --installed >"$D/installed.json" || fail "meson introspect --installed"
+"$MESON" introspect "$BUILD" --buildoptions >"$D/options.json" || fail "meson introspect --buildoptions"
+
+# where each thing went: one "key path" line each (paths under DEST)
+python3 - "$D/installed.json" "$D/options.json" "$DEST" >"$D/where" <<'EOF' || fail "installed files"
+import json, os, sys
+installed = json.load(open(sys.argv[1]))
+opts = {o["name"]: o["value"] for o in json.load(open(sys.argv[2]))}
+dest = sys.argv[3]
+bad = 0
+for src, path in installed.items():
+    if not os.path.lexists(dest + path):
+        print(f"FAIL: {src} not installed at {path}", file=sys.stderr)
+        bad = 1
+by_name = {os.path.basename(p): p for p in installed.values()}
+want = ["jgrfs.8", "mkfs.jgrfs.8", "fsck.jgrfs.8", "jgrfs-mount.8"]
+if opts["systemd"]:
+    want += ["jgrfs-scrub@.service", "jgrfs-scrub@.timer"]
+for name in want:
+    if name not in by_name:
+        print(f"FAIL: meson does not install {name}", file=sys.stderr)
+        bad = 1
+        continue
+    p = by_name[name]
+    if name.endswith(".8") and os.path.basename(os.path.dirname(p)) != "man8":
+        print(f"FAIL: {name} installed at {p}, not in a man8 directory", file=sys.stderr)
+        bad = 1
+    print(name, dest + p)
+jg = os.path.join(opts["prefix"], opts["bindir"], "jgrfs")
+if jg not in installed.values():
+    print(f"FAIL: jgrfs not installed as {jg}", file=sys.stderr)
+    bad = 1
+print("bin", jg)
+sys.exit(bad)
+EOF
+where() { awk -v k="$1" '$1 == k { print $2 }' "$D/where"; }
+BIN=$(where bin)
+MANDIR=$(dirname "$(where jgrfs.8)")
+log "installed: $(cut -d' ' -f2- "$D/where" | sed "s|^$DEST||" | tr '\n' ' ')"
+
+# 2. the pages render without a warning, carry our version, and name pages we install
+VERSION=$("$JG" --version)
+for page in jgrfs.8 mkfs.jgrfs.8 fsck.jgrfs.8 jgrfs-mount.8; do
+	f=$MANDIR/$page
+	log "groff -man -ww -z $page"
+	groff -man -ww -z "$f" >"$D/groff.out" 2>&1 || { cat "$D/groff.out" >&2; fail "groff on $page"; }
+	[ ! -s "$D/groff.out" ] || { cat "$D/groff.out" >&2; fail "groff warns on $page"; }
+	grep -q "^\.TH .*\"$VERSION\"" "$f" || fail "$page: .TH does not carry \"$VERSION\" (jgrfs --version)"
+	for ref in $(grep -oE '^\.BR (jgrfs|mkfs\.jgrfs|fsck\.jgrfs)[a-z\\-]* \(8\)' "$f" |
+			awk '{ gsub(/\\-/, "-", $2); print $2 }'); do
+		[ -f "$MANDIR/$ref.8" ] || fail "$page: SEE ALSO $ref(8), which is not installed"
+	done
+done
+
+# 3. the units
+SERVICE=$(where jgrfs-scrub@.service)
+TIMER=$(where jgrfs-scrub@.timer)
+if [ -n "$SERVICE" ]; then
+	log "units: $(basename "$SERVICE") $(basename "$TIMER")"
+	grep -qxF "ExecStart=$BIN scrub %f" "$SERVICE" ||
+		fail "$SERVICE: no 'ExecStart=$BIN scrub %f': $(grep ExecStart= "$SERVICE")"
+	grep -qx 'Type=oneshot' "$SERVICE" || fail "$SERVICE: not Type=oneshot"
+	grep -q -- '--repair' <(grep -v '^#' "$SERVICE") && fail "$SERVICE: scrubs with --repair"
+	grep -qx 'Persistent=true' "$TIMER" || fail "$TIMER: not Persistent=true"
+	grep -qx 'OnCalendar=monthly' "$TIMER" || fail "$TIMER: not OnCalendar=monthly"
+	if command -v systemd-analyze >/dev/null; then
+		# verify wants ExecStart's program to exist: point it at the one under DEST
+		mkdir "$D/units"
+		sed "s|^ExecStart=$BIN |ExecStart=$DEST$BIN |" "$SERVICE" >"$D/units/jgrfs-scrub@.service"
+		cp "$TIMER" "$D/units/"
+		log "systemd-analyze verify"
+		(cd "$D/units" && systemd-analyze verify --man=no ./jgrfs-scrub@.service ./jgrfs-scrub@.timer) \
+			>"$D/verify.out" 2>&1 || { cat "$D/verify.out" >&2; fail "systemd-analyze verify"; }
+		[ ! -s "$D/verify.out" ] || { cat "$D/verify.out" >&2; fail "systemd-analyze verify warns"; }
+	else
+		echo "SKIP (this part only): no systemd-analyze, the units are not verified"
+	fi
+else
+	echo "no units installed (-Dsystemd=false)"
+fi
+
+# 4. the pages against the code's help texts
+log "every command and option of the help texts in the pages"
+"$JG" --help >"$D/help" 2>&1 || fail "jgrfs --help"
+python3 - "$JG" "$D/help" "$MANDIR" <<'EOF' || fail "the pages have drifted from the code (above)"
+import re, subprocess, sys
+jg, helpfile, mandir = sys.argv[1:4]
+
+def text(page):
+    """The page's source with roff escapes taken out: \\- is -, fonts go."""
+    s = open(f"{mandir}/{page}").read()
+    s = re.sub(r"\\f(\[[^]]*\]|\(..|.)", "", s)
+    s = s.replace("\\-", "-").replace("\\(em", "-").replace("\\~", " ").replace("\\&", "")
+    s = re.sub(r"\\\|", "", s)
+    return s
+
+def section(s, cmd):
+    """From '.SS cmd' (or '.SS "cmd"', or '.SH cmd') to the next .SS or .SH."""
+    m = re.search(r'^\.S[SH] "?' + re.escape(cmd) + r'"?\s*$', s, re.M)
+    if not m:
+        return None
+    end = re.search(r"^\.S[SH] ", s[m.end():], re.M)
+    return s[m.start():m.end() + end.start()] if end else s[m.start():]
+
+def named(s, opt):
+    return re.search(r"(?<![\w-])" + re.escape(opt) + r"(?![\w-])", s) is not None
+
+cmds = []
+in_cmds = False
+for line in open(helpfile):
+    if line.startswith("commands:"):
+        in_cmds = True
+    elif in_cmds:
+        m = re.match(r"  (\S+(?: \S+)?)\s{2,}\S", line)
+        if not m:
+            break
+        cmds.append(m.group(1))
+if len(cmds) < 10:
+    sys.exit(f"FAIL: only {len(cmds)} commands found in jgrfs --help")
+
+main = text("jgrfs.8")
+if not (named(section(main, "OPTIONS") or "", "-h") and named(section(main, "OPTIONS") or "", "--help")):
+    sys.exit("FAIL: jgrfs.8's OPTIONS does not name -h, --help (taken by every command)")
+own = {"mkfs": "mkfs.jgrfs.8", "fsck": "fsck.jgrfs.8", "mount": "jgrfs-mount.8"}
+bad = 0
+checked = 0
+for cmd in cmds:
+    sec = section(main, cmd)
+    if sec is None:
+        print(f"FAIL: jgrfs.8 has no '.SS {cmd}' (jgrfs --help lists it)")
+        bad = 1
+        continue
+    r = subprocess.run([jg] + cmd.split() + ["--help"], capture_output=True, text=True)
+    help_text = r.stdout + r.stderr
+    if r.returncode != 0 or "usage:" not in help_text:
+        print(f"FAIL: jgrfs {cmd} --help: exit {r.returncode}")
+        bad = 1
+        continue
+    where = own.get(cmd, "jgrfs.8")
+    page = text(where) if cmd in own else sec
+    opts = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", help_text))
+    # short options: those of the option list ("  -x, --long" or "  -x   text")
+    opts |= set(re.findall(r"^ {2,4}(-[A-Za-z])\b", help_text, re.M))
+    # -h, --help: every command's, named once in jgrfs.8's OPTIONS
+    if cmd not in own:
+        opts -= {"-h", "--help"}
+    for opt in sorted(opts):
+        checked += 1
+        if not named(page, opt):
+            print(f"FAIL: jgrfs {cmd} --help has {opt}, which {where}"
+                  + ("" if cmd in own else f" (.SS {cmd})") + " does not name")
+            bad = 1
+    if cmd == "mount":
+        mo = help_text.split("mount options:", 1)
+        if len(mo) != 2:
+            print("FAIL: jgrfs mount --help has no 'mount options:'")
+            bad = 1
+            continue
+        for m in re.finditer(r"^  ([a-z_]+)(=?)\S*\s{2,}\S", mo[1], re.M):
+            checked += 1
+            name = m.group(1) + m.group(2)
+            pat = (r"(?<![\w-])" + re.escape(name)) if m.group(2) else \
+                  (r"(?<![\w-])" + re.escape(name) + r"(?![\w=-])")
+            if not re.search(pat, page):
+                print(f"FAIL: jgrfs mount --help has -o {name}, which jgrfs-mount.8 does not name")
+                bad = 1
+print(f"{len(cmds)} commands, {checked} options and mount options checked")
+sys.exit(bad)
+EOF
+echo "PASS"
