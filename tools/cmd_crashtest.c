@@ -667,7 +667,9 @@ static void ct_usage(FILE *f)
 		"                   checkpoint passes and log wrap run all the time\n"
 		"  --lifecycle L    between the crash and the recovering mount: remount,\n"
 		"                   stop-first, fsck-first, scrub-first, lost-member,\n"
-		"                   recovery-cut, rebuild-cut, or seed (default: chosen by seed)\n"
+		"                   recovery-cut, rebuild-cut, initial-sync (the members held\n"
+		"                   old data; the initial sync runs with the workload and the\n"
+		"                   cut; after recovery a member is lost), or seed (default)\n"
 		"  --cut-span N     the cut falls among the first N member writes (default: the\n"
 		"                   count of an uncut run, which timing moves a little; a\n"
 		"                   failure line prints it, to reproduce the same cut)\n"
@@ -684,7 +686,8 @@ static void ct_usage(FILE *f)
 		"                   comma-separated: those a configuration cannot reach (the\n"
 		"                   bitmap points B1/B2 without --mode bitmap or declared; W3\n"
 		"                   without bitmap or full; (C3)/(D1) without declared; R1 without\n"
-		"                   the rebuild-cut lifecycle) or a layer does not name yet\n\n"
+		"                   the rebuild-cut lifecycle, Y2 without initial-sync) or a layer\n"
+		"                   does not name yet\n\n"
 		"Exit status: 0 when no protected mode showed damage, 1 when one did (or coverage\n"
 		"fell short), 2 on errors. The mount runner needs root and /dev/fuse.\n");
 }

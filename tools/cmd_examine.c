@@ -289,6 +289,8 @@ static void cmd_examine_sb_text(const struct examine_dev *d)
 	       jg_le64(sb->array_blocks));
 	printf("  events        %" PRIu64 "\n", jg_le64(sb->hdr.seq));
 	printf("  state         %s\n", jg_le32(sb->state) == RAID_STATE_CLEAN ? "clean" : "dirty");
+	if (jg_le32(sb->feature_incompat) & RAID_FEATURE_INCOMPAT_SYNCING)
+		printf("  initial sync  at row %" PRIu64 "\n", jg_le64(sb->sync_rows));
 	printf("  policy        %s\n", pol ? pol : "unknown");
 	if (jg_le32(sb->bitmap_blocks))
 		printf("  bitmap        %s per bit, %" PRIu64 " regions in %u blocks per member, "
@@ -344,6 +346,11 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 	printf("%s\n", nfailed ? "" : "none");
 	if (info->rebuild_progress >= 0)
 		printf("  rebuild       %.0f%%\n", info->rebuild_progress * 100);
+	if (info->sync_rows < info->rows)
+		printf("  initial sync  %.1f%% (rows 0 to %" PRIu64 " of %" PRIu64
+		       " in sync): the mounted volume goes on from there\n",
+		       100.0 * (double)info->sync_rows / (double)info->rows, info->sync_rows,
+		       info->rows);
 	printf("roles:\n");
 	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
 		const struct raid_member_info *m = &info->members[i];
@@ -457,10 +464,10 @@ static void cmd_examine_json(const struct raid_info *info, const struct examine_
 		       ",", (uint64_t)info->bitmap_region_blocks * JG_BLOCK_SIZE,
 		       info->bitmap_dirty_regions);
 		printf("\"events\":%" PRIu64 ",\"state\":\"%s\",\"degraded\":%s,"
-		       "\"jnl_pending\":%s,\"resync_all\":%s,\"rebuild_progress\":%.3f,"
-		       "\"failed\":[", info->events, info->was_dirty ? "dirty" : "clean",
+		       "\"jnl_pending\":%s,\"resync_all\":%s,\"rebuild_progress\":%.3f,", info->events, info->was_dirty ? "dirty" : "clean",
 		       info->degraded ? "true" : "false", info->jnl_pending ? "true" : "false",
 		       info->resync_all ? "true" : "false", info->rebuild_progress);
+		printf("\"sync_rows\":%" PRIu64 ",\"failed\":[", info->sync_rows);
 		for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
 			if (!info->members[i].failed)
 				continue;

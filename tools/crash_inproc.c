@@ -5,6 +5,7 @@
  * recovery and checks, and the write-hole check shared with the mount runner.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ const char *const ct_lc_names[CT_LC_COUNT] = {
 	[CT_LC_LOST_MEMBER] = "lost-member",
 	[CT_LC_RECOVERY_CUT] = "recovery-cut",
 	[CT_LC_REBUILD_CUT] = "rebuild-cut",
+	[CT_LC_INITIAL_SYNC] = "initial-sync",
 };
 
 uint64_t ct_mix(uint64_t a, uint64_t b)
@@ -457,7 +459,8 @@ static const struct blk_dev_ops ip_aim_ops = {
  * home is its superblock's (PREFLUSH and FUA: never in flight). */
 #define IP_DOMAIN_POINTS (1ull << JG_OP_RAID_SB | 1ull << JG_OP_RAID_BITMAP_SET | \
 			  1ull << JG_OP_RAID_BITMAP_CLEAR | 1ull << JG_OP_RAID_RESYNC | \
-			  1ull << JG_OP_RAID_REBUILD | 1ull << JG_OP_JNL_CP_FULL)
+			  1ull << JG_OP_RAID_REBUILD | 1ull << JG_OP_RAID_SYNC | \
+			  1ull << JG_OP_JNL_CP_FULL)
 
 static bool ip_aim_in_domain(int point)
 {
@@ -568,11 +571,41 @@ static void ip_close_devs(struct blk_dev **devs, unsigned int n)
 	}
 }
 
+/*
+ * (I5) Members that held something else before create: seeded noise over each,
+ * so that the array's parity matches nothing until the initial sync passes.
+ */
+static int ip_old_data(struct ip_run *x, struct blk_dev **devs)
+{
+	const uint32_t step = 256;
+	uint8_t *buf = malloc((size_t)step * JG_BLOCK_SIZE);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < x->c->nmem && !rc; i++) {
+		uint64_t s = ct_mix(x->seed, 200 + i);
+
+		for (uint64_t b = 0; b < devs[i]->nblocks && !rc; b += step) {
+			uint32_t n = devs[i]->nblocks - b < step ? (uint32_t)(devs[i]->nblocks - b)
+								   : step;
+
+			for (size_t k = 0; k < (size_t)n * JG_BLOCK_SIZE / 8; k++)
+				((uint64_t *)buf)[k] = s = ct_mix(s, k);
+			rc = blk_rw(devs[i], BLK_OP_WRITE, b, n, buf, 0);
+		}
+	}
+	free(buf);
+	return rc;
+}
+
 /* (I1) a fresh volume holding the workload's directories, stopped cleanly. */
 static int ip_make(struct ip_run *x)
 {
 	const struct ct_ip_cfg *c = x->c;
-	struct raid_create_cfg cc = { .level = c->level, .resync = c->resync };
+	bool old = x->r->lifecycle == CT_LC_INITIAL_SYNC;
+	struct raid_create_cfg cc = { .level = c->level, .resync = c->resync,
+				      .assume_clean = !old /* new files: zeros */ };
 	struct fs_mkfs_opts mk = { .journal_blocks = c->journal_blocks, .force = true };
 	struct fs_mount_opts mo = { .data_mode = c->data_mode, .no_commit_thread = true };
 	struct raid_assemble_cfg acfg = { 0 };
@@ -587,7 +620,10 @@ static int ip_make(struct ip_run *x)
 	rc = ip_open_members(x, devs, c->member_bytes / JG_BLOCK_SIZE);
 	if (rc)
 		return rc;
-	rc = raid_create(devs, c->nmem, &cc, true);
+	if (old)
+		rc = ip_old_data(x, devs);
+	if (!rc)
+		rc = raid_create(devs, c->nmem, &cc, true);
 	if (!rc)
 		rc = raid_assemble(devs, c->nmem, &acfg, &a);
 	if (rc) {
@@ -681,9 +717,51 @@ static int ip_assemble(struct ip_run *x, const struct raid_assemble_cfg *cfg, un
 	return rc;
 }
 
+/* (I5) The initial sync, run beside the workload until done or the power is gone. */
+struct ip_sync {
+	struct ip_run *x;
+	struct raid_array *a;
+	pthread_t thread;
+	bool started;
+};
+
+static int ip_sync_step(void *ctx, uint64_t done, uint64_t total)
+{
+	struct ip_sync *s = ctx;
+
+	(void)done;
+	(void)total;
+	usleep(20000); /* spread over the workload, as the daemon's throttle does */
+	return __atomic_load_n(&s->x->cut, __ATOMIC_ACQUIRE);
+}
+
+static void *ip_sync_main(void *arg)
+{
+	struct ip_sync *s = arg;
+
+	raid_initial_sync(s->a, ip_sync_step, s);
+	return NULL;
+}
+
+static void ip_sync_start(struct ip_sync *s, struct ip_run *x, struct raid_array *a)
+{
+	s->x = x;
+	s->a = a;
+	s->started = x->r->lifecycle == CT_LC_INITIAL_SYNC &&
+		     !pthread_create(&s->thread, NULL, ip_sync_main, s);
+}
+
+static void ip_sync_join(struct ip_sync *s)
+{
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	s->started = false;
+}
+
 /* (I2) the workload in the first domain, cut at write @cut_at (0: at the end). */
 static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 {
+	struct ip_sync sync = { 0 };
 	const struct ct_ip_cfg *c = x->c;
 	struct fs_mount_opts mo = { .data_mode = c->data_mode };
 	struct raid_assemble_cfg acfg = { 0 };
@@ -725,7 +803,11 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 		return 0;
 	}
 	ct_fs_ops(&ops, &v);
+	ip_sync_start(&sync, x, a);
 	ct_workload_run_ops(m, &ops, &progress, &x->cut);
+	/* a sync still running goes on (to its aimed cut, or its end), else it
+	 * stopped at the cut: it dies with the power, the volume with it */
+	ip_sync_join(&sync);
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
 	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;
@@ -1119,6 +1201,36 @@ static void ip_checks(struct ip_run *x, const struct ct_tree *t)
 	}
 }
 
+/* (I5) The initial sync cut by the crash resumes from its mark and ends in sync. */
+static void ip_sync_finish(struct ip_run *x)
+{
+	struct raid_assemble_cfg acfg = { 0 };
+	struct raid_array *a = NULL;
+	struct raid_info ri;
+	int64_t mism;
+	int rc;
+
+	rc = ip_assemble(x, &acfg, x->c->nmem, &a);
+	if (rc) {
+		ip_why(x, CT_ERROR, "assembly to resume the initial sync failed: %s", strerror(-rc));
+		return;
+	}
+	rc = raid_initial_sync(a, NULL, NULL);
+	raid_info_get(a, &ri);
+	if (rc || ri.sync_rows != ri.rows)
+		ip_why(x, CT_ERROR, "the resumed initial sync: %s, at row %llu of %llu",
+		       strerror(-rc), (unsigned long long)ri.sync_rows, (unsigned long long)ri.rows);
+	mism = raid_scrub(a, false, NULL, NULL, NULL);
+	if (mism < 0)
+		ip_why(x, CT_ERROR, "scrub after the initial sync: %s", strerror((int)-mism));
+	else if (mism)
+		ip_why(x, CT_SCRUB, "scrub after the resumed initial sync: %lld rows mismatched",
+		       (long long)mism);
+	rc = raid_stop(a);
+	if (rc)
+		ip_why(x, CT_ERROR, "stop after the initial sync failed: %s", strerror(-rc));
+}
+
 int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_result *r)
 {
 	struct ip_run x = { .c = c, .seed = seed, .r = r, .failed_role = c->nmem };
@@ -1175,7 +1287,9 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 			}
 		}
 		ip_checks(&x, &t);
-		if (r->lifecycle == CT_LC_LOST_MEMBER)
+		if (r->lifecycle == CT_LC_INITIAL_SYNC)
+			ip_sync_finish(&x);
+		if (r->lifecycle == CT_LC_LOST_MEMBER || r->lifecycle == CT_LC_INITIAL_SYNC)
 			ip_lost_member(&x, &t);
 	}
 out:

@@ -56,6 +56,8 @@ enum ct_lifecycle {
 	CT_LC_LOST_MEMBER,	/* after recovery, a member lost: read-write degraded, all files right */
 	CT_LC_RECOVERY_CUT,	/* the power cut again during recovery (assembly and mount) */
 	CT_LC_REBUILD_CUT,	/* after recovery, a member rebuilt, the power cut during the rebuild */
+	CT_LC_INITIAL_SYNC,	/* the members held old data: the cut during the initial sync,
+				 * which ran with the workload; after recovery a member lost */
 	CT_LC_COUNT,
 	CT_LC_SEED = CT_LC_COUNT, /* chosen by the seed */
 };

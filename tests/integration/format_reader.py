@@ -74,8 +74,13 @@ def main(paths):
         policy, state, flags = struct.unpack_from("<III", sb, 0x54)
         data_offset, data_blocks, array_blocks = struct.unpack_from("<QQQ", sb, 0x60)
         region_blocks, bm_blocks, regions = struct.unpack_from("<IIQ", sb, 0x78)
-        if incompat != 1:
-            fail(f"{p}: feature_incompat {incompat:#x}, expected SB_COPY only")
+        if incompat not in (1, 5):
+            fail(f"{p}: feature_incompat {incompat:#x}, expected SB_COPY (and SYNCING)")
+        (sync_rows,) = struct.unpack_from("<Q", sb, 0xA8)
+        if (incompat & 4) != 0 and sync_rows >= data_blocks // chunk:
+            fail(f"{p}: SYNCING with sync_rows {sync_rows}, past the last row")
+        if (incompat & 4) == 0 and sync_rows:
+            fail(f"{p}: sync_rows {sync_rows} without SYNCING")
         ndata = n - (2 if level == 6 else 1)
         if array_blocks != data_blocks // chunk * ndata * chunk:
             fail(f"{p}: array_blocks {array_blocks} does not follow 2.2")
@@ -87,8 +92,10 @@ def main(paths):
                 f.seek((2 + i) * BS)
                 check_block(f.read(BS), 0x4252474A, 2 + i, seed, f"{p} bitmap block {i}")
         members[role] = p
-        geo = (uuid, n, level, layout, chunk, data_offset, data_blocks, array_blocks, state)
-    uuid, n, level, layout, chunk, data_offset, data_blocks, array_blocks, state = geo
+        geo = (uuid, n, level, layout, chunk, data_offset, data_blocks, array_blocks, state,
+               incompat, sync_rows)
+    (uuid, n, level, layout, chunk, data_offset, data_blocks, array_blocks, state,
+     incompat, sync_rows) = geo
     if sorted(members) != list(range(n)):
         fail(f"roles {sorted(members)} of {n} members")
     files = {r: open(members[r], "rb") for r in members}
@@ -146,10 +153,12 @@ def main(paths):
     nblocks, first, start = struct.unpack_from("<QQQ", jsb, 0x20)
     if nblocks != jblocks or first != 1:
         fail(f"journal superblock nblocks {nblocks}, first {first}; filesystem says {jblocks}")
+    # 2.2: past the initial sync's mark too, the lines mkfs wrote match their parity
     for b in (0, gdt_start, jstart, first_group, first_group + 1):
         check_parity(b)
     print(f"format_reader: array level {level}, {n} members, chunk {chunk}, "
-          f"{array_blocks} array blocks, state {'dirty' if state else 'clean'}; "
+          f"{array_blocks} array blocks, state {'dirty' if state else 'clean'}, "
+          f"{'initial sync at row %d' % sync_rows if incompat & 4 else 'in sync'}; "
           f"filesystem {blocks} blocks, {groups} groups, group 0 free "
           f"{free_blocks} blocks {free_inodes} inodes; journal {nblocks} blocks "
           f"at {jstart}, start {start}, sequence {jseq}: all checks pass")

@@ -27,6 +27,18 @@ run 6 5 16K full
 run 6 4 4K journal
 run 4 3 8K journal
 
+# Members that held something else: the array is not in sync (SYNCING, mark 0),
+# and what mkfs wrote must match its parity all the same (2.2).
+rm -f "$dir"/m*
+for i in 0 1 2 3; do
+	head -c 96M /dev/urandom >"$dir/m$i"
+done
+"$jgrfs" mkfs -l 5 -c 16K -r journal "$dir"/m0 "$dir"/m1 "$dir"/m2 "$dir"/m3 >"$dir/mkfs.out" 2>&1 ||
+	{ cat "$dir/mkfs.out"; echo "FAIL: mkfs over old data"; exit 1; }
+out=$(python3 "$reader" "$dir"/m3 "$dir"/m2 "$dir"/m1 "$dir"/m0)
+echo "$out"
+grep -q "initial sync at row 0" <<<"$out" || { echo "FAIL: members of old data: the array says it is in sync"; exit 1; }
+
 # A damaged byte in member 1's copy 1 must be found, by the crc the document gives.
 run 5 4 4K journal >/dev/null
 printf '\x01' | dd of="$dir/m1" bs=1 seek=$((4096 + 0x90)) conv=notrunc status=none
