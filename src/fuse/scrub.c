@@ -55,6 +55,11 @@ struct fop_scrub_run {
 	uint64_t row_blocks; /* array blocks per row */
 	char line[1024];    /* the log line being built */
 	uint64_t line_key;  /* its row or block; UINT64_MAX: none */
+	struct {	    /* the owners on it: each named once */
+		uint64_t ino;
+		uint32_t kind, group;
+	} seen[32];
+	unsigned int nseen;
 	bool *named;	    /* per row of @rows: an owner was reported */
 };
 
@@ -112,6 +117,13 @@ static void fop_scrub_line_flush(struct fop_scrub_run *s)
 	s->line_key = UINT64_MAX;
 }
 
+/* The owner is a file (an inode's data, directory, map...), not metadata of the volume. */
+static bool fop_scrub_is_file(enum fs_owner_kind k)
+{
+	return k == FS_OWNER_DATA || k == FS_OWNER_DIR || k == FS_OWNER_SYMLINK ||
+	       k == FS_OWNER_INDIRECT || k == FS_OWNER_XATTR;
+}
+
 static void fop_scrub_result_add(struct fop_scrub_run *s, uint64_t key, const struct fs_owner *o)
 {
 	struct fop_status *st = &s->c->st_scrub;
@@ -126,14 +138,16 @@ static void fop_scrub_result_add(struct fop_scrub_run *s, uint64_t key, const st
 		r->blkno = s->kind == FOP_SCRUB_MISMATCH
 			       ? (o->blkno > key * s->row_blocks ? o->blkno : key * s->row_blocks)
 			       : key;
-		r->ino = o->ino;
 		r->owner_kind = (uint32_t)o->kind;
 		r->group = o->group;
-		if (o->npaths)
-			snprintf(r->path, sizeof(r->path), "%s", o->paths[0]);
-		else if (o->ino)
-			snprintf(r->path, sizeof(r->path), "%s",
-				 o->orphan ? "(open-unlinked)" : "(no name)");
+		if (fop_scrub_is_file(o->kind)) { /* metadata: no inode, no path */
+			r->ino = o->ino;
+			if (o->npaths)
+				snprintf(r->path, sizeof(r->path), "%s", o->paths[0]);
+			else
+				snprintf(r->path, sizeof(r->path), "%s",
+					 o->orphan ? "(open-unlinked)" : "(no name)");
+		}
 	} else {
 		st->scrub_results_more++;
 	}
@@ -143,10 +157,25 @@ static void fop_scrub_result_add(struct fop_scrub_run *s, uint64_t key, const st
 /* Append @o to the log line of @key (a row, or a block), starting it if new. */
 static void fop_scrub_name(struct fop_scrub_run *s, uint64_t key, const struct fs_owner *o)
 {
+	bool file = fop_scrub_is_file(o->kind);
 	size_t len;
 	char who[320];
 
-	if (o->ino)
+	if (s->line_key == key) { /* a directory's blocks, maps, run after run: once */
+		for (unsigned int i = 0; i < s->nseen; i++)
+			if (s->seen[i].kind == (file ? 0u : (uint32_t)o->kind) &&
+			    s->seen[i].ino == (file ? o->ino : 0) &&
+			    s->seen[i].group == (file ? 0 : o->group))
+				return;
+	} else {
+		s->nseen = 0;
+	}
+	if (s->nseen < 32) {
+		s->seen[s->nseen].ino = file ? o->ino : 0;
+		s->seen[s->nseen].kind = file ? 0u : (uint32_t)o->kind;
+		s->seen[s->nseen++].group = file ? 0 : o->group;
+	}
+	if (file)
 		snprintf(who, sizeof(who), "%s (inode=%llu%s%s)",
 			 o->npaths	? o->paths[0]
 			 : o->orphan ? "(open-unlinked)"
@@ -154,8 +183,11 @@ static void fop_scrub_name(struct fop_scrub_run *s, uint64_t key, const struct f
 			 (unsigned long long)o->ino,
 			 o->kind == FS_OWNER_DATA ? "" : ", ",
 			 o->kind == FS_OWNER_DATA ? "" : fs_owner_kind_name(o->kind));
-	else if (o->kind == FS_OWNER_ITABLE || o->kind == FS_OWNER_BBITMAP ||
-		 o->kind == FS_OWNER_IBITMAP)
+	else if (o->kind == FS_OWNER_ITABLE)
+		snprintf(who, sizeof(who), "metadata: %s group %u (inodes %llu-%llu)",
+			 fs_owner_kind_name(o->kind), o->group, (unsigned long long)o->ino,
+			 (unsigned long long)o->ino_last);
+	else if (o->kind == FS_OWNER_BBITMAP || o->kind == FS_OWNER_IBITMAP)
 		snprintf(who, sizeof(who), "metadata: %s group %u", fs_owner_kind_name(o->kind),
 			 o->group);
 	else
