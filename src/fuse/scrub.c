@@ -9,10 +9,13 @@
  *       check of stripe.c), so a write to a row being compared waits for it and
  *       a compared row is never seen half written: no false mismatch.
  *  (S2) Pacing, in this loop and not in the array: steps of at most
- *       FOP_SCRUB_STEP_BYTES of array data (fewer at low rates), then a sleep
- *       that keeps the average at max_rate; before a step, when the array served
- *       foreground requests since the last one, a further FOP_SCRUB_YIELD_MS
- *       (MD's sync_speed_min / sync_speed_max idea, with one limit).
+ *       FOP_SCRUB_STEP_BYTES of array data (fewer at low rates), each followed
+ *       by a sleep that holds that step to max_rate -- or to a
+ *       FOP_SCRUB_BUSY_DIV-th of it when the array served foreground requests
+ *       during the step or the sleep before it (MD's sync_speed_max and
+ *       sync_speed_min, from one limit). Steps are paced one by one, so a scrub
+ *       slowed by users does not race to catch up when they stop. Without a
+ *       limit, a busy step is followed by FOP_SCRUB_YIELD_MS.
  *  (S3) Resume: every fop_scrub_mark_seconds the next row and the mismatches so
  *       far go to the member superblocks (raid_scrub_mark, compat feature SCRUB);
  *       an unmount records it once more; a mount finding a mark resumes from it.
@@ -34,7 +37,8 @@
 #include "fop_i.h"
 
 #define FOP_SCRUB_STEP_BYTES (4u << 20) /* array data per step (S2) */
-#define FOP_SCRUB_YIELD_MS 20u		/* extra pause after foreground I/O (S2) */
+#define FOP_SCRUB_BUSY_DIV 4u		/* with foreground I/O: a quarter of max_rate (S2) */
+#define FOP_SCRUB_YIELD_MS 20u		/* ... without a limit: a pause per step (S2) */
 #define FOP_SCRUB_MAX_ROWS 256u		/* rows per step at most (RAID_GROUP_MAX_ROWS) */
 
 /* Seconds between two records of the mark (S3). */
@@ -335,16 +339,16 @@ static void *fop_scrub_main(void *arg)
 	rc = 0;
 	fg_last = fop_scrub_fg_requests(c);
 	for (row = s->first; row < ri.rows;) {
-		uint64_t n = ri.rows - row < step ? ri.rows - row : step;
-		double now;
+		uint64_t n = ri.rows - row < step ? ri.rows - row : step, rate;
+		double now, ts = fop_scrub_now(), until;
+		bool busy;
 
-		/* (S2) foreground requests since the last step: let them go first */
-		fg = fop_scrub_fg_requests(c);
-		if (fg != fg_last && fop_scrub_sleep(c, fop_scrub_now() + FOP_SCRUB_YIELD_MS / 1e3))
-			break;
+		fg = fop_scrub_fg_requests(c); /* (S2) requests during the last sleep */
+		busy = fg != fg_last;
 		s->nrows = 0;
 		rc = raid_scrub_rows(c->array, row, n, s->repair, fop_scrub_row, s, &cnt);
-		fg_last = fop_scrub_fg_requests(c);
+		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
+		busy |= fg_last != fg;
 		if (rc)
 			break;
 		fop_scrub_name_rows(s); /* (S4) */
@@ -365,10 +369,13 @@ static void *fop_scrub_main(void *arg)
 			tmark = now;
 			raid_scrub_mark(c->array, true, s->repair, row, s->mism0 + cnt.mismatches);
 		}
-		/* (S2) the average stays at max_rate */
-		if (s->max_rate && fop_scrub_sleep(c, t0 + (double)bytes / (double)s->max_rate))
-			break;
-		if (!s->max_rate && fop_scrub_sleep(c, 0))
+		/* (S2) each step paced on its own: no catching up after a busy spell */
+		rate = busy ? s->max_rate / FOP_SCRUB_BUSY_DIV : s->max_rate;
+		if (rate)
+			until = ts + (double)(n * s->row_blocks * JG_BLOCK_SIZE) / (double)rate;
+		else
+			until = busy ? now + FOP_SCRUB_YIELD_MS / 1e3 : 0; /* no limit */
+		if (fop_scrub_sleep(c, until))
 			break;
 	}
 	pthread_mutex_lock(&c->scrub_lock);
