@@ -151,6 +151,18 @@ grep -q "already runs" "$T/busy.err" || it_fail "busy message: $(cat "$T/busy.er
 [ "$(scrub_field state)" = cancelled ] || it_fail "status: $(scrub_field state), expected cancelled"
 grep -q "scrub: cancelled at row" "$T/scrub1.log" || it_fail "no cancel line in the log"
 
+it_log "Ctrl-C of a foreground scrub cancels it"
+"$JGRFS" scrub --max-rate 1 "$MNT" >"$T/int.out" 2>&1 &
+SPID=$!
+sleep 1
+[ "$(scrub_field state)" = running ] || it_fail "foreground scrub: $(scrub_field state)"
+kill -INT $SPID
+wait $SPID
+rc=$?
+[ $rc = 3 ] || { cat "$T/int.out"; it_fail "interrupted scrub exit $rc, expected 3 (cancelled)"; }
+[ "$(scrub_field state)" = cancelled ] || it_fail "after Ctrl-C: $(scrub_field state)"
+grep -q "cancelling the scrub" "$T/int.out" || { cat "$T/int.out"; it_fail "no word of the cancel"; }
+
 it_log "an unmount pauses a scrub; the next mount resumes it from its mark and finishes"
 "$JGRFS" scrub --background --max-rate 2 "$MNT" >/dev/null || it_fail "scrub --background"
 sleep 3
@@ -160,6 +172,10 @@ TOTAL=$(scrub_field rows_total)
 it_unmount
 grep -q "scrub: paused at row [1-9][0-9]* of $TOTAL by the unmount" "$T/scrub1.log" ||
 	{ grep scrub "$T/scrub1.log"; it_fail "no pause line"; }
+# shellcheck disable=SC2086
+"$JGRFS" examine $DEVS >"$T/examine.txt" 2>&1
+grep -q "scrub  *interrupted at row [1-9][0-9]* of $TOTAL" "$T/examine.txt" ||
+	{ cat "$T/examine.txt"; it_fail "examine does not show the scrub mark"; }
 mount_fg scrub2
 i=0
 while ! grep -q "scrub: resuming at row" "$T/scrub2.log"; do
