@@ -25,6 +25,9 @@
  *       (raid_lost_blocks) go to fs_owners(), with no lock held, and each is
  *       logged with its owners; the first FOP_SCRUB_RESULTS owners are kept for
  *       status (the CLI prints them).
+ *  (S5) A block no member can give back fails its step with -EIO; the step's
+ *       rows are scrubbed again one by one, and those that fail so are skipped
+ *       (logged), their lost blocks named (S4): the scrub goes on.
  *
  * scrub_lock is a leaf: nothing holding it calls into the array or the fs.
  */
@@ -286,14 +289,15 @@ static void fop_scrub_name_lost(struct fop_scrub_run *s)
 		}
 	for (size_t i = 0; i < n; i++) {
 		if (ne && ext[ne - 1].start + ext[ne - 1].count > blocks[i])
-			continue;
+			continue; /* recorded twice: the step, then its row alone (S5) */
 		if (ne && ext[ne - 1].start + ext[ne - 1].count == blocks[i])
 			ext[ne - 1].count++;
 		else
 			ext[ne++] = (struct fs_extent){.start = blocks[i], .count = 1};
 	}
 	pthread_mutex_lock(&s->c->scrub_lock);
-	s->c->st_scrub.scrub_unreadable += n;
+	for (size_t i = 0; i < ne; i++)
+		s->c->st_scrub.scrub_unreadable += ext[i].count;
 	pthread_mutex_unlock(&s->c->scrub_lock);
 	s->kind = FOP_SCRUB_UNREADABLE;
 	s->line_key = UINT64_MAX;
@@ -311,6 +315,29 @@ static uint64_t fop_scrub_fg_requests(struct fop_ctx *c)
 	if (blk_ctl(raid_array_dev(c->array), BLK_CTL_GET_STATS, &bs))
 		return 0;
 	return bs.reads + bs.writes + bs.flushes;
+}
+
+/*
+ * (S5) A step failed with -EIO: a block no member could give back (the array
+ * recorded it: raid_lost_blocks; a member that failed instead makes the array
+ * degraded, -EAGAIN). Scrub the step's rows one at a time; those that fail so
+ * are left unchecked and their lost blocks named after the step, as MD's check
+ * goes on past a read error it cannot correct.
+ */
+static int fop_scrub_rows_one_by_one(struct fop_scrub_run *s, uint64_t row, uint64_t n,
+				     struct raid_scrub_counts *cnt)
+{
+	s->nrows = 0;
+	for (uint64_t r = row; r < row + n; r++) {
+		int rc = raid_scrub_rows(s->c->array, r, 1, s->repair, fop_scrub_row, s, cnt);
+
+		if (rc == -EIO)
+			jg_log(JG_LOG_WARN, "fuse", "scrub: row=%llu not checked: a block in it cannot be read",
+			       (unsigned long long)r);
+		else if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static void *fop_scrub_main(void *arg)
@@ -340,13 +367,21 @@ static void *fop_scrub_main(void *arg)
 	fg_last = fop_scrub_fg_requests(c);
 	for (row = s->first; row < ri.rows;) {
 		uint64_t n = ri.rows - row < step ? ri.rows - row : step, rate;
+		struct raid_scrub_counts one = {0};
 		double now, ts = fop_scrub_now(), until;
 		bool busy;
 
 		fg = fop_scrub_fg_requests(c); /* (S2) requests during the last sleep */
 		busy = fg != fg_last;
 		s->nrows = 0;
-		rc = raid_scrub_rows(c->array, row, n, s->repair, fop_scrub_row, s, &cnt);
+		rc = raid_scrub_rows(c->array, row, n, s->repair, fop_scrub_row, s, &one);
+		if (rc == -EIO) { /* (S5) a block no member could give back: go on around it */
+			memset(&one, 0, sizeof(one)); /* the rows are counted again */
+			rc = fop_scrub_rows_one_by_one(s, row, n, &one);
+		}
+		cnt.rows_checked += one.rows_checked;
+		cnt.mismatches += one.mismatches;
+		cnt.repaired += one.repaired;
 		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
 		busy |= fg_last != fg;
 		if (rc)

@@ -11,13 +11,14 @@
 # the directory) and the parity of the row of the first inode table block
 # (must name "inode-table group 0"). Then, mounted: scrub --json names them,
 # the daemon's log too, --repair leaves a second scrub clean and the files
-# read right; a slow scrub is cancelled (status says cancelled); another is cut
-# by an unmount and the next mount resumes it from its mark and finishes it.
+# read right; a slow scrub is cancelled (status says cancelled), so is one
+# interrupted by Ctrl-C; another is cut by an unmount and the next mount
+# resumes it from its mark and finishes it.
 #
-# Not covered: a block no member can give back (unreadable) -- there is no way
-# to make a member of a FUSE-mounted volume fail a read from a test (no
-# dev_fault in the daemon); the unit test covers the naming path's input
-# (raid_lost_blocks) only indirectly.
+# Last, a block no member can give back: the daemon is started with
+# JGRFS_BADBLOCKS (reads of chosen member blocks fail) on the data block of a
+# file and the parity block of its row; the scrub must name the file's block as
+# unreadable and finish.
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 FIND="$(cd "$(dirname "$0")" && pwd)/owners_find.py"
@@ -201,6 +202,41 @@ mount_fg scrub3
 sleep 1
 grep -q "scrub: resuming" "$T/scrub3.log" && it_fail "a finished scrub resumed"
 [ "$(scrub_field state)" = idle ] || it_fail "state $(scrub_field state) after a finished scrub"
+it_unmount
+
+it_log "an unreadable block (JGRFS_BADBLOCKS: data and parity of one row) is named, the scrub goes on"
+B5=$(awk -F'\t' '$3 == "/dir/b.bin" && $2 == 5 { print $1 }' "$T/tags")
+# shellcheck disable=SC2086
+read -r DF DB < <(python3 "$FIND" --where "$B5" $DEVS)
+# the parity of that row is at the same member block, on the row's parity member
+# shellcheck disable=SC2086
+PF=$(python3 - "$((B5 / RB))" $DEVS <<'EOF2'
+import struct, sys
+row, paths = int(sys.argv[1]), sys.argv[2:]
+for p in paths:
+    sb = open(p, "rb").read(4096)
+    role, n = struct.unpack_from("<II", sb, 0x40)
+    if role == n - 1 - row % n:
+        print(p)
+EOF2
+)
+DI=$(basename "$DF" .img | tr -dc 0-9) PI=$(basename "$PF" .img | tr -dc 0-9)
+[ "$DI" != "$PI" ] || it_fail "data and parity on one member"
+JGRFS_BADBLOCKS="$DI:$DB,$PI:$DB" mount_fg scrub4
+"$JGRFS" scrub --json "$MNT" >"$T/s4.json" 2>"$T/s4.err"
+rc=$?
+[ $rc = 1 ] || { cat "$T/s4.json" "$T/s4.err"; it_fail "scrub with an unreadable block: exit $rc, expected 1"; }
+python3 - "$T/s4.json" "$B5" <<'EOF2' || { cat "$T/s4.json"; it_fail "unreadable block not named"; }
+import json, sys
+out, b5 = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert out["state"] == "done" and out["unreadable"] == 1 and out["mismatches"] == 0, out
+assert out["rows_checked"] == out["rows_total"], out
+r = [r for r in out["results"] if r["kind"] == "unreadable"]
+assert len(r) == 1 and r[0]["block"] == b5, r
+assert [(o["path"], o["kind"]) for o in r[0]["owners"]] == [("/dir/b.bin", "data")], r
+EOF2
+grep -q "scrub: unreadable block $B5: /dir/b.bin (inode=[0-9]*)" "$T/scrub4.log" ||
+	{ grep scrub "$T/scrub4.log"; it_fail "daemon log does not name the unreadable block"; }
 it_unmount
 
 it_log "offline scrub of the unmounted array still works (DEV...)"
