@@ -26,47 +26,47 @@
 #include "jgrfs/fs.h"
 
 static const char scrub_online_help[] =
-	"usage: jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background] MOUNTPOINT\n"
-	"       jgrfs scrub --cancel MOUNTPOINT\n"
-	"       jgrfs scrub --status [--json] MOUNTPOINT\n"
-	"\n"
-	"Scrub a mounted jgrfs volume online: its daemon reads every stripe row under\n"
-	"the locks a writer takes (the volume stays in use and concurrent writes stay\n"
-	"correct) and compares the parity with the data; with --repair it rewrites the\n"
-	"parity of mismatched rows from the data. The scrub is paced (--max-rate) and\n"
-	"pauses after foreground I/O; `jgrfs status MOUNTPOINT` shows its progress. An\n"
-	"unmount pauses it: the next mount resumes it from where it was. Every\n"
-	"mismatched row and every block that could not be read is reported with the\n"
-	"files (paths) and the metadata that own blocks there, here and in the\n"
-	"daemon's log.\n"
-	"\n"
-	"By default this waits, showing progress (on a terminal), and prints the\n"
-	"result; Ctrl-C while it waits CANCELS the scrub. With --background it\n"
-	"returns once the scrub has started.\n"
-	"\n"
-	"For an unmounted array give its member devices instead: jgrfs scrub DEV...\n"
-	"(jgrfs scrub --help without a mount point).\n"
-	"\n"
-	"options:\n"
-	"  -R, --repair          rewrite mismatched parity (default: only count)\n"
-	"  -j, --json            one JSON object on stdout at the end, no progress\n"
-	"  -r, --max-rate MIB    at most MIB MiB of array data per second (default 64;\n"
-	"                        0: no limit)\n"
-	"  -b, --background      start it and return at once\n"
-	"  -c, --cancel          cancel the scrub that runs (it does not resume)\n"
-	"  -s, --status          print the state and results of the running or last scrub\n"
-	"  -h, --help            this text\n"
-	"\n"
-	"examples:\n"
-	"  jgrfs scrub /mnt/vol\n"
-	"  jgrfs scrub --repair --max-rate 200 /mnt/vol\n"
-	"  jgrfs scrub --background /mnt/vol; jgrfs status /mnt/vol\n"
-	"  jgrfs scrub --cancel /mnt/vol\n"
-	"  jgrfs scrub --json /mnt/vol | jq '.results[].owners[].path'\n"
-	"\n"
-	"exit status: 0 no mismatches and no unreadable blocks, or all repaired;\n"
-	"1 mismatches left or unreadable blocks; 2 or more: bad options, the scrub\n"
-	"could not run, was cancelled, or failed\n";
+    "usage: jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background] MOUNTPOINT\n"
+    "       jgrfs scrub --cancel MOUNTPOINT\n"
+    "       jgrfs scrub --status [--json] MOUNTPOINT\n"
+    "\n"
+    "Scrub a mounted jgrfs volume online: its daemon reads every stripe row under\n"
+    "the locks a writer takes (the volume stays in use and concurrent writes stay\n"
+    "correct) and compares the parity with the data; with --repair it rewrites the\n"
+    "parity of mismatched rows from the data. The scrub is paced (--max-rate) and\n"
+    "pauses after foreground I/O; `jgrfs status MOUNTPOINT` shows its progress. An\n"
+    "unmount pauses it: the next mount resumes it from where it was. Every\n"
+    "mismatched row and every block that could not be read is reported with the\n"
+    "files (paths) and the metadata that own blocks there, here and in the\n"
+    "daemon's log.\n"
+    "\n"
+    "By default this waits, showing progress (on a terminal), and prints the\n"
+    "result; Ctrl-C while it waits CANCELS the scrub. With --background it\n"
+    "returns once the scrub has started.\n"
+    "\n"
+    "For an unmounted array give its member devices instead: jgrfs scrub DEV...\n"
+    "(jgrfs scrub --help without a mount point).\n"
+    "\n"
+    "options:\n"
+    "  -R, --repair          rewrite mismatched parity (default: only count)\n"
+    "  -j, --json            one JSON object on stdout at the end, no progress\n"
+    "  -r, --max-rate MIB    at most MIB MiB of array data per second (default 64;\n"
+    "                        0: no limit)\n"
+    "  -b, --background      start it and return at once\n"
+    "  -c, --cancel          cancel the scrub that runs (it does not resume)\n"
+    "  -s, --status          print the state and results of the running or last scrub\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "examples:\n"
+    "  jgrfs scrub /mnt/vol\n"
+    "  jgrfs scrub --repair --max-rate 200 /mnt/vol\n"
+    "  jgrfs scrub --background /mnt/vol; jgrfs status /mnt/vol\n"
+    "  jgrfs scrub --cancel /mnt/vol\n"
+    "  jgrfs scrub --json /mnt/vol | jq '.results[].owners[].path'\n"
+    "\n"
+    "exit status: 0 no mismatches and no unreadable blocks, or all repaired;\n"
+    "1 mismatches left or unreadable blocks; 2 or more: bad options, the scrub\n"
+    "could not run, was cancelled, or failed\n";
 
 static volatile sig_atomic_t scrub_interrupted;
 
@@ -193,19 +193,21 @@ static void scrub_print_json(const char *mnt, const struct fop_status *st)
 	printf(",\"state\":\"%s\",\"repair\":%s,\"rows_checked\":%llu,\"rows_total\":%llu,"
 	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"seconds\":%llu,"
 	       "\"rate_bytes\":%llu,\"max_rate_bytes\":%llu,\"error\":%d,\"results\":[",
-	       scrub_state_name(st->scrub_state), st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
+	       scrub_state_name(st->scrub_state),
+	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
 	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
 	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
 	       (unsigned long long)st->scrub_unreadable,
 	       (unsigned long long)(st->scrub_start && end > st->scrub_start ? end - st->scrub_start
-									    : 0),
+									     : 0),
 	       (unsigned long long)st->scrub_rate, (unsigned long long)st->scrub_max_rate,
 	       st->scrub_error);
 	/* results come by row (or block): consecutive owners of one row are one entry */
 	for (uint32_t i = 0; i < st->scrub_nresults && i < FOP_SCRUB_RESULTS; i++) {
 		const struct fop_scrub_result *r = &st->scrub_results[i], *p = r - 1;
-		bool same = i && p->kind == r->kind &&
-			    (r->kind == FOP_SCRUB_MISMATCH ? p->row == r->row : p->blkno == r->blkno);
+		bool same =
+		    i && p->kind == r->kind &&
+		    (r->kind == FOP_SCRUB_MISMATCH ? p->row == r->row : p->blkno == r->blkno);
 
 		if (!same) {
 			if (open)
@@ -279,13 +281,15 @@ static int scrub_wait(int fd, const char *mnt, bool json, struct fop_status *st)
 
 			scrub_hms(st->scrub_eta, eta, sizeof(eta));
 			if (tty)
-				fprintf(stderr, "\rscrub: %3d%% (%llu/%llu rows), %llu mismatches, eta %s   ",
-					pct, (unsigned long long)st->scrub_rows_done,
-					(unsigned long long)st->scrub_rows_total,
-					(unsigned long long)st->scrub_mismatches, eta);
+				fprintf(
+				    stderr,
+				    "\rscrub: %3d%% (%llu/%llu rows), %llu mismatches, eta %s   ",
+				    pct, (unsigned long long)st->scrub_rows_done,
+				    (unsigned long long)st->scrub_rows_total,
+				    (unsigned long long)st->scrub_mismatches, eta);
 			else if (pct / 10 != last_decile)
-				fprintf(stderr, "scrub: %d%% (%llu/%llu rows), %llu mismatches\n", pct,
-					(unsigned long long)st->scrub_rows_done,
+				fprintf(stderr, "scrub: %d%% (%llu/%llu rows), %llu mismatches\n",
+					pct, (unsigned long long)st->scrub_rows_done,
 					(unsigned long long)st->scrub_rows_total,
 					(unsigned long long)st->scrub_mismatches);
 			last_decile = pct / 10;
@@ -300,10 +304,10 @@ static int scrub_wait(int fd, const char *mnt, bool json, struct fop_status *st)
 int cmd_scrub_online(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"repair", no_argument, NULL, 'R'},	 {"json", no_argument, NULL, 'j'},
+	    {"repair", no_argument, NULL, 'R'},		{"json", no_argument, NULL, 'j'},
 	    {"max-rate", required_argument, NULL, 'r'}, {"background", no_argument, NULL, 'b'},
-	    {"cancel", no_argument, NULL, 'c'},	 {"status", no_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},		 {NULL, 0, NULL, 0},
+	    {"cancel", no_argument, NULL, 'c'},		{"status", no_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	struct fop_scrub rq = {.max_rate = UINT64_MAX};
 	bool json = false, background = false, cancel = false, status = false;
@@ -323,7 +327,8 @@ int cmd_scrub_online(int argc, char **argv)
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, 1u << 20, &mib))
-				return cli_err("--max-rate %s: MiB per second expected", optarg) + 1;
+				return cli_err("--max-rate %s: MiB per second expected", optarg) +
+				       1;
 			rq.max_rate = mib << 20;
 			break;
 		case 'b':
@@ -355,14 +360,16 @@ int cmd_scrub_online(int argc, char **argv)
 	if (cancel) {
 		if (ioctl(fd, FOP_IOC_SCRUB_CANCEL)) {
 			cli_err("%s: %s", mnt,
-				errno == ENOENT ? "no scrub runs" : errno == ENOTTY ? "not a jgrfs mount"
-											 : strerror(errno));
+				errno == ENOENT	  ? "no scrub runs"
+				: errno == ENOTTY ? "not a jgrfs mount"
+						  : strerror(errno));
 			ret = errno == ENOENT ? 1 : 2;
 			goto out;
 		}
 		if (!scrub_wait(fd, mnt, true, &st))
 			printf("scrub of %s: %s at row %llu of %llu\n", mnt,
-			       scrub_state_name(st.scrub_state), (unsigned long long)st.scrub_rows_done,
+			       scrub_state_name(st.scrub_state),
+			       (unsigned long long)st.scrub_rows_done,
 			       (unsigned long long)st.scrub_rows_total);
 		ret = 0;
 		goto out;
@@ -380,8 +387,9 @@ int cmd_scrub_online(int argc, char **argv)
 	if (ioctl(fd, FOP_IOC_SCRUB_START, &rq)) {
 		switch (errno) {
 		case EBUSY:
-			cli_err("%s: a scrub already runs (jgrfs status %s; jgrfs scrub --cancel %s)",
-				mnt, mnt, mnt);
+			cli_err(
+			    "%s: a scrub already runs (jgrfs status %s; jgrfs scrub --cancel %s)",
+			    mnt, mnt, mnt);
 			break;
 		case EAGAIN:
 			cli_err("%s: the array is degraded; parity cannot be checked without every "
@@ -389,7 +397,8 @@ int cmd_scrub_online(int argc, char **argv)
 				mnt);
 			break;
 		case EROFS:
-			cli_err("%s: mounted read-only: the online scrub needs a read-write mount", mnt);
+			cli_err("%s: mounted read-only: the online scrub needs a read-write mount",
+				mnt);
 			break;
 		case ENOTTY:
 		case ENOSYS:

@@ -58,16 +58,16 @@ struct fop_scrub_run {
 	unsigned int nrows;
 	uint64_t lost_seq;
 	/* naming (S4) */
-	uint32_t kind;	    /* FOP_SCRUB_MISMATCH / _UNREADABLE, of the reports below */
+	uint32_t kind;	     /* FOP_SCRUB_MISMATCH / _UNREADABLE, of the reports below */
 	uint64_t row_blocks; /* array blocks per row */
-	char line[1024];    /* the log line being built */
-	uint64_t line_key;  /* its row or block; UINT64_MAX: none */
-	struct {	    /* the owners on it: each named once */
+	char line[1024];     /* the log line being built */
+	uint64_t line_key;   /* its row or block; UINT64_MAX: none */
+	struct {	     /* the owners on it: each named once */
 		uint64_t ino;
 		uint32_t kind, group;
 	} seen[32];
 	unsigned int nseen;
-	bool *named;	    /* per row of @rows: an owner was reported */
+	bool *named; /* per row of @rows: an owner was reported */
 };
 
 static double fop_scrub_now(void)
@@ -184,11 +184,10 @@ static void fop_scrub_name(struct fop_scrub_run *s, uint64_t key, const struct f
 	}
 	if (file)
 		snprintf(who, sizeof(who), "%s (inode=%llu%s%s)",
-			 o->npaths	? o->paths[0]
+			 o->npaths   ? o->paths[0]
 			 : o->orphan ? "(open-unlinked)"
 				     : "(no name)",
-			 (unsigned long long)o->ino,
-			 o->kind == FS_OWNER_DATA ? "" : ", ",
+			 (unsigned long long)o->ino, o->kind == FS_OWNER_DATA ? "" : ", ",
 			 o->kind == FS_OWNER_DATA ? "" : fs_owner_kind_name(o->kind));
 	else if (o->kind == FS_OWNER_ITABLE)
 		snprintf(who, sizeof(who), "metadata: %s group %u (inodes %llu-%llu)",
@@ -332,7 +331,8 @@ static int fop_scrub_rows_one_by_one(struct fop_scrub_run *s, uint64_t row, uint
 		int rc = raid_scrub_rows(s->c->array, r, 1, s->repair, fop_scrub_row, s, cnt);
 
 		if (rc == -EIO)
-			jg_log(JG_LOG_WARN, "fuse", "scrub: row=%llu not checked: a block in it cannot be read",
+			jg_log(JG_LOG_WARN, "fuse",
+			       "scrub: row=%llu not checked: a block in it cannot be read",
 			       (unsigned long long)r);
 		else if (rc)
 			return rc;
@@ -396,9 +396,9 @@ static void *fop_scrub_main(void *arg)
 		st->scrub_mismatches = s->mism0 + cnt.mismatches;
 		st->scrub_repaired = cnt.repaired;
 		st->scrub_rate = now > t0 ? (uint64_t)((double)bytes / (now - t0)) : 0;
-		st->scrub_eta = st->scrub_rate
-				    ? (ri.rows - row) * s->row_blocks * JG_BLOCK_SIZE / st->scrub_rate
-				    : 0;
+		st->scrub_eta = st->scrub_rate ? (ri.rows - row) * s->row_blocks * JG_BLOCK_SIZE /
+						     st->scrub_rate
+					       : 0;
 		pthread_mutex_unlock(&c->scrub_lock);
 		if (row < ri.rows && now - tmark >= fop_scrub_mark_seconds) { /* (S3) */
 			tmark = now;
@@ -437,13 +437,15 @@ static void *fop_scrub_main(void *arg)
 		       (unsigned long long)row, (unsigned long long)ri.rows);
 		break;
 	case FOP_SCRUB_STATE_PAUSED:
-		jg_log(JG_LOG_INFO, "fuse",
-		       "scrub: paused at row %llu of %llu by the unmount; the next mount resumes it",
-		       (unsigned long long)row, (unsigned long long)ri.rows);
+		jg_log(
+		    JG_LOG_INFO, "fuse",
+		    "scrub: paused at row %llu of %llu by the unmount; the next mount resumes it",
+		    (unsigned long long)row, (unsigned long long)ri.rows);
 		break;
 	default:
 		jg_log(JG_LOG_INFO, "fuse",
-		       "scrub: done rows=%llu mismatches=%llu repaired=%llu unreadable=%llu seconds=%.1f",
+		       "scrub: done rows=%llu mismatches=%llu repaired=%llu unreadable=%llu "
+		       "seconds=%.1f",
 		       (unsigned long long)ri.rows, (unsigned long long)(s->mism0 + cnt.mismatches),
 		       (unsigned long long)cnt.repaired, (unsigned long long)st->scrub_unreadable,
 		       fop_scrub_now() - t0);
@@ -459,8 +461,8 @@ static void *fop_scrub_main(void *arg)
 }
 
 /* Start the thread from @first; scrub_lock held, none running (a finished one reaped). */
-static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_rate,
-				  uint64_t first, uint64_t mism0)
+static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_rate, uint64_t first,
+				  uint64_t mism0)
 {
 	struct fop_status *st = &c->st_scrub;
 	struct fop_scrub_run *s = calloc(1, sizeof(*s));
@@ -522,7 +524,8 @@ int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq)
 	raid_info_get(c->array, &ri);
 	if (ri.degraded) {
 		jg_log(JG_LOG_ERR, "fuse",
-		       "scrub: the array is degraded; parity cannot be checked without every member (rebuild first)");
+		       "scrub: the array is degraded; parity cannot be checked without every "
+		       "member (rebuild first)");
 		return -EAGAIN;
 	}
 	pthread_mutex_lock(&c->scrub_lock);
@@ -573,8 +576,8 @@ void fop_scrub_resume(struct fop_ctx *c)
 	       (unsigned long long)ri.scrub_rows, (unsigned long long)ri.rows,
 	       (unsigned long long)ri.scrub_mismatches, ri.scrub_repair ? " with repair" : "");
 	pthread_mutex_lock(&c->scrub_lock);
-	rc = fop_scrub_start_locked(c, ri.scrub_repair, FOP_SCRUB_MAX_RATE_DEFAULT,
-				    ri.scrub_rows, ri.scrub_mismatches);
+	rc = fop_scrub_start_locked(c, ri.scrub_repair, FOP_SCRUB_MAX_RATE_DEFAULT, ri.scrub_rows,
+				    ri.scrub_mismatches);
 	pthread_mutex_unlock(&c->scrub_lock);
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "scrub: cannot resume: %s", strerror(-rc));

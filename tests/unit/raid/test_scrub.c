@@ -13,7 +13,10 @@
 #include "raid_test.h"
 
 static const struct geo_case geos[] = {
-    {5, 3, 2}, {5, 4, 4}, {6, 4, 2}, {6, 6, 1},
+    {5, 3, 2},
+    {5, 4, 4},
+    {6, 4, 2},
+    {6, 6, 1},
 };
 #define NGEO (sizeof(geos) / sizeof(geos[0]))
 #define MB 192
@@ -42,10 +45,10 @@ static void t_row(void *ctx, uint64_t row)
 
 struct t_writer {
 	struct tarr *t;
-	unsigned int k;	   /* this writer writes the pairs of blocks b with (b / 2) % 2 == k */
-	uint64_t blocks;   /* array blocks */
+	unsigned int k;	 /* this writer writes the pairs of blocks b with (b / 2) % 2 == k */
+	uint64_t blocks; /* array blocks */
 	uint64_t seed;
-	uint8_t *ref;	   /* the reference image of the array, its blocks only */
+	uint8_t *ref; /* the reference image of the array, its blocks only */
 	atomic_int *done;
 };
 
@@ -94,8 +97,12 @@ static void test_scrub_rows_under_writes(void **state)
 		/* a known start: every block written once, parity consistent */
 		assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, (uint32_t)blocks, ref, 0), 0);
 		for (unsigned int k = 0; k < 2; k++) {
-			w[k] = (struct t_writer){.t = &t, .k = k, .blocks = blocks,
-						 .seed = seed * 2 + k, .ref = ref, .done = &done};
+			w[k] = (struct t_writer){.t = &t,
+						 .k = k,
+						 .blocks = blocks,
+						 .seed = seed * 2 + k,
+						 .ref = ref,
+						 .done = &done};
 			assert_int_equal(pthread_create(&th[k], NULL, t_writer_main, &w[k]), 0);
 		}
 		/* scrub in small steps, as the daemon does, until both writers are done */
@@ -171,7 +178,8 @@ static void test_scrub_rows_reports_rows(void **state)
 		assert_int_equal(raid_scrub_rows(t.a, g.rows / 2, g.rows - g.rows / 2, false, t_row,
 						 &rows, &cnt),
 				 0);
-		if (rows.n != 3 || cnt.mismatches != 3 || cnt.repaired || cnt.rows_checked != g.rows)
+		if (rows.n != 3 || cnt.mismatches != 3 || cnt.repaired ||
+		    cnt.rows_checked != g.rows)
 			t_fail(gc, seed, "mismatched rows not all reported");
 		for (unsigned int i = 0; i < 3; i++)
 			if (rows.rows[i] != bad[i])
