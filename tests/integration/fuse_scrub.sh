@@ -202,6 +202,21 @@ mount_fg scrub3
 sleep 1
 grep -q "scrub: resuming" "$T/scrub3.log" && it_fail "a finished scrub resumed"
 [ "$(scrub_field state)" = idle ] || it_fail "state $(scrub_field state) after a finished scrub"
+
+it_log "a crash (kill -9) mid-scrub: the next mount resumes from the last mark (every 5 s)"
+"$JGRFS" scrub --background --max-rate 2 "$MNT" >/dev/null || it_fail "scrub --background"
+sleep 7
+it_crash
+mount_fg scrub5
+i=0
+while ! grep -q "scrub: resuming at row" "$T/scrub5.log"; do
+	[ $i -lt 100 ] || { cat "$T/scrub5.log"; it_fail "no resume line after the crash"; }
+	sleep 0.1
+	i=$((i + 1))
+done
+AT=$(sed -n 's/.*scrub: resuming at row \([0-9]*\) of.*/\1/p' "$T/scrub5.log")
+[ "$AT" -gt 0 ] || it_fail "after the crash resumed at row $AT: no mark recorded while running"
+"$JGRFS" scrub --cancel "$MNT" >/dev/null || it_fail "cancel the resumed scrub"
 it_unmount
 
 it_log "an unreadable block (JGRFS_BADBLOCKS: data and parity of one row) is named, the scrub goes on"
