@@ -33,8 +33,9 @@ static const char scrub_online_help[] =
     "Scrub a mounted jgrfs volume online: its daemon reads every stripe row under\n"
     "the locks a writer takes (the volume stays in use and concurrent writes stay\n"
     "correct) and compares the parity with the data; with --repair it rewrites the\n"
-    "parity of mismatched rows from the data. The scrub is paced (--max-rate) and\n"
-    "pauses after foreground I/O; `jgrfs status MOUNTPOINT` shows its progress. An\n"
+    "parity of mismatched rows from the data. The scrub is paced (--max-rate), at a\n"
+    "quarter of that rate while the volume serves other I/O; `jgrfs status\n"
+    "MOUNTPOINT` shows its progress and an estimate of the time left. An\n"
     "unmount pauses it: the next mount resumes it from where it was. Every\n"
     "mismatched row and every block that could not be read is reported with the\n"
     "files (paths) and the metadata that own blocks there, here and in the\n"
@@ -65,8 +66,8 @@ static const char scrub_online_help[] =
     "  jgrfs scrub --json /mnt/vol | jq '.results[].owners[].path'\n"
     "\n"
     "exit status: 0 no mismatches and no unreadable blocks, or all repaired;\n"
-    "1 mismatches left or unreadable blocks; 2 or more: bad options, the scrub\n"
-    "could not run, was cancelled, or failed\n";
+    "1 mismatches left or unreadable blocks; 2 bad options, the scrub could not\n"
+    "run or failed; 3 cancelled (--cancel, Ctrl-C) or never run (--status)\n";
 
 static volatile sig_atomic_t scrub_interrupted;
 
