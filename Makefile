@@ -7,6 +7,8 @@
 #   make demo      a 4-disk RAID5 over sparse files in ./demo, mounted at ./demo/mnt
 #   make release   an optimised build without sanitizers, with jemalloc, in build-release/
 #                  (benchmarks)
+#   make bench-scrub  fio through a mount without and with an online scrub at its
+#                  default rate (tools/bench_scrub.sh, BENCH_SCRUB_ARGS), in build-release/
 #   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
@@ -27,7 +29,8 @@ PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninj
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev \
 	python3 xz-utils tar groff-base
 
-.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps
+.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps \
+	bench-scrub
 
 all: build
 
@@ -116,6 +119,10 @@ crash-long: release
 	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out | grep -v '^off ' ; \
 	$(RELEASE)/tools/jgrfs crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
 		$(CRASH_DIR)/range-*.out
+
+BENCH_SCRUB_ARGS ?= -r 3
+bench-scrub: release
+	bash tools/bench_scrub.sh $(BENCH_SCRUB_ARGS) $(RELEASE)/tools/jgrfs
 
 demo: build
 	sh tools/demo.sh $(BUILD)/tools/jgrfs

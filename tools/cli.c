@@ -193,9 +193,33 @@ static int cli_powercut_arm(void)
 	return 0;
 }
 
+/*
+ * JGRFS_BADBLOCKS="I:B[,I:B...]": reads of member block B of the I-th member
+ * given (0-based) fail with -EIO, writes work (tests of unreadable blocks
+ * through the real daemon). Returns -EINVAL when the list is bad.
+ */
+static int cli_badblocks(const char *spec, struct blk_dev **devs, int n)
+{
+	char buf[1024], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		uint64_t i, b;
+
+		if (!colon)
+			return -EINVAL;
+		*colon = '\0';
+		if (cli_parse_u64(tok, (uint64_t)n - 1, &i) || cli_parse_u64(colon + 1, UINT64_MAX, &b) ||
+		    raid_dev_fault_fail_block(devs[i], b, true, false))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs)
 {
-	const char *spec = getenv("JGRFS_POWERCUT");
+	const char *spec = getenv("JGRFS_POWERCUT"), *bad = getenv("JGRFS_BADBLOCKS");
 	struct raid_fault_cfg fcfg;
 	int rc = 0, i;
 
@@ -215,6 +239,12 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 					       strerror(-rc)), rc;
 		}
 	}
+	if (bad && *bad && !cli_domain) {
+		memset(&fcfg, 0, sizeof(fcfg)); /* a domain whose power is never cut */
+		rc = raid_fault_domain_new(&fcfg, &cli_domain);
+		if (rc)
+			return rc;
+	}
 	for (i = 0; i < n; i++) {
 		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
 		if (rc) {
@@ -229,6 +259,10 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 				break;
 			}
 		}
+	}
+	if (!rc && bad && *bad && cli_badblocks(bad, devs, n)) {
+		cli_err("JGRFS_BADBLOCKS=%s: expected MEMBER_INDEX:MEMBER_BLOCK[,...]", bad);
+		rc = -EINVAL;
 	}
 	if (rc) {
 		cli_close_members(devs, i);

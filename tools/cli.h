@@ -43,6 +43,8 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  * write is kept, dropped or torn at random (raid_fault_cfg.chaos_after_cut);
  * cli_close_members() then frees it. When the power is cut the process kills
  * itself with SIGKILL, on the spot or after the linger (raid_fault_cfg.on_cut).
+ * JGRFS_BADBLOCKS="I:B[,I:B...]" (tests): reads of member block B of the I-th
+ * path fail with -EIO (raid_dev_fault_fail_block), writes work.
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);

@@ -336,6 +336,11 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 		"yes (filesystem-guided resync pending: replay the journal before trusting parity)" :
 		"no");
 	printf("  resync all    %s\n", info->resync_all ? "yes" : "no");
+	if (info->scrub_marked) /* only then: older outputs stay as they were */
+		printf("  scrub         interrupted at row %" PRIu64 " of %" PRIu64 "%s, %" PRIu64
+		       " mismatches so far (the next read-write mount resumes it)\n",
+		       info->scrub_rows, info->rows, info->scrub_repair ? " (repair)" : "",
+		       info->scrub_mismatches);
 	printf("  failed        ");
 	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
 		if (!info->members[i].failed)

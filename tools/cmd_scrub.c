@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -28,12 +29,15 @@
 
 static const char cmd_scrub_help[] =
 	"usage: jgrfs scrub [--repair] [--json] DEV...\n"
+	"       jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background|--cancel|--status]\n"
+	"                   MOUNTPOINT   (online: jgrfs scrub --help MOUNTPOINT)\n"
 	"\n"
 	"Read every stripe row of the array on the members DEV and count the rows whose\n"
 	"parity does not match the data; nothing is written. With --repair, assemble\n"
 	"the array for use (running its recovery resync if it was not shut down\n"
 	"cleanly) and rewrite the parity of mismatched rows from the data. The array\n"
-	"must not be degraded.\n"
+	"must not be degraded and not mounted: a mounted volume is scrubbed online by\n"
+	"its daemon, given its mount point (a directory).\n"
 	"\n"
 	"options:\n"
 	"  -R, --repair             rewrite mismatched parity (default: only count)\n"
@@ -69,6 +73,13 @@ int cmd_scrub(int argc, char **argv)
 	int64_t mismatches;
 	int opt, n, rc, ret;
 
+	/* a directory among the arguments: a mount point, the online scrub */
+	for (int i = 1; i < argc; i++) {
+		struct stat sb;
+
+		if (argv[i][0] != '-' && !stat(argv[i], &sb) && S_ISDIR(sb.st_mode))
+			return cmd_scrub_online(argc, argv);
+	}
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "Rjfh", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -40,6 +40,50 @@ static const char *status_member_state(const struct fop_status_member *m)
 	return "ok";
 }
 
+static const char *status_scrub_state(uint32_t s)
+{
+	static const char *const names[] = {"idle", "running", "cancelled", "done", "failed",
+					    "paused"};
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+/* "scrub: 42% (1720/4095 rows), 3 mismatches, eta 0:12", once one ran since mount */
+static void status_print_scrub(const struct fop_status *st)
+{
+	uint64_t tot = st->scrub_rows_total ? st->scrub_rows_total : 1, e = st->scrub_eta;
+
+	if (st->scrub_state == FOP_SCRUB_STATE_IDLE)
+		return;
+	printf("scrub:      ");
+	if (st->scrub_state == FOP_SCRUB_STATE_RUNNING)
+		printf("%llu%% (%llu/%llu rows)", (unsigned long long)(st->scrub_rows_done * 100 / tot),
+		       (unsigned long long)st->scrub_rows_done,
+		       (unsigned long long)st->scrub_rows_total);
+	else
+		printf("%s at %llu/%llu rows", status_scrub_state(st->scrub_state),
+		       (unsigned long long)st->scrub_rows_done,
+		       (unsigned long long)st->scrub_rows_total);
+	printf("%s, %llu mismatches", st->scrub_flags & FOP_SCRUB_REPAIR ? " repair" : "",
+	       (unsigned long long)st->scrub_mismatches);
+	if (st->scrub_repaired)
+		printf(", %llu repaired", (unsigned long long)st->scrub_repaired);
+	if (st->scrub_unreadable)
+		printf(", %llu unreadable blocks", (unsigned long long)st->scrub_unreadable);
+	if (st->scrub_state == FOP_SCRUB_STATE_RUNNING) {
+		printf(", %.1f MiB/s", st->scrub_rate / 1048576.0);
+		if (e >= 3600)
+			printf(", eta %llu:%02llu:%02llu", (unsigned long long)(e / 3600),
+			       (unsigned long long)(e / 60 % 60), (unsigned long long)(e % 60));
+		else
+			printf(", eta %llu:%02llu", (unsigned long long)(e / 60),
+			       (unsigned long long)(e % 60));
+	}
+	if (st->scrub_nresults)
+		printf(" (owners named in the log; jgrfs scrub --status)");
+	printf("\n");
+}
+
 static const char *status_name_or(const char *s, const char *dflt)
 {
 	return s ? s : dflt;
@@ -172,6 +216,18 @@ static void status_print_json(const struct fop_status *st)
 	       (unsigned long long)st->rec_log_blocks_resynced,
 	       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
 	       (unsigned long long)st->orphans_freed);
+	printf("\"scrub\":{\"state\":\"%s\",\"repair\":%s,\"rows_done\":%llu,\"rows_total\":%llu,"
+	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"rate_bytes\":%llu,"
+	       "\"max_rate_bytes\":%llu,\"eta_seconds\":%llu,\"start_time\":%llu,"
+	       "\"end_time\":%llu,\"named\":%llu},",
+	       status_scrub_state(st->scrub_state),
+	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
+	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
+	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_unreadable, (unsigned long long)st->scrub_rate,
+	       (unsigned long long)st->scrub_max_rate, (unsigned long long)st->scrub_eta,
+	       (unsigned long long)st->scrub_start, (unsigned long long)st->scrub_end,
+	       (unsigned long long)(st->scrub_nresults + st->scrub_results_more));
 	printf("\"io\":{\"reads\":%llu,\"writes\":%llu,\"flushes\":%llu,\"read_blocks\":%llu,"
 	       "\"write_blocks\":%llu,\"syncraid_rows\":%llu,\"resync_rows_checked\":%llu,"
 	       "\"resync_rows_repaired\":%llu,\"bitmap_bits_set\":%llu}}\n",
@@ -273,6 +329,7 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 		       "add %s DEV)\n",
 		       mnt, mnt);
 	status_print_events(st);
+	status_print_scrub(st);
 	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),
 	       status_name_or(raid_resync_policy_name(st->resync_policy), "?"),

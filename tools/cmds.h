@@ -19,6 +19,7 @@ int cmd_spare(int argc, char **argv);
 int cmd_create(int argc, char **argv);
 int cmd_examine(int argc, char **argv);
 int cmd_scrub(int argc, char **argv);
+int cmd_scrub_online(int argc, char **argv); /* cmd_scrub with a mount point */
 int cmd_rebuild(int argc, char **argv);
 int cmd_bench_raid(int argc, char **argv);
 
@@ -43,7 +44,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "spare", "add or remove a hot spare of a mounted volume", cmd_spare }, \
 	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
-	{ "scrub", "check (and --repair) the parity of every stripe row", cmd_scrub }, \
+	{ "scrub", "check (and --repair) the parity of every stripe row, online or not", cmd_scrub }, \
 	{ "rebuild", "reconstruct a missing or failed member onto a new device", cmd_rebuild }, \
 	{ "crashtest", "crash a mounted volume repeatedly and verify recovery", cmd_crashtest }, \
 	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \

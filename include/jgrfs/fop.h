@@ -237,7 +237,30 @@ struct fop_spare {
 	char path[1024]; /* the device, NUL-terminated, absolute */
 };
 
-/* Version 6: files at risk and lost blocks. */
+/*
+ * Online scrub (issue 23): read every row under the row locks a writer takes,
+ * compare parity, with FOP_SCRUB_REPAIR rewrite it, in a thread of the daemon
+ * paced to @max_rate and yielding to foreground I/O. Its position is recorded
+ * in the member superblocks every few seconds: an unmount (or a crash) pauses
+ * it, the next read-write mount resumes it. Each mismatched row and each block
+ * no member could give back is logged with the files and metadata that own
+ * blocks there; FOP_IOC_STATUS shows progress and the last names. Root or the
+ * user who mounted only. START: -EBUSY while one runs, -EROFS, -EAGAIN
+ * (degraded: rebuild first). CANCEL: -ENOENT when none runs; the mark is
+ * cleared (no resume).
+ */
+#define FOP_IOC_SCRUB_START _IOW(FOP_IOC_MAGIC, 0x44, struct fop_scrub)
+#define FOP_IOC_SCRUB_CANCEL _IO(FOP_IOC_MAGIC, 0x45)
+#define FOP_SCRUB_REPAIR (1u << 0) /* rewrite the parity of mismatched rows */
+#define FOP_SCRUB_MAX_RATE_DEFAULT (64ull << 20) /* bytes of array data per second */
+struct fop_scrub {
+	uint32_t flags;	   /* FOP_SCRUB_* */
+	uint32_t reserved; /* 0 */
+	uint64_t max_rate; /* bytes of array data per second; 0: no limit;
+			    * UINT64_MAX: FOP_SCRUB_MAX_RATE_DEFAULT */
+};
+
+/* Version 6: files at risk and lost blocks. Version 7: the online scrub. */
 #define FOP_STATUS_VERSION 7u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
@@ -266,6 +289,30 @@ struct fop_status_spare {
 	uint32_t flags; /* FOP_SPARE_* */
 	uint32_t role;	/* FOP_SPARE_REBUILDING: the role it takes */
 };
+
+/* fop_status.scrub_state */
+#define FOP_SCRUB_STATE_IDLE 0u	     /* none since mount */
+#define FOP_SCRUB_STATE_RUNNING 1u
+#define FOP_SCRUB_STATE_CANCELLED 2u
+#define FOP_SCRUB_STATE_DONE 3u
+#define FOP_SCRUB_STATE_FAILED 4u
+#define FOP_SCRUB_STATE_PAUSED 5u    /* stopped by the unmount: the next mount resumes */
+
+/* One owner of blocks in a row a scrub found wrong: fop_scrub_result.kind */
+#define FOP_SCRUB_MISMATCH 1u	/* @row's parity did not match its data */
+#define FOP_SCRUB_UNREADABLE 2u /* array block @blkno could not be read */
+#define FOP_SCRUB_RESULTS 16u
+struct fop_scrub_result {
+	uint64_t row;	     /* stripe row */
+	uint64_t blkno;	     /* UNREADABLE: the array block; MISMATCH: first block owned */
+	uint64_t ino;	     /* owning inode; 0: metadata (@owner_kind says which) */
+	uint32_t kind;	     /* FOP_SCRUB_MISMATCH, FOP_SCRUB_UNREADABLE */
+	uint32_t owner_kind; /* enum fs_owner_kind */
+	uint32_t group;	     /* metadata of a block group: the group */
+	uint32_t reserved;
+	char path[216];	     /* the owner's first name ("/dir/file"), "" for metadata */
+};
+_Static_assert(sizeof(struct fop_scrub_result) == 256, "fop_scrub_result size");
 
 /* fop_status.flags */
 #define FOP_ST_DEGRADED (1u << 0)	 /* a member is missing or failed */
@@ -348,6 +395,22 @@ struct fop_status {
 	/* the initial sync (FOP_ST_SYNCING): rows recorded in sync, rows passed, and
 	 * its rate in rows per second (0: not running: degraded, read-only, paused) */
 	uint64_t sync_rows, sync_done, sync_rate;
+	/* the online scrub of this mount (FOP_IOC_SCRUB_START, or resumed at mount) */
+	uint32_t scrub_state; /* FOP_SCRUB_STATE_* */
+	uint32_t scrub_flags; /* FOP_SCRUB_* it runs with */
+	uint64_t scrub_rows_done, scrub_rows_total;
+	uint64_t scrub_mismatches; /* rows, including those found before a resume */
+	uint64_t scrub_repaired;
+	uint64_t scrub_unreadable; /* blocks no member could give back, met meanwhile */
+	uint64_t scrub_rate;	   /* bytes of array data per second, measured */
+	uint64_t scrub_max_rate;   /* its limit; 0: none */
+	uint64_t scrub_eta;	   /* seconds left at the measured rate; 0: unknown */
+	uint64_t scrub_start;	   /* seconds since the epoch */
+	uint64_t scrub_end;	   /* ... when it ended; 0: running */
+	int32_t scrub_error;	   /* FAILED: the negative errno */
+	uint32_t scrub_nresults;   /* entries of scrub_results */
+	uint64_t scrub_results_more; /* owners found beyond them */
+	struct fop_scrub_result scrub_results[FOP_SCRUB_RESULTS];
 };
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 

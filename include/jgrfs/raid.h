@@ -301,6 +301,11 @@ struct raid_info {
 	/* idle spares, then the ones taken whose rebuild runs; a spare whose
 	 * rebuild finished is a member (members[]) and no longer listed here */
 	struct raid_spare_info spares[RAID_MAX_SPARES];
+	/* the online scrub's mark (raid_scrub_mark), as assembled or last recorded */
+	bool scrub_marked;		/* a scrub was running or interrupted */
+	bool scrub_repair;
+	uint64_t scrub_rows;		/* next row to check */
+	uint64_t scrub_mismatches;	/* found before the mark */
 };
 void raid_info_get(struct raid_array *a, struct raid_info *out);
 
@@ -314,6 +319,43 @@ typedef int (*raid_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  */
 int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void *ctx,
 		   struct raid_resync_report *rep);
+
+/* ------------------------------------------------------------ online scrub */
+
+/*
+ * The pieces of an online scrub run by the array's user (the daemon, issue 23),
+ * which paces it, names the files of what it finds and records where it is.
+ */
+typedef void (*raid_row_fn)(void *ctx, uint64_t row);
+struct raid_scrub_counts {
+	uint64_t rows_checked;
+	uint64_t mismatches;	/* rows whose parity did not match the data */
+	uint64_t repaired;	/* ... and had it rewritten (@repair) */
+	uint64_t unsynced;	/* rows past the initial sync's mark: not compared (their
+				 * parity never matched); with @repair synced instead */
+};
+/*
+ * Scrub rows [@first, @first + @count) under the row locks a writer takes, so
+ * concurrent writes stay correct and are never seen half done: each mismatched
+ * row is passed to @fn (may be NULL; called with no array lock held, it may
+ * not call into the array) and counted into *@out (added to). Rows at or past
+ * the initial sync's mark are not compared (counted unsynced); with @repair
+ * they are synced as raid_initial_sync() would. -EINVAL (bad
+ * range), -EAGAIN (the array is degraded: nothing to compare with),
+ * -EROFS (@repair on a read-only array), -EIO, -ENOMEM.
+ */
+int raid_scrub_rows(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
+		    raid_row_fn fn, void *ctx, struct raid_scrub_counts *out);
+/*
+ * Record the online scrub's mark in every member superblock (flushed): the next
+ * row to check, RAID_SCRUB_RUNNING | RAID_SCRUB_REPAIR flags as @running and
+ * @repair, and the mismatches found so far. With @running false the mark is
+ * cleared (a scrub finished or cancelled). A later assembly reports it in
+ * raid_info.scrub_* so that the scrub resumes. Sleeps (superblock writes);
+ * -EROFS, -EIO.
+ */
+int raid_scrub_mark(struct raid_array *a, bool running, bool repair, uint64_t row,
+		    uint64_t mismatches);
 
 /*
  * The initial sync of a new array (MD's resync after create): walk the rows from

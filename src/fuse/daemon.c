@@ -419,6 +419,8 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	memset(&c, 0, sizeof(c));
 	pthread_mutex_init(&c.rebuild_lock, NULL);
 	pthread_mutex_init(&c.lost_lock, NULL);
+	pthread_mutex_init(&c.scrub_lock, NULL);
+	pthread_cond_init(&c.scrub_cond, NULL);
 	c.array = a;
 	c.opts = o;
 	c.notify = watch ? watch->notify : NULL;
@@ -496,6 +498,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	fop_rebuild_resume(&c); /* a rebuild paused by an unmount or cut by a crash */
 	fop_watch_start(&c);	/* then a lost member onto a spare: spare.c (W2) */
 	fop_isync_start(&c);	/* a new array's parity, in the background */
+	fop_scrub_resume(&c);	/* a scrub paused by an unmount or cut by a crash */
 	fop_background_ready();
 
 	rc = -ENOMEM;
@@ -530,6 +533,7 @@ out:
 	fop_isync_stop(&c);   /* paused at its mark: the next mount resumes it */
 	fop_watch_stop(&c);   /* spare.c (W3): no rebuild starts after the join */
 	fop_rebuild_join(&c); /* an online rebuild pauses at its mark; the next mount resumes it */
+	fop_scrub_join(&c);   /* so does a scrub; before fs_unmount: it names files */
 	if (c.fs) {
 		rc2 = fs_unmount(c.fs);
 		if (rc2)
@@ -545,6 +549,8 @@ out:
 		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
 	pthread_mutex_destroy(&c.rebuild_lock);
 	pthread_mutex_destroy(&c.lost_lock);
+	pthread_mutex_destroy(&c.scrub_lock);
+	pthread_cond_destroy(&c.scrub_cond);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);
 	if (atomic_load(&fop_log_syslog))

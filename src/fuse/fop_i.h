@@ -49,6 +49,14 @@ struct fop_ctx {
 	atomic_bool stopping; /* unmount: a running rebuild stops at its next step */
 	struct fop_watch *watch; /* the array's event handler, or NULL (spare.c) */
 	struct fop_isync *isync; /* the initial sync's thread, or NULL (initsync.c) */
+	/* online scrub (scrub.c): one at a time, joined before unmount */
+	pthread_mutex_t scrub_lock; /* protects everything below */
+	pthread_cond_t scrub_cond;  /* signalled on cancel and unmount: the pacing sleep ends */
+	pthread_t scrub_thread;
+	bool scrub_started;	    /* a thread exists and needs a join */
+	bool scrub_cancel;	    /* FOP_IOC_SCRUB_CANCEL: stop, clear the mark */
+	bool scrub_stop;	    /* unmount: stop, keep the mark */
+	struct fop_status st_scrub; /* the scrub_* fields of status, kept here */
 };
 
 /*
@@ -85,6 +93,7 @@ struct fop_ioctl_call {
 	int arg_err;
 	const struct fop_replace *replace;
 	const struct fop_spare *spare; /* FOP_IOC_SPARE_ADD / _REMOVE: path as @replace's */
+	const struct fop_scrub *scrub; /* FOP_IOC_SCRUB_START */
 };
 /* 0, or -ENOSYS (a 32-bit caller), -ENOTTY (a command we do not know). */
 int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, size_t in_bufsz,
@@ -107,6 +116,16 @@ void fop_rebuild_resume(struct fop_ctx *c);
  * rebuild running (a finished one reaped).
  */
 int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev);
+
+/* scrub.c: the online scrub thread (FOP_IOC_SCRUB_START / _CANCEL) */
+int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq);
+int fop_scrub_cancel(struct fop_ctx *c);
+/* On a read-write mount: resume a scrub the last unmount or crash interrupted. */
+void fop_scrub_resume(struct fop_ctx *c);
+/* Stop a running scrub, keeping its mark, and wait for its thread (at unmount). */
+void fop_scrub_join(struct fop_ctx *c);
+/* Copy the scrub fields into @st. */
+void fop_scrub_status(struct fop_ctx *c, struct fop_status *st);
 
 /* spare.c */
 /* Wake the spare thread: a member may lack a device and a spare may be idle. */

@@ -3,7 +3,7 @@
  * src/fuse/ioctl.c - the ioctls of a mounted volume (include/jgrfs/fop.h):
  * resync-all on/off, the seeds' SET_RESYNC_ALL / CLEAR_RESYNC_ALL (seed 006),
  * passed to the array as blk_ctl(BLK_CTL_SET_RESYNC_ALL / CLEAR_RESYNC_ALL), and
- * the status that `jgrfs status` prints, the online rebuild of a failed
+ * the status that `jgrfs status` prints, the online scrub (scrub.c), the online rebuild of a failed
  * member (`jgrfs replace`), which runs in a thread of its own, and hot spares
  * added and removed (`jgrfs spare`).
  *
@@ -159,6 +159,7 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->lost_named = c->lost_named;
 	snprintf(st->lost_last, sizeof(st->lost_last), "%s", c->lost_last);
 	pthread_mutex_unlock(&c->lost_lock);
+	fop_scrub_status(c, st);
 }
 
 /* ------------------------------------------------------- online rebuild */
@@ -390,6 +391,7 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 {
 	const struct fop_replace *rq;
 	const struct fop_spare *sp;
+	const struct fop_scrub *sc;
 
 	memset(out, 0, sizeof(*out));
 	out->cmd = cmd;
@@ -418,6 +420,18 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 			out->arg_err = -EINVAL;
 		else
 			out->spare = sp;
+		return 0;
+	case FOP_IOC_SCRUB_START:
+		out->privileged = true;
+		sc = in_buf;
+		if (in_bufsz < sizeof(struct fop_scrub) || !sc || (sc->flags & ~FOP_SCRUB_REPAIR) ||
+		    sc->reserved)
+			out->arg_err = -EINVAL;
+		else
+			out->scrub = sc;
+		return 0;
+	case FOP_IOC_SCRUB_CANCEL:
+		out->privileged = true;
 		return 0;
 	case FOP_IOC_STATUS:
 		if (out_bufsz < sizeof(struct fop_status))
@@ -469,6 +483,14 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	case FOP_IOC_SPARE_REMOVE:
 		rc = call.cmd == FOP_IOC_SPARE_ADD ? fop_ioctl_spare_add(c, call.spare)
 						   : fop_ioctl_spare_remove(c, call.spare);
+		if (rc)
+			goto out;
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FOP_IOC_SCRUB_START:
+	case FOP_IOC_SCRUB_CANCEL:
+		rc = call.cmd == FOP_IOC_SCRUB_START ? fop_scrub_start(c, call.scrub)
+						     : fop_scrub_cancel(c);
 		if (rc)
 			goto out;
 		fuse_reply_ioctl(req, 0, NULL, 0);

@@ -78,6 +78,15 @@
 	(RAID_FEATURE_INCOMPAT_SB_COPY | RAID_FEATURE_INCOMPAT_RECOVERY |                    \
 	 RAID_FEATURE_INCOMPAT_SYNCING)
 #define RAID_FEATURE_RO_COMPAT_SUPP 0u
+/*
+ * Compat features (a reader without them ignores them).
+ * SCRUB: an online scrub was running or interrupted; scrub_rows, scrub_flags
+ * and scrub_mismatches are its mark (the mount resumes it from there).
+ */
+#define RAID_FEATURE_COMPAT_SCRUB (1u << 0)
+/* scrub_flags */
+#define RAID_SCRUB_RUNNING (1u << 0) /* a scrub was running or interrupted: resume it */
+#define RAID_SCRUB_REPAIR (1u << 1)  /* ... with repair */
 
 /* Superblock copies per member, and the first bitmap block, by feature_incompat. */
 #define RAID_SB_COPIES(incompat) (((incompat) & RAID_FEATURE_INCOMPAT_SB_COPY) ? 2u : 1u)
@@ -121,7 +130,11 @@ struct raid_sb {
 /*098*/	le64 utime;			/* last superblock update, seconds since the epoch */
 /*0a0*/	le64 recovery_rows;		/* in recovery_mask: rows of this member rebuilt */
 /*0a8*/	le64 sync_rows;			/* INCOMPAT_SYNCING: rows [0, sync_rows) in sync */
-/*0b0*/	uint8_t reserved2[0x50];	/* zero */
+/*0b0*/	le64 scrub_rows;		/* COMPAT_SCRUB: next row the scrub checks */
+/*0b8*/	le32 scrub_flags;		/* COMPAT_SCRUB: RAID_SCRUB_* */
+/*0bc*/	le32 reserved3;			/* zero */
+/*0c0*/	le64 scrub_mismatches;		/* COMPAT_SCRUB: mismatched rows found so far */
+/*0c8*/	uint8_t reserved4[0x38];	/* zero */
 };
 _Static_assert(sizeof(struct raid_sb) == 0x100, "raid_sb size");
 _Static_assert(offsetof(struct raid_sb, uuid) == 0x20, "raid_sb.uuid");
@@ -149,7 +162,11 @@ _Static_assert(offsetof(struct raid_sb, utime) == 0x98, "raid_sb.utime");
 _Static_assert(offsetof(struct raid_sb, recovery_mask) == 0x8c, "raid_sb.recovery_mask");
 _Static_assert(offsetof(struct raid_sb, recovery_rows) == 0xa0, "raid_sb.recovery_rows");
 _Static_assert(offsetof(struct raid_sb, sync_rows) == 0xa8, "raid_sb.sync_rows");
-_Static_assert(offsetof(struct raid_sb, reserved2) == 0xb0, "raid_sb.reserved2");
+_Static_assert(offsetof(struct raid_sb, scrub_rows) == 0xb0, "raid_sb.scrub_rows");
+_Static_assert(offsetof(struct raid_sb, scrub_flags) == 0xb8, "raid_sb.scrub_flags");
+_Static_assert(offsetof(struct raid_sb, reserved3) == 0xbc, "raid_sb.reserved3");
+_Static_assert(offsetof(struct raid_sb, scrub_mismatches) == 0xc0, "raid_sb.scrub_mismatches");
+_Static_assert(offsetof(struct raid_sb, reserved4) == 0xc8, "raid_sb.reserved4");
 
 /*
  * Write-intent bitmap block, member blocks RAID_BITMAP_FIRST() + i. jg_blk_hdr:

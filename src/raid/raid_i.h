@@ -162,6 +162,9 @@ struct raid_array {
 	uint32_t read_missing;	/* roles not readable: absent, failed, rebuilding (atomic) */
 	uint32_t write_missing; /* roles not writable: absent, failed (atomic) */
 	uint32_t recovering;	/* roles being rebuilt, a subset of read_missing (atomic) */
+	/* the online scrub's mark (RAID_FEATURE_COMPAT_SCRUB; raid_scrub_mark) */
+	uint64_t scrub_rows, scrub_mismatches;
+	uint32_t scrub_flags;	/* RAID_SCRUB_*; 0: no mark */
 	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
 	unsigned int nretired;
 	/* hot spares (spare.c), under sb_lock; unrelated to spare_lock below */
@@ -303,6 +306,10 @@ int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum rai
 int raid_sync_mark(struct raid_array *a, uint64_t mark);
 int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
 		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired);
+/* As raid_rows_scrub, telling @fn (may be NULL) each mismatched row, after its locks. */
+int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
+		       raid_row_fn fn, void *ctx, uint64_t *checked, uint64_t *mismatched,
+		       uint64_t *repaired);
 /* Flush the writable members in @roles; a member failing with -EIO is failed. */
 int raid_members_flush(struct raid_array *a, uint32_t roles);
 

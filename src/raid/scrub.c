@@ -79,3 +79,51 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 	       (unsigned long long)repaired, jg_now_seconds() - t0, rc);
 	return rc ? rc : (int64_t)mism;
 }
+
+/* ------------------------------------------------------------ online scrub */
+
+int raid_scrub_rows(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
+		    raid_row_fn fn, void *ctx, struct raid_scrub_counts *out)
+{
+	uint64_t checked = 0, mism = 0, repaired = 0, synced = 0, mark, n;
+	int rc = 0;
+
+	if (first > a->geo.rows || count > a->geo.rows - first)
+		return -EINVAL;
+	if (raid_missing_read(a))
+		return -EAGAIN; /* degraded: nothing to compare; the caller says so */
+	if (repair && a->readonly)
+		return -EROFS;
+	/* rows past the initial sync's mark never matched: no mismatch there (sync.c) */
+	mark = __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
+	n = first >= mark ? 0 : mark - first < count ? mark - first : count;
+	if (n)
+		rc = raid_rows_scrub_fn(a, first, n, repair, fn, ctx, &checked, &mism, &repaired);
+	if (!rc && n < count) {
+		out->unsynced += count - n;
+		if (repair)
+			rc = raid_rows_run(a, first + n, count - n, RAID_ROWS_CHECK, &checked,
+					   &synced);
+	}
+	raid_stats_add_resync(a, checked, repaired + synced, 0);
+	out->rows_checked += checked;
+	out->mismatches += mism;
+	out->repaired += repaired;
+	return rc;
+}
+
+int raid_scrub_mark(struct raid_array *a, bool running, bool repair, uint64_t row,
+		    uint64_t mismatches)
+{
+	int rc;
+
+	if (a->readonly)
+		return -EROFS;
+	pthread_mutex_lock(&a->sb_lock);
+	a->scrub_flags = running ? RAID_SCRUB_RUNNING | (repair ? RAID_SCRUB_REPAIR : 0) : 0;
+	a->scrub_rows = running ? row : 0;
+	a->scrub_mismatches = running ? mismatches : 0;
+	rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
+	pthread_mutex_unlock(&a->sb_lock);
+	return rc;
+}

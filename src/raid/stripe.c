@@ -140,6 +140,8 @@ struct raid_grp {
 	bool parity_fua; /* this attempt: parity writes with FUA ((W4)) */
 	uint64_t *regions; /* bitmap regions written */
 	unsigned int nregions;
+	raid_row_fn mism_fn; /* RAID_GRP_SCRUB: told each mismatched row, no lock held */
+	void *mism_ctx;
 };
 
 /* ------------------------------------------------------------ row locks */
@@ -1071,6 +1073,8 @@ static int raid_grp_run(struct raid_grp *g)
 
 		g->checked += r->checked;
 		g->mismatched += r->mismatch;
+		if (r->mismatch && g->mism_fn)
+			g->mism_fn(g->mism_ctx, r->row);
 		g->repaired += raid_row_fix(g, r);
 		if (r->sync) {
 			/* (W3) remembered only when every line was resynced */
@@ -1158,8 +1162,20 @@ int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum rai
 int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
 		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired)
 {
-	struct raid_grp g = {
-	    .a = a, .mode = RAID_GRP_SCRUB, .repair = repair, .member_major = true};
+	return raid_rows_scrub_fn(a, first, count, repair, NULL, NULL, checked, mismatched,
+				  repaired);
+}
+
+int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
+		       raid_row_fn fn, void *ctx, uint64_t *checked, uint64_t *mismatched,
+		       uint64_t *repaired)
+{
+	struct raid_grp g = {.a = a,
+			     .mode = RAID_GRP_SCRUB,
+			     .repair = repair,
+			     .member_major = true,
+			     .mism_fn = fn,
+			     .mism_ctx = ctx};
 	int rc = raid_rows_walk(&g, first, count);
 
 	*checked += g.checked;

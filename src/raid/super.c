@@ -182,6 +182,12 @@ void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t s
 		if (rec & (1u << role))
 			sb->recovery_rows = jg_cpu_to_le64(a->m[role].recovered_sb);
 	}
+	if (a->scrub_flags & RAID_SCRUB_RUNNING) { /* the online scrub's mark */
+		sb->feature_compat = jg_cpu_to_le32(RAID_FEATURE_COMPAT_SCRUB);
+		sb->scrub_rows = jg_cpu_to_le64(a->scrub_rows);
+		sb->scrub_flags = jg_cpu_to_le32(a->scrub_flags);
+		sb->scrub_mismatches = jg_cpu_to_le64(a->scrub_mismatches);
+	}
 	sb->role = jg_cpu_to_le32(role);
 	sb->nmembers = jg_cpu_to_le32(a->geo.n);
 	sb->level = jg_cpu_to_le32(a->geo.level);
@@ -1059,6 +1065,15 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			   ? jg_le64(sb->sync_rows)
 			   : a->geo.rows;
 	a->sync_done = a->sync_rows;
+	if ((jg_le32(sb->feature_compat) & RAID_FEATURE_COMPAT_SCRUB) &&
+	    (jg_le32(sb->scrub_flags) & RAID_SCRUB_RUNNING)) {
+		/* an interrupted online scrub: its user resumes it (raid_info.scrub_*) */
+		a->scrub_flags = jg_le32(sb->scrub_flags) & (RAID_SCRUB_RUNNING | RAID_SCRUB_REPAIR);
+		a->scrub_rows = jg_le64(sb->scrub_rows);
+		a->scrub_mismatches = jg_le64(sb->scrub_mismatches);
+		if (a->scrub_rows > a->geo.rows)
+			a->scrub_rows = 0; /* not ours to trust: start over */
+	}
 	raid_array_name(a);
 	for (unsigned int r = 0; r < nmem; r++) {
 		if (by_role[r] >= 0) {
@@ -1251,6 +1266,10 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	pthread_mutex_unlock(&a->sync_lock);
 	pthread_mutex_lock(&a->sb_lock);
 	out->degraded = raid_missing_read(a) != 0;
+	out->scrub_marked = a->scrub_flags & RAID_SCRUB_RUNNING;
+	out->scrub_repair = a->scrub_flags & RAID_SCRUB_REPAIR;
+	out->scrub_rows = a->scrub_rows;
+	out->scrub_mismatches = a->scrub_mismatches;
 	out->jnl_pending = a->sb_flags & RAID_SB_FLAG_JNL_PENDING;
 	out->events = a->events;
 	for (unsigned int i = 0; i < a->geo.n; i++) {

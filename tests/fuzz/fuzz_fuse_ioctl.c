@@ -58,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned int known[] = {FOP_IOC_SET_RESYNC_ALL, FOP_IOC_CLEAR_RESYNC_ALL,
 					     FOP_IOC_STATUS,	     FOP_IOC_REPLACE,
-					     FOP_IOC_SPARE_ADD,	     FOP_IOC_SPARE_REMOVE};
+					     FOP_IOC_SPARE_ADD,	     FOP_IOC_SPARE_REMOVE,
+					     FOP_IOC_SCRUB_START,    FOP_IOC_SCRUB_CANCEL};
 	struct fop_ioctl_call call;
 	uint32_t cmd, flags;
 	uint16_t out_bufsz;
@@ -72,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&flags, data + 4, 4);
 	memcpy(&out_bufsz, data + 8, 2);
 	if (!(cmd & 0x80000000u))
-		cmd = known[cmd % 6];
+		cmd = known[cmd % 8];
 	else
 		cmd &= 0x7fffffffu;
 	in_bufsz = size - 10;
@@ -86,7 +87,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_ASSERT(!(flags & FUSE_IOCTL_COMPAT));
 		FZ_ASSERT(cmd == FOP_IOC_SET_RESYNC_ALL || cmd == FOP_IOC_CLEAR_RESYNC_ALL ||
 			  cmd == FOP_IOC_STATUS || cmd == FOP_IOC_REPLACE ||
-			  cmd == FOP_IOC_SPARE_ADD || cmd == FOP_IOC_SPARE_REMOVE);
+			  cmd == FOP_IOC_SPARE_ADD || cmd == FOP_IOC_SPARE_REMOVE ||
+			  cmd == FOP_IOC_SCRUB_START || cmd == FOP_IOC_SCRUB_CANCEL);
+		if (cmd == FOP_IOC_SCRUB_START) {
+			FZ_ASSERT(call.privileged && (const uint8_t *)call.scrub == in);
+			FZ_ASSERT(in_bufsz >= sizeof(struct fop_scrub) && !call.scrub->reserved);
+			FZ_ASSERT(!(call.scrub->flags & ~FOP_SCRUB_REPAIR));
+		}
+		if (cmd == FOP_IOC_SCRUB_CANCEL)
+			FZ_ASSERT(call.privileged);
 		if (cmd == FOP_IOC_REPLACE) {
 			const struct fop_replace *rq = call.replace;
 
@@ -106,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (cmd == FOP_IOC_SET_RESYNC_ALL || cmd == FOP_IOC_CLEAR_RESYNC_ALL)
 			FZ_ASSERT(call.privileged);
 	} else if (rc == 0) {
-		FZ_ASSERT(call.arg_err == -EINVAL && call.replace == NULL && call.spare == NULL);
+		FZ_ASSERT(call.arg_err == -EINVAL && call.replace == NULL && call.spare == NULL &&
+			  call.scrub == NULL);
 	} else {
 		FZ_ASSERT(rc == -ENOSYS || rc == -ENOTTY);
 	}
