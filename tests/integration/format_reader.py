@@ -157,8 +157,8 @@ def main(paths):
     for b in (0, gdt_start, jstart, first_group, first_group + 1):
         check_parity(b)
     print(f"format_reader: array level {level}, {n} members, chunk {chunk}, "
-          f"{array_blocks} array blocks, state {'dirty' if state else 'clean'}, "
-          f"{'initial sync at row %d' % sync_rows if incompat & 4 else 'in sync'}; "
+          f"{array_blocks} array blocks, state {'dirty' if state else 'clean'}"
+          f"{', initial sync at row %d' % sync_rows if incompat & 4 else ''}; "
           f"filesystem {blocks} blocks, {groups} groups, group 0 free "
           f"{free_blocks} blocks {free_inodes} inodes; journal {nblocks} blocks "
           f"at {jstart}, start {start}, sequence {jseq}: all checks pass")

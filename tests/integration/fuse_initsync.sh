@@ -49,7 +49,7 @@ head -c 20M /dev/urandom >"$T/rand" && cp "$T/rand" "$MNT/rand" || it_fail "cp r
 for i in $(seq 40); do
 	printf 'small %d\n' "$i" >"$MNT/small-$i" || it_fail "small file"
 done
-sync -f "$MNT/rand" || it_fail "syncfs"
+sync "$MNT/rand" || it_fail "fsync: commits every operation before it"
 (cd "$MNT" && find . -type f -exec md5sum {} + | sort -k2) >"$T/sums" || it_fail "sums"
 for i in $(seq 300); do
 	"$JGRFS" status "$MNT" >"$T/status.log" 2>&1 || it_fail "status"
