@@ -150,13 +150,17 @@ int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, st
 		bc->hits++;
 		fs_bcache_pin(bc, b);
 	} else {
+		bool made = false;
+
 		bc->misses++;
 		rc = fs_bcache_new(fs, blkno, &b);
 		if (rc)
 			return rc;
 		b->refs = 1;
 		bc->reads++;
-		rc = jnl_read(fs->jnl, blkno, 1, b->data);
+		rc = fs_bitmap_uninit(fs, blkno, magic, b->data, &made); /* group.c (G4) */
+		if (!rc && !made)
+			rc = jnl_read(fs->jnl, blkno, 1, b->data);
 		if (rc) {
 			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu read failed: %d", what,
 			       fs->dev->name, (unsigned long long)blkno, rc);

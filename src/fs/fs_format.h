@@ -42,10 +42,17 @@
 #define FS_STATE_CLEAN (1u << 0)	/* unmounted cleanly */
 #define FS_STATE_ERROR (1u << 1)	/* an inconsistency was detected: run fsck */
 
-/* feature masks: none defined in version 1 */
+/*
+ * Incompat features (any other bit set is refused).
+ * LAZY_BITMAPS: a group descriptor may say its block or inode bitmap was never
+ * written (FS_GD_*_UNINIT): it is what mkfs would have written, made in memory
+ * when read (group.c (G4)); its first change writes it. So mkfs writes no
+ * bitmap and takes the same time whatever the size (ext4's BLOCK_UNINIT).
+ */
+#define FS_FEATURE_INCOMPAT_LAZY_BITMAPS (1u << 0)
 #define FS_FEATURE_COMPAT_SUPP 0u
 #define FS_FEATURE_RO_COMPAT_SUPP 0u
-#define FS_FEATURE_INCOMPAT_SUPP 0u
+#define FS_FEATURE_INCOMPAT_SUPP FS_FEATURE_INCOMPAT_LAZY_BITMAPS
 
 struct fs_super {
 /*000*/	struct jg_blk_hdr hdr;
@@ -109,12 +116,20 @@ struct fs_group_desc {
 /*04*/	le32 free_inodes;
 /*08*/	le32 used_dirs;
 /*0c*/	le32 itable_init;	/* inode table blocks written (lazy init, see (G2)) */
-/*10*/	le64 reserved[2];
+/*10*/	le32 flags;		/* FS_GD_* (with FS_FEATURE_INCOMPAT_LAZY_BITMAPS), else 0 */
+/*14*/	le32 reserved0;
+/*18*/	le64 reserved;
 };
+/* the block bitmap, the inode bitmap, was never written: it is mkfs's (G4) */
+#define FS_GD_BBITMAP_UNINIT (1u << 0)
+#define FS_GD_IBITMAP_UNINIT (1u << 1)
+#define FS_GD_FLAGS_KNOWN (FS_GD_BBITMAP_UNINIT | FS_GD_IBITMAP_UNINIT)
 _Static_assert(sizeof(struct fs_group_desc) == 32, "fs_group_desc size");
 _Static_assert(offsetof(struct fs_group_desc, free_inodes) == 0x04, "gd.free_inodes");
 _Static_assert(offsetof(struct fs_group_desc, used_dirs) == 0x08, "gd.used_dirs");
 _Static_assert(offsetof(struct fs_group_desc, itable_init) == 0x0c, "gd.itable_init");
+_Static_assert(offsetof(struct fs_group_desc, flags) == 0x10, "gd.flags");
+_Static_assert(offsetof(struct fs_group_desc, reserved) == 0x18, "gd.reserved");
 
 /* descriptors follow the header: 32 + 127 * 32 = 4096 */
 #define FS_GD_PER_BLOCK 127u

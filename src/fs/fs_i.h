@@ -194,6 +194,8 @@ uint64_t fs_group_start(const struct fs *fs, uint32_t g);
 uint32_t fs_group_size(const struct fs *fs, uint32_t g);
 uint64_t fs_group_data_start(const struct fs *fs, uint32_t g);
 int fs_gd_read(struct fs *fs, uint32_t g, struct fs_group_desc *out);
+/* group.c (G4): @blkno's bitmap as mkfs left it unwritten, into @out (*@made). */
+int fs_bitmap_uninit(struct fs *fs, uint64_t blkno, uint32_t magic, uint8_t *out, bool *made);
 int fs_block_alloc(struct fs_tx *tx, uint64_t goal, uint64_t *out);
 /* @meta: revoke the block (it may have been logged). */
 int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta);

@@ -159,12 +159,28 @@ static int fsck_ibit_fix(struct fsck *c, uint64_t ino, bool set)
 		return rc;
 	rc = fs_bread(fs, fs_group_start(fs, g) + 1, FS_MAGIC_IBITMAP, "inode bitmap", &b);
 	if (!rc) {
+		struct fs_buf *gb;
+
 		if (set)
 			fs_bit_set(b->data, bit);
 		else
 			fs_bit_clear(b->data, bit);
 		rc = fs_bdirty(tx, b, FS_MAGIC_IBITMAP);
 		fs_bput(fs, b);
+		/* group.c (G4): a bitmap written is no longer the one mkfs left unwritten */
+		if (!rc)
+			rc = fs_bread(fs, fs->gdt_start + g / FS_GD_PER_BLOCK, FS_MAGIC_GDT,
+				      "group descriptors", &gb);
+		if (!rc) {
+			struct fs_group_desc *gd =
+			    (struct fs_group_desc *)(gb->data + FS_GD_OFFSET) + g % FS_GD_PER_BLOCK;
+
+			if (jg_le32(gd->flags) & FS_GD_IBITMAP_UNINIT) {
+				gd->flags = jg_cpu_to_le32(jg_le32(gd->flags) & ~FS_GD_IBITMAP_UNINIT);
+				rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
+			}
+			fs_bput(fs, gb);
+		}
 	}
 	return fs_tx_stop(tx) ?: rc;
 }
@@ -814,6 +830,7 @@ static int fsck_pass5(struct fsck *c)
 			gd->free_blocks = jg_cpu_to_le32(free_b);
 			gd->free_inodes = jg_cpu_to_le32(free_i);
 			gd->used_dirs = jg_cpu_to_le32(dirs);
+			gd->flags = jg_cpu_to_le32(0); /* both bitmaps written below (group.c (G4)) */
 			rc = fs_tx_start(fs, 4, &tx);
 			if (!rc) {
 				rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);

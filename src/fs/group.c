@@ -9,6 +9,9 @@
  * totals are kept in memory (fs->free_blocks, fs->free_inodes) and recomputed
  * from the descriptors at mount. Allocation changes the bitmap and the
  * descriptor in the same handle (G1).
+ * (G4) With FS_FEATURE_INCOMPAT_LAZY_BITMAPS a bitmap never written is made in
+ * memory when read (fs_bitmap_uninit, from fs_bread); its first change clears
+ * the descriptor's flag in the handle that logs it.
  *
  * A change whose logging fails is put back in the cache and, where the bitmap
  * was logged already, logged back (fs_group_log): the running transaction never
@@ -72,6 +75,67 @@ int fs_gd_read(struct fs *fs, uint32_t g, struct fs_group_desc *out)
 	return 0;
 }
 
+/*
+ * (G4) A bitmap a descriptor says was never written (FS_GD_*_UNINIT, with
+ * FS_FEATURE_INCOMPAT_LAZY_BITMAPS): what mkfs would have written, sealed as if
+ * read -- the block bitmap holds the group's own metadata (its two bitmaps and
+ * inode table) and the bits past its size, the inode bitmap the bits past
+ * inodes_per_group. Into @out when @blkno is such a bitmap (*@made); else
+ * nothing. The first change of a bitmap logs it with its descriptor, flag
+ * cleared, in one handle (fs_group_log), so the journal makes both durable or
+ * neither.
+ */
+int fs_bitmap_uninit(struct fs *fs, uint64_t blkno, uint32_t magic, uint8_t *out, bool *made)
+{
+	bool inode = magic == FS_MAGIC_IBITMAP;
+	struct fs_group_desc gd;
+	uint32_t g, size;
+	int rc;
+
+	*made = false;
+	if (!(jg_le32(fs->sb.feature_incompat) & FS_FEATURE_INCOMPAT_LAZY_BITMAPS) ||
+	    (magic != FS_MAGIC_BBITMAP && !inode) || blkno < fs->first_group)
+		return 0;
+	g = (uint32_t)((blkno - fs->first_group) / fs->bpg);
+	if (g >= fs->ngroups || blkno != fs_group_start(fs, g) + inode)
+		return 0;
+	rc = fs_gd_read(fs, g, &gd);
+	if (rc)
+		return rc;
+	if (!(jg_le32(gd.flags) & (inode ? FS_GD_IBITMAP_UNINIT : FS_GD_BBITMAP_UNINIT)))
+		return 0;
+	size = fs_group_size(fs, g);
+	memset(out, 0, JG_BLOCK_SIZE);
+	for (uint32_t i = 0; i < FS_BITMAP_BITS; i++)
+		if (inode ? i >= fs->ipg : i < 2 + fs->itable_blocks || i >= size)
+			fs_bit_set(out, i);
+	jg_blk_seal(out, JG_BLOCK_SIZE, magic, FS_FORMAT_VERSION, 0, 0, blkno, fs->seed);
+	*made = true;
+	return 0;
+}
+
+/* (G4) Clear the flag of bitmap @bm in its group's descriptor @gb; the old flags. */
+static uint32_t fs_gd_bitmap_written(struct fs *fs, struct fs_buf *bm, uint32_t magic,
+				     struct fs_buf *gb)
+{
+	uint32_t g = (uint32_t)((bm->blkno - fs->first_group) / fs->bpg);
+	struct fs_group_desc *gd = (struct fs_group_desc *)(gb->data + FS_GD_OFFSET) +
+				   g % FS_GD_PER_BLOCK;
+	uint32_t old = jg_le32(gd->flags);
+
+	gd->flags = jg_cpu_to_le32(old & ~(magic == FS_MAGIC_IBITMAP ? FS_GD_IBITMAP_UNINIT
+								    : FS_GD_BBITMAP_UNINIT));
+	return old;
+}
+
+static void fs_gd_flags_put(struct fs *fs, struct fs_buf *bm, struct fs_buf *gb, uint32_t flags)
+{
+	uint32_t g = (uint32_t)((bm->blkno - fs->first_group) / fs->bpg);
+
+	((struct fs_group_desc *)(gb->data + FS_GD_OFFSET) + g % FS_GD_PER_BLOCK)->flags =
+	    jg_cpu_to_le32(flags);
+}
+
 /* Sum the descriptors; check their counts are in range. */
 int fs_groups_load(struct fs *fs)
 {
@@ -84,11 +148,14 @@ int fs_groups_load(struct fs *fs)
 		if (rc)
 			return rc;
 		if (jg_le32(gd.free_blocks) > fs_group_size(fs, g) ||
-		    jg_le32(gd.free_inodes) > fs->ipg || jg_le32(gd.itable_init) > fs->itable_blocks) {
+		    jg_le32(gd.free_inodes) > fs->ipg || jg_le32(gd.itable_init) > fs->itable_blocks ||
+		    (jg_le32(gd.flags) & ~FS_GD_FLAGS_KNOWN) ||
+		    (jg_le32(gd.flags) &&
+		     !(jg_le32(fs->sb.feature_incompat) & FS_FEATURE_INCOMPAT_LAZY_BITMAPS))) {
 			jg_log(JG_LOG_ERR, FS_SUBSYS,
-			       "group descriptor dev=%s group=%u bad range: free_blocks=%u free_inodes=%u itable_init=%u",
+			       "group descriptor dev=%s group=%u bad range: free_blocks=%u free_inodes=%u itable_init=%u flags=0x%x",
 			       fs->dev->name, g, jg_le32(gd.free_blocks), jg_le32(gd.free_inodes),
-			       jg_le32(gd.itable_init));
+			       jg_le32(gd.itable_init), jg_le32(gd.flags));
 			return -EUCLEAN;
 		}
 		fs->free_blocks += jg_le32(gd.free_blocks);
@@ -199,14 +266,18 @@ static int fs_group_log(struct fs_tx *tx, struct fs_buf *bm, uint32_t magic, uin
 			struct fs_buf *gb)
 {
 	int rc = fs_bdirty(tx, bm, magic);
+	uint32_t flags;
 
 	if (rc) {
 		fs_bit_flip(bm->data, bit);
 		return rc;
 	}
+	flags = fs_gd_bitmap_written(tx->fs, bm, magic, gb); /* (G4) logged with it */
 	rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
-	if (rc)
+	if (rc) {
+		fs_gd_flags_put(tx->fs, bm, gb, flags);
 		fs_group_unlog(tx, bm, magic, bit);
+	}
 	return rc;
 }
 

@@ -558,55 +558,45 @@ static bool fs_mkfs_exists(struct blk_dev *dev, uint8_t *blk)
 
 #define FS_MKFS_BATCH 64u
 
-/* Bitmaps and descriptors of every group, written in batches. */
+/*
+ * The descriptors of every group, written in batches, each saying that its
+ * group's two bitmaps were never written (G4): mkfs writes no bitmap, and
+ * writes a descriptor block per 127 groups (508 GiB of filesystem).
+ */
 static int fs_mkfs_groups(struct blk_dev *dev, const struct fs_geom *g, uint32_t seed)
 {
-	struct blk_req reqs[2 * FS_MKFS_BATCH];
-	uint8_t *bufs = jg_alloc_blocks(2 * FS_MKFS_BATCH), *gdt = jg_alloc_blocks(1);
+	struct blk_req reqs[FS_MKFS_BATCH];
+	uint8_t *gdts = jg_alloc_blocks(FS_MKFS_BATCH);
 	unsigned int n = 0;
 	int rc = 0;
 
-	if (!bufs || !gdt) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	if (!gdts)
+		return -ENOMEM;
 	for (uint32_t grp = 0; grp < g->ngroups && !rc; grp++) {
 		uint64_t start = g->first + (uint64_t)grp * g->bpg;
 		uint32_t size = (uint32_t)(g->nblocks - start < g->bpg ? g->nblocks - start : g->bpg);
-		uint8_t *bb = bufs + (size_t)n * JG_BLOCK_SIZE, *ib = bb + JG_BLOCK_SIZE;
+		uint8_t *gdt = gdts + (size_t)n * JG_BLOCK_SIZE;
 		struct fs_group_desc *gd;
 
-		memset(bb, 0, 2 * JG_BLOCK_SIZE);
-		for (uint32_t i = 0; i < FS_BITMAP_BITS; i++) {
-			if (i < 2 + g->itable_blocks || i >= size)
-				fs_bit_set(bb, i);
-			if (i >= g->ipg)
-				fs_bit_set(ib, i);
-		}
-		jg_blk_seal(bb, JG_BLOCK_SIZE, FS_MAGIC_BBITMAP, FS_FORMAT_VERSION, 0, 0, start, seed);
-		jg_blk_seal(ib, JG_BLOCK_SIZE, FS_MAGIC_IBITMAP, FS_FORMAT_VERSION, 0, 0, start + 1,
-			    seed);
-		reqs[n++] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start, .nblocks = 1, .buf = bb };
-		reqs[n++] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start + 1, .nblocks = 1, .buf = ib };
 		if (grp % FS_GD_PER_BLOCK == 0)
 			memset(gdt, 0, JG_BLOCK_SIZE);
 		gd = (struct fs_group_desc *)(gdt + FS_GD_OFFSET) + grp % FS_GD_PER_BLOCK;
 		gd->free_blocks = jg_cpu_to_le32(size - 2 - g->itable_blocks);
 		gd->free_inodes = jg_cpu_to_le32(g->ipg);
+		gd->flags = jg_cpu_to_le32(FS_GD_BBITMAP_UNINIT | FS_GD_IBITMAP_UNINIT);
 		if (grp % FS_GD_PER_BLOCK == FS_GD_PER_BLOCK - 1 || grp == g->ngroups - 1) {
 			uint64_t at = 1 + grp / FS_GD_PER_BLOCK;
 
 			jg_blk_seal(gdt, JG_BLOCK_SIZE, FS_MAGIC_GDT, FS_FORMAT_VERSION, 0, 0, at, seed);
-			rc = blk_rw(dev, BLK_OP_WRITE, at, 1, gdt, 0);
-		}
-		if (n == 2 * FS_MKFS_BATCH || grp == g->ngroups - 1) {
-			rc = rc ?: blk_submit(dev, reqs, n);
-			n = 0;
+			reqs[n] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = at, .nblocks = 1,
+						    .buf = gdt };
+			if (++n == FS_MKFS_BATCH || grp == g->ngroups - 1) {
+				rc = blk_submit(dev, reqs, n);
+				n = 0;
+			}
 		}
 	}
-out:
-	free(bufs);
-	free(gdt);
+	free(gdts);
 	return rc;
 }
 
@@ -709,6 +699,7 @@ int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts)
 		memcpy(&sb->hash_seed, hs, 8);
 	}
 	sb->mkfs_time = jg_cpu_to_le64((uint64_t)now.tv_sec);
+	sb->feature_incompat = jg_cpu_to_le32(FS_FEATURE_INCOMPAT_LAZY_BITMAPS);
 	if (opts->label)
 		snprintf(sb->label, sizeof(sb->label), "%s", opts->label);
 	rc = fs_mkfs_groups(dev, &g, seed);

@@ -190,6 +190,80 @@ static void test_super_mount_info(void **state)
 	blk_close(dev);
 }
 
+/* ------------------------------------------------------- lazy bitmaps (G4) */
+
+/* The raw descriptor of group @g, and its group's first block, read from @dev. */
+static struct fs_group_desc ft_gd_raw(struct blk_dev *dev, uint32_t g, uint64_t *start)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	const struct fs_super *sb = (const struct fs_super *)b;
+	struct fs_group_desc gd;
+
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, b, 0), 0);
+	*start = jg_le64(sb->first_group_block) + (uint64_t)g * jg_le32(sb->blocks_per_group);
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, jg_le64(sb->gdt_start) + g / FS_GD_PER_BLOCK, 1,
+				b, 0), 0);
+	gd = ((const struct fs_group_desc *)(b + FS_GD_OFFSET))[g % FS_GD_PER_BLOCK];
+	free(b);
+	return gd;
+}
+
+static bool ft_block_zero(struct blk_dev *dev, uint64_t blkno)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	bool zero = true;
+
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, blkno, 1, b, 0), 0);
+	for (size_t i = 0; i < JG_BLOCK_SIZE && zero; i++)
+		zero = !b[i];
+	free(b);
+	return zero;
+}
+
+/*
+ * (G4) mkfs writes no bitmap: the groups' descriptors say both are unwritten,
+ * fsck finds the filesystem clean, and a file that fills the groups makes each
+ * bitmap it changes real, its flag cleared, so that a remount and fsck agree.
+ */
+static void test_super_lazy_bitmaps(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(384);
+	struct fsck_opts fo = { .repair = false };
+	struct fsck_report rep = { 0 };
+	static uint8_t buf[1 << 20];
+	struct fs_statfs st;
+	struct fs_group_desc gd;
+	struct fs_attr a;
+	uint64_t start, used;
+	struct fs *fs;
+
+	(void)state;
+	gd = ft_gd_raw(dev, 2, &start);
+	assert_int_equal(jg_le32(gd.flags), FS_GD_BBITMAP_UNINIT | FS_GD_IBITMAP_UNINIT);
+	assert_true(ft_block_zero(dev, start) && ft_block_zero(dev, start + 1));
+	assert_int_equal(fs_fsck(dev, &fo, &rep), 0);
+	fs = ft_mount(dev);
+	assert_int_equal(fs_statfs(fs, &st), 0);
+	used = st.blocks - st.blocks_free;
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "big", S_IFREG | 0644, 0, 0, 0, &a), 0);
+	memset(buf, 0x5a, sizeof(buf));
+	for (uint64_t off = 0; off < 200ull << 20; off += sizeof(buf))
+		assert_int_equal(fs_write(fs, a.ino, off, sizeof(buf), buf), (ssize_t)sizeof(buf));
+	assert_int_equal(fs_statfs(fs, &st), 0);
+	assert_true(st.blocks - st.blocks_free >= used + (200u << 20) / JG_BLOCK_SIZE);
+	assert_int_equal(fs_unmount(fs), 0);
+	gd = ft_gd_raw(dev, 1, &start);
+	assert_int_equal(jg_le32(gd.flags) & FS_GD_BBITMAP_UNINIT, 0);
+	assert_false(ft_block_zero(dev, start));
+	memset(&rep, 0, sizeof(rep));
+	assert_int_equal(fs_fsck(dev, &fo, &rep), 0);
+	fs = ft_mount(dev);
+	assert_int_equal(fs_statfs(fs, &st), 0);
+	assert_true(st.blocks - st.blocks_free >= used + (200u << 20) / JG_BLOCK_SIZE);
+	assert_int_equal(fs_unmount(fs), 0);
+	blk_close(dev);
+}
+
 /* ------------------------------------------------ crafted journal geometry */
 
 /* The error messages logged: the verifier must name what it refused. */
@@ -310,6 +384,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_super_crafted_journal_geometry),
 		cmocka_unit_test(test_super_mount_info),
+		cmocka_unit_test(test_super_lazy_bitmaps),
 		cmocka_unit_test(test_super_power_cut_positions),
 	};
 
