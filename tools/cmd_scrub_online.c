@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "raidcli.h"
 #include "cmds.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/fs.h"
@@ -95,22 +96,6 @@ static const char *scrub_state_name(uint32_t s)
 	default:
 		return "unknown";
 	}
-}
-
-static void scrub_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
 }
 
 static int scrub_status(int fd, const char *mnt, struct fop_status *st)
@@ -190,7 +175,7 @@ static void scrub_print_json(const char *mnt, const struct fop_status *st)
 	bool open = false;
 
 	printf("{\"mountpoint\":");
-	scrub_json_str(mnt);
+	raidcli_json_str(stdout, mnt);
 	printf(",\"state\":\"%s\",\"repair\":%s,\"rows_checked\":%llu,\"rows_total\":%llu,"
 	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"seconds\":%llu,"
 	       "\"rate_bytes\":%llu,\"max_rate_bytes\":%llu,\"error\":%d,\"results\":[",
@@ -224,7 +209,7 @@ static void scrub_print_json(const char *mnt, const struct fop_status *st)
 		}
 		printf("{\"path\":");
 		if (r->path[0])
-			scrub_json_str(r->path);
+			raidcli_json_str(stdout, r->path);
 		else
 			printf("null");
 		printf(",\"inode\":%llu,\"kind\":\"%s\"", (unsigned long long)r->ino,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "raidcli.h"
 #include "cmds.h"
 #include "jgrfs/fop.h"
 
@@ -98,22 +99,6 @@ static long long status_sync_eta(const struct fop_status *st)
 	return (long long)((st->rows - st->sync_done + st->sync_rate - 1) / st->sync_rate);
 }
 
-static void status_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void status_print_json(const struct fop_status *st)
 {
 	char uuid[37];
@@ -122,7 +107,7 @@ static void status_print_json(const struct fop_status *st)
 	jg_uuid_format(st->uuid, uuid);
 	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
 	       (unsigned long long)st->mount_time);
-	status_json_str(st->label);
+	raidcli_json_str(stdout, st->label);
 	printf(",\"array\":{\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"data_members\":%u,"
 	       "\"failed\":%u,\"degraded\":%s,\"chunk_bytes\":%llu,\"size_bytes\":%llu,"
 	       "\"rows\":%llu,\"events\":%llu,\"resync\":\"%s\",\"resync_all\":%s,"
@@ -150,7 +135,7 @@ static void status_print_json(const struct fop_status *st)
 	printf("\"member_list\":[");
 	for (unsigned int i = 0; i < n; i++) {
 		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
-		status_json_str(st->members[i].name);
+		raidcli_json_str(stdout, st->members[i].name);
 		printf(",\"state\":\"%s\",\"read_errors_corrected\":%llu,"
 		       "\"read_errors_uncorrectable\":%llu}",
 		       status_member_state(&st->members[i]),
@@ -162,7 +147,7 @@ static void status_print_json(const struct fop_status *st)
 		const struct fop_status_spare *sp = &st->spares[i];
 
 		printf("%s{\"name\":", i ? "," : "");
-		status_json_str(sp->name);
+		raidcli_json_str(stdout, sp->name);
 		if (sp->flags & FOP_SPARE_REBUILDING)
 			printf(",\"state\":\"rebuilding\",\"role\":%u}", sp->role);
 		else
@@ -185,7 +170,7 @@ static void status_print_json(const struct fop_status *st)
 	       (unsigned long long)st->risk_files, (unsigned long long)st->risk_metadata,
 	       (unsigned long long)st->lost_named);
 	if (st->lost_named)
-		status_json_str(st->lost_last);
+		raidcli_json_str(stdout, st->lost_last);
 	else
 		printf("null");
 	printf("},");

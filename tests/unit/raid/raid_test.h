@@ -271,37 +271,41 @@ static inline uint8_t t_gf_mul2(uint8_t x)
 	return (uint8_t)((x << 1) ^ ((x & 0x80) ? 0x1d : 0));
 }
 
-static inline uint64_t t_ref_mismatches(struct tarr *t, const struct raid_geo *g)
+/* Whether row @r's parity matches its data on the memory members. */
+static inline bool t_row_in_sync(struct tarr *t, const struct raid_geo *g, uint64_t r)
 {
-	uint64_t bad = 0;
 	size_t cb = (size_t)g->chunk_blocks * JG_BLOCK_SIZE;
-	uint8_t *chunk[RAID_MAX_MEMBERS + 2];
+	uint8_t *chunk[RAID_MAX_MEMBERS];
+	bool ok = true;
 
-	for (unsigned int p = 0; p < g->n; p++)
+	for (unsigned int p = 0; p < g->n; p++) {
 		chunk[p] = malloc(cb);
-	for (uint64_t r = 0; r < g->rows; r++) {
-		bool ok = true;
+		assert_non_null(chunk[p]);
+		assert_int_equal(blk_rw(t->mem[raid_layout_member(g, r, p)], BLK_OP_READ,
+					g->data_offset + r * g->chunk_blocks, g->chunk_blocks,
+					chunk[p], 0),
+				 0);
+	}
+	for (size_t i = 0; i < cb && ok; i++) {
+		uint8_t pp = 0, q = 0;
 
-		for (unsigned int p = 0; p < g->n; p++)
-			assert_int_equal(blk_rw(t->mem[raid_layout_member(g, r, p)], BLK_OP_READ,
-						g->data_offset + r * g->chunk_blocks,
-						g->chunk_blocks, chunk[p], 0),
-					 0);
-		for (size_t i = 0; i < cb && ok; i++) {
-			uint8_t pp = 0, q = 0;
-
-			for (int d = (int)g->ndata - 1; d >= 0; d--) {
-				pp ^= chunk[d][i];
-				q = t_gf_mul2(q) ^ chunk[d][i];
-			}
-			if (pp != chunk[g->ndata][i] ||
-			    (g->npar == 2 && q != chunk[g->ndata + 1][i]))
-				ok = false;
+		for (int d = (int)g->ndata - 1; d >= 0; d--) {
+			pp ^= chunk[d][i];
+			q = t_gf_mul2(q) ^ chunk[d][i];
 		}
-		bad += !ok;
+		ok = pp == chunk[g->ndata][i] && (g->npar == 1 || q == chunk[g->ndata + 1][i]);
 	}
 	for (unsigned int p = 0; p < g->n; p++)
 		free(chunk[p]);
+	return ok;
+}
+
+static inline uint64_t t_ref_mismatches(struct tarr *t, const struct raid_geo *g)
+{
+	uint64_t bad = 0;
+
+	for (uint64_t r = 0; r < g->rows; r++)
+		bad += !t_row_in_sync(t, g, r);
 	return bad;
 }
 
