@@ -1218,8 +1218,9 @@ static void ip_sync_finish(struct ip_run *x)
 	rc = raid_initial_sync(a, NULL, NULL);
 	raid_info_get(a, &ri);
 	if (rc || ri.sync_rows != ri.rows)
-		ip_why(x, CT_ERROR, "the resumed initial sync: %s, at row %llu of %llu",
-		       strerror(-rc), (unsigned long long)ri.sync_rows, (unsigned long long)ri.rows);
+		ip_why(x, CT_ERROR, "the resumed initial sync ended at row %llu of %llu: %s",
+		       (unsigned long long)ri.sync_rows, (unsigned long long)ri.rows,
+		       rc ? strerror(-rc) : "short of the end");
 	mism = raid_scrub(a, false, NULL, NULL, NULL);
 	if (mism < 0)
 		ip_why(x, CT_ERROR, "scrub after the initial sync: %s", strerror((int)-mism));

@@ -20,7 +20,12 @@
  *   (I4) the members reopened without the fault wrapper, assembled (resync),
  *        mounted (journal recovery), and checked: content against the model,
  *        fs_fsck finds nothing, raid_scrub finds no parity mismatch, every file
- *        reads back identical with each member left out in turn (the write hole).
+ *        reads back identical with each member left out in turn (the write hole);
+ *   (I5) with the initial-sync lifecycle, (I1) fills the members with noise first
+ *        (disks that held something else: the array is created not in sync), the
+ *        initial sync runs beside the workload in (I2) and dies with the power,
+ *        and after (I4) it resumes from its mark and must end with a clean scrub
+ *        before a member is lost (a degraded read-write mount, every file right).
  * Each cut's points in flight (raid_fault_domain_cut_points()) are reported, to
  * be added up into the coverage table (tools/opcov.h). A point that few member
  * writes carry (a checkpoint step) is seldom in flight at a cut drawn among all
