@@ -224,6 +224,15 @@ struct jnl_info {
 void jnl_info_get(struct jnl *j, struct jnl_info *out);
 
 /*
+ * Tests, read-only: true when the running transaction is in the state in which
+ * a writer of it waits for the commit thread's early batch (a full batch
+ * pending while the thread has, or has not yet taken, the one before). A writer
+ * that brought it there counted the block and entered that wait under one hold
+ * of the journal lock, so a true answer means it is waiting now.
+ */
+bool jnl_early_writer_waits(struct jnl *j);
+
+/*
  * Tests: the @nth allocation (1-based) from now on the commit path -- the
  * commit itself, its log reservation and checkpoints, the staging of its
  * writes -- fails as if memory were exhausted; 0 turns this off. Process-wide.

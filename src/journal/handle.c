@@ -392,3 +392,15 @@ int jnl_handle_stop(struct jnl_handle *h)
 	free(h);
 	return 0;
 }
+
+/* The wait's condition in jnl_early_request_locked (declare.c), read under the lock. */
+bool jnl_early_writer_waits(struct jnl *j)
+{
+	bool waits;
+
+	pthread_mutex_lock(&j->lock);
+	waits = j->thread_on && j->running && (j->early_busy || j->early_want) && !j->aborted &&
+		!j->stop && j->running->ndata_pending >= j->cfg.max_txn_data_blocks;
+	pthread_mutex_unlock(&j->lock);
+	return waits;
+}

@@ -854,7 +854,7 @@ static void test_declare_early_by_thread(void **state)
 	unsigned int done = 0;
 	size_t from;
 	pthread_t th;
-	int tries, still;
+	int tries;
 
 	(void)state;
 	assert_non_null(g);
@@ -874,21 +874,31 @@ static void test_declare_early_by_thread(void **state)
 	/*
 	 * The writer fills a second batch while the first is held, then waits.
 	 * early_waits alone does not say it is waiting now: a writer that outran
-	 * the thread waits once at block 17 and goes on. So wait until it has
-	 * counted a wait and made no progress for 100 ms.
+	 * the thread waits once at block 17 (the thread not having taken the first
+	 * batch yet) and goes on. So wait (at most 10 s) for both states that last
+	 * until the gate opens: the first batch's home writes held at the gate
+	 * (the thread declares it first, so taking it is not yet reaching the
+	 * gate), and the journal in the waiting state with 31 blocks or more done
+	 * (progress is read first; the only wait that can begin after block 31 is
+	 * the one for the held batch).
 	 */
-	for (tries = 0, still = 0; tries < 10000 && still < 100; tries++) {
-		unsigned int now;
+	for (tries = 0; tries < 10000; tries++) {
+		unsigned int held;
 
+		done = __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&g->lock);
+		held = g->held;
+		pthread_mutex_unlock(&g->lock);
+		if (held && done >= 31 && jnl_early_writer_waits(w.j))
+			break;
 		usleep(1000);
-		jnl_info_get(w.j, &info);
-		now = __atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
-		still = now == done && done >= 31 && info.early_waits ? still + 1 : 0;
-		done = now;
 	}
-	if (still < 100)
+	jnl_info_get(w.j, &info);
+	if (tries == 10000 || !info.early_waits)
 		fail_msg("the writer stopped at block %u with %llu waits for the thread", done,
 			 (unsigned long long)info.early_waits);
+	/* waiting, it makes no progress: what is read now is where it stopped */
+	assert_int_equal(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE), done);
 	/* two batches at most (the first may have taken one block more if the
 	 * writer outran the thread) */
 	assert_true(done <= 32);
