@@ -71,6 +71,7 @@ struct fop_watch {
 	bool lost;    /* a member was lost or a rebuild ended: look for a spare */
 	bool stop;    /* unmount: the thread ends */
 	bool started; /* the thread runs and needs a join */
+	unsigned long looks; /* looks done (fop_watch_try returned), under @lock; read by tests */
 	pthread_t thread;
 };
 

@@ -111,6 +111,7 @@ static void *fop_watch_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		fop_watch_try(c); /* (W2) no lock of the watch held */
 		pthread_mutex_lock(&w->lock);
+		w->looks++;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;

@@ -143,21 +143,26 @@ static bool t_wait_whole(struct t_vol *v, struct raid_info *ri)
 }
 
 /*
- * Wait until the spare thread took its start flag (the mount's look) and went
- * back to waiting, so that what follows is started by an event's kick alone.
+ * Wait (at most 30 s) until the spare thread has made its mount look (the
+ * flag set at start) and is back to waiting, so that what follows is started
+ * by an event's kick alone. It counts a look when fop_watch_try has returned,
+ * so the rebuild it would have started is visible under rebuild_lock by then.
  */
 static void t_wait_thread_idle(struct t_vol *v)
 {
+	unsigned long looks = 0;
 	bool lost = true;
 
-	for (int i = 0; i < 3000 && lost; i++) {
+	for (int i = 0; i < 30000 && (lost || !looks); i++) {
 		pthread_mutex_lock(&v->w->lock);
 		lost = v->w->lost;
+		looks = v->w->looks;
 		pthread_mutex_unlock(&v->w->lock);
-		usleep(1000);
+		if (lost || !looks)
+			usleep(1000);
 	}
 	assert_false(lost);
-	usleep(100 * 1000); /* from the flag to its look under rebuild_lock */
+	assert_int_equal(looks, 1);
 	pthread_mutex_lock(&v->c.rebuild_lock);
 	assert_false(v->c.rebuild_running);
 	pthread_mutex_unlock(&v->c.rebuild_lock);
@@ -243,7 +248,8 @@ static void test_watch_readonly_starts_nothing(void **state)
 	ev.kind = RAID_EV_MEMBER_FAILED;
 	fop_watch_event(v.w, &ev);
 	assert_true(v.w->lost);
-	usleep(100 * 1000);
+	/* no spare thread was started (asserted above), and only it takes a
+	 * spare: nothing can have changed, no wait needed to see it */
 	raid_info_get(v.c.array, &ri);
 	assert_true(ri.degraded);
 	assert_int_equal(ri.nspares, 1);
