@@ -196,15 +196,20 @@ static inline bool w_later_data(const struct w_model *m, uint64_t b, int p, int6
 	return false;
 }
 
-static inline void w_check(struct blk_dev *dev, const struct w_model *m, enum jnl_data_mode mode,
-		    uint64_t cut, bool tear)
+/*
+ * The check of the header comment on @dev, as recovered: true when the model
+ * allows what it holds, else false with what is wrong in @why.
+ */
+static inline bool w_verdict(struct blk_dev *dev, const struct w_model *m, enum jnl_data_mode mode,
+			     bool tear, char *why, size_t len)
 {
 	int64_t p = t_read_ver(NULL, dev, 0);
 
-	if (p < m->durable || p > m->started)
-		fail_msg("mode %s cut %llu tear %d: replayed up to step %lld, durable %d, started %d",
-			 jnl_data_mode_name(mode), (unsigned long long)cut, tear, (long long)p,
+	if (p < m->durable || p > m->started) {
+		snprintf(why, len, "replayed up to step %lld, durable %d, started %d", (long long)p,
 			 m->durable, m->started);
+		return false;
+	}
 	for (uint64_t b = 0; b < W_NBLK; b++) {
 		int64_t got, want;
 		int kind, base;
@@ -233,10 +238,22 @@ static inline void w_check(struct blk_dev *dev, const struct w_model *m, enum jn
 			continue;
 		goto bad;
 bad:
-		fail_msg("mode %s cut %llu tear %d: block %llu holds %lld, expected %lld (replayed to step %lld, durable %d)",
-			 jnl_data_mode_name(mode), (unsigned long long)cut, tear, (unsigned long long)b,
-			 (long long)got, (long long)want, (long long)p, m->durable);
+		snprintf(why, len, "block %llu holds %lld, expected %lld (replayed to step %lld, durable %d)",
+			 (unsigned long long)b, (long long)got, (long long)want, (long long)p,
+			 m->durable);
+		return false;
 	}
+	return true;
+}
+
+static inline void w_check(struct blk_dev *dev, const struct w_model *m, enum jnl_data_mode mode,
+		    uint64_t cut, bool tear)
+{
+	char why[160];
+
+	if (!w_verdict(dev, m, mode, tear, why, sizeof(why)))
+		fail_msg("mode %s cut %llu tear %d: %s", jnl_data_mode_name(mode),
+			 (unsigned long long)cut, tear, why);
 }
 
 static inline void w_crash_all(enum jnl_data_mode mode, bool tear, int steps)
