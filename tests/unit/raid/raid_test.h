@@ -20,12 +20,9 @@
 #include "jgrfs/base.h"
 #include "jgrfs/raid.h"
 #include "raid_format.h"
+#include "raid_geo.h"
 #include "raid_i.h"
 
-struct geo_case {
-	unsigned int level, n;
-	uint32_t chunk;
-};
 
 struct t_count { /* per memory member: requests seen through t_keep */
 	uint64_t submits, reads, writes, flushes, read_blocks;

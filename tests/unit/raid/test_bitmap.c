@@ -10,10 +10,8 @@
 
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 2}, {5, 5, 4}, {4, 4, 1}, {6, 4, 2}, {6, 7, 4},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_bitmap;
+#define NGEO GEO_N(geo_bitmap)
 #define MB 256
 #define REGION 16
 

@@ -132,10 +132,10 @@ static uint64_t t_data_mblk(const struct raid_geo *g, uint64_t row, uint32_t lin
  */
 static void test_event_read_error_corrected(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
+	static const struct geo_case *const cg = geo_each_level;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_each_level); gi++) {
 		struct t_rec rec;
 		struct raid_geo g;
 		struct tarr t;
@@ -249,10 +249,10 @@ static void test_event_read_error_uncorrectable(void **state)
  */
 static void test_event_rebuild(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 1}, {6, 5, 1}};
+	static const struct geo_case *const cg = geo_chunk1;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_chunk1); gi++) {
 		const struct geo_case *gc = &cg[gi];
 		struct t_rec rec;
 		struct raid_info info;

@@ -8,10 +8,8 @@
  */
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 4, 16}, {5, 3, 4}, {5, 5, 1}, {6, 4, 16}, {6, 6, 4}, {4, 4, 8},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_rcache;
+#define NGEO GEO_N(geo_rcache)
 #define MEMBER_BLOCKS 200
 
 static void t_fail_geo(const struct geo_case *g, const char *what)
@@ -167,10 +165,10 @@ static void test_rcache_row_path_drops(void **state)
 /* Appends go on across a member failure: degraded from then on, all readable. */
 static void test_rcache_member_fails(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 16}, {6, 5, 4}};
+	static const struct geo_case *const cg = geo_rcache_pair;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_rcache_pair); gi++) {
 		const struct geo_case *gc = &cg[gi];
 		struct raid_fault_cfg fc = {.seed = 3};
 		struct tarr t;
@@ -258,10 +256,10 @@ static void test_rcache_read_ahead(void **state)
  */
 static void test_rcache_read_ahead_error(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 16}, {6, 5, 4}};
+	static const struct geo_case *const cg = geo_rcache_pair;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_rcache_pair); gi++) {
 		const struct geo_case *gc = &cg[gi];
 		struct raid_fault_cfg fc = {.seed = 5};
 		struct tarr t;

@@ -64,10 +64,10 @@ static uint64_t t_corrected(struct tarr *t, unsigned int role)
  */
 static void test_readerr_corrected(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}, {5, 3, 16}};
+	static const struct geo_case *const cg = geo_readerr;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_readerr); gi++) {
 		const struct geo_case *gc = &cg[gi];
 		struct raid_info info;
 		struct raid_geo g;

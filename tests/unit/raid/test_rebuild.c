@@ -12,10 +12,8 @@
 
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 2}, {5, 4, 4}, {5, 6, 1}, {4, 4, 2}, {6, 4, 2}, {6, 5, 4}, {6, 8, 2},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_rebuild;
+#define NGEO GEO_N(geo_rebuild)
 #define MB 192
 
 static struct tarr t_arr; /* the resume tests' array */
@@ -319,7 +317,6 @@ static void test_rebuild_retired_bounded(void **state)
 
 /* ------------------------------------------------- a rebuild that resumes */
 
-static const struct geo_case resume_geos[] = {{5, 3, 1}, {5, 4, 2}, {6, 5, 1}};
 #define RESUME_MB 800u
 
 struct t_cut {
@@ -514,12 +511,12 @@ out:
 static void test_rebuild_crash_resumes(void **state)
 {
 	bool quick = getenv("JGRFS_TEST_QUICK"); /* under valgrind: one geometry, a sample */
-	unsigned int ngeo = quick ? 1 : sizeof(resume_geos) / sizeof(resume_geos[0]);
+	unsigned int ngeo = quick ? 1 : GEO_N(geo_rebuild_resume);
 
 	(void)state;
 	raid_rebuild_mark_seconds = 0;
 	for (unsigned int gi = 0; gi < ngeo; gi++) {
-		const struct geo_case *gc = &resume_geos[gi];
+		const struct geo_case *gc = &geo_rebuild_resume[gi];
 		unsigned int k = gi % gc->n, group = 1, stride = quick ? 5 : gi ? 3 : 2;
 		uint64_t w0, w1, b0, b1, best = 0;
 		int64_t mark;
@@ -556,8 +553,8 @@ static void test_rebuild_pause_and_dirty_rows(void **state)
 {
 	(void)state;
 	raid_rebuild_mark_seconds = 0;
-	for (unsigned int gi = 0; gi < sizeof(resume_geos) / sizeof(resume_geos[0]); gi++) {
-		const struct geo_case *gc = &resume_geos[gi];
+	for (unsigned int gi = 0; gi < GEO_N(geo_rebuild_resume); gi++) {
+		const struct geo_case *gc = &geo_rebuild_resume[gi];
 		unsigned int k = (gi + 1) % gc->n;
 
 		for (int how = 0; how < 3; how++) { /* clean stop, dirty below, dirty above */

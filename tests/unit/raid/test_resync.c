@@ -13,10 +13,8 @@
  */
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 2}, {5, 4, 4}, {5, 6, 1}, {4, 4, 2}, {6, 4, 2}, {6, 6, 4},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_resync;
+#define NGEO GEO_N(geo_resync)
 #define MB 192
 #define REGION 32
 
@@ -119,10 +117,10 @@ static uint64_t t_crash(struct tarr *t, const struct geo_case *gc, enum raid_res
 /* Cut at many positions of the workload: bitmap and full always repair; off does not. */
 static void test_resync_cut_positions(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 2}, {6, 5, 1}};
+	static const struct geo_case *const cg = geo_r5_r6_small_chunk;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < 2; gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_r5_r6_small_chunk); gi++) {
 		uint64_t off_bad = 0;
 
 		for (unsigned int pm = 0; pm < 1000; pm += 125) {

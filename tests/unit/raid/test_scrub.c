@@ -12,13 +12,8 @@
 
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 2},
-    {5, 4, 4},
-    {6, 4, 2},
-    {6, 6, 1},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_scrub;
+#define NGEO GEO_N(geo_scrub)
 #define MB 192
 #define WRITES 1500u
 

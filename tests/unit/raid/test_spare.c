@@ -183,10 +183,10 @@ static int t_rm_progress(void *ctx, uint64_t done, uint64_t total)
  */
 static void test_spare_take_rebuilds_exact_content(void **state)
 {
-	static const struct geo_case geos[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
+	static const struct geo_case *const geos = geo_each_level;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(geos) / sizeof(geos[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_each_level); gi++) {
 		for (int online = 0; online < 2; online++) {
 			const struct geo_case *gc = &geos[gi];
 			unsigned int nlost = gc->level == 6 ? 2 : 1, lost[2] = {1, gc->n - 1};

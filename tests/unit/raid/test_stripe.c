@@ -11,11 +11,8 @@
 
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 1}, {5, 4, 4}, {5, 5, 16}, {5, 8, 2}, {4, 3, 2}, {4, 5, 8},
-    {6, 3, 2}, {6, 4, 4}, {6, 5, 16}, {6, 6, 1}, {6, 8, 8},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_stripe;
+#define NGEO GEO_N(geo_stripe)
 #define MEMBER_BLOCKS 160
 
 static void t_fail_geo(const struct geo_case *g, uint64_t seed, const char *what)
@@ -124,10 +121,10 @@ static void test_stripe_random_rw(void **state)
  */
 static void test_stripe_scratch_grows_and_is_reused(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 16}, {6, 5, 8}};
+	static const struct geo_case *const cg = geo_big_chunk;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_big_chunk); gi++) {
 		const struct geo_case *gc = &cg[gi];
 		struct tarr t;
 		struct raid_info info;
@@ -359,10 +356,10 @@ static void *t_writer(void *arg)
 
 static void test_stripe_concurrent_writers(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {5, 3, 8}};
+	static const struct geo_case *const cg = geo_r5_r6_chunk8;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_r5_r6_chunk8); gi++) {
 		struct tarr t;
 		struct raid_info info;
 		struct t_thread th[4];
@@ -394,10 +391,10 @@ static void test_stripe_concurrent_writers(void **state)
 /* A member dies in the middle: the array goes on degraded and records it. */
 static void test_stripe_member_dies(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
+	static const struct geo_case *const cg = geo_each_level;
 
 	(void)state;
-	for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+	for (unsigned int gi = 0; gi < GEO_N(geo_each_level); gi++) {
 		const struct geo_case *gc = &cg[gi];
 		struct raid_fault_cfg fc = {.seed = 1};
 		struct tarr t;
@@ -453,11 +450,11 @@ static const int write_errs[] = {-ENOSPC, -EDQUOT};
  */
 static void test_stripe_write_error_fails_member(void **state)
 {
-	static const struct geo_case cg[] = {{5, 4, 4}, {6, 5, 2}, {4, 3, 2}};
+	static const struct geo_case *const cg = geo_each_level;
 
 	(void)state;
 	for (unsigned int ei = 0; ei < 2; ei++) {
-		for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+		for (unsigned int gi = 0; gi < GEO_N(geo_each_level); gi++) {
 			const struct geo_case *gc = &cg[gi];
 			struct raid_fault_cfg fc = {.seed = 1, .write_errno = write_errs[ei]};
 			struct tarr t;
@@ -495,14 +492,14 @@ static void test_stripe_write_error_fails_member(void **state)
  */
 static void test_stripe_write_error_keeps_rows_dirty(void **state)
 {
-	static const struct geo_case cg[] = {{5, 3, 2}, {5, 4, 4}, {6, 4, 2}};
+	static const struct geo_case *const cg = geo_policies;
 	static const enum raid_resync_policy pols[] = {RAID_RESYNC_BITMAP, RAID_RESYNC_JOURNAL,
 						       RAID_RESYNC_FULL};
 
 	(void)state;
 	raid_bitmap_clear_delay = 0;
 	for (unsigned int ei = 0; ei < 2; ei++) {
-		for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++) {
+		for (unsigned int gi = 0; gi < GEO_N(geo_policies); gi++) {
 			for (unsigned int pi = 0; pi < 3; pi++) {
 				const struct geo_case *gc = &cg[gi];
 				struct raid_fault_cfg fc = {.seed = 1, .write_errno = write_errs[ei]};

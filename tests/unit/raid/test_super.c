@@ -10,10 +10,8 @@
  */
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 2}, {5, 5, 4}, {4, 4, 2}, {6, 4, 2}, {6, 6, 4},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_super;
+#define NGEO GEO_N(geo_super)
 #define MB 96
 
 static void t_fail(const struct geo_case *g, const char *what)
@@ -719,13 +717,12 @@ static void t_torn_sb_positions(const struct geo_case *gc, unsigned int unit)
  */
 static void test_super_torn_sb_writes_every_position(void **state)
 {
-	static const struct geo_case cg[] = {{5, 3, 2}, {6, 4, 2}};
 	static const unsigned int units[] = {512, 64};
 
 	(void)state;
 	for (unsigned int ui = 0; ui < 2; ui++) {
-		for (unsigned int gi = 0; gi < sizeof(cg) / sizeof(cg[0]); gi++)
-			t_torn_sb_positions(&cg[gi], units[ui]);
+		for (unsigned int gi = 0; gi < GEO_N(geo_r5_r6); gi++)
+			t_torn_sb_positions(&geo_r5_r6[gi], units[ui]);
 	}
 }
 

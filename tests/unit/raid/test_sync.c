@@ -10,10 +10,8 @@
 
 #include "raid_test.h"
 
-static const struct geo_case geos[] = {
-    {5, 3, 2}, {5, 4, 4}, {5, 6, 1}, {4, 4, 2}, {6, 5, 2}, {6, 6, 1},
-};
-#define NGEO (sizeof(geos) / sizeof(geos[0]))
+static const struct geo_case *const geos = geo_sync;
+#define NGEO GEO_N(geo_sync)
 #define MEMBER_BLOCKS 2048 /* a few hundred rows: several sync groups */
 
 static void t_fail(const struct geo_case *g, uint64_t seed, const char *what)
