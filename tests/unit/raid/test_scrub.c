@@ -5,7 +5,9 @@
  * is not wrong and leaves every written block as written; it reports exactly
  * the rows whose parity was damaged (the check can fail: those rows are found),
  * and with repair mends them; it refuses a degraded array; raid_scrub_mark()
- * survives a stop and an assembly, and its clearing too.
+ * survives a stop and an assembly, and its clearing too. And the negative
+ * control of the reference check the raid tests share (t_row_in_sync,
+ * t_ref_mismatches): a byte flipped in a data, P or Q chunk is found.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -235,12 +237,71 @@ static void test_scrub_mark_survives_assembly(void **state)
 	t_free(&t);
 }
 
+/* Flip byte @off of chunk position @pos (data 0.., then P, Q) of row @r on its member. */
+static void t_flip(struct tarr *t, const struct raid_geo *g, uint64_t r, unsigned int pos, size_t off)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	uint64_t blk = g->data_offset + r * g->chunk_blocks + off / JG_BLOCK_SIZE;
+	struct blk_dev *m = t->mem[raid_layout_member(g, r, pos)];
+
+	assert_int_equal(blk_rw(m, BLK_OP_READ, blk, 1, b, 0), 0);
+	b[off % JG_BLOCK_SIZE] ^= 0x5a;
+	assert_int_equal(blk_rw(m, BLK_OP_WRITE, blk, 1, b, 0), 0);
+	free(b);
+}
+
+/*
+ * Negative control of t_row_in_sync and t_ref_mismatches, which the raid tests
+ * trust to say parity is right: on a written, consistent array each of a data
+ * byte, a P byte and (RAID6) a Q byte flipped alone makes exactly that row out
+ * of sync, and flipping it back makes it whole again.
+ */
+static void test_scrub_reference_check_catches(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint64_t seed = 4100 + gi, blocks, r;
+		struct raid_geo g;
+		uint8_t *ref;
+		struct tarr t;
+
+		t_make(&t, gc, MB, RAID_RESYNC_FULL, 0, NULL);
+		t_assemble(&t);
+		t_geo(&t, &g);
+		blocks = g.array_blocks;
+		ref = jg_alloc_blocks(blocks);
+		t_fill(ref, blocks, seed);
+		assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, (uint32_t)blocks, ref, 0), 0);
+		t_stop(&t);
+		if (t_ref_mismatches(&t, &g))
+			t_fail(gc, seed, "a consistent array counted out of sync");
+		r = g.rows / 2;
+		/* the first and last data chunk, P, and Q on RAID6 */
+		for (unsigned int pos = 0; pos < g.n; pos += !pos && g.ndata > 2 ? g.ndata - 1 : 1) {
+			size_t off = (size_t)(pos * 977 + 13) % ((size_t)g.chunk_blocks * JG_BLOCK_SIZE);
+
+			t_flip(&t, &g, r, pos, off);
+			if (t_row_in_sync(&t, &g, r))
+				t_fail(gc, seed, "a flipped byte left its row in sync");
+			if (t_ref_mismatches(&t, &g) != 1)
+				t_fail(gc, seed, "one flipped byte is not one row out of sync");
+			t_flip(&t, &g, r, pos, off);
+			if (!t_row_in_sync(&t, &g, r))
+				t_fail(gc, seed, "the byte flipped back left its row out of sync");
+		}
+		free(ref);
+		t_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_scrub_rows_under_writes),
 	    cmocka_unit_test(test_scrub_rows_reports_rows),
 	    cmocka_unit_test(test_scrub_mark_survives_assembly),
+	    cmocka_unit_test(test_scrub_reference_check_catches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
