@@ -528,6 +528,9 @@ static void test_rebuild_crash_resumes(void **state)
 		/* the uncut run above counted the rebuild's writes: (w0, w1] */
 		print_message("level=%u members=%u: %u groups, %llu writes\n", gc->level, gc->n,
 			      group - 1, (unsigned long long)(w1 - w0));
+		/* each group writes its rows onto the new member: a write at least */
+		if (w1 - w0 < group - 1)
+			t_fail(gc, "fewer rebuild writes than groups");
 		for (uint64_t at = w0 + 1; at <= w1; at += stride) {
 			mark = t_crash_rebuild(gc, k, 0, at, &b0, &b1);
 			if (b0 != w0)

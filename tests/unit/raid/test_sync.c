@@ -339,6 +339,10 @@ static void test_sync_power_cut(void **state)
 			      (unsigned long long)cuts, (unsigned long long)marks);
 		if (!marks)
 			t_fail(gc, 0, "no cut came back with a mark between the first and last row");
+		/* stride (w1 - w0) / 16 (4 quick) from write 1 to the last: that many cuts at
+		 * least, or one per write when there are fewer */
+		if (cuts < (w1 - w0 < (quick ? 4u : 16u) ? w1 - w0 : (quick ? 4u : 16u)))
+			t_fail(gc, 0, "fewer cuts than the stride promises");
 	}
 	raid_sync_mark_seconds = 2.0;
 }
