@@ -211,6 +211,18 @@ out:
 	fuse_reply_err(req, -rc);
 }
 
+/* What FUSE asks setattr to set, as fs_setattr's FS_SET_* */
+static const struct {
+	int fuse;
+	unsigned int fs;
+} fop_setattr_bits[] = {
+	{ FUSE_SET_ATTR_MODE, FS_SET_MODE },		{ FUSE_SET_ATTR_UID, FS_SET_UID },
+	{ FUSE_SET_ATTR_GID, FS_SET_GID },		{ FUSE_SET_ATTR_SIZE, FS_SET_SIZE },
+	{ FUSE_SET_ATTR_ATIME, FS_SET_ATIME },		{ FUSE_SET_ATTR_MTIME, FS_SET_MTIME },
+	{ FUSE_SET_ATTR_ATIME_NOW, FS_SET_ATIME_NOW },	{ FUSE_SET_ATTR_MTIME_NOW, FS_SET_MTIME_NOW },
+	{ FUSE_SET_ATTR_CTIME, FS_SET_CTIME },
+};
+
 static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
@@ -228,24 +240,9 @@ static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	in.atime = attr->st_atim;
 	in.mtime = attr->st_mtim;
 	in.ctime = attr->st_ctim;
-	if (to_set & FUSE_SET_ATTR_MODE)
-		valid |= FS_SET_MODE;
-	if (to_set & FUSE_SET_ATTR_UID)
-		valid |= FS_SET_UID;
-	if (to_set & FUSE_SET_ATTR_GID)
-		valid |= FS_SET_GID;
-	if (to_set & FUSE_SET_ATTR_SIZE)
-		valid |= FS_SET_SIZE;
-	if (to_set & FUSE_SET_ATTR_ATIME)
-		valid |= FS_SET_ATIME;
-	if (to_set & FUSE_SET_ATTR_MTIME)
-		valid |= FS_SET_MTIME;
-	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
-		valid |= FS_SET_ATIME_NOW;
-	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-		valid |= FS_SET_MTIME_NOW;
-	if (to_set & FUSE_SET_ATTR_CTIME)
-		valid |= FS_SET_CTIME;
+	for (size_t i = 0; i < sizeof(fop_setattr_bits) / sizeof(fop_setattr_bits[0]); i++)
+		if (to_set & fop_setattr_bits[i].fuse)
+			valid |= fop_setattr_bits[i].fs;
 	rc = fs_setattr(c->fs, ino, &in, valid, &out);
 	if (rc)
 		goto out;
