@@ -29,9 +29,6 @@
 #define FALLOC_FL_KEEP_SIZE 0x01
 #endif
 
-/* data blocks per write handle, and the metadata they may need */
-#define FS_WRITE_CHUNK 64u
-#define FS_CREDITS_WRITE (FS_WRITE_CHUNK + 32u)
 /* read runs: at most this many blocks per jnl_read */
 #define FS_READ_RUN 256u
 
@@ -105,7 +102,7 @@ static int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 	return jnl_handle_dirty_data(tx->h, pblk, blk);
 }
 
-/* Undo the mapping of a new block whose data the journal refused (B1). If even
+/* Undo the mapping of a new block whose data the journal refused (A1). If even
  * that fails the map would name an unwritten block: stop all writes. */
 static int fs_file_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk)
 {
@@ -178,7 +175,7 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 			}
 		}
 		if (rc) {
-			/* (B1): the new block's contents never reached the journal */
+			/* (A1): the new block's contents never reached the journal */
 			if (fresh)
 				rc = fs_file_unmap(tx, &ip, lblk) ?: rc;
 			break;
@@ -276,7 +273,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 		rc = fs_writable(fs);
 	}
 	if (!rc && !(mode & FALLOC_FL_KEEP_SIZE)) {
-		rc = fs_tx_start(fs, 4, &tx);
+		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 		if (!rc) {
 			rc = fs_iget_reg(fs, ino, &ip);
 			if (!rc && off + len > ip.size) {
@@ -331,7 +328,7 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size)
 	rc = fs_writable(fs);
 	if (rc)
 		goto end;
-	rc = fs_tx_start(fs, 16, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_SETSIZE, &tx);
 	if (rc)
 		goto end;
 	rc = fs_iget_reg(fs, ino, &ip);
@@ -379,7 +376,7 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *attr, unsigned
 		if (rc)
 			goto out;
 	}
-	rc = fs_tx_start(fs, 4, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 	if (rc)
 		goto out;
 	rc = fs_iget(fs, ino, &ip);

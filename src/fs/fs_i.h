@@ -262,7 +262,7 @@ int fs_bmap_get(struct fs *fs, const struct fs_inode *ip, uint64_t lblk, uint64_
 /* Map @lblk, allocating it (and indirect blocks) when a hole; *@fresh when new. */
 int fs_bmap_alloc(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta,
 		  uint64_t *pblk, bool *fresh);
-/* Undo fs_bmap_alloc of @lblk in the same handle: free the block, clear its pointer (B1). */
+/* Undo fs_bmap_alloc of @lblk in the same handle: free the block, clear its pointer (A1). */
 int fs_bmap_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta);
 /* Free blocks at and after @from while the handle has room; *@done when none remain. */
 int fs_bmap_truncate(struct fs_tx *tx, struct fs_inode *ip, uint64_t from, bool meta, bool *done);
@@ -291,9 +291,38 @@ typedef int (*fs_dir_iter_fn)(void *ctx, const char *name, size_t len, uint64_t 
 			      unsigned int ft, uint64_t hash);
 int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_dir_iter_fn fn,
 		   void *ctx);
-/* Credits of one fs_dir_add in the worst case. */
-#define FS_CREDITS_DIR_ADD 200u
-#define FS_CREDITS_DIR_REMOVE 4u
+/*
+ * Journal credits: the most distinct metadata blocks one handle may dirty
+ * (fs_tx_used() counts them; a handle past its credits fails with -ENOSPC, and
+ * the largest, a rename, must fit a quarter of the log: super.c). Each names
+ * what its operation dirties at most; the rest of a round figure is spare.
+ */
+#define FS_CREDITS_DIR_ADD 200u		/* fs_dir_add: bucket splits and mapped blocks, worst case */
+#define FS_CREDITS_DIR_REMOVE 4u	/* fs_dir_remove: the entry's block, the directory inode */
+/* at most 4 blocks: an inode, the superblock, a group descriptor and its bitmaps */
+#define FS_CREDITS_FEW 4u
+/* data blocks per write handle, and the metadata they may need: map blocks, the
+ * allocation's bitmaps and descriptors, the inode */
+#define FS_WRITE_CHUNK 64u
+#define FS_CREDITS_WRITE (FS_WRITE_CHUNK + 32u)
+/* create: the entry (worst case), two inodes, allocation, a new directory's blocks */
+#define FS_CREDITS_CREATE (FS_CREDITS_DIR_ADD + 24u)
+/* unlink: entry, two inodes, orphan list (superblock and one more inode) */
+#define FS_CREDITS_UNLINK 16u
+/* rename: the new entry (worst case), the old entry, up to four inodes, orphan list */
+#define FS_CREDITS_RENAME (FS_CREDITS_DIR_ADD + 32u)
+/* a size change: the tail block's map, the inode, the orphan list */
+#define FS_CREDITS_SETSIZE 16u
+/* each step of a truncate: the map blocks and bitmaps of the blocks it frees */
+#define FS_CREDITS_TRUNCATE 128u
+/* the end of a truncate: the inode off the orphan list (the superblock or the previous orphan) */
+#define FS_CREDITS_ORPHAN_DEL 8u
+/* eviction: the xattr block freed, off the orphan list, the inode freed (bitmap, descriptor) */
+#define FS_CREDITS_EVICT 16u
+/* an xattr change: the xattr block, its allocation, the inode */
+#define FS_CREDITS_XATTR 8u
+/* mkfs: the root directory's inode, allocation and first blocks */
+#define FS_CREDITS_MKFS_ROOT (FS_CREDITS_DIR_ADD + 16u)
 
 /* -------------------------------------------------------------- file.c */
 

@@ -29,6 +29,13 @@
 
 #include "fs_i.h"
 
+/* Credits of repairs (fs_i.h): an inode rewritten; @n entries of a directory
+ * removed or fixed, each its block and an inode, and the directory inode; the
+ * lost+found directory made, with its entry in the root */
+#define FSCK_CREDITS_IPUT 8u
+#define FSCK_CREDITS_DIR_FIX(n) (8u * (n) + 8u)
+#define FSCK_CREDITS_LOST_FOUND (FS_CREDITS_DIR_ADD + 8u)
+
 #define FSCK_IN_USE (1u << 0)
 #define FSCK_DIR (1u << 1)
 #define FSCK_REACHED (1u << 2)
@@ -139,7 +146,7 @@ static int fsck_mark(void *ctx, uint64_t lblk, uint64_t pblk, unsigned int level
 static int fsck_iput(struct fsck *c, struct fs_inode *ip)
 {
 	struct fs_tx *tx;
-	int rc = fs_tx_start(c->fs, 8, &tx);
+	int rc = fs_tx_start(c->fs, FSCK_CREDITS_IPUT, &tx);
 
 	if (rc)
 		return rc;
@@ -153,7 +160,7 @@ static int fsck_ibit_fix(struct fsck *c, uint64_t ino, bool set)
 	uint32_t g = (uint32_t)((ino - 1) / fs->ipg), bit = (uint32_t)((ino - 1) % fs->ipg);
 	struct fs_buf *b;
 	struct fs_tx *tx;
-	int rc = fs_tx_start(fs, 4, &tx);
+	int rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 
 	if (rc)
 		return rc;
@@ -311,7 +318,7 @@ static int fsck_itable_salvage(struct fsck *c, uint32_t g, uint64_t blkno, struc
 	fsck_problem(c, "group %u: inode table block %llu damaged: %u inodes kept, %u cleared", g,
 		     (unsigned long long)blkno, kept, lost);
 	if (c->opts->repair) {
-		rc = fs_tx_start(fs, 4, &tx);
+		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 		if (!rc) {
 			rc = fs_bdirty(tx, b, FS_MAGIC_ITABLE);
 			rc = fs_tx_stop(tx) ?: rc;
@@ -479,7 +486,7 @@ static int fsck_dir(struct fsck *c, uint64_t ino)
 	if (rc)
 		goto out;
 	if (c->opts->repair && (w->nbad || w->nfix)) {
-		rc = fs_tx_start(fs, 8 * (w->nbad + w->nfix) + 8, &tx);
+		rc = fs_tx_start(fs, FSCK_CREDITS_DIR_FIX(w->nbad + w->nfix), &tx);
 		if (rc)
 			goto out;
 		for (unsigned int i = 0; i < w->nbad && !rc; i++) {
@@ -618,7 +625,7 @@ static int fsck_reconnect(struct fsck *c, uint64_t ino)
 	if (rc)
 		return rc;
 	c->lf_ino = a.ino;
-	rc = fs_tx_start(fs, FS_CREDITS_DIR_ADD + 8, &tx);
+	rc = fs_tx_start(fs, FSCK_CREDITS_LOST_FOUND, &tx);
 	if (rc)
 		return rc;
 	rc = fs_iget(fs, a.ino, &lf);
@@ -831,7 +838,7 @@ static int fsck_pass5(struct fsck *c)
 			gd->free_inodes = jg_cpu_to_le32(free_i);
 			gd->used_dirs = jg_cpu_to_le32(dirs);
 			gd->flags = jg_cpu_to_le32(0); /* both bitmaps written below (group.c (G4)) */
-			rc = fs_tx_start(fs, 4, &tx);
+			rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 			if (!rc) {
 				rc = fs_bdirty(tx, bb, FS_MAGIC_BBITMAP);
 				if (!rc)

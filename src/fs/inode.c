@@ -317,8 +317,6 @@ void fs_istate_drop(struct fs *fs, uint64_t ino)
 
 /* ----------------------------------------------------- eviction, truncate */
 
-#define FS_CREDITS_TRUNCATE 128u
-
 static bool fs_inode_meta_blocks(const struct fs_inode *ip)
 {
 	/* directory blocks are logged as metadata; symlink targets are file data */
@@ -407,7 +405,7 @@ int fs_inode_evict(struct fs *fs, uint64_t ino)
 	rc = fs_inode_free_from(fs, ino, 0);
 	if (rc)
 		goto end;
-	rc = fs_tx_start(fs, 16, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_EVICT, &tx);
 	if (rc)
 		goto end;
 	rc = fs_iget(fs, ino, &ip);
@@ -450,7 +448,7 @@ int fs_inode_truncate_blocks_busy(struct fs *fs, uint64_t ino)
 	rc = fs_inode_free_from(fs, ino, (ip.size + JG_BLOCK_SIZE - 1) / JG_BLOCK_SIZE);
 	if (rc)
 		return rc;
-	rc = fs_tx_start(fs, 8, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_ORPHAN_DEL, &tx);
 	if (rc)
 		return rc;
 	rc = fs_iget(fs, ino, &ip);

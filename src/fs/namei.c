@@ -22,12 +22,6 @@
 
 #include "fs_i.h"
 
-/* create: the entry (worst case), two inodes, allocation, a new directory's blocks */
-#define FS_CREDITS_CREATE (FS_CREDITS_DIR_ADD + 24u)
-/* unlink: entry, two inodes, orphan list (superblock and one more inode) */
-#define FS_CREDITS_UNLINK 16u
-#define FS_CREDITS_RENAME (FS_CREDITS_DIR_ADD + 32u)
-
 static int fs_name_check(const char *name, size_t *len)
 {
 	size_t n = strnlen(name, FS_NAME_MAX + 1);

@@ -411,7 +411,7 @@ static int fs_start(struct fs *fs)
 	if (rc)
 		return rc;
 	fs->started = true;
-	rc = fs_tx_start(fs, 4, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 	if (rc)
 		return rc;
 	fs_now(&now);
@@ -462,7 +462,7 @@ int fs_unmount(struct fs *fs)
 		return 0;
 	if (fs->started) {
 		/* the last transaction: clean, or the error for fsck to see */
-		rc = fs_tx_start(fs, 4, &tx);
+		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 		if (!rc) {
 			uint32_t st = jg_le32(fs->sb.state);
 
@@ -620,7 +620,7 @@ static int fs_mkfs_root(struct blk_dev *dev)
 		return rc;
 	}
 	fs->started = true;
-	rc = fs_tx_start(fs, FS_CREDITS_DIR_ADD + 16, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_MKFS_ROOT, &tx);
 	if (rc)
 		goto out;
 	rc = fs_ialloc(tx, 0, true, &ino);
@@ -642,7 +642,7 @@ static int fs_mkfs_root(struct blk_dev *dev)
 	rc = fs_tx_stop(tx) ?: rc;
 out:
 	fs->sb.state = jg_cpu_to_le32(FS_STATE_CLEAN);
-	if (!rc && !fs_tx_start(fs, 4, &tx)) {
+	if (!rc && !fs_tx_start(fs, FS_CREDITS_FEW, &tx)) {
 		rc = fs_sb_write(tx);
 		rc = fs_tx_stop(tx) ?: rc;
 	}

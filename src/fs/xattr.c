@@ -16,8 +16,6 @@
 
 #include "fs_i.h"
 
-#define FS_CREDITS_XATTR 8u
-
 static int fs_xattr_name(const char *name, size_t *len)
 {
 	size_t n = strnlen(name, 256);

@@ -13,15 +13,15 @@
  * queue and wakes the notifier thread, which runs PROGRAM for each, one at a
  * time, in order, and waits for it.
  *
- * (N1) The queue is bounded (FOP_NOTIFY_QUEUE): an event that finds it full is
+ * (T1) The queue is bounded (FOP_NOTIFY_QUEUE): an event that finds it full is
  *      dropped and counted; the first drop is logged, the rest only counted
  *      (status shows them).
- * (N2) PROGRAM is spawned with an argument vector (posix_spawn, never a shell),
+ * (T2) PROGRAM is spawned with an argument vector (posix_spawn, never a shell),
  *      stdin from /dev/null, every signal at its default and none blocked (the
  *      daemon ignores SIGPIPE and catches SIGTERM); its stdout and stderr are the
  *      daemon's (the terminal until a background daemon detaches, then
  *      /dev/null). Every child is reaped by the thread that spawned it: no zombie.
- * (N3) fop_notify_stop() runs what is queued, then joins the thread. A program
+ * (T3) fop_notify_stop() runs what is queued, then joins the thread. A program
  *      still running FOP_NOTIFY_STOP_WAIT_S after the stop began is killed, and
  *      events not yet run then are dropped (counted): an unmount is not held up
  *      for long by a program that hangs.
@@ -60,7 +60,7 @@ struct fop_notify {
 	struct fop_notify_ev q[FOP_NOTIFY_QUEUE];
 	unsigned int head, len;
 	bool stop;
-	double stop_deadline; /* (N3) monotonic seconds */
+	double stop_deadline; /* (T3) monotonic seconds */
 	bool drop_logged, fail_logged;
 	struct fop_notify_counts counts;
 };
@@ -73,7 +73,7 @@ static double fop_notify_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* true once the stop began and its grace time is over (N3). */
+/* true once the stop began and its grace time is over (T3). */
 static bool fop_notify_past_deadline(struct fop_notify *n)
 {
 	bool past;
@@ -84,7 +84,7 @@ static bool fop_notify_past_deadline(struct fop_notify *n)
 	return past;
 }
 
-/* Wait for child @pid (N2); killed once past the deadline (N3). Returns its status. */
+/* Wait for child @pid (T2); killed once past the deadline (T3). Returns its status. */
 static int fop_notify_reap(struct fop_notify *n, pid_t pid)
 {
 	struct timespec nap = {0, 1000000}; /* 1 ms, growing to 50 ms */
@@ -126,7 +126,7 @@ static void fop_notify_failed(struct fop_notify *n, const char *name, const char
 		       n->program, name, why);
 }
 
-/* Run PROGRAM for one event and wait for it (N2). */
+/* Run PROGRAM for one event and wait for it (T2). */
 static void fop_notify_run(struct fop_notify *n, struct fop_notify_ev *ev)
 {
 	char *argv[] = {n->program, ev->name, n->volume, ev->dev, NULL};
@@ -185,7 +185,7 @@ static void *fop_notify_main(void *arg)
 		n->head = (n->head + 1) % FOP_NOTIFY_QUEUE;
 		n->len--;
 		if (n->stop && fop_notify_now() > n->stop_deadline) {
-			n->counts.dropped++; /* (N3) */
+			n->counts.dropped++; /* (T3) */
 			pthread_mutex_unlock(&n->lock);
 			continue;
 		}
@@ -244,7 +244,7 @@ void fop_notify_event(void *ctx, const struct raid_event *ev)
 
 	pthread_mutex_lock(&n->lock);
 	if (n->len == FOP_NOTIFY_QUEUE) {
-		n->counts.dropped++; /* (N1) */
+		n->counts.dropped++; /* (T1) */
 		first_drop = !n->drop_logged;
 		n->drop_logged = true;
 	} else {

@@ -6,7 +6,7 @@
  * there is no translation table).
  *
  * Invariants:
- * (F1) Lookup counts. Every reply that hands the kernel an entry (lookup, create,
+ * (V1) Lookup counts. Every reply that hands the kernel an entry (lookup, create,
  *      mknod, mkdir, symlink, link, and each readdirplus entry other than "." and
  *      "..") holds one reference, taken by the same fs call that finds or makes
  *      the inode (fs_lookup_ref, fs_create_ref, fs_link_ref): in one hold of the
@@ -16,22 +16,22 @@
  *      replied (an interrupted request, a readdirplus entry that did not fit)
  *      gives its reference back, so an unlinked inode is freed exactly when the
  *      kernel forgets it.
- * (F2) Negative lookups are cached by the kernel (an entry with ino 0) for the
+ * (V2) Negative lookups are cached by the kernel (an entry with ino 0) for the
  *      entry timeout: this mount is the only writer of the volume, so a name can
  *      only appear through a request that updates the kernel's dentry cache.
- * (F3) open() truncates nothing: FUSE_CAP_ATOMIC_O_TRUNC is off, so O_TRUNC reaches
+ * (V3) open() truncates nothing: FUSE_CAP_ATOMIC_O_TRUNC is off, so O_TRUNC reaches
  *      us as a setattr(size) and the kernel keeps its page cache consistent.
- * (F4) The writeback cache (FUSE_CAP_WRITEBACK_CACHE) makes the kernel own a
+ * (V4) The writeback cache (FUSE_CAP_WRITEBACK_CACHE) makes the kernel own a
  *      file's size and mtime while it caches pages; it sends them back with
  *      setattr. It is negotiated only when the mount is writable. fsync and close
  *      still write dirty pages back first, so fsync keeps its meaning.
- * (F5) With the writeback cache the kernel's mtime and ctime are the true ones
+ * (V5) With the writeback cache the kernel's mtime and ctime are the true ones
  *      and reach us by setattr, which background writeback lets overtake the
  *      writes it stamped. So a writeback write leaves the times alone
  *      (FS_WRITE_KEEP_TIMES): otherwise a file's mtime would move by the
  *      writeback delay at remount. An overwrite then leaves the inode as it
  *      was, and its commit logs the data alone.
- * (F6) No flush handler: close(2) has nothing for us to do (durability is fsync's
+ * (V6) No flush handler: close(2) has nothing for us to do (durability is fsync's
  *      business, as on ext4, and the kernel writes a file's cached pages back
  *      before it would send FLUSH), so the first FLUSH gets ENOSYS from libfuse
  *      and the kernel sends no more: one request fewer per close.
@@ -82,7 +82,7 @@ static void fop_entry_fill(struct fop_ctx *c, const struct fs_attr *a, struct fu
 
 /*
  * Reply with the entry @a, whose reference the fs call that produced it took
- * (F1); @rc is that call's result.
+ * (V1); @rc is that call's result.
  */
 static void fop_reply_entry(fuse_req_t req, int rc, const struct fs_attr *a)
 {
@@ -112,7 +112,7 @@ static void fop_init(void *userdata, struct fuse_conn_info *conn)
 	/* sequential reads in requests as large as the writes (the kernel caps it) */
 	if (conn->max_readahead < o->max_write_bytes)
 		conn->max_readahead = o->max_write_bytes;
-	/* O_TRUNC comes as setattr (F3); setuid bits are cleared by the kernel */
+	/* O_TRUNC comes as setattr (V3); setuid bits are cleared by the kernel */
 	conn->want &= ~(unsigned int)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR; /* status on the mount root */
@@ -120,7 +120,7 @@ static void fop_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-	/* (F4): only for a writable mount */
+	/* (V4): only for a writable mount */
 	if (o->writeback_cache && !o->readonly && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
@@ -158,7 +158,7 @@ static void fop_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	rc = fs_lookup_ref(c->fs, parent, name, &a);
 	if (rc == -ENOENT) {
-		/* (F2): a negative entry the kernel may cache */
+		/* (V2): a negative entry the kernel may cache */
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = c->opts->timeout_s;
 		fuse_reply_entry(req, &e);
@@ -211,6 +211,18 @@ out:
 	fuse_reply_err(req, -rc);
 }
 
+/* What FUSE asks setattr to set, as fs_setattr's FS_SET_* */
+static const struct {
+	int fuse;
+	unsigned int fs;
+} fop_setattr_bits[] = {
+	{ FUSE_SET_ATTR_MODE, FS_SET_MODE },		{ FUSE_SET_ATTR_UID, FS_SET_UID },
+	{ FUSE_SET_ATTR_GID, FS_SET_GID },		{ FUSE_SET_ATTR_SIZE, FS_SET_SIZE },
+	{ FUSE_SET_ATTR_ATIME, FS_SET_ATIME },		{ FUSE_SET_ATTR_MTIME, FS_SET_MTIME },
+	{ FUSE_SET_ATTR_ATIME_NOW, FS_SET_ATIME_NOW },	{ FUSE_SET_ATTR_MTIME_NOW, FS_SET_MTIME_NOW },
+	{ FUSE_SET_ATTR_CTIME, FS_SET_CTIME },
+};
+
 static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
@@ -228,24 +240,9 @@ static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	in.atime = attr->st_atim;
 	in.mtime = attr->st_mtim;
 	in.ctime = attr->st_ctim;
-	if (to_set & FUSE_SET_ATTR_MODE)
-		valid |= FS_SET_MODE;
-	if (to_set & FUSE_SET_ATTR_UID)
-		valid |= FS_SET_UID;
-	if (to_set & FUSE_SET_ATTR_GID)
-		valid |= FS_SET_GID;
-	if (to_set & FUSE_SET_ATTR_SIZE)
-		valid |= FS_SET_SIZE;
-	if (to_set & FUSE_SET_ATTR_ATIME)
-		valid |= FS_SET_ATIME;
-	if (to_set & FUSE_SET_ATTR_MTIME)
-		valid |= FS_SET_MTIME;
-	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
-		valid |= FS_SET_ATIME_NOW;
-	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-		valid |= FS_SET_MTIME_NOW;
-	if (to_set & FUSE_SET_ATTR_CTIME)
-		valid |= FS_SET_CTIME;
+	for (size_t i = 0; i < sizeof(fop_setattr_bits) / sizeof(fop_setattr_bits[0]); i++)
+		if (to_set & fop_setattr_bits[i].fuse)
+			valid |= fop_setattr_bits[i].fs;
 	rc = fs_setattr(c->fs, ino, &in, valid, &out);
 	if (rc)
 		goto out;
@@ -410,7 +407,7 @@ static void fop_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	struct fop_ctx *c = fop_ctx_of(req);
 	ssize_t n;
 
-	/* from the writeback cache: the times are the kernel's (F5) */
+	/* from the writeback cache: the times are the kernel's (V5) */
 	n = fs_write_flags(c->fs, ino, (uint64_t)off, size, buf,
 			   fi->writepage ? FS_WRITE_KEEP_TIMES : 0);
 	if (n < 0) {
@@ -455,7 +452,7 @@ static void fop_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	int rc;
 
 	rc = fs_create_ref(c->fs, parent, name, S_IFREG | (mode & 07777), 0, NULL, who->uid,
-			   who->gid, &a); /* (F1) */
+			   who->gid, &a); /* (V1) */
 	if (rc)
 		goto out;
 	fop_entry_fill(c, &a, &e);
@@ -538,7 +535,7 @@ static bool fop_is_dot(const char *name)
 /*
  * Add entry @de to the reply at @p (room @left). For readdirplus, every entry but
  * "." and ".." carries attributes and a lookup reference, from looking its name
- * up again (F1): an entry that went away since fs_readdir() saw it is left out,
+ * up again (V1): an entry that went away since fs_readdir() saw it is left out,
  * and one whose name now names another inode carries that inode. Returns the
  * bytes used (0: skipped).
  */

@@ -5,10 +5,10 @@
  * daemon reads every row and compares its parity while the volume is in use.
  *
  * Protocol:
- *  (S1) Locking: raid_scrub_rows() takes the row locks a writer takes (the row
+ *  (Q1) Locking: raid_scrub_rows() takes the row locks a writer takes (the row
  *       check of stripe.c), so a write to a row being compared waits for it and
  *       a compared row is never seen half written: no false mismatch.
- *  (S2) Pacing, in this loop and not in the array: steps of at most
+ *  (Q2) Pacing, in this loop and not in the array: steps of at most
  *       FOP_SCRUB_STEP_BYTES of array data (fewer at low rates), each followed
  *       by a sleep that holds that step to max_rate -- or to a
  *       FOP_SCRUB_BUSY_DIV-th of it when the array served foreground requests
@@ -16,18 +16,18 @@
  *       sync_speed_min, from one limit). Steps are paced one by one, so a scrub
  *       slowed by users does not race to catch up when they stop. Without a
  *       limit, a busy step is followed by FOP_SCRUB_YIELD_MS.
- *  (S3) Resume: every fop_scrub_mark_seconds the next row and the mismatches so
+ *  (Q3) Resume: every fop_scrub_mark_seconds the next row and the mismatches so
  *       far go to the member superblocks (raid_scrub_mark, compat feature SCRUB);
  *       an unmount records it once more; a mount finding a mark resumes from it.
  *       A scrub that ends, is cancelled or fails clears it.
- *  (S4) Naming: the array reports rows and lost blocks, no files; after each
+ *  (Q4) Naming: the array reports rows and lost blocks, no files; after each
  *       step the mismatched rows and the blocks lost meanwhile
  *       (raid_lost_blocks) go to fs_owners(), with no lock held, and each is
  *       logged with its owners; the first FOP_SCRUB_RESULTS owners are kept for
  *       status (the CLI prints them).
- *  (S5) A block no member can give back fails its step with -EIO; the step's
+ *  (Q5) A block no member can give back fails its step with -EIO; the step's
  *       rows are scrubbed again one by one, and those that fail so are skipped
- *       (logged), their lost blocks named (S4): the scrub goes on.
+ *       (logged), their lost blocks named (Q4): the scrub goes on.
  *
  * scrub_lock is a leaf: nothing holding it calls into the array or the fs.
  */
@@ -39,12 +39,12 @@
 
 #include "fop_i.h"
 
-#define FOP_SCRUB_STEP_BYTES (4u << 20) /* array data per step (S2) */
-#define FOP_SCRUB_BUSY_DIV 4u		/* with foreground I/O: a quarter of max_rate (S2) */
-#define FOP_SCRUB_YIELD_MS 20u		/* ... without a limit: a pause per step (S2) */
+#define FOP_SCRUB_STEP_BYTES (4u << 20) /* array data per step (Q2) */
+#define FOP_SCRUB_BUSY_DIV 4u		/* with foreground I/O: a quarter of max_rate (Q2) */
+#define FOP_SCRUB_YIELD_MS 20u		/* ... without a limit: a pause per step (Q2) */
 #define FOP_SCRUB_MAX_ROWS 256u		/* rows per step at most (RAID_GROUP_MAX_ROWS) */
 
-/* Seconds between two records of the mark (S3). */
+/* Seconds between two records of the mark (Q3). */
 static const double fop_scrub_mark_seconds = 5.0;
 
 struct fop_scrub_run {
@@ -57,7 +57,7 @@ struct fop_scrub_run {
 	uint64_t rows[FOP_SCRUB_MAX_ROWS];
 	unsigned int nrows;
 	uint64_t lost_seq;
-	/* naming (S4) */
+	/* naming (Q4) */
 	uint32_t kind;	     /* FOP_SCRUB_MISMATCH / _UNREADABLE, of the reports below */
 	uint64_t row_blocks; /* array blocks per row */
 	char line[1024];     /* the log line being built */
@@ -114,7 +114,7 @@ static void fop_scrub_row(void *ctx, uint64_t row)
 		s->rows[s->nrows++] = row;
 }
 
-/* ------------------------------------------------------------ naming (S4) */
+/* ------------------------------------------------------------ naming (Q4) */
 
 static void fop_scrub_line_flush(struct fop_scrub_run *s)
 {
@@ -288,7 +288,7 @@ static void fop_scrub_name_lost(struct fop_scrub_run *s)
 		}
 	for (size_t i = 0; i < n; i++) {
 		if (ne && ext[ne - 1].start + ext[ne - 1].count > blocks[i])
-			continue; /* recorded twice: the step, then its row alone (S5) */
+			continue; /* recorded twice: the step, then its row alone (Q5) */
 		if (ne && ext[ne - 1].start + ext[ne - 1].count == blocks[i])
 			ext[ne - 1].count++;
 		else
@@ -317,7 +317,7 @@ static uint64_t fop_scrub_fg_requests(struct fop_ctx *c)
 }
 
 /*
- * (S5) A step failed with -EIO: a block no member could give back (the array
+ * (Q5) A step failed with -EIO: a block no member could give back (the array
  * recorded it: raid_lost_blocks; a member that failed instead makes the array
  * degraded, -EAGAIN). Scrub the step's rows one at a time; those that fail so
  * are left unchecked and their lost blocks named after the step, as MD's check
@@ -359,7 +359,7 @@ static void *fop_scrub_main(void *arg)
 	step = step_bytes / (s->row_blocks * JG_BLOCK_SIZE);
 	step = step < 1 ? 1 : step > FOP_SCRUB_MAX_ROWS ? FOP_SCRUB_MAX_ROWS : step;
 	while (raid_lost_blocks(c->array, &s->lost_seq, (uint64_t[16]){0}, 16))
-		; /* (S4) only the blocks lost from now on */
+		; /* (Q4) only the blocks lost from now on */
 	rc = raid_scrub_mark(c->array, true, s->repair, s->first, s->mism0);
 	if (rc)
 		jg_log(JG_LOG_WARN, "fuse", "scrub: cannot record its mark: %s", strerror(-rc));
@@ -371,11 +371,11 @@ static void *fop_scrub_main(void *arg)
 		double now, ts = fop_scrub_now(), until;
 		bool busy;
 
-		fg = fop_scrub_fg_requests(c); /* (S2) requests during the last sleep */
+		fg = fop_scrub_fg_requests(c); /* (Q2) requests during the last sleep */
 		busy = fg != fg_last;
 		s->nrows = 0;
 		rc = raid_scrub_rows(c->array, row, n, s->repair, fop_scrub_row, s, &one);
-		if (rc == -EIO) { /* (S5) a block no member could give back: go on around it */
+		if (rc == -EIO) { /* (Q5) a block no member could give back: go on around it */
 			memset(&one, 0, sizeof(one)); /* the rows are counted again */
 			rc = fop_scrub_rows_one_by_one(s, row, n, &one);
 		}
@@ -387,7 +387,7 @@ static void *fop_scrub_main(void *arg)
 		busy |= fg_last != fg;
 		if (rc)
 			break;
-		fop_scrub_name_rows(s); /* (S4) */
+		fop_scrub_name_rows(s); /* (Q4) */
 		fop_scrub_name_lost(s);
 		row += n;
 		bytes += n * s->row_blocks * JG_BLOCK_SIZE;
@@ -401,11 +401,11 @@ static void *fop_scrub_main(void *arg)
 						     st->scrub_rate
 					       : 0;
 		pthread_mutex_unlock(&c->scrub_lock);
-		if (row < ri.rows && now - tmark >= fop_scrub_mark_seconds) { /* (S3) */
+		if (row < ri.rows && now - tmark >= fop_scrub_mark_seconds) { /* (Q3) */
 			tmark = now;
 			raid_scrub_mark(c->array, true, s->repair, row, s->mism0 + cnt.mismatches);
 		}
-		/* (S2) each step paced on its own: no catching up after a busy spell */
+		/* (Q2) each step paced on its own: no catching up after a busy spell */
 		rate = busy ? s->max_rate / FOP_SCRUB_BUSY_DIV : s->max_rate;
 		if (rate)
 			until = ts + (double)(n * s->row_blocks * JG_BLOCK_SIZE) / (double)rate;
@@ -424,7 +424,7 @@ static void *fop_scrub_main(void *arg)
 	else
 		state = FOP_SCRUB_STATE_DONE;
 	pthread_mutex_unlock(&c->scrub_lock);
-	/* (S3) a pause keeps the mark for the next mount; anything else clears it */
+	/* (Q3) a pause keeps the mark for the next mount; anything else clears it */
 	raid_scrub_mark(c->array, state == FOP_SCRUB_STATE_PAUSED, s->repair, row,
 			s->mism0 + cnt.mismatches);
 	switch (state) {

@@ -79,7 +79,7 @@ static void jnl_cp_written_locked(struct jnl *j, const struct jnl_wb *wb, size_t
 	}
 }
 
-int jnl_checkpoint_locked(struct jnl *j, bool clean)
+int jnl_checkpoint_iolocked(struct jnl *j, bool clean)
 {
 	struct jnl_wb *wb = NULL;
 	struct blk_req *reqs = NULL;
@@ -124,7 +124,7 @@ int jnl_checkpoint_locked(struct jnl *j, bool clean)
 		rc = jnl_io(j, reqs, (unsigned int)nr);
 	/* PREFLUSH: the home writes are durable before the tail moves past them */
 	if (!rc)
-		rc = jnl_sb_write_locked(j, clean ? 0 : tail, seq,
+		rc = jnl_sb_write_iolocked(j, clean ? 0 : tail, seq,
 					 j->cfg.mode == JNL_DATA_DECLARED && !clean, true);
 	if (rc) {
 		jnl_abort(j, rc, "checkpoint write");
@@ -281,7 +281,7 @@ int jnl_checkpoint_step(struct jnl *j)
 		goto out;
 	}
 	/* PREFLUSH: the home writes are durable before the tail moves past them */
-	rc = jnl_sb_write_locked(j, j->cpp_tail, j->cpp_seq, j->cfg.mode == JNL_DATA_DECLARED, true);
+	rc = jnl_sb_write_iolocked(j, j->cpp_tail, j->cpp_seq, j->cfg.mode == JNL_DATA_DECLARED, true);
 	if (rc) {
 		jnl_abort(j, rc, "checkpoint superblock write");
 		goto out;
@@ -295,14 +295,14 @@ out:
 	return rc;
 }
 
-int jnl_log_reserve_locked(struct jnl *j, uint64_t need)
+int jnl_log_reserve_iolocked(struct jnl *j, uint64_t need)
 {
 	int rc;
 
 	/* keep one block free: head == tail means empty */
 	if (j->used + need < j->cap)
 		return 0;
-	rc = jnl_checkpoint_locked(j, false);
+	rc = jnl_checkpoint_iolocked(j, false);
 	if (rc)
 		return rc;
 	if (j->used + need < j->cap)
@@ -319,7 +319,7 @@ int jnl_checkpoint(struct jnl *j)
 	if (j->cfg.readonly || !j->started)
 		return 0;
 	pthread_mutex_lock(&j->io_lock);
-	rc = jnl_checkpoint_locked(j, false);
+	rc = jnl_checkpoint_iolocked(j, false);
 	pthread_mutex_unlock(&j->io_lock);
 	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "checkpoint dev=%s -> %d", j->dev->name, rc);
 	return rc;

@@ -7,36 +7,18 @@
  *   1. lock: the running transaction becomes the committing one, a new running
  *      transaction takes new handles, the locked one's copies are frozen
  *      (bh->run -> bh->com); wait until its handles have stopped.
- *   2. build the log image: [declare][descriptor, copies]*[revoke]...[commit].
- *   3. write, per data mode (C1-C4 below), then the commit block: THE COMMIT
- *      POINT. Once the commit block is durable (and every checksum of the
- *      transaction matches) recovery replays the transaction.
+ *   2. build the log image: [declare][descriptor, copies]*[revoke]...[commit]
+ *      (jnl_commit_image).
+ *   3. run the plan of the commit (plan.c: jnl_plan() chooses the steps for the
+ *      data mode, (C1)-(C3) and (C6) there; jnl_commit_run() issues them). Its
+ *      last step is THE COMMIT POINT: once it completes (and every checksum of
+ *      the transaction matches) recovery replays the transaction.
  *   4. the logged copies become checkpoint copies (bh->cp); the data copies,
- *      now home, are freed; logged data is remembered in j->logged (C5).
+ *      now home, are freed; logged data is remembered in j->logged (C5)
+ *      (jnl_commit_done_locked).
  *
- * Ordering per mode (docs/FORMAT.md §3.6):
- *   (C1) writeback, journal, and ordered without data: log blocks, data and
- *        commit block in one batch, then one FLUSH. Safe because the commit
- *        block counts only when the descriptor tags' crc32c match every logged
- *        block (jbd2 async_commit); writeback data has no ordering promise and
- *        journal data is logged. A batch of log blocks only (no data written
- *        home by the transaction, as in C5) goes out with FUA instead of the
- *        FLUSH: durable when it completes, and on the array only the members
- *        written are made durable (each with its own write, RWF_DSYNC on a
- *        file), not every member written since the last flush.
- *   (C2) ordered with data: log blocks and data in one batch; then the commit
- *        block with PREFLUSH|FUA: data and log are durable before the commit
- *        block can be.
- *   (C3) declared: the declare blocks with FUA (D1: data only after its declare
- *        block is durable); then, for a transaction of at most
- *        JNL_COMMIT_CSUM_MAX_DATA data blocks, C1 with JNL_COMMIT_DATA_CSUM in
- *        the commit block, else C2. C1 is safe without C2's PREFLUSH because
- *        each declare tag holds the crc32c of its data: recovery accepts the
- *        last committed transaction only when its data at home matches, and
- *        reads that data anyway (it may have been in flight). Only the last one
- *        can be incomplete: the next transaction writes nothing before this
- *        one's FLUSH has returned. The bound keeps that read small; a large
- *        transaction amortises C2's extra flush over its data.
+ * The rules (docs/FORMAT.md §3.6 prints the plans):
+ *   (C1)-(C3) the order of a commit's writes per data mode: plan.c.
  *   (C4) jnl_commit(wait) returns only after the last step of its mode. It
  *        commits in its caller when no other commit is under way; the commit
  *        thread takes the rest: timed commits, requests that do not wait, early
@@ -83,36 +65,6 @@ static bool jnl_tb_logged(uint64_t f)
 static bool jnl_txn_empty(const struct jnl_txn *t)
 {
 	return !t->nchanges && !t->declare_written;
-}
-
-static bool jnl_is_magic(const uint8_t *blk)
-{
-	uint32_t m;
-
-	memcpy(&m, blk, sizeof(m));
-	return m == JNL_MAGIC_SB || m == JNL_MAGIC_DESC || m == JNL_MAGIC_COMMIT ||
-	       m == JNL_MAGIC_REVOKE || m == JNL_MAGIC_DECLARE;
-}
-
-/* Requests writing @n image blocks from log position @pos (split where the log wraps). */
-static unsigned int jnl_log_reqs(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t n,
-				 uint32_t flags, struct blk_req *r)
-{
-	unsigned int nr = 0;
-
-	while (n) {
-		uint64_t run = j->nblocks - pos;
-
-		if (run > n)
-			run = n;
-		r[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = flags | BLK_APPEND,
-					    .blkno = jnl_abs(j, pos), .nblocks = (uint32_t)run,
-					    .buf = img };
-		img += run * JG_BLOCK_SIZE;
-		n -= run;
-		pos = jnl_next_pos(j, pos, run);
-	}
-	return nr;
 }
 
 struct jnl_commit_lists {
@@ -237,7 +189,7 @@ static void jnl_commit_fill_desc(struct jnl *j, uint8_t *img, uint64_t pos, uint
 			memcpy(img, l->meta[i].buf, JG_BLOCK_SIZE);
 			/* a copy that looks like a log block is stored escaped, so that a
 			 * scan can never take it for one (jbd2 JBD2_FLAG_ESCAPE) */
-			if (jnl_is_magic(img)) {
+			if (jnl_magic_escaped(jg_le32(((const struct jg_blk_hdr *)img)->magic))) {
 				tf |= JNL_TAG_ESCAPED | ((uint32_t)img[0] << JNL_TAG_ESCAPE_SHIFT);
 				memset(img, 0, 4);
 			}
@@ -252,154 +204,176 @@ static void jnl_commit_fill_desc(struct jnl *j, uint8_t *img, uint64_t pos, uint
 	}
 }
 
-/* Write transaction @t (the committing one). io_lock held; no handle of @t is open. */
-static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
+/*
+ * What one commit writes, built before its first write. The image is the log
+ * part: [declare][descriptor, copies]*[revoke][commit], from log position pos0;
+ * data are the home writes of its data blocks.
+ */
+struct jnl_commit_io {
+	struct jnl_commit_lists l;
+	uint8_t *img;
+	uint64_t ndecl, nimg;		/* declare blocks; image blocks, commit block included */
+	uint64_t pos0, cpos;		/* log positions of the image and of its commit block */
+	bool csum_commit;		/* (C3) */
+	struct blk_req *data, *reqs;	/* the data's writes; one step's requests */
+	unsigned int ndata;
+	void **stage;
+	size_t nstage;
+	uint64_t uf0, uf;		/* (C6) j->unflushed_from; as this commit leaves it */
+};
+
+static void jnl_commit_io_free(struct jnl *j, struct jnl_commit_io *io)
 {
-	struct jnl_commit_lists l = { 0 };
-	bool declared = j->cfg.mode == JNL_DATA_DECLARED, csum_commit;
-	uint64_t ndecl, ndesc, nrevb, nimg, pos0, pos, cpos;
-	uint8_t *img = NULL, *p;
-	struct blk_req *reqs = NULL;
-	unsigned int ndreq, nlog, nr;
-	void **stage = NULL;
-	size_t nstage = 0;
-	struct jnl_commit_blk *cb;
+	jnl_stage_free(j, io->stage, io->nstage);
+	jnl_commit_lists_free(&io->l);
+	free(io->img);
+	free(io->data);
+	free(io->reqs);
+}
+
+/* Fill the commit block of @t at image block @p (log position io->cpos). */
+static void jnl_commit_fill_commit(struct jnl *j, struct jnl_txn *t, struct jnl_commit_io *io,
+				   uint8_t *p)
+{
+	struct jnl_commit_blk *cb = (struct jnl_commit_blk *)p;
 	struct timespec ts;
-	uint32_t wf = j->write_flags;
-	uint64_t uf0, uf;	/* (C6) j->unflushed_from; as this commit leaves it */
-	const char *why = "commit gather";
-	int rc, nd;
 
-	pthread_mutex_lock(&j->lock);
-	rc = jnl_commit_gather_locked(j, t, &l);
-	uf0 = uf = j->unflushed_from;
-	pthread_mutex_unlock(&j->lock);
-	if (rc)
-		goto out;
-	jnl_wb_sort(l.data, l.ndata);
-	jnl_wb_sort(l.meta, l.nmeta);
-	ndecl = declared ? jnl_declare_blocks_for(l.ndata) : 0;
-	ndesc = (l.nmeta + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
-	nrevb = (l.nrevoke + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
-	nimg = ndecl + ndesc + l.nmeta + nrevb + 1;
-	why = "commit log reserve";
-	rc = jnl_log_reserve_locked(j, nimg);
-	if (rc)
-		goto out;
-
-	why = "commit allocation";
-	rc = -ENOMEM;
-	img = jg_alloc_blocks(nimg);
-	reqs = malloc((l.ndata + 8) * sizeof(*reqs));
-	if (jnl_fault_alloc() || !img || !reqs)
-		goto out;
-	pos0 = pos = j->head;
-	p = img;
-	/* 2. the image */
-	if (ndecl) {
-		jnl_declare_fill(j, p, pos, t->tid, l.data, l.ndata,
-				 l.ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA);
-		p += ndecl * JG_BLOCK_SIZE;
-		pos = jnl_next_pos(j, pos, ndecl);
-	}
-	jnl_commit_fill_desc(j, p, pos, t->tid, &l);
-	p += (ndesc + l.nmeta) * JG_BLOCK_SIZE;
-	pos = jnl_next_pos(j, pos, ndesc + l.nmeta);
-	if (nrevb) {
-		jnl_revoke_fill(j, p, pos, t->tid, l.revoke, l.nrevoke);
-		p += nrevb * JG_BLOCK_SIZE;
-		pos = jnl_next_pos(j, pos, nrevb);
-	}
-	cpos = pos;
-	cb = (struct jnl_commit_blk *)p;
 	memset(p, 0, JG_BLOCK_SIZE);
-	cb->txn_first = jg_cpu_to_le64(t->log_first ? t->log_first : pos0);
-	cb->txn_blocks = jg_cpu_to_le32((uint32_t)(t->declare_written + nimg));
-	cb->data_blocks = jg_cpu_to_le32((uint32_t)(l.ndata + t->data_written));
+	cb->txn_first = jg_cpu_to_le64(t->log_first ? t->log_first : io->pos0);
+	cb->txn_blocks = jg_cpu_to_le32((uint32_t)(t->declare_written + io->nimg));
+	cb->data_blocks = jg_cpu_to_le32((uint32_t)(io->l.ndata + t->data_written));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	cb->commit_ns = jg_cpu_to_le64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 	cb->data_mode = jg_cpu_to_le32((uint32_t)j->cfg.mode);
-	/* (C3) a small declared transaction commits with its data */
-	csum_commit = declared && !j->cfg.commit_after_data &&
-		      l.ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA;
-	cb->flags = jg_cpu_to_le32(csum_commit ? JNL_COMMIT_DATA_CSUM : 0);
-	jg_blk_seal(p, JG_BLOCK_SIZE, JNL_MAGIC_COMMIT, JNL_VERSION, 0, t->tid, jnl_abs(j, cpos),
-		    j->seed);
+	cb->flags = jg_cpu_to_le32(io->csum_commit ? JNL_COMMIT_DATA_CSUM : 0);
+	jg_blk_seal(p, JG_BLOCK_SIZE, JNL_MAGIC_COMMIT, JNL_VERSION, 0, t->tid,
+		    jnl_abs(j, io->cpos), j->seed);
+}
 
-	/* 3. the writes; reqs: [log image but the commit block][data]. Declare
-	 * blocks carry FUA: durable when complete (D1), without a flush of the
-	 * whole array */
-	ndreq = jnl_log_reqs(j, img, pos0, ndecl, wf | BLK_FUA, reqs);
-	nlog = ndreq + jnl_log_reqs(j, img + ndecl * JG_BLOCK_SIZE, jnl_next_pos(j, pos0, ndecl),
-			     nimg - 1 - ndecl, wf, reqs + ndreq);
-	why = "commit staging";
-	nd = jnl_wb_reqs(j, l.data, l.ndata, wf, reqs + nlog, &stage, &nstage);
-	if (nd < 0) {
-		rc = nd;
-		goto out;
-	}
-	why = "commit write";
-	nr = nlog + (unsigned int)nd;
-	rc = 0;
-	/* (C6) */
-	if (declared && jnl_dist(j, uf, pos0) > jnl_unflushed_max(j)) {
-		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
+/* 2. Reserve the log for @t's image and build it. io_lock held. */
+static int jnl_commit_image(struct jnl *j, struct jnl_txn *t, struct jnl_commit_io *io,
+			    const char **why)
+{
+	const struct jnl_commit_lists *l = &io->l;
+	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
+	uint64_t pos;
+	uint8_t *p;
+	int rc;
 
-		jg_opoint_set(JG_OP_JNL_LOG_FLUSH);
-		rc = jnl_io(j, &fl, 1);
-		if (!rc)
-			uf = pos0;
-	}
-	/* (C3) declare blocks durable (FUA) before any data (D1). A crash after
-	 * this: recovery resyncs the blocks they name and drops the transaction */
-	if (!rc && ndreq) {
-		jg_opoint_set(JG_OP_JNL_DECLARE);
-		rc = jnl_io(j, reqs, ndreq);
-	}
-	if (!rc && ((declared && !csum_commit) ||
-		    (j->cfg.mode == JNL_DATA_ORDERED && (l.ndata || t->data_written)))) {
-		/* (C2) data and log blocks together, then the commit block */
-		struct blk_req c = { .op = BLK_OP_WRITE,
-				     .flags = wf | BLK_PREFLUSH | BLK_FUA | BLK_APPEND,
-				     .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
-
-		jg_opoint_set(JG_OP_JNL_DATA);
-		if (nr > ndreq)
-			rc = jnl_io(j, reqs + ndreq, nr - ndreq);
-		jg_opoint_set(JG_OP_JNL_COMMIT);
-		if (!rc)
-			rc = jnl_io(j, &c, 1);	/* THE COMMIT POINT */
-		if (!rc)
-			uf = cpos;
-	} else if (!rc && !nd && !t->data_written) {
-		/* (C1) log blocks only: the image with its commit block, FUA */
-		nlog = jnl_log_reqs(j, img, pos0, nimg, wf | BLK_FUA, reqs);
-		jg_opoint_set(JG_OP_JNL_LOG_FUA);
-		rc = jnl_io(j, reqs, nlog);	/* the commit point */
-	} else if (!rc) {
-		struct blk_req fl = { .op = BLK_OP_FLUSH, .flags = wf };
-
-		/* (C1) one batch with the commit block, one flush */
-		reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = wf | BLK_APPEND,
-					       .blkno = jnl_abs(j, cpos), .nblocks = 1, .buf = p };
-		jg_opoint_set(JG_OP_JNL_LOG_BATCH);
-		rc = jnl_io(j, reqs + ndreq, nr - ndreq);
-		if (!rc)
-			rc = jnl_io(j, &fl, 1);	/* the commit point */
-		if (!rc)
-			uf = jnl_next_pos(j, pos0, nimg);
-	}
+	io->ndecl = declared ? jnl_declare_blocks_for(l->ndata) : 0;
+	io->nimg = jnl_log_footprint(io->ndecl, l->nmeta, l->nrevoke);
+	*why = "commit log reserve";
+	rc = jnl_log_reserve_iolocked(j, io->nimg);
 	if (rc)
-		goto out;
+		return rc;
+	*why = "commit allocation";
+	io->img = jg_alloc_blocks(io->nimg);
+	io->data = malloc((l->ndata + 1) * sizeof(*io->data));
+	io->reqs = malloc((l->ndata + 8) * sizeof(*io->reqs));	/* a step: data, 2 log runs, commit */
+	if (jnl_fault_alloc() || !io->img || !io->data || !io->reqs)
+		return -ENOMEM;
+	/* (C3) a small declared transaction commits with its data */
+	io->csum_commit = declared && !j->cfg.commit_after_data &&
+			  l->ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA;
+	io->pos0 = pos = j->head;
+	p = io->img;
+	if (io->ndecl) {
+		jnl_declare_fill(j, p, pos, t->tid, l->data, l->ndata, io->csum_commit);
+		p += io->ndecl * JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, io->ndecl);
+	}
+	jnl_commit_fill_desc(j, p, pos, t->tid, l);
+	p += (jnl_desc_blocks_for(l->nmeta) + l->nmeta) * JG_BLOCK_SIZE;
+	pos = jnl_next_pos(j, pos, jnl_desc_blocks_for(l->nmeta) + l->nmeta);
+	if (l->nrevoke) {
+		jnl_revoke_fill(j, p, pos, t->tid, l->revoke, l->nrevoke);
+		p += jnl_revoke_blocks_for(l->nrevoke) * JG_BLOCK_SIZE;
+		pos = jnl_next_pos(j, pos, jnl_revoke_blocks_for(l->nrevoke));
+	}
+	io->cpos = pos;
+	jnl_commit_fill_commit(j, t, io, p);
+	return 0;
+}
 
-	/* 4. copies move on */
-	pthread_mutex_lock(&j->lock);
-	if (uf != uf0)
-		j->unflushed_from = uf;	/* past any position the thread's flush covers */
-	j->head = jnl_next_pos(j, pos0, nimg);
-	j->used += nimg;
-	for (size_t i = 0; i < l.nforget; i++) {
-		struct jnl_bh *bh = jnl_bh_find(j, l.forget[i]);
+/* The requests of step @s, in io->reqs; returns their count. */
+static unsigned int jnl_commit_step_reqs(struct jnl *j, const struct jnl_commit_io *io,
+					 enum jnl_step s)
+{
+	uint32_t wf = j->write_flags, w = wf | BLK_APPEND;
+	uint8_t *log = io->img + io->ndecl * JG_BLOCK_SIZE, *cb = io->img + (io->nimg - 1) * JG_BLOCK_SIZE;
+	uint64_t logpos = jnl_next_pos(j, io->pos0, io->ndecl), nlog = io->nimg - 1 - io->ndecl;
+	struct blk_req *r = io->reqs;
+	unsigned int n = 0;
+
+	switch (s) {
+	case JNL_STEP_LOG_FLUSH:
+	case JNL_STEP_FLUSH:
+		r[n++] = (struct blk_req){ .op = BLK_OP_FLUSH, .flags = wf };
+		break;
+	case JNL_STEP_DECLARE:
+		n = jnl_log_reqs(j, BLK_OP_WRITE, w | BLK_FUA, io->pos0, io->ndecl, io->img, 0, r);
+		break;
+	case JNL_STEP_LOG_FUA:
+		n = jnl_log_reqs(j, BLK_OP_WRITE, w | BLK_FUA, io->pos0, io->nimg, io->img, 0, r);
+		break;
+	case JNL_STEP_DATA:
+	case JNL_STEP_BATCH:
+		n = jnl_log_reqs(j, BLK_OP_WRITE, w, logpos, nlog, log, 0, r);
+		memcpy(r + n, io->data, io->ndata * sizeof(*r));
+		n += io->ndata;
+		if (s == JNL_STEP_BATCH)
+			r[n++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = w,
+						   .blkno = jnl_abs(j, io->cpos), .nblocks = 1, .buf = cb };
+		break;
+	case JNL_STEP_COMMIT:
+		r[n++] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = w | BLK_PREFLUSH | BLK_FUA,
+					   .blkno = jnl_abs(j, io->cpos), .nblocks = 1, .buf = cb };
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+/*
+ * 3. Run plan @p: each step's requests in one batch, in order. A step's flush
+ * makes every log block before a position durable with its parity (C6).
+ */
+static int jnl_commit_run(struct jnl *j, struct jnl_commit_io *io, const struct jnl_plan *p)
+{
+	for (unsigned int i = 0; i < p->n; i++) {
+		enum jnl_step s = p->step[i];
+		unsigned int nr;
+		int rc;
+
+		if ((unsigned int)s >= JNL_STEP_COUNT)
+			return -EINVAL;	/* not a step: jnl_plan() makes none */
+		nr = jnl_commit_step_reqs(j, io, s);
+		jg_opoint_set(jnl_steps[s].point);
+		rc = nr ? jnl_io(j, io->reqs, nr) : 0;
+		if (rc)
+			return rc;
+		if (s == JNL_STEP_LOG_FLUSH)
+			io->uf = io->pos0;
+		else if (s == JNL_STEP_COMMIT)
+			io->uf = io->cpos;
+		else if (s == JNL_STEP_FLUSH)
+			io->uf = jnl_next_pos(j, io->pos0, io->nimg);
+	}
+	return 0;
+}
+
+/* 4. After the commit point: the copies move on, @t is committed. lock held. */
+static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struct jnl_commit_io *io)
+{
+	const struct jnl_commit_lists *l = &io->l;
+
+	if (io->uf != io->uf0)
+		j->unflushed_from = io->uf;	/* past any position the thread's flush covers */
+	j->head = jnl_next_pos(j, io->pos0, io->nimg);
+	j->used += io->nimg;
+	for (size_t i = 0; i < l->nforget; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, l->forget[i]);
 
 		/* freed (or revoked) in this transaction: older copies never go home */
 		if (bh && bh->cp && jg_seq_after(t->tid, bh->cp_tid)) {
@@ -408,8 +382,8 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 			jnl_bh_gc(j, bh);
 		}
 	}
-	for (size_t i = 0; i < l.ndata; i++) {
-		struct jnl_bh *bh = jnl_bh_find(j, l.data[i].blkno);
+	for (size_t i = 0; i < l->ndata; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, l->data[i].blkno);
 
 		free(bh->com);
 		bh->com = NULL;
@@ -453,29 +427,72 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	j->committed_tid = t->tid;
 	j->committing = NULL;
 	j->commits++;
-	j->declare_blocks += ndecl;
+	j->declare_blocks += io->ndecl;
 	pthread_cond_broadcast(&j->cond);
 	if (j->thread_on && (jnl_cp_step_wanted_locked(j) || jnl_flush_wanted_locked(j)))
 		pthread_cond_signal(&j->kick);	/* committed by a caller: the thread may sleep */
+}
+
+/*
+ * Write transaction @t (the committing one): gather, image, plan, run, done.
+ * io_lock held; no handle of @t is open.
+ */
+static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
+{
+	struct jnl_commit_io io = { 0 };
+	const char *why = "commit gather";
+	struct jnl_shape shape;
+	struct jnl_plan plan;
+	int rc, nd;
+
+	pthread_mutex_lock(&j->lock);
+	rc = jnl_commit_gather_locked(j, t, &io.l);
+	io.uf0 = io.uf = j->unflushed_from;
+	pthread_mutex_unlock(&j->lock);
+	if (rc)
+		goto out;
+	jnl_wb_sort(io.l.data, io.l.ndata);
+	jnl_wb_sort(io.l.meta, io.l.nmeta);
+	rc = jnl_commit_image(j, t, &io, &why);
+	if (rc)
+		goto out;
+	why = "commit staging";
+	nd = jnl_wb_reqs(j, io.l.data, io.l.ndata, j->write_flags, io.data, &io.stage, &io.nstage);
+	if (nd < 0) {
+		rc = nd;
+		goto out;
+	}
+	io.ndata = (unsigned int)nd;
+	shape = (struct jnl_shape){
+		.mode = j->cfg.mode,
+		.log_flush = j->cfg.mode == JNL_DATA_DECLARED &&
+			     jnl_dist(j, io.uf, io.pos0) > jnl_unflushed_max(j),
+		.declare = io.ndecl > 0,
+		.data_home = io.l.ndata || t->data_written,
+		.csum_commit = io.csum_commit,
+	};
+	jnl_plan(&shape, &plan);
+	why = "commit write";
+	rc = jnl_commit_run(j, &io, &plan);
+	if (rc)
+		goto out;
+
+	pthread_mutex_lock(&j->lock);
+	jnl_commit_done_locked(j, t, &io);
 	pthread_mutex_unlock(&j->lock);
 	jnl_txn_free(t);
-	t = NULL;
 	/* the background checkpoint (checkpoint.c (K2)) fell behind. The
 	 * transaction is durable whatever this returns: a failed write aborted the
 	 * journal, and -ENOMEM changed nothing (the next commit tries again) */
-	if (j->used > jnl_cp_sync_mark(j) && jnl_checkpoint_locked(j, false) == -ENOMEM)
+	if (j->used > jnl_cp_sync_mark(j) && jnl_checkpoint_iolocked(j, false) == -ENOMEM)
 		jg_log(JG_LOG_WARN, JNL_SUBSYS, "dev=%s checkpoint after commit: out of memory",
 		       j->dev->name);
-	rc = 0;
 out:
 	/* (C7) before the commit point nothing can be undone: the frozen copies
 	 * are the committing transaction's, and handles have joined the next one */
 	if (rc)
 		jnl_abort(j, rc, why);
-	jnl_stage_free(j, stage, nstage);
-	jnl_commit_lists_free(&l);
-	free(img);
-	free(reqs);
+	jnl_commit_io_free(j, &io);
 	return rc;
 }
 

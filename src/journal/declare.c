@@ -120,10 +120,10 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	if (!reqs)
 		goto out_fail;
 	if (declared) {
-		unsigned int nr = 0;
+		unsigned int nr;
 
 		ndecl = jnl_declare_blocks_for(n);
-		rc = jnl_log_reserve_locked(j, ndecl);
+		rc = jnl_log_reserve_iolocked(j, ndecl);
 		if (rc)
 			goto out_fail;
 		rc = -ENOMEM;
@@ -136,18 +136,8 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 			t->log_first = pos;	/* (J4) from now on the tail stays before it */
 		pthread_mutex_unlock(&j->lock);
 		jnl_declare_fill(j, img, pos, t->tid, wb, n, crc);
-		for (uint64_t k = 0, p = pos; k < ndecl;) {
-			uint64_t run = j->nblocks - p;
-
-			if (run > ndecl - k)
-				run = ndecl - k;
-			reqs[nr++] = (struct blk_req){ .op = BLK_OP_WRITE,
-						       .flags = j->write_flags | BLK_FUA | BLK_APPEND,
-						       .blkno = jnl_abs(j, p), .nblocks = (uint32_t)run,
-						       .buf = img + k * JG_BLOCK_SIZE };
-			k += run;
-			p = jnl_next_pos(j, p, run);
-		}
+		nr = jnl_log_reqs(j, BLK_OP_WRITE, j->write_flags | BLK_FUA | BLK_APPEND, pos, ndecl,
+				  img, 0, reqs);
 		jg_opoint_set(JG_OP_JNL_DECLARE);
 		rc = jnl_io(j, reqs, nr);	/* (D1) durable before the data below */
 		if (rc)

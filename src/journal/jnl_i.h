@@ -19,7 +19,9 @@
  *   (J4) The log tail never passes the first log block of a transaction that has
  *        not committed (its early declare blocks must survive a crash).
  *
- * Lock order: io_lock -> lock. Nothing waits for io_lock holding lock.
+ * Lock order: io_lock -> lock. Nothing waits for io_lock holding lock. A
+ * function named *_locked is called with lock held, *_iolocked with io_lock
+ * held; each checks it in debug builds.
  *
  * Wake-ups. Callers wait on cond for a state change (a transaction locked or
  * committed, the last handle of one stopped, an abort). The commit thread sleeps
@@ -228,11 +230,26 @@ bool jnl_fault_alloc(void);
 /* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n);
 /* Write the journal superblock (FUA, PREFLUSH when @preflush). io_lock held. */
-int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
+int jnl_sb_write_iolocked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
 			bool preflush);
 void jnl_abort(struct jnl *j, int err, const char *why);
 struct jnl_txn *jnl_txn_new(uint64_t tid);
 void jnl_txn_free(struct jnl_txn *t);
+/* Log blocks of @n copies' descriptors, of @n revoke records. */
+static inline uint64_t jnl_desc_blocks_for(uint64_t n)
+{
+	return (n + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
+}
+static inline uint64_t jnl_revoke_blocks_for(uint64_t n)
+{
+	return (n + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
+}
+/* The log image of a commit: @ndecl declare blocks, @nmeta copies with their
+ * descriptors, @nrevoke revoke records and the commit block (FORMAT.md §3.7). */
+static inline uint64_t jnl_log_footprint(uint64_t ndecl, uint64_t nmeta, uint64_t nrevoke)
+{
+	return ndecl + jnl_desc_blocks_for(nmeta) + nmeta + jnl_revoke_blocks_for(nrevoke) + 1;
+}
 /* Log blocks transaction @t would take if committed now (upper bound). */
 uint64_t jnl_txn_footprint(const struct jnl *j, const struct jnl_txn *t, uint64_t extra_meta);
 /* May a logged copy of @blkno's data be replayed over a newer home write from
@@ -261,6 +278,66 @@ int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struc
 /* Staging buffers back to the journal's pool (or freed past its size). */
 void jnl_stage_free(struct jnl *j, void **stage, size_t nstage);
 void jnl_sort_u64(uint64_t *a, size_t n);
+/*
+ * Requests for @n log blocks from log position @pos to or from @buf, split where
+ * the log wraps and, if @max, into runs of at most @max blocks. Appends to @r
+ * and returns the count (at most 2, or n / max + 2).
+ */
+unsigned int jnl_log_reqs(const struct jnl *j, enum blk_op op, uint32_t flags, uint64_t pos,
+			  uint64_t n, uint8_t *buf, uint64_t max, struct blk_req *r);
+/* A log block's magic: what a scan of the log takes for one (FORMAT.md §3.3). */
+static inline bool jnl_magic_log(uint32_t m)
+{
+	return m == JNL_MAGIC_DESC || m == JNL_MAGIC_COMMIT || m == JNL_MAGIC_REVOKE ||
+	       m == JNL_MAGIC_DECLARE;
+}
+/* A copy with this magic is logged escaped (JNL_TAG_ESCAPED): a log block's, or
+ * the journal superblock's, which no scan reads but which costs nothing to hide. */
+static inline bool jnl_magic_escaped(uint32_t m)
+{
+	return jnl_magic_log(m) || m == JNL_MAGIC_SB;
+}
+
+/* ------------------------------------------------------------- plan.c */
+
+/* The steps a commit can take (plan.c: what each writes and what a crash after it leaves). */
+enum jnl_step {
+	JNL_STEP_LOG_FLUSH,	/* (C6) FLUSH before the commit's writes */
+	JNL_STEP_DECLARE,	/* (C3) declare blocks, FUA */
+	JNL_STEP_DATA,		/* (C2) log blocks and data, one batch */
+	JNL_STEP_COMMIT,	/* (C2) commit block, PREFLUSH|FUA: the commit point */
+	JNL_STEP_LOG_FUA,	/* (C1) log blocks and commit block, FUA: the commit point */
+	JNL_STEP_BATCH,		/* (C1) log blocks, data and commit block, one batch */
+	JNL_STEP_FLUSH,		/* (C1) FLUSH after the batch: the commit point */
+	JNL_STEP_COUNT
+};
+
+struct jnl_step_def {
+	enum jg_opoint point;	/* what the crash harness counts it as */
+	const char *writes;	/* the requests it issues */
+	unsigned int durability;	/* durability points it costs (jnl_info.flushes) */
+	bool commit_point;	/* once it completes, the transaction is durable */
+	const char *crash;	/* what a crash right after it leaves */
+};
+extern const struct jnl_step_def jnl_steps[JNL_STEP_COUNT];
+
+/* What the plan of a commit depends on. */
+struct jnl_shape {
+	enum jnl_data_mode mode;
+	bool log_flush;		/* (C6) more than jnl_unflushed_max() log blocks unflushed */
+	bool declare;		/* declare blocks to write (declared, data to go home) */
+	bool data_home;		/* data goes home in this commit, or went early */
+	bool csum_commit;	/* (C3) the commit block carries JNL_COMMIT_DATA_CSUM */
+};
+
+#define JNL_PLAN_MAX 5
+struct jnl_plan {
+	unsigned int n;
+	enum jnl_step step[JNL_PLAN_MAX];
+};
+
+/* The ordered steps of a commit of shape @s. */
+void jnl_plan(const struct jnl_shape *s, struct jnl_plan *p);
 
 /* ------------------------------------------------------------- commit.c */
 
@@ -272,9 +349,9 @@ void jnl_thread_stop(struct jnl *j);
 /* ------------------------------------------------------------- checkpoint.c */
 
 /* Write every cp copy home and move the tail; io_lock held. @clean: empty log, close. */
-int jnl_checkpoint_locked(struct jnl *j, bool clean);
+int jnl_checkpoint_iolocked(struct jnl *j, bool clean);
 /* Make room for @need more log blocks; io_lock held. */
-int jnl_log_reserve_locked(struct jnl *j, uint64_t need);
+int jnl_log_reserve_iolocked(struct jnl *j, uint64_t need);
 /* (K2) Has the background checkpoint work to do? lock held. */
 bool jnl_cp_step_wanted_locked(const struct jnl *j);
 /* Log blocks in use past which the background checkpoint starts a pass, and past

@@ -121,13 +121,9 @@ void jnl_txn_free(struct jnl_txn *t)
 uint64_t jnl_txn_footprint(const struct jnl *j, const struct jnl_txn *t, uint64_t extra_meta)
 {
 	uint64_t meta = (t->credits > t->nmeta ? t->credits : t->nmeta) + extra_meta;
-	uint64_t fp = t->declare_written + 1;	/* + commit block */
+	uint64_t ndecl = j->cfg.mode == JNL_DATA_DECLARED ? jnl_declare_blocks_for(t->ndata_pending) : 0;
 
-	if (j->cfg.mode == JNL_DATA_DECLARED)
-		fp += jnl_declare_blocks_for(t->ndata_pending);
-	fp += meta + (meta + JNL_DESC_TAGS - 1) / JNL_DESC_TAGS;
-	fp += (t->nrevoke + JNL_LIST_ENTRIES - 1) / JNL_LIST_ENTRIES;
-	return fp;
+	return t->declare_written + jnl_log_footprint(ndecl, meta, t->nrevoke);
 }
 
 struct jnl_bh *jnl_bh_find(struct jnl *j, uint64_t blkno)
@@ -193,6 +189,27 @@ static int jnl_u64_cmp(const void *a, const void *b)
 void jnl_sort_u64(uint64_t *a, size_t n)
 {
 	qsort(a, n, sizeof(*a), jnl_u64_cmp);
+}
+
+unsigned int jnl_log_reqs(const struct jnl *j, enum blk_op op, uint32_t flags, uint64_t pos,
+			  uint64_t n, uint8_t *buf, uint64_t max, struct blk_req *r)
+{
+	unsigned int nr = 0;
+
+	while (n) {
+		uint64_t run = j->nblocks - pos;
+
+		if (run > n)
+			run = n;
+		if (max && run > max)
+			run = max;
+		r[nr++] = (struct blk_req){ .op = op, .flags = flags, .blkno = jnl_abs(j, pos),
+					    .nblocks = (uint32_t)run, .buf = buf };
+		buf += run * JG_BLOCK_SIZE;
+		n -= run;
+		pos = jnl_next_pos(j, pos, run);
+	}
+	return nr;
 }
 
 static int jnl_wb_cmp(const void *a, const void *b)
@@ -314,7 +331,7 @@ static uint64_t jnl_max_txn_for(uint64_t nblocks)
 	return quarter < JNL_MAX_TXN_CAP ? quarter : JNL_MAX_TXN_CAP;
 }
 
-int jnl_sb_write_locked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
+int jnl_sb_write_iolocked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
 			bool preflush)
 {
 	uint8_t *blk = jnl_fault_alloc() ? NULL : jg_alloc_blocks(1);
@@ -548,7 +565,7 @@ int jnl_start(struct jnl *j)
 		return -ENOMEM;
 	pthread_mutex_lock(&j->io_lock);
 	/* in use: start != 0 even while the log is empty, so a crash is noticed */
-	rc = jnl_sb_write_locked(j, j->head, j->running->tid, declared, false);
+	rc = jnl_sb_write_iolocked(j, j->head, j->running->tid, declared, false);
 	pthread_mutex_unlock(&j->io_lock);
 	if (rc) {
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s superblock write failed: %d", j->dev->name, rc);
@@ -616,7 +633,7 @@ int jnl_close(struct jnl *j)
 			rc = jnl_commit_running(j);
 		pthread_mutex_lock(&j->io_lock);
 		if (!rc && !j->aborted)
-			rc = jnl_checkpoint_locked(j, true);
+			rc = jnl_checkpoint_iolocked(j, true);
 		pthread_mutex_unlock(&j->io_lock);
 		if (!rc && !j->aborted && j->cfg.mode == JNL_DATA_DECLARED) {
 			int crc = blk_ctl(j->dev, BLK_CTL_CLEAR_JNL_PENDING, NULL);

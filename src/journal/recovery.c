@@ -108,8 +108,7 @@ static uint32_t jnl_rec_valid(struct jnl *j, const uint8_t *blk, uint64_t pos, u
 	const char *why = NULL;
 
 	*err = 0;
-	if (m != JNL_MAGIC_DESC && m != JNL_MAGIC_COMMIT && m != JNL_MAGIC_REVOKE &&
-	    m != JNL_MAGIC_DECLARE)
+	if (!jnl_magic_log(m))
 		why = "magic";
 	else if (!jg_blk_crc_ok(blk, JG_BLOCK_SIZE, j->seed))
 		why = "crc";
@@ -221,154 +220,187 @@ static int jnl_rec_home_check(struct jnl *j, uint64_t home, uint64_t pos, uint64
 	return -EUCLEAN;
 }
 
+/* Where the scan is: the transaction being read (tid next, from txn_first). */
+struct jnl_rcursor {
+	struct jnl_rwin w;
+	struct jnl_rvec cur;		/* its logged copies */
+	uint64_t *revpos;		/* its revoke blocks */
+	size_t nrev, revcap;
+	uint64_t pos, next, txn_first, txn_n, scanned;
+};
+
+static int jnl_rec_pos_push(uint64_t **vec, size_t *n, size_t *cap, uint64_t pos)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		uint64_t *nv = realloc(*vec, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*vec = nv;
+		*cap = nc;
+	}
+	(*vec)[(*n)++] = pos;
+	return 0;
+}
+
+/*
+ * The scan's steps, one per kind of log block at c->pos: each returns the log
+ * blocks it took, 0 where the log ends (a torn or foreign block), or -errno.
+ */
+
+/* A declare or revoke block: remembered by position, read when its commit is. */
+static int jnl_rec_scan_list(struct jnl_scan *s, struct jnl_rcursor *c, uint32_t m, uint32_t cnt)
+{
+	int rc;
+
+	if (m == JNL_MAGIC_DECLARE) {
+		if (cnt > JNL_DESC_TAGS)
+			return 0;
+		rc = jnl_rec_pos_push(&s->decl, &s->ndecl, &s->decl_cap, c->pos);
+	} else {
+		if (cnt > JNL_LIST_ENTRIES)
+			return 0;
+		rc = jnl_rec_pos_push(&c->revpos, &c->nrev, &c->revcap, c->pos);
+	}
+	return rc ? rc : 1;
+}
+
+/* A descriptor and its copies: every copy's crc32c must match its tag. */
+static int jnl_rec_scan_desc(struct jnl *j, struct jnl_rcursor *c, const uint8_t *blk, uint32_t cnt)
+{
+	struct jnl_tag tags[JNL_DESC_TAGS];
+	int rc;
+
+	if (!cnt || cnt > JNL_DESC_TAGS || cnt + 1 > j->cap - c->scanned)
+		return 0;
+	memcpy(tags, blk + sizeof(struct jnl_list_hdr), cnt * sizeof(tags[0]));
+	for (uint32_t k = 0; k < cnt; k++) {
+		uint64_t lp = jnl_next_pos(j, c->pos, 1 + k);
+		const uint8_t *lb;
+		struct jnl_rtag rt = { .home = jg_le64(tags[k].blkno), .pos = lp, .tid = c->next,
+				       .flags = jg_le32(tags[k].flags), .crc = jg_le32(tags[k].crc) };
+
+		rc = jnl_rwin_get(j, &c->w, lp, &lb);
+		if (!rc)
+			rc = jnl_rec_home_check(j, rt.home, c->pos, c->next, k);
+		if (rc)
+			return rc;
+		if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc) {
+			jg_log(JG_LOG_WARN, JNL_SUBSYS,
+			       "recovery dev=%s blkno=%llu tid=%llu logged block bad crc: transaction dropped",
+			       j->dev->name, (unsigned long long)jnl_abs(j, lp), (unsigned long long)c->next);
+			return 0;
+		}
+		rc = jnl_rvec_push(&c->cur, &rt);
+		if (rc)
+			return rc;
+	}
+	return (int)(1 + cnt);
+}
+
+/*
+ * A commit block that matches the transaction read: the transaction is held
+ * back (s->last) until the next transaction or its data proves it complete.
+ */
+static int jnl_rec_scan_commit(struct jnl *j, struct jnl_scan *s, struct jnl_rcursor *c,
+			       const uint8_t *blk)
+{
+	const struct jnl_commit_blk *cb = (const struct jnl_commit_blk *)blk;
+	struct jnl_last *l = &s->last;
+	int rc;
+
+	if (jg_le64(cb->txn_first) != c->txn_first || jg_le32(cb->txn_blocks) != c->txn_n + 1) {
+		jg_log(JG_LOG_WARN, JNL_SUBSYS,
+		       "recovery dev=%s blkno=%llu tid=%llu commit block does not match the transaction: dropped",
+		       j->dev->name, (unsigned long long)jnl_abs(j, c->pos), (unsigned long long)c->next);
+		return 0;
+	}
+	l->set = true;
+	l->csum = jg_le32(cb->flags) & JNL_COMMIT_DATA_CSUM;
+	l->tid = c->next;
+	l->first = c->txn_first;
+	l->commit = c->pos;
+	l->tags = c->cur;
+	memset(&c->cur, 0, sizeof(c->cur));
+	for (size_t i = 0; i < c->nrev; i++) {
+		const uint8_t *rb;
+
+		rc = jnl_rwin_get(j, &c->w, c->revpos[i], &rb);
+		if (!rc)
+			rc = jnl_revoke_table_add(&l->revoke, rb, c->next, j->dev->nblocks);
+		if (rc)
+			return rc;
+	}
+	c->nrev = 0;
+	l->decl = s->decl;
+	l->ndecl = s->ndecl;
+	l->decl_cap = s->decl_cap;
+	s->decl = NULL;
+	s->ndecl = s->decl_cap = 0;
+	l->end = jnl_next_pos(j, c->pos, 1);
+	return 1;
+}
+
+/*
+ * Read the log from the superblock's start: transactions in tid order, each
+ * ending with its commit block, until a block that is not the next one's.
+ * The window may hold a block just read under another tid: it is kept, and
+ * jnl_rec_valid() checks each block against the tid expected there.
+ */
 static int jnl_rec_scan(struct jnl *j, struct jnl_scan *s)
 {
-	struct jnl_rwin w = { 0 };
-	struct jnl_rvec cur = { 0 };
-	uint64_t *revpos = NULL;
-	size_t nrev = 0, revcap = 0;
-	uint64_t pos = j->sb_start, next = j->sb_sequence, txn_first = pos, txn_n = 0, scanned = 0;
+	struct jnl_rcursor c = { .pos = j->sb_start, .next = j->sb_sequence, .txn_first = j->sb_start };
 	int rc = 0;
 
-	w.buf = jg_alloc_blocks(JNL_REC_WIN);
-	if (!w.buf)
+	c.w.buf = jg_alloc_blocks(JNL_REC_WIN);
+	if (!c.w.buf)
 		return -ENOMEM;
-	s->head = s->last_first = pos;
-	while (scanned < j->cap) {
+	s->head = s->last_first = c.pos;
+	while (c.scanned < j->cap) {
 		const uint8_t *blk;
-		const struct jnl_list_hdr *lh;
 		uint32_t m, cnt;
-		int err;
+		int err, took;
 
-		rc = jnl_rwin_get(j, &w, pos, &blk);
+		rc = jnl_rwin_get(j, &c.w, c.pos, &blk);
 		if (rc)
 			goto out;
-		m = jnl_rec_valid(j, blk, pos, next, &err);
-		if (err) {
-			rc = err;
+		m = jnl_rec_valid(j, blk, c.pos, c.next, &err);
+		rc = err;
+		if (rc || !m)
 			goto out;
-		}
-		if (!m)
-			break;
 		if (s->last.set) {
 			/* a block of the next transaction: the last one's flush returned */
 			rc = jnl_last_accept(s);
 			if (rc)
 				goto out;
 		}
-		lh = (const struct jnl_list_hdr *)blk;
-		cnt = jg_le32(lh->count);
-		if (m == JNL_MAGIC_DECLARE || m == JNL_MAGIC_REVOKE) {
-			uint64_t **vec = m == JNL_MAGIC_DECLARE ? &s->decl : &revpos;
-			size_t *vn = m == JNL_MAGIC_DECLARE ? &s->ndecl : &nrev;
-			size_t *vc = m == JNL_MAGIC_DECLARE ? &s->decl_cap : &revcap;
-
-			if (cnt > (m == JNL_MAGIC_DECLARE ? JNL_DESC_TAGS : JNL_LIST_ENTRIES))
-				break;
-			if (*vn == *vc) {
-				size_t nc = *vc ? *vc * 2 : 16;
-				uint64_t *nv = realloc(*vec, nc * sizeof(*nv));
-
-				if (!nv) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				*vec = nv;
-				*vc = nc;
-			}
-			(*vec)[(*vn)++] = pos;
-			pos = jnl_next_pos(j, pos, 1);
-			txn_n++;
-			scanned++;
-		} else if (m == JNL_MAGIC_DESC) {
-			struct jnl_tag tags[JNL_DESC_TAGS];
-			bool torn = false;
-
-			if (!cnt || cnt > JNL_DESC_TAGS || cnt + 1 > j->cap - scanned)
-				break;
-			memcpy(tags, blk + sizeof(*lh), cnt * sizeof(tags[0]));
-			for (uint32_t k = 0; k < cnt; k++) {
-				uint64_t lp = jnl_next_pos(j, pos, 1 + k);
-				const uint8_t *lb;
-				struct jnl_rtag rt;
-
-				rc = jnl_rwin_get(j, &w, lp, &lb);
-				if (rc)
-					goto out;
-				rt.home = jg_le64(tags[k].blkno);
-				rt.pos = lp;
-				rt.tid = next;
-				rt.flags = jg_le32(tags[k].flags);
-				rt.crc = jg_le32(tags[k].crc);
-				rc = jnl_rec_home_check(j, rt.home, pos, next, k);
-				if (rc)
-					goto out;
-				if (jg_crc32c(j->seed, lb, JG_BLOCK_SIZE) != rt.crc) {
-					jg_log(JG_LOG_WARN, JNL_SUBSYS,
-					       "recovery dev=%s blkno=%llu tid=%llu logged block bad crc: transaction dropped",
-					       j->dev->name, (unsigned long long)jnl_abs(j, lp),
-					       (unsigned long long)next);
-					torn = true;
-					break;
-				}
-				rc = jnl_rvec_push(&cur, &rt);
-				if (rc)
-					goto out;
-			}
-			if (torn)
-				break;
-			pos = jnl_next_pos(j, pos, 1 + cnt);
-			txn_n += 1 + cnt;
-			scanned += 1 + cnt;
-		} else {	/* commit */
-			const struct jnl_commit_blk *cb = (const struct jnl_commit_blk *)blk;
-
-			if (jg_le64(cb->txn_first) != txn_first || jg_le32(cb->txn_blocks) != txn_n + 1) {
-				jg_log(JG_LOG_WARN, JNL_SUBSYS,
-				       "recovery dev=%s blkno=%llu tid=%llu commit block does not match the transaction: dropped",
-				       j->dev->name, (unsigned long long)jnl_abs(j, pos), (unsigned long long)next);
-				break;
-			}
-			/* held back until the next transaction or its data proves it */
-			struct jnl_last *l = &s->last;
-
-			l->set = true;
-			l->csum = jg_le32(cb->flags) & JNL_COMMIT_DATA_CSUM;
-			l->tid = next;
-			l->first = txn_first;
-			l->commit = pos;
-			l->tags = cur;
-			memset(&cur, 0, sizeof(cur));
-			for (size_t i = 0; i < nrev; i++) {
-				const uint8_t *rb;
-
-				rc = jnl_rwin_get(j, &w, revpos[i], &rb);
-				if (rc)
-					goto out;
-				rc = jnl_revoke_table_add(&l->revoke, rb, next, j->dev->nblocks);
-				if (rc)
-					goto out;
-			}
-			nrev = 0;
-			l->decl = s->decl;
-			l->ndecl = s->ndecl;
-			l->decl_cap = s->decl_cap;
-			s->decl = NULL;
-			s->ndecl = s->decl_cap = 0;
-			next++;
-			pos = jnl_next_pos(j, pos, 1);
-			l->end = pos;
-			scanned++;
-			txn_first = pos;
-			txn_n = 0;
-			/* the window may hold the block just read under another tid: keep it */
+		cnt = jg_le32(((const struct jnl_list_hdr *)blk)->count);
+		if (m == JNL_MAGIC_DECLARE || m == JNL_MAGIC_REVOKE)
+			took = jnl_rec_scan_list(s, &c, m, cnt);
+		else if (m == JNL_MAGIC_DESC)
+			took = jnl_rec_scan_desc(j, &c, blk, cnt);
+		else
+			took = jnl_rec_scan_commit(j, s, &c, blk);
+		if (took <= 0) {
+			rc = took;
+			goto out;
+		}
+		c.pos = jnl_next_pos(j, c.pos, (uint64_t)took);
+		c.scanned += (uint64_t)took;
+		if (m == JNL_MAGIC_COMMIT) {
+			c.next++;
+			c.txn_first = c.pos;
+			c.txn_n = 0;
+		} else {
+			c.txn_n += (uint64_t)took;
 		}
 	}
-	s->end_tid = next;
 out:
-	free(w.buf);
-	free(cur.v);
-	free(revpos);
+	s->end_tid = c.next;
+	free(c.w.buf);
+	free(c.cur.v);
+	free(c.revpos);
 	return rc;
 }
 
@@ -424,6 +456,14 @@ static int jnl_rec_revoked(struct jnl *j, const struct jnl_map *revoked, uint8_t
 	return rc;
 }
 
+/* Tags by log position (each copy has its own). */
+static int jnl_rtag_pos_cmp(const void *a, const void *b)
+{
+	const struct jnl_rtag *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
 /*
  * Replay: newest non-revoked copy of each block, home (or into memory when
  * readonly). With @syncraid, the home of every copy scanned is resynced: a
@@ -469,15 +509,8 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 	for (size_t i = 0; i < newest.cap; i++)
 		if (newest.keys[i] != JNL_MAP_EMPTY)
 			list[n++] = s->tags.v[newest.vals[i]];
-	/* log order makes the reads sequential */
-	for (size_t i = 1; i < n; i++) {
-		struct jnl_rtag t = list[i];
-		size_t k = i;
-
-		for (; k > 0 && list[k - 1].pos > t.pos; k--)
-			list[k] = list[k - 1];
-		list[k] = t;
-	}
+	/* in the order of log positions the reads are sequential */
+	qsort(list, n, sizeof(*list), jnl_rtag_pos_cmp);
 	for (size_t i = 0; i < n; i += JNL_REC_WIN) {
 		size_t b = n - i < JNL_REC_WIN ? n - i : JNL_REC_WIN;
 
@@ -730,30 +763,16 @@ static int jnl_rec_window(struct jnl *j, uint64_t first, uint64_t head,
 	first = jnl_prev_pos(j, first, back);
 	last = jnl_dist(j, first, head);
 	uint64_t left = last + j->max_txn_blocks < j->cap ? last + j->max_txn_blocks : j->cap;
-	uint64_t nreq = left / JNL_REC_WIN + 2, pos = first, off = 0;
-	struct blk_req *reqs = malloc(nreq * sizeof(*reqs));
+	struct blk_req *reqs = malloc((left / JNL_REC_WIN + 2) * sizeof(*reqs));
 	uint8_t *buf = jg_alloc_blocks(left ? left : 1);
-	unsigned int nr = 0;
+	unsigned int nr;
 	int rc = -ENOMEM;
 
 	if (!buf || !reqs)
 		goto out;
 	/* only the resync the reads cause matters; each has its own buffer */
-	while (left) {
-		uint64_t n = j->nblocks - pos;
-
-		if (n > left)
-			n = left;
-		if (n > JNL_REC_WIN)
-			n = JNL_REC_WIN;
-		reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .flags = BLK_SYNCRAID,
-					       .blkno = jnl_abs(j, pos), .nblocks = (uint32_t)n,
-					       .buf = buf + off * JG_BLOCK_SIZE };
-		off += n;
-		rep->log_blocks_resynced += n;
-		left -= n;
-		pos = jnl_next_pos(j, pos, n);
-	}
+	nr = jnl_log_reqs(j, BLK_OP_READ, BLK_SYNCRAID, first, left, buf, JNL_REC_WIN, reqs);
+	rep->log_blocks_resynced += left;
 	rc = nr ? blk_submit(j->dev, reqs, nr) : 0;
 	if (rc)
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s log window resync failed: %d", j->dev->name, rc);
@@ -814,7 +833,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 			rc = jnl_rec_sb_resync(j, &rep);
 			if (!rc && declared) {
 				pthread_mutex_lock(&j->io_lock);
-				rc = jnl_sb_write_locked(j, 0, j->sb_sequence, false, false);
+				rc = jnl_sb_write_iolocked(j, 0, j->sb_sequence, false, false);
 				pthread_mutex_unlock(&j->io_lock);
 			}
 			jnl_rec_array_done(j);
@@ -862,7 +881,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		if (!rc) {
 			/* empty log; the dropped transaction's tid is never reused */
 			pthread_mutex_lock(&j->io_lock);
-			rc = jnl_sb_write_locked(j, 0, s.end_tid + 1, false, true);
+			rc = jnl_sb_write_iolocked(j, 0, s.end_tid + 1, false, true);
 			pthread_mutex_unlock(&j->io_lock);
 		}
 		if (rc) {

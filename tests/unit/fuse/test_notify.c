@@ -2,7 +2,7 @@
 /*
  * tests/unit/fuse/test_notify.c - -o notify=PROGRAM (src/fuse/notify.c): each
  * event runs PROGRAM EVENT VOLUME DEVICE, one at a time and in order, with no
- * shell in between; a full queue drops and counts (N1); a program that fails
+ * shell in between; a full queue drops and counts (T1); a program that fails
  * is counted; stop runs what is queued and leaves no child behind (N2, N3); a
  * relative or non-executable program is refused at start.
  */
@@ -75,7 +75,7 @@ static const char *t_read(const char *path)
 	return buf;
 }
 
-/* No child of ours is left, reaped or not (N2). */
+/* No child of ours is left, reaped or not (T2). */
 static void t_no_children(void)
 {
 	errno = 0;
@@ -113,7 +113,7 @@ static void test_notify_runs_in_order(void **state)
 }
 
 /*
- * (N1) The first run waits until the test lets it go; meanwhile 200 events
+ * (T1) The first run waits until the test lets it go; meanwhile 200 events
  * arrive: the queue takes 64 (65 if the first was taken off already), the rest
  * are dropped and counted; every event is run or dropped, none twice, and
  * those run are run in order.

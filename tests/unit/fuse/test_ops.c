@@ -5,7 +5,7 @@
  * (-Wl,--wrap, tests/unit/fuse/meson.build): what each handler replies is
  * recorded instead of sent.
  *
- * Entry replies (F1): another thread may run whenever a handler lets go of the
+ * Entry replies (V1): another thread may run whenever a handler lets go of the
  * fs lock. pthread_mutex_unlock is wrapped too, and after the Nth release of the
  * fs lock during one handler the test runs, in that thread, what such another
  * thread would: it unlinks the name the handler works on (the inode, with no
