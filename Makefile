@@ -8,7 +8,7 @@
 #   make release   an optimised build without sanitizers, with jemalloc, in build-release/
 #                  (benchmarks)
 #   make bench-scrub  fio through a mount without and with an online scrub at its
-#                  default rate (tools/bench_scrub.sh, BENCH_SCRUB_ARGS), in build-release/
+#                  default rate (tools/bench/bench_scrub.sh, BENCH_SCRUB_ARGS), in build-release/
 #   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
@@ -122,7 +122,7 @@ crash-long: release
 
 BENCH_SCRUB_ARGS ?= -r 3
 bench-scrub: release
-	bash tools/bench_scrub.sh $(BENCH_SCRUB_ARGS) $(RELEASE)/tools/jgrfs
+	bash tools/bench/bench_scrub.sh $(BENCH_SCRUB_ARGS) $(RELEASE)/tools/jgrfs
 
 demo: build
 	sh tools/demo.sh $(BUILD)/tools/jgrfs

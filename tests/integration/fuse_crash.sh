@@ -73,7 +73,7 @@ for mode in declared ordered; do
 done
 it_log "power cut: member writes and flushes from the Nth on dropped, unflushed ones kept or torn, the daemon dies"
 mkdir -p "$T/exp/cut"
-# the cut kills the daemon on the spot (JGRFS_POWERCUT, tools/cli.h): no fsync
+# the cut kills the daemon on the spot (JGRFS_POWERCUT, tools/cli/cli.h): no fsync
 # can be acknowledged after it, so every dd that returned 0 must survive
 JGRFS_POWERCUT="after=1500,seed=11,keep=50,tear,flushes" it_mount
 mkdir "$MNT/cut" || it_fail "mkdir cut"

@@ -224,7 +224,7 @@ run "$JG" scrub e0new.img e1new.img e2.img e3.img
 expect_rc 0 "RAID6 scrub after rebuild"
 
 # power_cut_round N: mkfs on f0..f3, mount in data=declared with a power cut at
-# member write N (the daemon dies there, tools/cli.h JGRFS_POWERCUT), fsynced
+# member write N (the daemon dies there, tools/cli/cli.h JGRFS_POWERCUT), fsynced
 # files written until it comes; the ones whose dd returned are listed in done.N
 power_cut_round() {
 	rm -f f?.img f?new.img "done.$1"
