@@ -3,9 +3,6 @@
  * tools/cli/cli.c - helpers shared by the subcommands (tools/cli/cli.h).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,198 +69,88 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
-/* The fault domain made from JGRFS_POWERCUT, shared by the members of one open. */
-static struct raid_fault_domain *cli_domain;
-static bool cli_powercut_signal;	/* cut on SIGUSR1 rather than (or before) write N */
-static struct blk_dev *cli_lower[64];
-
-/*
- * The power cut of JGRFS_POWERCUT: the process dies at once, as a machine does,
- * so nothing it does after the cut (acknowledging an fsync) can be seen.
- */
-static unsigned int cli_powercut_linger_ms;	/* linger=MS: die this much later */
-
-static void *cli_powercut_later(void *arg)
+static void cli_usage(FILE *f, const struct cli_cmd *cmds)
 {
-	(void)arg;
-	usleep(cli_powercut_linger_ms * 1000u);
-	kill(getpid(), SIGKILL);
+	fprintf(f, "usage: jgrfs <command> [options] [args]\n\n"
+		   "A filesystem on a software RAID5/6 array, with journal-guided resync.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; cmds[i].name; i++)
+		fprintf(f, "  %-14s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nRun 'jgrfs <command> --help' for the options of one command.\n");
+}
+
+static const struct cli_cmd *cli_find(const struct cli_cmd *cmds, const char *name)
+{
+	for (size_t i = 0; cmds[i].name; i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
 	return NULL;
 }
 
-/*
- * JGRFS_OPOINTS=FILE: append the ordering points in flight at the cut to FILE,
- * one line "opoints 0x<mask>" (tools/crash/opcov.h), for the crash harness's coverage
- * table. Called with the domain lock held: touches no device.
- */
-static void cli_powercut_record(void)
+int cli_main(const struct cli_cmd *cmds, int argc, char **argv)
 {
-	const char *path = getenv("JGRFS_OPOINTS");
-	int fd;
+	static char prog[160];
+	const char *base = strrchr(argv[0], '/');
+	const struct cli_cmd *cmd;
+	char name[64];
 
-	if (!path || !*path || !cli_domain)
-		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	dprintf(fd, "opoints 0x%llx\n", (unsigned long long)raid_fault_domain_cut_points(cli_domain));
-	close(fd);
-}
-
-static void cli_powercut_die(void *arg)
-{
-	pthread_t t;
-
-	(void)arg;
-	cli_powercut_record();
-	if (!cli_powercut_linger_ms || pthread_create(&t, NULL, cli_powercut_later, NULL))
-		kill(getpid(), SIGKILL);
-}
-
-static int cli_parse_powercut(const char *spec, struct raid_fault_cfg *cfg)
-{
-	char buf[256], *save = NULL;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->keep_percent = 50;
-	cfg->on_cut = cli_powercut_die;
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-
-		if (!strncmp(tok, "after=", 6) && !cli_parse_u64(tok + 6, UINT64_MAX, &v))
-			cfg->cut_after_writes = v;
-		else if (!strncmp(tok, "seed=", 5) && !cli_parse_u64(tok + 5, UINT64_MAX, &v))
-			cfg->seed = v;
-		else if (!strncmp(tok, "keep=", 5) && !cli_parse_u64(tok + 5, 100, &v))
-			cfg->keep_percent = (unsigned int)v;
-		else if (!strcmp(tok, "tear"))
-			cfg->tear = true;
-		else if (!strcmp(tok, "flushes"))
-			cfg->cut_at_flushes = true;
-		else if (!strcmp(tok, "signal"))
-			cli_powercut_signal = true;
-		else if (!strncmp(tok, "linger=", 7) && !cli_parse_u64(tok + 7, 60000, &v)) {
-			cli_powercut_linger_ms = (unsigned int)v;
-			cfg->chaos_after_cut = v > 0;
-		}
-		else
-			return -EINVAL;
+	base = base ? base + 1 : argv[0];
+	/* mkfs.jgrfs, fsck.jgrfs: the names the ecosystem calls */
+	if (!strcmp(base, "mkfs.jgrfs") || !strcmp(base, "fsck.jgrfs")) {
+		snprintf(name, sizeof(name), "%.4s", base);
+		cmd = cli_find(cmds, name);
+		if (!cmd)
+			return fprintf(stderr, "%s: not built in this version\n", base), 8;
+		cli_prog = base;
+		return cmd->main(argc, argv);
 	}
-	return cfg->cut_after_writes || cli_powercut_signal ? 0 : -EINVAL;
-}
 
-/* Waits for SIGUSR1 (blocked in every other thread) and cuts the power. */
-static void *cli_powercut_waiter(void *arg)
-{
-	sigset_t set;
-	int sig;
-
-	(void)arg;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	for (;;) {
-		if (sigwait(&set, &sig) == 0 && sig == SIGUSR1 && cli_domain) {
-			raid_fault_domain_cut(cli_domain); /* kills the process */
-			return NULL;
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cli_usage(argc < 2 ? stderr : stdout, cmds);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("jgrfs 0.1.0\n");
+		return 0;
+	}
+	/* two-word commands: "bench raid" */
+	if (argc >= 3 && argv[2][0] != '-') {
+		snprintf(name, sizeof(name), "%s %s", argv[1], argv[2]);
+		cmd = cli_find(cmds, name);
+		if (cmd) {
+			snprintf(prog, sizeof(prog), "jgrfs %s", name);
+			cli_prog = prog;
+			return cmd->main(argc - 2, argv + 2);
 		}
 	}
-}
-
-/*
- * Block SIGUSR1 here, before the daemon starts its threads (they inherit the
- * mask), so that only the waiter receives it: the cut takes the domain lock,
- * which a signal handler could not do safely.
- */
-static int cli_powercut_arm(void)
-{
-	static pthread_t waiter;
-	sigset_t set;
-	int rc;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	rc = pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (rc)
-		return -rc;
-	rc = pthread_create(&waiter, NULL, cli_powercut_waiter, NULL);
-	if (rc)
-		return -rc;
-	pthread_detach(waiter);
-	return 0;
-}
-
-/*
- * JGRFS_BADBLOCKS="I:B[,I:B...]": reads of member block B of the I-th member
- * given (0-based) fail with -EIO, writes work (tests of unreadable blocks
- * through the real daemon). Returns -EINVAL when the list is bad.
- */
-static int cli_badblocks(const char *spec, struct blk_dev **devs, int n)
-{
-	char buf[1024], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
-		uint64_t i, b;
-
-		if (!colon)
-			return -EINVAL;
-		*colon = '\0';
-		if (cli_parse_u64(tok, (uint64_t)n - 1, &i) || cli_parse_u64(colon + 1, UINT64_MAX, &b) ||
-		    raid_dev_fault_fail_block(devs[i], b, true, false))
-			return -EINVAL;
+	cmd = cli_find(cmds, argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "jgrfs: unknown command '%s'\n\n", argv[1]);
+		cli_usage(stderr, cmds);
+		return 2;
 	}
-	return 0;
+	snprintf(prog, sizeof(prog), "jgrfs %s", cmd->name);
+	cli_prog = prog;
+	return cmd->main(argc - 1, argv + 1);
 }
+
+const struct cli_member_hook *cli_member_hook;
 
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs)
 {
-	const char *spec = getenv("JGRFS_POWERCUT"), *bad = getenv("JGRFS_BADBLOCKS");
-	struct raid_fault_cfg fcfg;
 	int rc = 0, i;
 
 	if (n <= 0 || n > 64)
 		return cli_err("between 1 and 64 member devices, not %d", n), -EINVAL;
-	if (spec && *spec) {
-		if (cli_parse_powercut(spec, &fcfg))
-			return cli_err("JGRFS_POWERCUT=%s: expected after=N|signal[,seed=S][,keep=P][,tear][,flushes][,linger=MS]",
-				       spec), -EINVAL;
-		rc = raid_fault_domain_new(&fcfg, &cli_domain);
-		if (rc)
-			return rc;
-		if (cli_powercut_signal) {
-			rc = cli_powercut_arm();
-			if (rc)
-				return cli_err("JGRFS_POWERCUT: cannot start the signal waiter: %s",
-					       strerror(-rc)), rc;
-		}
-	}
-	if (bad && *bad && !cli_domain) {
-		memset(&fcfg, 0, sizeof(fcfg)); /* a domain whose power is never cut */
-		rc = raid_fault_domain_new(&fcfg, &cli_domain);
-		if (rc)
-			return rc;
-	}
 	for (i = 0; i < n; i++) {
 		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
 		if (rc) {
 			cli_err("%s: cannot open member: %s", paths[i], strerror(-rc));
 			break;
 		}
-		if (cli_domain) {
-			cli_lower[i] = devs[i];
-			rc = raid_dev_fault_open(cli_domain, cli_lower[i], &devs[i]);
-			if (rc) {
-				blk_close(cli_lower[i]);
-				break;
-			}
-		}
 	}
-	if (!rc && bad && *bad && cli_badblocks(bad, devs, n)) {
-		cli_err("JGRFS_BADBLOCKS=%s: expected MEMBER_INDEX:MEMBER_BLOCK[,...]", bad);
-		rc = -EINVAL;
-	}
+	if (!rc && cli_member_hook)
+		rc = cli_member_hook->wrap(devs, n);
 	if (rc) {
 		cli_close_members(devs, i);
 		return rc;
@@ -276,15 +163,9 @@ void cli_close_members(struct blk_dev **devs, int n)
 	for (int i = 0; i < n; i++) {
 		blk_close(devs[i]);
 		devs[i] = NULL;
-		if (cli_domain) {
-			blk_close(cli_lower[i]);
-			cli_lower[i] = NULL;
-		}
 	}
-	if (cli_domain) {
-		raid_fault_domain_free(cli_domain);
-		cli_domain = NULL;
-	}
+	if (cli_member_hook)
+		cli_member_hook->unwrap(n);
 }
 
 int cli_progress(void *label, uint64_t done, uint64_t total)

@@ -22,6 +22,13 @@ struct cli_cmd {
 /* The name used in messages: "jgrfs create", set by the dispatcher. */
 extern const char *cli_prog;
 
+/*
+ * The program's main: `@argv[0] <command> [options]` runs the command of @cmds
+ * (terminated by a zero entry) named by argv[1] (argv[1] argv[2] for two
+ * words), and mkfs.jgrfs / fsck.jgrfs by the name called. Returns the exit code.
+ */
+int cli_main(const struct cli_cmd *cmds, int argc, char **argv);
+
 /* "jgrfs create: <message>" on stderr. Returns 1, for `return cli_err(...)`. */
 int cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -33,21 +40,27 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 /*
  * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
  * files are created sparse at that size. On failure prints which path and why,
- * closes what it opened, returns the negative errno.
- * JGRFS_POWERCUT="after=N|signal[,seed=S][,keep=P][,tear][,flushes][,linger=MS]"
- * in the environment wraps the members in one fault domain (tests of power cuts
- * through the real daemon): the power goes at member write N (with flushes, at
- * member write or flush N: raid_fault_cfg.cut_at_flushes), or when the process
- * receives SIGUSR1 (foreground processes only: the waiter thread does not survive
- * a fork); with linger=MS the process runs on MS milliseconds while each member
- * write is kept, dropped or torn at random (raid_fault_cfg.chaos_after_cut);
- * cli_close_members() then frees it. When the power is cut the process kills
- * itself with SIGKILL, on the spot or after the linger (raid_fault_cfg.on_cut).
- * JGRFS_BADBLOCKS="I:B[,I:B...]" (tests): reads of member block B of the I-th
- * path fail with -EIO (raid_dev_fault_fail_block), writes work.
+ * closes what it opened, returns the negative errno. When cli_member_hook is
+ * set, its wrap() then puts its layer over the members.
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);
+
+/*
+ * A layer over the members of each cli_open_members(), for the crash harness
+ * only: NULL in the installed jgrfs, which has no way to switch a fault on;
+ * jgrfs-crash (tools/crash/faults.h) sets it from its command line.
+ *   wrap    over the @n members just opened: may replace devs[i] by a device
+ *           over it. On failure prints why and returns -errno, each devs[i]
+ *           wrapped or not: cli_close_members() releases either.
+ *   unwrap  called by cli_close_members() once it has closed devs[0..n) (or
+ *           the array did): closes what wrap put below them.
+ */
+struct cli_member_hook {
+	int (*wrap)(struct blk_dev **devs, int n);
+	void (*unwrap)(int n);
+};
+extern const struct cli_member_hook *cli_member_hook;
 
 /* Progress on stderr when it is a terminal, else a line every 10%: "label: 42% (done/total)". */
 int cli_progress(void *label, uint64_t done, uint64_t total);

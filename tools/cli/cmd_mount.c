@@ -243,7 +243,7 @@ int cmd_mount(int argc, char **argv)
 	code = fop_serve(a, mountpoint, &o, watch);
 	/*
 	 * raid_stop() closed the members; cli_close_members() on NULL entries only
-	 * frees what JGRFS_POWERCUT wrapped around them.
+	 * frees what cli_member_hook (jgrfs-crash) wrapped around them.
 	 */
 	memset(devs, 0, sizeof(devs));
 	cli_close_members(devs, n);

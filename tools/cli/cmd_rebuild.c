@@ -298,7 +298,7 @@ int cmd_rebuild(int argc, char **argv)
 	paths[n] = (char *)newpath;
 	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes, &created))
 		return 2;
-	/* one open for all, so that a JGRFS_POWERCUT domain spans the new member too */
+	/* one open for all, so that a fault domain (jgrfs-crash) spans the new member too */
 	if (cli_open_members(paths, n + 1, 0, devs))
 		goto out_unlink;
 	rc = raid_assemble(devs, (unsigned int)n, &cfg, &a);

@@ -9,7 +9,6 @@
 #define JGRFS_TOOLS_CMDS_H
 
 int cmd_bench(int argc, char **argv);
-int cmd_crashtest(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
@@ -47,7 +46,6 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
 	{ "scrub", "check (and --repair) the parity of every stripe row, online or not", cmd_scrub }, \
 	{ "rebuild", "reconstruct a missing or failed member onto a new device", cmd_rebuild }, \
-	{ "crashtest", "crash a mounted volume repeatedly and verify recovery", cmd_crashtest }, \
 	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
 	{ "bench raid", "measure array throughput against the raw members", cmd_bench_raid }, \
 	{ "bench jnl", "journal commit throughput per data mode; declared recovery time", cmd_bench_jnl }, \

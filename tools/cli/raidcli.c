@@ -64,7 +64,7 @@ int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n)
 	int rc = raid_stop(a);
 
 	/* the array closed the members; cli_close_members() still frees the
-	 * devices below a JGRFS_POWERCUT fault wrapper and the domain */
+	 * devices below a cli_member_hook wrapper (jgrfs-crash) */
 	for (int i = 0; i < n; i++)
 		devs[i] = NULL;
 	cli_close_members(devs, n);

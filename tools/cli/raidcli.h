@@ -24,7 +24,7 @@ void raidcli_longopts(struct option *out, int room, const struct option *extra);
 
 /*
  * Open the @n members named by @paths (cli_open_members: io_uring, O_DIRECT,
- * JGRFS_POWERCUT) and assemble them with @cfg. On failure prints why, naming
+ * cli_member_hook) and assemble them with @cfg. On failure prints why, naming
  * the devices, closes them and returns the negative errno; on success the array
  * owns the member devices and raidcli_stop() releases everything.
  */
@@ -43,7 +43,7 @@ const char *raidcli_assemble_why(int rc);
 int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
 		   struct blk_dev **devs);
 
-/* raid_stop() then the fault domain of cli_open_members, if any. Returns raid_stop's rc. */
+/* raid_stop() then what cli_member_hook put under the members, if any. Returns raid_stop's rc. */
 int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n);
 
 /* The geometry lines shared by create and examine: level, members, chunk, sizes, policy, UUID. */

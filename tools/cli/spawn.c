@@ -62,10 +62,10 @@ bool sp_is_mounted(const char *mnt)
 }
 
 pid_t sp_mount(const char *self, const char *opts, char *const members[], unsigned int n,
-	       const char *mnt, const char *log, const char *powercut, double timeout_s,
+	       const char *mnt, const char *log, char *const pre[], double timeout_s,
 	       double *seconds)
 {
-	char *argv[8 + 64];
+	char *argv[8 + 8 + 64];
 	unsigned int a = 0;
 	double t0 = jg_now_seconds();
 	pid_t pid;
@@ -73,6 +73,11 @@ pid_t sp_mount(const char *self, const char *opts, char *const members[], unsign
 	if (n > 64)
 		return -EINVAL;
 	argv[a++] = "jgrfs";
+	for (unsigned int i = 0; pre && pre[i]; i++) {
+		if (i == 8)
+			return -EINVAL;
+		argv[a++] = pre[i];
+	}
 	argv[a++] = "mount";
 	argv[a++] = "-f";
 	argv[a++] = "-o";
@@ -86,13 +91,8 @@ pid_t sp_mount(const char *self, const char *opts, char *const members[], unsign
 	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (pid == 0) {
-		if (powercut)
-			setenv("JGRFS_POWERCUT", powercut, 1);
-		else
-			unsetenv("JGRFS_POWERCUT");
+	if (pid == 0)
 		sp_exec(self, log, argv);
-	}
 	while (jg_now_seconds() - t0 < timeout_s) {
 		int st;
 

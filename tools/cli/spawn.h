@@ -2,7 +2,7 @@
 /*
  * tools/cli/spawn.h - run this program's own subcommands as child processes: mkfs,
  * fsck and scrub to completion, the daemon (`jgrfs mount -f`) until its mount
- * appears. Shared by `jgrfs crashtest` and `jgrfs bench`, which drive the real
+ * appears. Shared by `jgrfs-crash crashtest` and `jgrfs bench`, which drive the real
  * daemon exactly as a user would.
  */
 #ifndef JGRFS_TOOLS_SPAWN_H
@@ -24,13 +24,15 @@ int sp_run(const char *self, const char *log, char *const argv[]);
 bool sp_is_mounted(const char *mnt);
 
 /*
- * Start `@self mount -f -o @opts @members... @mnt` with JGRFS_POWERCUT set to
- * @powercut (or unset when NULL), output to @log, and wait (up to @timeout_s)
- * until the mount appears. Returns the daemon's pid and the seconds it took in
- * @seconds, or -ECHILD (the daemon exited: see the log), -ETIMEDOUT, -errno.
+ * Start `@self [@pre...] mount -f -o @opts @members... @mnt`, output to @log,
+ * and wait (up to @timeout_s) until the mount appears. @pre (NULL-terminated,
+ * or NULL) goes before the subcommand: the fault options of jgrfs-crash
+ * (tools/crash/faults.h) when @self is that program. Returns the daemon's pid
+ * and the seconds it took in @seconds, or -ECHILD (the daemon exited: see the
+ * log), -ETIMEDOUT, -errno.
  */
 pid_t sp_mount(const char *self, const char *opts, char *const members[], unsigned int n,
-	       const char *mnt, const char *log, const char *powercut, double timeout_s,
+	       const char *mnt, const char *log, char *const pre[], double timeout_s,
 	       double *seconds);
 
 /* Clean unmount and wait for the daemon: 0 when it exited 0, else negative. */

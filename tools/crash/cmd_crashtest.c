@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/crash/cmd_crashtest.c - `jgrfs crashtest`: crash a mounted volume and prove
+ * tools/crash/cmd_crashtest.c - `jgrfs-crash crashtest`: crash a mounted volume and prove
  * that recovery repairs it, the write hole included.
  *
  * One iteration:
@@ -8,7 +8,7 @@
  *      real daemon (`jgrfs mount -f`) in the mode under test;
  *   2. run the seeded workload (tools/crash/crash_model.c) through the mount;
  *   3. crash at a random operation: kill -9 of the daemon, or with --power-cut a
- *      SIGUSR1 that makes the daemon's fault domain (JGRFS_POWERCUT=signal) drop
+ *      SIGUSR1 that makes the daemon's fault domain (--powercut signal) drop
  *      or tear every member write not yet flushed, then die on the spot;
  *   4. remount (recovery runs; its time is measured) and verify:
  *      (1) `jgrfs fsck -n` finds nothing,
@@ -36,8 +36,8 @@
 #include <unistd.h>
 
 #include "../cli/cli.h"
-#include "../cli/cmds.h"
 #include "crash.h"
+#include "crash_cmds.h"
 #include "crash_inproc.h"
 #include "opcov.h"
 #include "../cli/spawn.h"
@@ -137,7 +137,9 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 {
 	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
 	unsigned int nmem = o->level == 6 ? 5 : 4;
-	char idir[640], mnt[704], log[704], powercut[96], why[256] = "";
+	char idir[640], mnt[704], log[704], powercut[96], why[256] = "", opath[PATH_MAX];
+	/* the daemon's power cut, which records what it had in flight in @opath */
+	char *fault_args[] = { "--powercut", powercut, "--opoints", opath, NULL };
 	char *members[8], sizearg[32], levelarg[8], mopts[64], jsizearg[32];
 	char *mkfs_argv[24];
 	struct ct_workload_arg w = { 0 };
@@ -151,6 +153,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	snprintf(idir, sizeof(idir), "%.512s/%s-%u", o->dir, ct_modes[mode].name, it);
 	snprintf(mnt, sizeof(mnt), "%.640s/mnt", idir);
 	snprintf(log, sizeof(log), "%.640s/log", idir);
+	snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
 	if (mkdir(idir, 0755) && errno != EEXIST)
 		return -errno;
 	if (mkdir(mnt, 0755) && errno != EEXIST)
@@ -191,7 +194,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	snprintf(powercut, sizeof(powercut), "signal,seed=%llu,tear,linger=100",
 		 (unsigned long long)seed);
 	snprintf(mopts, sizeof(mopts), "data=%s", ct_modes[mode].data);
-	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, o->power_cut ? powercut : NULL,
+	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, o->power_cut ? fault_args : NULL,
 		       60, &rec_s);
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "mount failed: %s (see %.150s)", strerror((int)-pid), log);
@@ -312,11 +315,9 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 
 report:
 	{
-		char opath[PATH_MAX];
 		bool bad = false;
 
-		/* the dying daemon's record of what it had in flight (JGRFS_OPOINTS) */
-		snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
+		/* the dying daemon's record of what it had in flight (--opoints) */
 		opcov_read_file(opath, &res->cov);
 
 		for (int c = 0; c < CT_NCHECKS; c++) {
@@ -635,7 +636,7 @@ static int ct_cmp_double(const void *a, const void *b)
 static void ct_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: jgrfs crashtest [options]\n\n"
+		"usage: jgrfs-crash crashtest [options]\n\n"
 		"Crash a mounted volume again and again and check that recovery repairs it:\n"
 		"fsck clean, every fsynced byte present, no parity mismatch, and every file\n"
 		"readable with any one member missing (the RAID5 write hole).\n\n"
@@ -648,7 +649,7 @@ static void ct_usage(FILE *f)
 		"  --iterations N   crashes per mode (default 5)\n"
 		"  --ops N          workload operations per iteration (default 150)\n"
 		"  --power-cut      the crash also drops or tears the member writes not yet\n"
-		"                   flushed (JGRFS_POWERCUT), so torn stripes are certain\n"
+		"                   flushed (jgrfs-crash --powercut), so torn stripes are certain\n"
 		"  --seed S         reproduce a run (default 1); each failure prints its own\n"
 		"  --dir DIR        where to put member files (default ./crashtest.tmp; not tmpfs)\n"
 		"  --size SIZE      size of each member file (default 64M, sparse)\n"
@@ -874,8 +875,7 @@ int cmd_crashtest(int argc, char **argv)
 		jg_log_set_level(JG_LOG_ERR);
 
 	snprintf(opath, sizeof(opath), "%.4000s/opoints", o.dir);
-	unlink(opath);
-	setenv("JGRFS_OPOINTS", opath, 1);	/* a daemon's power cut records its points */
+	unlink(opath);	/* a daemon's power cut records its points there (ct_iteration) */
 	printf("crashtest: RAID%u, %u iterations per mode, %u operations each, %s, seed %llu\n",
 	       o.level, o.iterations, o.ops, o.power_cut ? "kill -9 + power cut" : "kill -9",
 	       (unsigned long long)o.seed);

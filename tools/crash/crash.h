@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tools/crash/crash.h - the crash harness's workload and model (tools/crash/crash_model.c),
- * used by `jgrfs crashtest` (tools/crash/cmd_crashtest.c).
+ * used by `jgrfs-crash crashtest` (tools/crash/cmd_crashtest.c).
  *
  * The workload is a seeded sequence of file operations on a mounted volume:
  * create, append, overwrite in place, rename, unlink, truncate, fsync, in

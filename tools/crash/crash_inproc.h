@@ -3,7 +3,7 @@
  * tools/crash/crash_inproc.h - the crash harness in-process (tools/crash/crash_inproc.c):
  * the workload of tools/crash/crash.h driven through include/jgrfs/fs.h over a RAID
  * array of member files in one fault domain, cut at a chosen member write, then
- * recovered and checked as `jgrfs crashtest` checks a mount. No FUSE, no daemon:
+ * recovered and checked as `jgrfs-crash crashtest` checks a mount. No FUSE, no daemon:
  * a cut costs tens of milliseconds, not half a second.
  *
  * One iteration (a seed):

@@ -4,7 +4,7 @@
  *
  * Each power cut yields the set of ordering points that had a write in flight
  * (raid_fault_domain_cut_points(), include/jgrfs/base.h's registry). A table
- * adds them up per column (a mode of `jgrfs crashtest`): how many cuts fell
+ * adds them up per column (a mode of `jgrfs-crash crashtest`): how many cuts fell
  * while each point was in flight. A harness that never cuts while a point is in
  * flight has not tested what recovery does for it, so a run can require every
  * point to be hit at least N times (opcov_check()).
@@ -42,8 +42,9 @@ void opcov_print(FILE *out, const struct opcov *cols, const char *const *names, 
 unsigned int opcov_check(FILE *out, const struct opcov *cols, unsigned int n, uint64_t min,
 			 uint64_t skip);
 
-/* Read the lines "opoints 0x<mask>" a dying daemon appended to @path (JGRFS_OPOINTS)
- * into @c, then remove the file. Returns the number of cuts read. */
+/* Read the lines "opoints 0x<mask>" a dying daemon appended to @path
+ * (jgrfs-crash --opoints) into @c, then remove the file. Returns the number of
+ * cuts read. */
 unsigned int opcov_read_file(const char *path, struct opcov *c);
 
 #endif /* JGRFS_TOOLS_OPCOV_H */
