@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/cli/cli.c - helpers shared by the subcommands (tools/cli/cli.h).
+ * tools/cli/cli.c - the dispatcher of jgrfs and jgrfs-crash (cli_main) and the
+ * helpers shared by the subcommands (tools/cli/cli.h).
  */
 #include <errno.h>
 #include <stdarg.h>
