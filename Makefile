@@ -8,7 +8,7 @@
 #   make release   an optimised build without sanitizers, with jemalloc, in build-release/
 #                  (benchmarks)
 #   make bench-scrub  fio through a mount without and with an online scrub at its
-#                  default rate (tools/bench_scrub.sh, BENCH_SCRUB_ARGS), in build-release/
+#                  default rate (tools/bench/bench_scrub.sh, BENCH_SCRUB_ARGS), in build-release/
 #   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
@@ -102,7 +102,7 @@ CRASH_SKIP ?=
 crash-long: release
 	@mkdir -p $(CRASH_DIR); rm -f $(CRASH_DIR)/range-*.out; \
 	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
-		( run() { $(RELEASE)/tools/jgrfs crashtest --in-process --mode $$1 --seed $(CRASH_SEED) \
+		( run() { $(RELEASE)/tools/jgrfs-crash crashtest --in-process --mode $$1 --seed $(CRASH_SEED) \
 				--seed-from $$2 --count $$3 --dir $(CRASH_DIR)/job$$j $${4:+$$4 $$5} \
 				> $(CRASH_DIR)/range-$$1-$$2.out 2> $(CRASH_DIR)/range-$$1-$$2.err; }; \
 		  per=$$(( $(CRASH_OFF_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); \
@@ -117,12 +117,12 @@ crash-long: release
 		  done ) & \
 	done; wait; \
 	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out | grep -v '^off ' ; \
-	$(RELEASE)/tools/jgrfs crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
+	$(RELEASE)/tools/jgrfs-crash crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
 		$(CRASH_DIR)/range-*.out
 
 BENCH_SCRUB_ARGS ?= -r 3
 bench-scrub: release
-	bash tools/bench_scrub.sh $(BENCH_SCRUB_ARGS) $(RELEASE)/tools/jgrfs
+	bash tools/bench/bench_scrub.sh $(BENCH_SCRUB_ARGS) $(RELEASE)/tools/jgrfs
 
 demo: build
 	sh tools/demo.sh $(BUILD)/tools/jgrfs

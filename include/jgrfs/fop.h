@@ -3,7 +3,7 @@
  * include/jgrfs/fop.h - the FUSE daemon: mount options, the serving loop, and the
  * ioctls a mounted volume answers (resync-all on/off, status, online replace).
  *
- * Interface (tools/cmd_mount.c is the one caller):
+ * Interface (tools/cli/cmd_mount.c is the one caller):
  *
  *	fop_opts_init(&o);
  *	fop_opts_parse(&o, "data=declared,commit=5");  each -o string, in order

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# tests/integration/crashtest.sh JGRFS [inproc] - a short `jgrfs crashtest` in every mode.
+# tests/integration/crashtest.sh JGRFS_CRASH [inproc] - a short `jgrfs-crash crashtest`
+# (tools/crash/: the test program, never installed) in every mode.
 #
 # With "inproc" (no FUSE, no root): the in-process runner in every mode, lifecycles
 # chosen by the seed, and crashes during recovery; its ranges summed by --sum must

@@ -10,7 +10,7 @@
 # blocks and log window, read with SYNCRAID by the read-only recovery). "old" files are written and synced with their checksums
 # kept, interleaved with "new" files so that rows hold both. Member 1 is then
 # left out; the volume is mounted degraded under a simulated power failure
-# (JGRFS_POWERCUT=signal: SIGUSR1 drops every later write, keeps or reverts
+# (jgrfs-crash --powercut signal: SIGUSR1 drops every later write, keeps or reverts
 # each unflushed one, and kills the daemon) while the new files are
 # rewritten in place. A plain mount is refused (dirty and degraded); `-o force`
 # mounts read-only and logs "at risk: PATH" lines. Then every old file whose
@@ -23,9 +23,10 @@
 # three rounds that named files, and checks every damaged file when there is
 # one. It fails if any damaged file is not named.
 #
-#   fuse_at_risk.sh PATH/TO/jgrfs
+#   fuse_at_risk.sh PATH/TO/jgrfs PATH/TO/jgrfs-crash
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
+[ -n "$JGRFS_CRASH" ] || it_fail "needs jgrfs-crash (second argument)"
 
 ROUNDS=${JGRFS_AT_RISK_ROUNDS:-30}	# at most; it stops at the first round with damage
 DEBUG=${JGRFS_AT_RISK_DEBUG:-}
@@ -51,7 +52,8 @@ for round in $(seq 1 "$ROUNDS"); do
 	# degraded (member 1 left out) under a power failure that SIGUSR1 cuts
 	DEGR="$T/disk0.img $T/disk2.img $T/disk3.img"
 	# shellcheck disable=SC2086
-	JGRFS_POWERCUT="signal,seed=$round,keep=50,tear,linger=300" "$JGRFS" mount -f \
+	# (the program itself in the background, not a function: $! is the daemon)
+	"$JGRFS_CRASH" --powercut "signal,seed=$round,keep=50,tear,linger=300" mount -f \
 		-o data=$DATA,no_writeback_cache,logdata=0,commit=1 $DEGR "$MNT" >"$T/cut.log" 2>&1 &
 	dpid=$!
 	for _ in $(seq 100); do

@@ -6,7 +6,7 @@
 # byte for byte; after a clean unmount fsck -n is clean and the next mount has
 # nothing to recover. Two rounds: data=declared (the default) and data=ordered.
 #
-#   fuse_crash.sh PATH/TO/jgrfs
+#   fuse_crash.sh PATH/TO/jgrfs PATH/TO/jgrfs-crash
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 
@@ -73,9 +73,10 @@ for mode in declared ordered; do
 done
 it_log "power cut: member writes and flushes from the Nth on dropped, unflushed ones kept or torn, the daemon dies"
 mkdir -p "$T/exp/cut"
-# the cut kills the daemon on the spot (JGRFS_POWERCUT, tools/cli.h): no fsync
-# can be acknowledged after it, so every dd that returned 0 must survive
-JGRFS_POWERCUT="after=1500,seed=11,keep=50,tear,flushes" it_mount
+# the cut kills the daemon on the spot (jgrfs-crash --powercut,
+# tools/crash/faults.h): no fsync can be acknowledged after it, so every dd
+# that returned 0 must survive
+IT_FAULTS="--powercut after=1500,seed=11,keep=50,tear,flushes" it_mount
 mkdir "$MNT/cut" || it_fail "mkdir cut"
 n=0
 while [ $n -lt 3000 ]; do

@@ -3,6 +3,8 @@
 #
 # Each test: `. fuse_lib.sh; it_setup "$@"` gives it
 #   $JGRFS   the jgrfs binary (first argument)
+#   $JGRFS_CRASH  the test program jgrfs-crash (second argument, optional): jgrfs
+#            with fault options (--powercut, --badblocks: tools/crash/faults.h)
 #   $T       a private directory on a disk filesystem (members need O_DIRECT)
 #   $MNT     an empty mountpoint
 #   $DEVS    the member paths (it_make_members)
@@ -56,9 +58,14 @@ it_skip() {
 }
 
 it_setup() {
-	JGRFS=${1:?usage: $0 PATH/TO/jgrfs}
+	JGRFS=${1:?usage: $0 PATH/TO/jgrfs [PATH/TO/jgrfs-crash]}
 	case "$JGRFS" in /*) ;; *) JGRFS=$(pwd)/$JGRFS ;; esac
 	[ -x "$JGRFS" ] || it_fail "$JGRFS: not executable"
+	JGRFS_CRASH=${2:-}
+	if [ -n "$JGRFS_CRASH" ]; then
+		case "$JGRFS_CRASH" in /*) ;; *) JGRFS_CRASH=$(pwd)/$JGRFS_CRASH ;; esac
+		[ -x "$JGRFS_CRASH" ] || it_fail "$JGRFS_CRASH: not executable"
+	fi
 	[ -c /dev/fuse ] || it_skip "no /dev/fuse"
 	[ "$(id -u)" = 0 ] || it_skip "needs root (chown, loop devices, drop_caches)"
 	command -v fusermount3 >/dev/null || it_skip "no fusermount3"
@@ -93,9 +100,21 @@ it_mkfs() {
 }
 
 # it_mount [-o OPTS]: background mount; the output (with the recovery line) in $T/mount.log
+# The program to run with the faults of $IT_FAULTS when set (jgrfs-crash and
+# its options: IT_FAULTS="--powercut after=N" it_mount), else jgrfs.
+it_jg() {
+	if [ -n "${IT_FAULTS:-}" ]; then
+		[ -n "$JGRFS_CRASH" ] || it_fail "IT_FAULTS needs jgrfs-crash (second argument)"
+		# shellcheck disable=SC2086
+		"$JGRFS_CRASH" $IT_FAULTS "$@"
+	else
+		"$JGRFS" "$@"
+	fi
+}
+
 it_mount() {
 	# shellcheck disable=SC2086
-	"$JGRFS" mount "$@" $DEVS "$MNT" >"$T/mount.log" 2>&1 || {
+	it_jg mount "$@" $DEVS "$MNT" >"$T/mount.log" 2>&1 || {
 		cat "$T/mount.log"
 		it_fail "mount $*"
 	}

@@ -16,7 +16,7 @@
 # resumes it from its mark and finishes it.
 #
 # Last, a block no member can give back: the daemon is started with
-# JGRFS_BADBLOCKS (reads of chosen member blocks fail) on the data block of a
+# jgrfs-crash --badblocks (reads of chosen member blocks fail) on the data block of a
 # file and the parity block of its row; the scrub must name the file's block as
 # unreadable and finish.
 . "$(dirname "$0")/fuse_lib.sh"
@@ -28,7 +28,7 @@ mount_fg() {
 	local log=$1 i=0
 	shift
 	# shellcheck disable=SC2086
-	"$JGRFS" mount -f "$@" $DEVS "$MNT" >"$T/$log.log" 2>&1 &
+	it_jg mount -f "$@" $DEVS "$MNT" >"$T/$log.log" 2>&1 &
 	while ! grep -q " $MNT fuse" /proc/mounts; do
 		[ $i -lt 300 ] || { cat "$T/$log.log"; it_fail "mount ($log) did not come up"; }
 		sleep 0.1
@@ -219,7 +219,7 @@ AT=$(sed -n 's/.*scrub: resuming at row \([0-9]*\) of.*/\1/p' "$T/scrub5.log")
 "$JGRFS" scrub --cancel "$MNT" >/dev/null || it_fail "cancel the resumed scrub"
 it_unmount
 
-it_log "an unreadable block (JGRFS_BADBLOCKS: data and parity of one row) is named, the scrub goes on"
+it_log "an unreadable block (jgrfs-crash --badblocks: data and parity of one row) is named, the scrub goes on"
 B5=$(awk -F'\t' '$3 == "/dir/b.bin" && $2 == 5 { print $1 }' "$T/tags")
 # shellcheck disable=SC2086
 read -r DF DB < <(python3 "$FIND" --where "$B5" $DEVS)
@@ -237,7 +237,7 @@ EOF2
 )
 DI=$(basename "$DF" .img | tr -dc 0-9) PI=$(basename "$PF" .img | tr -dc 0-9)
 [ "$DI" != "$PI" ] || it_fail "data and parity on one member"
-JGRFS_BADBLOCKS="$DI:$DB,$PI:$DB" mount_fg scrub4
+IT_FAULTS="--badblocks $DI:$DB,$PI:$DB" mount_fg scrub4
 "$JGRFS" scrub --json "$MNT" >"$T/s4.json" 2>"$T/s4.err"
 rc=$?
 [ $rc = 1 ] || { cat "$T/s4.json" "$T/s4.err"; it_fail "scrub with an unreadable block: exit $rc, expected 1"; }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# tests/integration/install.sh MESON BUILD_ROOT JGRFS - what `meson install` puts
+# tests/integration/install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH - what `meson install` puts
 # where users look (issue 23): the man pages and the systemd units of the
 # monthly scrub, and pages that cannot drift from the code.
 #
@@ -21,14 +21,23 @@
 #      -o option of `jgrfs mount --help` is in jgrfs-mount.8. One direction
 #      only: a page may document more (the online scrub's options were
 #      documented ahead of its code).
+#   5. The installed jgrfs has no fault injection (issue 24): jgrfs-crash, the
+#      test program that has it, is not installed; the installed binary holds
+#      none of the names that switched faults on (JGRFS_POWERCUT,
+#      JGRFS_BADBLOCKS, JGRFS_OPOINTS, --powercut, --badblocks); and with those
+#      variables set it makes and reads an array as without them. The controls:
+#      jgrfs-crash given the same faults as options dies at the cut and fails
+#      the read (else this test could not see a fault at all).
 #
 # Needs no root and no FUSE. groff (groff-base, `make deps`) is required.
 set -eu
 
-MESON=${1:?usage: install.sh MESON BUILD_ROOT JGRFS}
-BUILD=${2:?usage: install.sh MESON BUILD_ROOT JGRFS}
-JG=${3:?usage: install.sh MESON BUILD_ROOT JGRFS}
+MESON=${1:?usage: install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH}
+BUILD=${2:?usage: install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH}
+JG=${3:?usage: install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH}
+JGC=${4:?usage: install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH}
 case $JG in /*) ;; *) JG=$PWD/$JG ;; esac
+case $JGC in /*) ;; *) JGC=$PWD/$JGC ;; esac
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 log() { echo "--- $*"; }
@@ -212,4 +221,51 @@ for cmd in cmds:
 print(f"{len(cmds)} commands, {checked} options and mount options checked")
 sys.exit(bad)
 EOF
+# 5. no fault injection in what is installed
+log "the installed jgrfs has no fault injection"
+grep -q 'jgrfs-crash' "$D/installed.json" && fail "meson installs jgrfs-crash, a test program"
+for name in JGRFS_POWERCUT JGRFS_BADBLOCKS JGRFS_OPOINTS -powercut -badblocks; do
+	grep -aq -- "$name" "$DEST$BIN" && fail "the installed jgrfs holds '$name'"
+done
+grep -aq -- '--powercut' "$JGC" || fail "the control: jgrfs-crash does not hold '--powercut'"
+# member files where O_DIRECT works (not tmpfs)
+F=
+for base in "${TMPDIR:-}" /var/tmp "$BUILD"; do
+	[ -n "$base" ] && [ -d "$base" ] && [ -w "$base" ] || continue
+	[ "$(stat -f -c %T "$base")" = tmpfs ] && continue
+	F=$(mktemp -d "$base/jgrfs-nofault.XXXXXX") && break
+done
+if [ -n "$F" ]; then
+	trap 'rm -rf "$D" "$F"' EXIT
+	M="$F/m0.img $F/m1.img $F/m2.img $F/m3.img"
+	# shellcheck disable=SC2086
+	truncate -s 64M $M
+	# a power cut at the first write and the superblocks unreadable, if it listened
+	export JGRFS_POWERCUT=after=1,seed=1 JGRFS_BADBLOCKS=0:0,1:0,2:0,3:0
+	rc=0
+	# shellcheck disable=SC2086
+	"$DEST$BIN" mkfs -l 5 $M >"$F/mkfs.out" 2>&1 || rc=$?
+	[ $rc = 0 ] || { cat "$F/mkfs.out" >&2; fail "jgrfs mkfs with JGRFS_POWERCUT set: exit $rc"; }
+	rc=0
+	# shellcheck disable=SC2086
+	"$DEST$BIN" fsck -n $M >"$F/fsck.out" 2>&1 || rc=$?
+	[ $rc = 0 ] || { cat "$F/fsck.out" >&2; fail "jgrfs fsck -n with JGRFS_BADBLOCKS set: exit $rc"; }
+	grep -q 'cannot read' "$F/fsck.out" &&
+		{ cat "$F/fsck.out" >&2; fail "jgrfs fsck -n with JGRFS_BADBLOCKS set failed a read"; }
+	unset JGRFS_POWERCUT JGRFS_BADBLOCKS
+	# the controls: the same faults as options of jgrfs-crash
+	rc=0
+	# shellcheck disable=SC2086
+	"$JGC" --badblocks 0:0,1:0,2:0,3:0 fsck -n $M >"$F/fsck.out" 2>&1 || rc=$?
+	grep -q 'cannot read member superblock' "$F/fsck.out" ||
+		{ cat "$F/fsck.out" >&2; fail "the control: jgrfs-crash --badblocks read the superblocks"; }
+	rc=0
+	# shellcheck disable=SC2086
+	"$JGC" --powercut after=1,seed=1 mkfs -f -l 5 $M >"$F/mkfs.out" 2>&1 || rc=$?
+	[ $rc = 137 ] || { cat "$F/mkfs.out" >&2; fail "the control: jgrfs-crash --powercut after=1 mkfs: exit $rc, not 137 (SIGKILL at the cut)"; }
+	log "JGRFS_POWERCUT and JGRFS_BADBLOCKS ignored; the controls (jgrfs-crash) fault"
+else
+	echo "SKIP (this part only): no directory outside tmpfs for the member files"
+fi
+
 echo "PASS"

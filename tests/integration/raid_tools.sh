@@ -17,8 +17,11 @@
 # Exit 77 (skip) when not root, as the other integration tests.
 set -eu
 
-JG=${1:?usage: raid_tools.sh PATH-TO-jgrfs}
+JG=${1:?usage: raid_tools.sh PATH-TO-jgrfs PATH-TO-jgrfs-crash}
 case $JG in /*) ;; *) JG=$PWD/$JG ;; esac
+# jgrfs with the fault options (--powercut): the power cut rounds
+JGC=${2:?usage: raid_tools.sh PATH-TO-jgrfs PATH-TO-jgrfs-crash}
+case $JGC in /*) ;; *) JGC=$PWD/$JGC ;; esac
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root"
 	exit 77
@@ -224,14 +227,14 @@ run "$JG" scrub e0new.img e1new.img e2.img e3.img
 expect_rc 0 "RAID6 scrub after rebuild"
 
 # power_cut_round N: mkfs on f0..f3, mount in data=declared with a power cut at
-# member write N (the daemon dies there, tools/cli.h JGRFS_POWERCUT), fsynced
+# member write N (the daemon dies there: jgrfs-crash --powercut), fsynced
 # files written until it comes; the ones whose dd returned are listed in done.N
 power_cut_round() {
 	rm -f f?.img f?new.img "done.$1"
 	truncate -s 128M $F
 	run "$JG" mkfs -l 5 $F
 	expect_rc 0 "mkfs for the power cut"
-	JGRFS_POWERCUT="after=$1,seed=$1,keep=50,tear,flushes" "$JG" mount $F mnt >mount.log 2>&1 ||
+	"$JGC" --powercut "after=$1,seed=$1,keep=50,tear,flushes" mount $F mnt >mount.log 2>&1 ||
 		{ cat mount.log >&2; fail "mount with a power cut"; }
 	mkdir -p "exp.$1"
 	i=0

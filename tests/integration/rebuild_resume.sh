@@ -4,7 +4,7 @@
 #
 # A volume of four members (RAID5, resync=bitmap) is filled through FUSE and
 # unmounted; member 1 is then lost. `jgrfs rebuild --new` onto a new file is
-# cut by a simulated power failure (JGRFS_POWERCUT: the fault layer under every
+# cut by a simulated power failure (jgrfs-crash --powercut: the fault layer under every
 # member, the new one too, drops the writes from the N-th on, keeps or reverts
 # each write not yet flushed, and kills the process) at a spread of write
 # positions. After each cut:
@@ -18,7 +18,7 @@
 # in the background, status reaches healthy, every file reads back right, and
 # fsck -n is clean. The test fails unless some cut resumed past row 0.
 #
-#   rebuild_resume.sh PATH/TO/jgrfs
+#   rebuild_resume.sh PATH/TO/jgrfs PATH/TO/jgrfs-crash
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 
@@ -58,7 +58,7 @@ resumed_past_0=0
 daemon_done=0
 for n in 2 5 9 14 20 27 35 44 60 80 100 130 160 190 230 270; do
 	restore
-	JGRFS_POWERCUT="after=$n,seed=$n" "$JGRFS" rebuild --new "$T/new1.img" \
+	IT_FAULTS="--powercut after=$n,seed=$n" it_jg rebuild --new "$T/new1.img" \
 		"$T/disk0.img" "$T/disk2.img" "$T/disk3.img" >"$T/cut.log" 2>&1
 	rc=$?
 	if [ $rc = 0 ]; then

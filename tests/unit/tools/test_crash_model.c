@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "../../../tools/crash.h"
+#include "../../../tools/crash/crash.h"
 
 struct fixture {
 	char dir[64];

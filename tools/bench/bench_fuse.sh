@@ -1,0 +1,264 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# tools/bench/bench_fuse.sh - jgrfs through its FUSE mount against fuse2fs and kernel
+# btrfs, with fio. Prints figures; asserts nothing (speed lives in benchmarks).
+#
+#   sudo tools/bench/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS]
+#                            [-w LIST] [-o MOUNT_OPTIONS] PATH/TO/jgrfs
+#
+#   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
+#   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
+#   -r N     N rounds, each filesystem once per round (default 1), each round
+#            starting one filesystem further (a multiple of the number of
+#            filesystems puts each in every position alike); with more than
+#            one, the medians and the median of the per-round ratios
+#
+#   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
+#   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),
+#            through Debian's fuse2fs: the same FUSE path, a mature filesystem
+#   btrfs    kernel btrfs RAID5 (data and metadata) over 4 loop devices of
+#            MEMBER_SIZE: a reference without FUSE
+#   passthrough  libfuse's passthrough_ll example (built from libfuse3-dev's
+#            examples, with the kernel writeback cache as jgrfs) over a directory
+#            of the same disk: the FUSE ceiling, no RAID, no journal
+#
+# Workloads: sequential 1 MiB writes (end fsync) and reads (cold cache), 4 KiB
+# random writes each followed by fsync, 10,000 creates of 4 KiB files. Use an
+# optimised build (make release) for figures worth quoting.
+set -u
+
+size=1G
+dir=/var/tmp
+secs=15
+which=jgrfs,fuse2fs,btrfs,passthrough
+mopts=""
+rounds=1
+while getopts "s:d:t:w:o:r:h" opt; do
+	case $opt in
+	s) size=$OPTARG ;;
+	d) dir=$OPTARG ;;
+	t) secs=$OPTARG ;;
+	w) which=$OPTARG ;;
+	o) mopts="-o $OPTARG" ;;
+	r) rounds=$OPTARG ;;
+	*) sed -n '4,27p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+jgrfs=${1:?usage: bench_fuse.sh [-s SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS] PATH/TO/jgrfs}
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_fuse: -r wants a count of rounds, not '$rounds'" >&2; exit 2; }
+case "$jgrfs" in /*) ;; *) jgrfs=$(pwd)/$jgrfs ;; esac
+[ "$(id -u)" = 0 ] || { echo "bench_fuse: needs root (loop devices, btrfs, drop_caches)" >&2; exit 1; }
+for p in fio python3 fusermount3; do
+	command -v $p >/dev/null || { echo "bench_fuse: $p missing" >&2; exit 1; }
+done
+
+W=$(mktemp -d "$dir/jgrfs-bench.XXXXXX") || exit 1
+MNT=$W/mnt
+mkdir "$MNT"
+LOOPS=""
+cleanup() {
+	set +e
+	if grep -q " $MNT " /proc/mounts; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null
+		sleep 1
+	fi
+	for l in $LOOPS; do losetup -d "$l" 2>/dev/null; done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+# wanted NAME: is NAME in the -w list
+wanted() { [[ ",$which," == *",$1,"* ]]; }
+
+bytes=$(numfmt --from=iec "$size")
+seq_bytes=$((bytes / 2))	# the sequential file: half a member's worth
+rand_bytes=$((64 << 20))
+
+# fio_run NAME ARGS...: one job; prints "bw_MiBps iops"
+fio_run() {
+	local name=$1
+	shift
+	fio --name="$name" --output-format=json --ioengine=psync "$@" >"$W/fio.json" 2>"$W/fio.err" ||
+		{ cat "$W/fio.err" >&2; echo "0 0"; return; }
+	python3 - "$W/fio.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+side = j["write"] if j["write"]["io_bytes"] else j["read"]
+print("%.1f %.0f" % (side["bw_bytes"] / 2**20, side["iops"]))
+PY
+}
+
+# creates DIR N: N files of 4 KiB, then one syncfs; prints files/s
+creates() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+buf = b"x" * 4096
+t = time.monotonic()
+for i in range(n):
+    fd = os.open(os.path.join(d, "f%05d" % i), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+    os.write(fd, buf)
+    os.close(fd)
+fd = os.open(d, os.O_RDONLY)
+os.fsync(fd)
+os.close(fd)
+os.sync()
+print("%.0f" % (n / (time.monotonic() - t)))
+PY
+}
+
+# workload LABEL: runs every workload on $MNT; appends "LABEL sw sr rw cr" to results
+workload() {
+	local sw sr rw cr
+	echo "  $1: sequential write" >&2
+	sw=$(fio_run seqw --filename="$MNT/seq" --rw=write --bs=1M --size=$seq_bytes --end_fsync=1)
+	echo 3 >/proc/sys/vm/drop_caches
+	echo "  $1: sequential read" >&2
+	sr=$(fio_run seqr --filename="$MNT/seq" --rw=read --bs=1M --size=$seq_bytes)
+	echo "  $1: 4K random write + fsync (${secs}s)" >&2
+	rw=$(fio_run randw --filename="$MNT/rand" --rw=randwrite --bs=4k --size=$rand_bytes --fsync=1 \
+		--time_based --runtime="$secs" --randrepeat=1 --randseed=42)
+	echo "  $1: 10000 creates" >&2
+	cr=$(creates "$MNT/small" 10000)
+	echo "$1 $round ${sw% *} ${sr% *} ${rw#* } $cr" >>"$W/results"
+}
+
+: >"$W/results"
+
+run_jgrfs() {
+	echo "jgrfs: RAID5 over 4 x $size files" >&2
+	for i in 0 1 2 3; do truncate -s "$size" "$W/d$i.img"; done
+	"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
+	# shellcheck disable=SC2086
+	"$jgrfs" mount $mopts "$W"/d[0-3].img "$MNT" || exit 1
+	workload jgrfs
+	fusermount3 -u "$MNT"
+	sleep 2
+	rm -f "$W"/d[0-3].img
+}
+
+run_fuse2fs() {
+	echo "fuse2fs: ext4 image of $((bytes * 3 / 1048576)) MiB" >&2
+	truncate -s $((bytes * 3)) "$W/ext4.img"
+	mkfs.ext4 -q -F "$W/ext4.img"
+	fuse2fs -o rw "$W/ext4.img" "$MNT" >/dev/null 2>&1 || echo "bench_fuse: fuse2fs mount failed" >&2
+	if grep -q " $MNT " /proc/mounts; then
+		workload fuse2fs
+		fusermount3 -u "$MNT"
+		sleep 2
+	fi
+	rm -f "$W/ext4.img"
+}
+
+run_btrfs() {
+	echo "btrfs: kernel RAID5 over 4 loop devices of $size" >&2
+	devs=""
+	for i in 0 1 2 3; do
+		truncate -s "$size" "$W/b$i.img"
+		l=$(losetup -f --show "$W/b$i.img") || break
+		LOOPS="$LOOPS $l"
+		devs="$devs $l"
+	done
+	# without udev the kernel learns the other members from device= options
+	# shellcheck disable=SC2086
+	set -- $devs
+	opts=$(printf 'device=%s,' "$@")
+	if mkfs.btrfs -q -f -d raid5 -m raid5 "$@" >/dev/null 2>&1 &&
+	   mount -t btrfs -o "${opts%,}" "$1" "$MNT"; then
+		# shellcheck disable=SC2086
+		workload btrfs-raid5
+		umount "$MNT"
+	else
+		echo "bench_fuse: btrfs raid5 could not be made" >&2
+	fi
+	for l in $LOOPS; do losetup -d "$l"; done
+	LOOPS=""
+	rm -f "$W"/b[0-3].img
+}
+
+run_passthrough() {
+	echo "passthrough: libfuse passthrough_ll over $dir" >&2
+	mkdir "$W/pt"
+	if "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"; then
+		workload passthrough
+		fusermount3 -u "$MNT"
+		sleep 1
+	else
+		echo "bench_fuse: passthrough_ll mount failed" >&2
+	fi
+	rm -rf "$W/pt"
+}
+
+ptsrc=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
+have_pt=false
+if wanted passthrough; then
+	# shellcheck disable=SC2046
+	if [ -r "$ptsrc" ] && command -v cc >/dev/null &&
+	   cc -O2 -o "$W/passthrough_ll" "$ptsrc" $(pkg-config --cflags --libs fuse3) 2>"$W/cc.err"; then
+		have_pt=true
+	else
+		echo "bench_fuse: passthrough_ll not built (libfuse3-dev examples and cc needed)" >&2
+	fi
+fi
+
+# the filesystems take turns, round after round: the machine's drift hits all
+# alike; and each round starts one further along the list, so that none always
+# runs first (the first run of a round was the slowest for whichever ran it)
+runners=()
+if wanted jgrfs; then
+	runners+=(run_jgrfs)
+fi
+if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
+	runners+=(run_fuse2fs)
+fi
+if wanted btrfs && grep -qw btrfs /proc/filesystems && command -v mkfs.btrfs >/dev/null; then
+	runners+=(run_btrfs)
+fi
+if $have_pt; then
+	runners+=(run_passthrough)
+fi
+[ ${#runners[@]} -gt 0 ] || { echo "bench_fuse: nothing to run" >&2; exit 1; }
+for round in $(seq "$rounds"); do
+	[ "$rounds" -gt 1 ] && echo "round $round of $rounds" >&2
+	k=$(((round - 1) % ${#runners[@]}))
+	for run in "${runners[@]:k}" "${runners[@]:0:k}"; do
+		"$run"
+	done
+done
+
+python3 - "$W/results" <<'PY'
+import statistics, sys
+res = {}  # name -> {round: [sw, sr, rw, cr]}
+for l in open(sys.argv[1]):
+    f = l.split()
+    if f:
+        res.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:]]
+cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s"]
+many = any(len(r) > 1 for r in res.values())
+def row(label, vals):
+    print("%-26s" % label + "".join("%21s" % v for v in vals))
+row("", cols)
+for name, rounds in res.items():
+    for r in sorted(rounds) if many else ():
+        row("%s #%d" % (name, r), ["%.1f" % x for x in rounds[r]])
+    row(name + (" median" if many else ""),
+        ["%.1f" % statistics.median(v[k] for v in rounds.values()) for k in range(4)])
+j = res.get("jgrfs")
+for ref in ("fuse2fs", "btrfs-raid5", "passthrough"):
+    if not j or ref not in res:
+        continue
+    both = [r for r in sorted(j) if r in res[ref]]
+    ratios = [[a / b if b else None for a, b in zip(j[r], res[ref][r])] for r in both]
+    label = "jgrfs/" + ref.split("-")[0]
+    for r, v in zip(both, ratios) if many else ():
+        row("%s #%d" % (label, r), ["%.2fx" % x if x else "-" for x in v])
+    med = []
+    for k in range(4):
+        xs = [v[k] for v in ratios if v[k]]
+        med.append("%.2fx" % statistics.median(xs) if xs else "-")
+    row(label + (" median" if many else ""), med)
+PY

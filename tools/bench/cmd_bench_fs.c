@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/bench/cmd_bench_fs.c - `jgrfs bench fs`: the filesystem's throughput
+ * in-process (fs.h, no FUSE), per data mode.
+ *
+ *	jgrfs bench fs [--dir DIR] [--size SIZE] [--file-size SIZE] [--modes LIST]
+ *
+ * Over a RAID5 array of 4 member files (of --size each, in a fresh directory
+ * under --dir, default the current one: O_DIRECT needs a real filesystem), for
+ * each data mode a new filesystem is made and measured:
+ *   seq write   --file-size in 1 MiB writes, then fsync
+ *   seq read    the same file after a remount (cold cache), 1 MiB reads
+ *   rand 4K     4 KiB writes at random block offsets of the file, fsync after each
+ *   creates     empty files created in one directory, then syncfs
+ * The commit thread runs with its default interval, as in the daemon. Figures
+ * are one run each; this is a command a person runs, never a timed test.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../cli/cli.h"
+#include "../cli/cmds.h"
+#include "../cli/raidcli.h"
+#include "jgrfs/fs.h"
+#include "jgrfs/raid.h"
+
+#define BF_MEMBERS 4
+#define BF_IO (1u << 20)
+
+static const char cmd_bench_fs_help[] =
+	"usage: jgrfs bench fs [options]\n"
+	"\n"
+	"Measure the filesystem in-process over a RAID5 array of 4 member files, once\n"
+	"per data mode: sequential write and read MB/s, 4 KiB random writes with fsync\n"
+	"per second, files created per second.\n"
+	"\n"
+	"options:\n"
+	"  -d, --dir DIR          where the member files go (default: current directory)\n"
+	"  -s, --size SIZE        size of each member file (default 1G)\n"
+	"  -f, --file-size SIZE   sequential file size (default 256M)\n"
+	"  -r, --rand-ops N       random 4 KiB fsync'd writes (default 300)\n"
+	"  -c, --creates N        files created (default 5000)\n"
+	"  -m, --modes LIST       comma-separated data modes (default all four)\n"
+	"  -h, --help             this text\n";
+
+struct bf_result {
+	double write_mbs, read_mbs, rand_iops, creates_s;
+};
+
+static int bf_run_mode(struct raid_array *a, enum jnl_data_mode mode, uint64_t file_bytes,
+		       unsigned int rand_ops, unsigned int creates, struct bf_result *r)
+{
+	struct fs_mount_opts mo = { .data_mode = mode };
+	struct fs_mkfs_opts mk = { .force = true };
+	struct blk_dev *dev = raid_array_dev(a);
+	uint8_t *buf = jg_alloc_blocks(BF_IO / JG_BLOCK_SIZE);
+	uint64_t seed = 0x62656e6366730001ull;
+	struct fs_attr at, dir;
+	struct fs *fs = NULL;
+	double t0;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < BF_IO; i++)
+		buf[i] = (uint8_t)(i * 131 + 7);
+	rc = fs_mkfs(dev, &mk);
+	if (!rc)
+		rc = fs_mount(dev, &mo, &fs);
+	if (!rc)
+		rc = fs_mknod(fs, FS_ROOT_INO, "seq", 0100644, 0, 0, 0, &at);
+	if (rc)
+		goto out;
+	t0 = jg_now_seconds();
+	for (uint64_t off = 0; off < file_bytes && !rc; off += BF_IO) {
+		ssize_t n = fs_write(fs, at.ino, off, BF_IO, buf);
+
+		rc = n == BF_IO ? 0 : n < 0 ? (int)n : -EIO;
+	}
+	if (!rc)
+		rc = fs_fsync(fs, at.ino, false);
+	if (rc)
+		goto out;
+	r->write_mbs = file_bytes / 1e6 / (jg_now_seconds() - t0);
+	rc = fs_unmount(fs);
+	fs = NULL;
+	if (!rc)
+		rc = fs_mount(dev, &mo, &fs);
+	if (rc)
+		goto out;
+	t0 = jg_now_seconds();
+	for (uint64_t off = 0; off < file_bytes && !rc; off += BF_IO) {
+		ssize_t n = fs_read(fs, at.ino, off, BF_IO, buf);
+
+		rc = n == BF_IO ? 0 : n < 0 ? (int)n : -EIO;
+	}
+	if (rc)
+		goto out;
+	r->read_mbs = file_bytes / 1e6 / (jg_now_seconds() - t0);
+	t0 = jg_now_seconds();
+	for (unsigned int i = 0; i < rand_ops && !rc; i++) {
+		ssize_t n;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		n = fs_write(fs, at.ino, (seed >> 20) % (file_bytes / JG_BLOCK_SIZE) * JG_BLOCK_SIZE,
+			     JG_BLOCK_SIZE, buf);
+		rc = n == JG_BLOCK_SIZE ? fs_fsync(fs, at.ino, false) : n < 0 ? (int)n : -EIO;
+	}
+	if (rc)
+		goto out;
+	r->rand_iops = rand_ops / (jg_now_seconds() - t0);
+	rc = fs_mkdir(fs, FS_ROOT_INO, "many", 0755, 0, 0, &dir);
+	t0 = jg_now_seconds();
+	for (unsigned int i = 0; i < creates && !rc; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "file-%u", i);
+		rc = fs_mknod(fs, dir.ino, name, 0100644, 0, 0, 0, NULL);
+	}
+	if (!rc)
+		rc = fs_sync(fs);
+	if (!rc)
+		r->creates_s = creates / (jg_now_seconds() - t0);
+out:
+	if (fs) {
+		int rc2 = fs_unmount(fs);
+
+		rc = rc ?: rc2;
+	}
+	free(buf);
+	return rc;
+}
+
+int cmd_bench_fs(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "size", required_argument, NULL, 's' },
+		{ "file-size", required_argument, NULL, 'f' },
+		{ "rand-ops", required_argument, NULL, 'r' },
+		{ "creates", required_argument, NULL, 'c' },
+		{ "modes", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = ".", *modes = "writeback,ordered,journal,declared";
+	uint64_t member_bytes = 1ull << 30, file_bytes = 256ull << 20, v;
+	unsigned int rand_ops = 300, creates = 5000;
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
+	struct raid_assemble_cfg acfg = { 0 };
+	struct blk_dev *devs[BF_MEMBERS];
+	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[128], *save, *tok;
+	struct raid_array *a = NULL;
+	int opt, rc = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "d:s:f:r:c:m:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			dir = optarg;
+			break;
+		case 's':
+			if (cli_parse_size(optarg, &member_bytes) || member_bytes < (64u << 20))
+				return cli_err("bad member size '%s' (at least 64M)", optarg);
+			break;
+		case 'f':
+			if (cli_parse_size(optarg, &file_bytes) || file_bytes < BF_IO)
+				return cli_err("bad file size '%s'", optarg);
+			file_bytes -= file_bytes % BF_IO;
+			break;
+		case 'r':
+			if (cli_parse_u64(optarg, 1000000, &v) || !v)
+				return cli_err("bad count '%s'", optarg);
+			rand_ops = (unsigned int)v;
+			break;
+		case 'c':
+			if (cli_parse_u64(optarg, 10000000, &v) || !v)
+				return cli_err("bad count '%s'", optarg);
+			creates = (unsigned int)v;
+			break;
+		case 'm':
+			modes = optarg;
+			break;
+		case 'h':
+			fputs(cmd_bench_fs_help, stdout);
+			return 0;
+		default:
+			fputs(cmd_bench_fs_help, stderr);
+			return 1;
+		}
+	}
+	if (file_bytes * 2 > member_bytes * (BF_MEMBERS - 1))
+		return cli_err("--file-size too large for the array");
+	snprintf(tmpl, sizeof(tmpl), "%s/jgrfs-bench-fs-XXXXXX", dir);
+	if (!mkdtemp(tmpl))
+		return cli_err("cannot create a directory under %s: %s", dir, strerror(errno));
+	for (int i = 0; i < BF_MEMBERS; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/m%d.img", tmpl, i);
+		pp[i] = paths[i];
+	}
+	rc = cli_open_members(pp, BF_MEMBERS, member_bytes, devs);
+	if (rc)
+		goto out_rm;
+	rc = raid_create(devs, BF_MEMBERS, &cfg, true);
+	if (!rc)
+		rc = raid_assemble(devs, BF_MEMBERS, &acfg, &a);
+	if (rc) {
+		cli_err("cannot create the array: %s", strerror(-rc));
+		cli_close_members(devs, BF_MEMBERS);
+		goto out_rm;
+	}
+	printf("jgrfs bench fs: RAID5 over %d member files of %llu MiB in %s (io_uring, O_DIRECT)\n",
+	       BF_MEMBERS, (unsigned long long)(member_bytes >> 20), tmpl);
+	printf("sequential file %llu MiB in 1 MiB calls; %u random 4 KiB writes with fsync; "
+	       "%u creates\n\n", (unsigned long long)(file_bytes >> 20), rand_ops, creates);
+	printf("%-10s %14s %14s %16s %14s\n", "mode", "seq write MB/s", "seq read MB/s",
+	       "4K fsync writes/s", "creates/s");
+	snprintf(mlist, sizeof(mlist), "%s", modes);
+	for (tok = strtok_r(mlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum jnl_data_mode m;
+		struct bf_result r = { 0 };
+
+		if (jnl_data_mode_parse(tok, &m)) {
+			rc = cli_err("unknown data mode '%s'", tok);
+			break;
+		}
+		rc = bf_run_mode(a, m, file_bytes, rand_ops, creates, &r);
+		if (rc) {
+			cli_err("mode %s failed: %s", tok, strerror(-rc));
+			break;
+		}
+		printf("%-10s %14.1f %14.1f %16.1f %14.0f\n", tok, r.write_mbs, r.read_mbs,
+		       r.rand_iops, r.creates_s);
+		fflush(stdout);
+	}
+	raidcli_stop(a, devs, BF_MEMBERS);
+out_rm:
+	for (int i = 0; i < BF_MEMBERS; i++)
+		unlink(paths[i]);
+	rmdir(tmpl);
+	return rc ? 2 : 0;
+}

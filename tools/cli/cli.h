@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/cli/cli.h - what every subcommand of the jgrfs program shares: the command
+ * table, error messages, sizes, member devices, progress display.
+ */
+#ifndef JGRFS_TOOLS_CLI_H
+#define JGRFS_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <getopt.h>
+#include <stdint.h>
+
+#include "jgrfs/blkreq.h"
+
+/* A subcommand: "create", or "bench raid" (two words) for benchmarks. */
+struct cli_cmd {
+	const char *name;
+	const char *summary;	/* one line for `jgrfs --help` */
+	int (*main)(int argc, char **argv); /* argv[0] is the subcommand's name */
+};
+
+/* The name used in messages: "jgrfs create", set by the dispatcher. */
+extern const char *cli_prog;
+
+/*
+ * The program's main: `@argv[0] <command> [options]` runs the command of @cmds
+ * (terminated by a zero entry) named by argv[1] (argv[1] argv[2] for two
+ * words), and mkfs.jgrfs / fsck.jgrfs by the name called. Returns the exit code.
+ */
+int cli_main(const struct cli_cmd *cmds, int argc, char **argv);
+
+/* "jgrfs create: <message>" on stderr. Returns 1, for `return cli_err(...)`. */
+int cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse "4096", "64K", "1M", "4G", "2T" (powers of 1024) into bytes; -EINVAL when bad. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+/* Parse an unsigned decimal; -EINVAL when bad or above @max. */
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/*
+ * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
+ * files are created sparse at that size. On failure prints which path and why,
+ * closes what it opened, returns the negative errno. When cli_member_hook is
+ * set, its wrap() then puts its layer over the members.
+ */
+int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
+void cli_close_members(struct blk_dev **devs, int n);
+
+/*
+ * A layer over the members of each cli_open_members(), for the crash harness
+ * only: NULL in the installed jgrfs, which has no way to switch a fault on;
+ * jgrfs-crash (tools/crash/faults.h) sets it from its command line.
+ *   wrap    over the @n members just opened: may replace devs[i] by a device
+ *           over it. On failure prints why and returns -errno, each devs[i]
+ *           wrapped or not: cli_close_members() releases either.
+ *   unwrap  called by cli_close_members() once it has closed devs[0..n) (or
+ *           the array did): closes what wrap put below them.
+ */
+struct cli_member_hook {
+	int (*wrap)(struct blk_dev **devs, int n);
+	void (*unwrap)(int n);
+};
+extern const struct cli_member_hook *cli_member_hook;
+
+/* Progress on stderr when it is a terminal, else a line every 10%: "label: 42% (done/total)". */
+int cli_progress(void *label, uint64_t done, uint64_t total);
+/* End a progress display (newline on a terminal). */
+void cli_progress_done(void *label);
+
+/* Format @bytes as "1.5 GiB" into @buf. */
+const char *cli_human_bytes(uint64_t bytes, char *buf, int len);
+
+/*
+ * The array options shared by `jgrfs create` and `jgrfs mkfs`:
+ *   -l, --level 4|5|6          (default 5)
+ *   -c, --chunk SIZE           chunk size, 4K..4M, power of two (default 64K)
+ *   -r, --resync POLICY        full|bitmap|journal|off (default journal)
+ *   -b, --bitmap-region SIZE   array data per bitmap bit (default 64M)
+ *   -s, --size SIZE            per member; creates missing member files sparse
+ *   -S, --spare DEV            a hot spare (repeatable, up to RAID_MAX_SPARES)
+ * cli_raid_opts_init() sets the defaults; cli_raid_opt() takes one option found
+ * by getopt_long with cli_raid_longopts (0 when taken, 1 when not ours, -EINVAL
+ * with a message when its value is bad).
+ */
+struct raid_create_cfg;
+struct cli_raid_opts {
+	struct raid_create_cfg *cfg;
+	uint64_t size_bytes;	/* --size, 0 when not given */
+	char *spares[8];	/* --spare paths (argv strings), RAID_MAX_SPARES at most */
+	unsigned int nspares;
+};
+#define CLI_RAID_SHORTOPTS "l:c:r:b:s:S:"
+#define CLI_RAID_HELP \
+	"  -l, --level N            RAID level 4, 5 or 6 (default 5)\n" \
+	"  -c, --chunk SIZE         chunk size, 4K to 4M, a power of two (default 64K)\n" \
+	"  -r, --resync POLICY      crash protection: journal (default), bitmap, full, or\n" \
+	"                           off (UNSAFE: no resync after a crash; for tests)\n" \
+	"  -b, --bitmap-region SIZE array data covered by one bitmap bit (default 64M)\n" \
+	"  -s, --size SIZE          use SIZE of each member; creates missing member files\n" \
+	"                           sparse at that size\n" \
+	"  -S, --spare DEV          a hot spare (repeatable, up to 8): a member that fails\n" \
+	"                           is rebuilt onto it by the mounted volume, no command\n" \
+	"                           needed; give it with the members to jgrfs mount\n" \
+	"      --assume-clean       the members hold zeros (new disks, discarded SSDs): no\n" \
+	"                           initial sync. Without it, a new array is usable at\n" \
+	"                           once and the mounted volume syncs its parity in the\n" \
+	"                           background; member files this command creates, or\n" \
+	"                           finds with no block allocated, hold zeros: none\n"
+#define CLI_OPT_ASSUME_CLEAN 0x100 /* no short form (mdadm's --assume-clean) */
+extern const struct option cli_raid_longopts[]; /* terminated by a zero entry */
+void cli_raid_opts_init(struct cli_raid_opts *o, struct raid_create_cfg *cfg);
+int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg);
+
+#endif /* JGRFS_TOOLS_CLI_H */

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/cmd_fsck.c - `jgrfs fsck` (also fsck.jgrfs): check, and with -y repair,
+ * the filesystem on an array.
+ *
+ *	jgrfs fsck [-n|-y] [-v] DEV...
+ *
+ * The array is assembled read-only and without its recovery resync for -n (the
+ * check never writes: the journal is replayed in memory), normally for -y. Then
+ * fs_fsck() replays the journal with resync-all on and checks every structure.
+ * Exit status as e2fsck: 0 clean, 1 problems repaired, 4 problems left, 8 an
+ * operational error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "raidcli.h"
+#include "jgrfs/fs.h"
+#include "jgrfs/raid.h"
+
+static const char cmd_fsck_help[] =
+	"usage: jgrfs fsck [-n|-y] [-v] DEV...\n"
+	"       fsck.jgrfs [-n|-y] [-v] DEV...\n"
+	"\n"
+	"Check the jgrfs filesystem on the array of member devices DEV: replay its\n"
+	"journal (every stripe it reads resynced first), then bitmaps against what the\n"
+	"inodes use, link counts, directory structure and connectivity, sizes, blocks\n"
+	"out of range or claimed twice, the orphan list. The volume must not be mounted.\n"
+	"\n"
+	"options:\n"
+	"  -n        only report; never write (the default)\n"
+	"  -y        repair every problem found\n"
+	"  -p        as -y (e2fsck's \"preen\")\n"
+	"  -v        print a summary of what was checked\n"
+	"  -h        this text\n"
+	"\n"
+	"exit status: 0 clean, 1 problems repaired, 4 problems left unrepaired,\n"
+	"8 operational error (the array or filesystem could not be opened)\n";
+
+int cmd_fsck(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct raid_assemble_cfg acfg = { 0 };
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct fsck_opts fo = { 0 };
+	struct fsck_report rep;
+	struct raid_array *a = NULL;
+	int opt, n, rc, rc2;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "nyvhp", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			fo.repair = false;
+			break;
+		case 'y':
+		case 'p':
+			fo.repair = true;
+			break;
+		case 'v':
+			fo.verbose = true;
+			break;
+		case 'h':
+			fputs(cmd_fsck_help, stdout);
+			return 0;
+		default:
+			fputs(cmd_fsck_help, stderr);
+			return 8;
+		}
+	}
+	n = argc - optind;
+	if (n < 1) {
+		cli_err("no member devices given");
+		fputs(cmd_fsck_help, stderr);
+		return 8;
+	}
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n), 8;
+	acfg.readonly = !fo.repair;
+	acfg.no_resync = !fo.repair;
+	rc = raidcli_assemble(argv + optind, n, &acfg, devs, &a);
+	if (rc)
+		return 8;
+	rc = fs_fsck(raid_array_dev(a), &fo, &rep);
+	if (rep.recovery.transactions_replayed)
+		printf("journal: %llu transactions replayed (%llu blocks, %llu revoked)%s\n",
+		       (unsigned long long)rep.recovery.transactions_replayed,
+		       (unsigned long long)rep.recovery.blocks_replayed,
+		       (unsigned long long)rep.recovery.blocks_revoked,
+		       fo.repair ? "" : " in memory");
+	if (rc < 8)
+		printf("%s: %llu inodes, %llu directories, %llu blocks in use; "
+		       "%llu problems found, %llu repaired\n",
+		       rc == 0 ? "clean" : rc == 1 ? "repaired" : "PROBLEMS LEFT",
+		       (unsigned long long)rep.inodes_checked, (unsigned long long)rep.dirs_checked,
+		       (unsigned long long)rep.blocks_used, (unsigned long long)rep.problems_found,
+		       (unsigned long long)rep.problems_fixed);
+	rc2 = raidcli_stop(a, devs, n);
+	if (rc2 && fo.repair) {
+		cli_err("stopping the array failed: %s", strerror(-rc2));
+		return 8;
+	}
+	return rc;
+}

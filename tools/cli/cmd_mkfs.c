@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/cmd_mkfs.c - `jgrfs mkfs` (also mkfs.jgrfs): create the array over the
+ * member devices and a filesystem on it.
+ *
+ *	jgrfs mkfs [array options] [--force] [--journal-size SIZE] [--label L] DEV...
+ *
+ * raid_create() writes the member superblocks (refusing members of an existing
+ * array unless --force), raid_assemble() brings the new array up, fs_mkfs()
+ * writes the filesystem on it (refusing an existing filesystem unless --force),
+ * raid_stop() marks the array clean.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "raidcli.h"
+#include "jgrfs/fs.h"
+#include "jgrfs/raid.h"
+
+static const char cmd_mkfs_help[] =
+	"usage: jgrfs mkfs [options] DEV...\n"
+	"       mkfs.jgrfs [options] DEV...\n"
+	"\n"
+	"Create a RAID4/5/6 array over the member files or block devices DEV and a\n"
+	"jgrfs filesystem on it (with its journal inside). Members that belong to an\n"
+	"array, or an array that holds a filesystem, are refused unless --force.\n"
+	"\n"
+	"options:\n"
+	CLI_RAID_HELP
+	"  -f, --force              overwrite an existing array and filesystem\n"
+	"  -J, --journal-size SIZE  journal size (default: 1/64 of the array, 16M to 1G;\n"
+	"                           at least 8M: a small one checkpoints all the time)\n"
+	"  -L, --label LABEL        filesystem label, up to 63 bytes\n"
+	"  -i, --inode-ratio BYTES  bytes of space per inode (default 16K)\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"example:\n"
+	"  jgrfs mkfs --size 1G -L data d0.img d1.img d2.img d3.img\n"
+	"\n"
+	"exit status: 0 created, 1 bad options, 2 the array or filesystem could not be created\n";
+
+int cmd_mkfs(int argc, char **argv)
+{
+	static const struct option extra[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "journal-size", required_argument, NULL, 'J' },
+		{ "label", required_argument, NULL, 'L' },
+		{ "inode-ratio", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fs_mkfs_opts fo = { 0 };
+	struct raid_assemble_cfg acfg = { 0 };
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct option longopts[32];
+	struct raid_create_cfg cfg;
+	struct cli_raid_opts ro;
+	struct raid_array *a = NULL;
+	struct fs_statfs st;
+	uint64_t v;
+	char hb[32];
+	int opt, n, rc;
+
+	raidcli_longopts(longopts, 32, extra);
+	cli_raid_opts_init(&ro, &cfg);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fJ:L:i:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			fo.force = true;
+			break;
+		case 'J':
+			/* fs_mkfs's floor: the largest handle fits a quarter of the log */
+			if (cli_parse_size(optarg, &v) || v / JG_BLOCK_SIZE < 2 * JNL_MIN_BLOCKS)
+				return cli_err("bad journal size '%s' (at least %uK: %u blocks)", optarg,
+					       2 * JNL_MIN_BLOCKS * (JG_BLOCK_SIZE / 1024),
+					       2 * JNL_MIN_BLOCKS);
+			fo.journal_blocks = v / JG_BLOCK_SIZE;
+			break;
+		case 'L':
+			if (strlen(optarg) > 63)
+				return cli_err("label longer than 63 bytes");
+			fo.label = optarg;
+			break;
+		case 'i':
+			if (cli_parse_size(optarg, &v) || v < 4096 || v > (1u << 30))
+				return cli_err("bad inode ratio '%s' (4K to 1G)", optarg);
+			fo.inode_ratio = (uint32_t)v;
+			break;
+		case 'h':
+			fputs(cmd_mkfs_help, stdout);
+			return 0;
+		default:
+			rc = cli_raid_opt(&ro, opt, optarg);
+			if (rc < 0)
+				return 1;
+			if (rc > 0) {
+				fputs(cmd_mkfs_help, stderr);
+				return 1;
+			}
+		}
+	}
+	n = argc - optind;
+	if (n < 1) {
+		cli_err("no member devices given");
+		fputs(cmd_mkfs_help, stderr);
+		return 1;
+	}
+	rc = raidcli_create(argv + optind, n, &ro, fo.force, devs);
+	if (rc)
+		return rc;
+	rc = raid_assemble(devs, (unsigned int)n, &acfg, &a);
+	if (rc) {
+		cli_err("array created, but it does not assemble: %s", raidcli_assemble_why(rc));
+		cli_close_members(devs, n);
+		return 2;
+	}
+	rc = fs_mkfs(raid_array_dev(a), &fo);
+	if (rc == -EEXIST)
+		cli_err("the array holds a jgrfs filesystem; use --force to overwrite it");
+	else if (rc)
+		cli_err("cannot write the filesystem: %s", strerror(-rc));
+	if (!rc) {
+		struct fs_mount_opts mo = { .readonly = true, .no_commit_thread = true };
+		struct fs *fs;
+
+		/* report what a mount will see */
+		if (!fs_mount(raid_array_dev(a), &mo, &fs)) {
+			fs_statfs(fs, &st);
+			printf("jgrfs filesystem: %s, %llu blocks of 4 KiB, %llu inodes%s%s\n",
+			       cli_human_bytes(st.blocks * st.block_size, hb, sizeof(hb)),
+			       (unsigned long long)st.blocks, (unsigned long long)st.inodes,
+			       fo.label ? ", label " : "", fo.label ? fo.label : "");
+			fs_unmount(fs);
+		}
+	}
+	{
+		int rc2 = raidcli_stop(a, devs, n);
+
+		if (rc2 && !rc) {
+			cli_err("stopping the array failed: %s", strerror(-rc2));
+			rc = rc2;
+		}
+	}
+	return rc ? 2 : 0;
+}

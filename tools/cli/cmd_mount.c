@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/cmd_mount.c - `jgrfs mount`: assemble the array and serve the filesystem
+ * on it through FUSE (src/fuse/, include/jgrfs/fop.h).
+ *
+ *	jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT
+ *	jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT        (the /etc/fstab form)
+ *
+ * In background mode the fork comes first (fop_background_start), so that the
+ * members are opened, locked and assembled by the process that will serve them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "jgrfs/fop.h"
+#include "jgrfs/raid.h"
+
+#define MOUNT_MAX_MEMBERS (32 + (int)RAID_MAX_SPARES) /* members and hot spares */
+
+static void mount_usage(FILE *f)
+{
+	fprintf(f, "usage: jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT\n"
+		   "       jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT\n\n"
+		   "Assemble the array of DEV... (files or block devices, any order) and mount\n"
+		   "its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
+		   "power loss) the mount recovers first and logs one line saying what it did.\n"
+		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"
+		   "DEV... wait idle: a member that fails, or is missing, is rebuilt onto one\n"
+		   "without a command (jgrfs status shows it).\n"
+		   "Unmount with `fusermount3 -u MOUNTPOINT`, umount, or SIGTERM to the daemon.\n\n"
+		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
+		   "  -f, --foreground stay in the foreground, log to stderr\n"
+		   "  -d, --debug      as -o debug\n"
+		   "  -h, --help       this text\n\n"
+		   "mount options:\n" FOP_OPTS_HELP "\n"
+		   "In the background (the default) the command returns once the volume is\n"
+		   "mounted (exit 0) or has failed (errors on stderr, exit 1); the daemon then\n"
+		   "logs to syslog.\n\n"
+		   "/etc/fstab (through mount.fuse3, which runs `jgrfs mount MOUNTPOINT -o ...`):\n"
+		   "  jgrfs#mount  /srv/data  fuse  "
+		   "members=/dev/sdb:/dev/sdc:/dev/sdd,data=declared,nofail  0  0\n");
+}
+
+/* Split "a:b:c" in place into @paths; returns the count or -EINVAL. */
+static int mount_split_members(char *list, char **paths, int max)
+{
+	int n = 0;
+	char *save = NULL;
+
+	for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+		if (n == max)
+			return -EINVAL;
+		paths[n++] = p;
+	}
+	return n ? n : -EINVAL;
+}
+
+/*
+ * Two daemons on one array would corrupt it: hold an advisory lock on every
+ * member for the daemon's lifetime (inherited by nothing: O_CLOEXEC).
+ */
+static int mount_lock_members(char **paths, int n, int *fds)
+{
+	for (int i = 0; i < n; i++) {
+		fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0)
+			return cli_err("%s: %s", paths[i], strerror(errno)), -errno;
+		if (flock(fds[i], LOCK_EX | LOCK_NB)) {
+			int err = -errno;
+
+			if (err == -EWOULDBLOCK)
+				cli_err("%s: in use by another jgrfs process (mounted elsewhere?)",
+					paths[i]);
+			else
+				cli_err("%s: cannot lock: %s", paths[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Before anything is opened: a mountpoint left by a killed daemon fails statfs
+ * with ENOTCONN (stat may still answer from the kernel's attribute cache).
+ */
+static int mount_check_mountpoint(const char *mnt)
+{
+	struct statvfs sv;
+	struct stat st;
+
+	if (stat(mnt, &st) || statvfs(mnt, &sv)) {
+		if (errno == ENOTCONN)
+			return cli_err("%s: a dead FUSE mount (was its daemon killed?): run "
+				       "`fusermount3 -u %s` first",
+				       mnt, mnt),
+			       -ENOTCONN;
+		return cli_err("mountpoint %s: %s", mnt, strerror(errno)), -errno;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return cli_err("mountpoint %s: not a directory", mnt), -ENOTDIR;
+	return 0;
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"foreground", no_argument, NULL, 'f'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct blk_dev *devs[MOUNT_MAX_MEMBERS] = {NULL};
+	int lock_fds[MOUNT_MAX_MEMBERS];
+	char *paths[MOUNT_MAX_MEMBERS];
+	struct raid_assemble_cfg acfg;
+	struct raid_array *a = NULL;
+	struct fop_notify *notify = NULL;
+	struct fop_watch *watch = NULL;
+	struct fop_opts o;
+	char *positional_list = NULL;
+	const char *mountpoint;
+	int opt, n = 0, npos, rc = 1, code;
+
+	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
+		lock_fds[i] = -1;
+	fop_opts_init(&o);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:fdh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			if (fop_opts_parse(&o, optarg))
+				goto usage_err;
+			break;
+		case 'f':
+			o.foreground = true;
+			break;
+		case 'd':
+			o.debug = true;
+			o.foreground = true;
+			break;
+		case 'h':
+			mount_usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			goto usage_err;
+		}
+	}
+	npos = argc - optind;
+	if (o.members) {
+		if (npos != 1) {
+			cli_err("with -o members=, give only the MOUNTPOINT");
+			goto usage_err;
+		}
+		n = mount_split_members(o.members, paths, MOUNT_MAX_MEMBERS);
+	} else if (npos == 2 && strchr(argv[optind], ':') && access(argv[optind], F_OK)) {
+		/* "DEV1:DEV2:..." as one argument, as in a mount source */
+		positional_list = strdup(argv[optind]);
+		if (!positional_list)
+			goto out;
+		n = mount_split_members(positional_list, paths, MOUNT_MAX_MEMBERS);
+	} else if (npos >= 2 && npos - 1 <= MOUNT_MAX_MEMBERS) {
+		n = npos - 1;
+		for (int i = 0; i < n; i++)
+			paths[i] = argv[optind + i];
+	} else {
+		cli_err(npos < 2 ? "expected member devices and a mountpoint"
+				 : "at most %d member devices",
+			MOUNT_MAX_MEMBERS);
+		goto usage_err;
+	}
+	if (n < 0) {
+		cli_err("bad member list (at most %d, separated by ':')", MOUNT_MAX_MEMBERS);
+		goto usage_err;
+	}
+	mountpoint = argv[argc - 1];
+	if (mount_check_mountpoint(mountpoint))
+		goto out;
+
+	if (!o.foreground) {
+		int bg = fop_background_start(&code);
+
+		if (bg < 0) {
+			cli_err("cannot fork: %s", strerror(-bg));
+			goto out;
+		}
+		if (bg > 0) {
+			rc = code; /* the parent: the child has mounted, or said why not */
+			goto out;
+		}
+	}
+
+	/* before assembly, whose DegradedArray is an event too; after the fork (a thread) */
+	if (o.notify) {
+		char mnt[PATH_MAX];
+
+		if (!realpath(mountpoint, mnt)) {
+			cli_err("mountpoint %s: %s", mountpoint, strerror(errno));
+			goto out;
+		}
+		if (fop_notify_start(o.notify, mnt, &notify))
+			goto out;
+	}
+	if (mount_lock_members(paths, n, lock_fds))
+		goto out;
+	if (cli_open_members(paths, n, 0, devs))
+		goto out;
+	memset(&acfg, 0, sizeof(acfg));
+	if (o.force && !o.rw_given)
+		o.readonly = true; /* a forced mount is read-only unless asked otherwise */
+	acfg.readonly = o.readonly;
+	acfg.force = o.force;
+	acfg.max_read_errors = o.max_read_errors;
+	if (fop_watch_new(notify, &watch)) {
+		cli_err("out of memory");
+		goto out;
+	}
+	acfg.event_fn = fop_watch_event; /* notify= and the spare thread */
+	acfg.event_ctx = watch;
+	/* the array's own assembly and resync lines: the daemon sums them up in one */
+	if (!o.debug)
+		jg_log_set_level(JG_LOG_WARN);
+	code = raid_assemble(devs, (unsigned int)n, &acfg, &a);
+	if (!o.debug)
+		jg_log_set_level(JG_LOG_INFO);
+	if (code) {
+		cli_err("cannot assemble the array: %s", strerror(-code));
+		cli_close_members(devs, n);
+		goto out;
+	}
+	/* the array owns the member devices from here on */
+	code = fop_serve(a, mountpoint, &o, watch);
+	/*
+	 * raid_stop() closed the members; cli_close_members() on NULL entries only
+	 * frees what cli_member_hook (jgrfs-crash) wrapped around them.
+	 */
+	memset(devs, 0, sizeof(devs));
+	cli_close_members(devs, n);
+	rc = code ? 1 : 0;
+	goto out;
+usage_err:
+	fprintf(stderr, "Try 'jgrfs mount --help'.\n");
+	rc = 2;
+out:
+	fop_watch_free(watch);	 /* the array is stopped or was never assembled: no more events */
+	fop_notify_stop(notify);
+	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
+		if (lock_fds[i] >= 0)
+			close(lock_fds[i]);
+	free(positional_list);
+	fop_opts_free(&o);
+	return rc;
+}

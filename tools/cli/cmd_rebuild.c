@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/cmd_rebuild.c - `jgrfs rebuild`: reconstruct a missing or failed member
+ * onto a new device (mdadm --add/--replace with the recovery run to the end).
+ *
+ *	jgrfs rebuild [--role N] --new PATH DEV...
+ *	jgrfs rebuild [--role N] DEV...		(resume)
+ *
+ * DEV... are the members still there (the failed one may be among them); the
+ * array is assembled degraded, the role to rebuild found (or taken from --role),
+ * and raid_rebuild() writes every row's chunk of that role onto PATH, which the
+ * superblocks record as being rebuilt with a mark of the rows done: an
+ * interrupted rebuild resumes from there (at a mount, or here without --new). A missing PATH file is created sparse at the size of the largest
+ * member given (or --size).
+ *
+ * A rebuild reconstructs from parity. While the array's filesystem journal has
+ * not been replayed (jnl-pending, a crash in data=declared), the rows it was
+ * writing may have parity that does not match their data, so the raid layer
+ * refuses to fail or rebuild a member (src/raid/super.c (S6)); the way out is
+ * to mount once. --force assembles forced instead, and with --fail (every
+ * member present) first rewrites every row's parity from its data, as
+ * resync=full does after a crash, so the rebuilt member gets exactly the
+ * chunks the failed one holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "raidcli.h"
+#include "jgrfs/raid.h"
+
+static const char cmd_rebuild_help[] =
+	"usage: jgrfs rebuild [--role N] --new PATH DEV...\n"
+	"       jgrfs rebuild [--role N] DEV...   (resume a rebuild)\n"
+	"\n"
+	"Assemble the array from the members DEV that are still there (degraded) and\n"
+	"reconstruct the missing or failed member onto the new device PATH, with a\n"
+	"progress display. Without --role, the one missing or failed role is rebuilt\n"
+	"(with two missing in a RAID6, --role picks one; run again for the other).\n"
+	"A missing PATH file is created sparse, as large as the largest DEV file.\n"
+	"The new member records how far it has been rebuilt: a rebuild stopped by an\n"
+	"unmount, a crash or a power cut goes on from there at the next mount, or\n"
+	"here without --new (give the new device among the DEVs).\n"
+	"\n"
+	"options:\n"
+	"  -n, --new PATH           the device or file to rebuild onto (without it:\n"
+	"                           resume the rebuild of a member among DEV)\n"
+	"  -o, --role N             the role to rebuild (see jgrfs examine)\n"
+	"  -F, --fail               mark role N failed first, to replace a member that\n"
+	"                           is present but going bad (needs --role)\n"
+	"  -s, --size SIZE          size of a new PATH file (default: as the members)\n"
+	"  -f, --force              go on although the filesystem journal has not been\n"
+	"                           replayed (jnl-pending, after a crash): with --fail,\n"
+	"                           resync every row's parity from its data first;\n"
+	"                           with a member missing, assemble anyway (rows written\n"
+	"                           at the crash may be rebuilt wrong)\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"examples:\n"
+	"  jgrfs rebuild --new d2new.img d0.img d1.img d3.img\n"
+	"      d2.img is gone: rebuild its role onto a new file d2new.img\n"
+	"  jgrfs rebuild --role 1 --fail --new /dev/sdf /dev/sd[b-e]\n"
+	"      replace the member of role 1 by /dev/sdf\n"
+	"\n"
+	"exit status: 0 rebuilt, 1 bad options, 2 the rebuild failed\n";
+
+/*
+ * Create @path sparse at @bytes when it does not exist (*@created = true). 0, or
+ * -errno after a message. An existing path (file or block device) is left as it is.
+ */
+static int cmd_rebuild_new_file(const char *path, uint64_t bytes, bool *created)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	*created = false;
+	if (!stat(path, &st))
+		return 0;
+	if (errno != ENOENT)
+		return rc = -errno, cli_err("%s: %s", path, strerror(errno)), rc;
+	if (!bytes)
+		return cli_err("%s does not exist and no member size is known; give --size",
+			       path), -EINVAL;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return rc = -errno, cli_err("%s: cannot create: %s", path, strerror(errno)), rc;
+	if (ftruncate(fd, (off_t)bytes)) {
+		rc = -errno;
+		cli_err("%s: cannot size to %llu bytes: %s", path, (unsigned long long)bytes,
+			strerror(errno));
+		unlink(path);
+	}
+	close(fd);
+	*created = !rc;
+	return rc;
+}
+
+/* The message for a refusal of raid_fail_member() / raid_rebuild(). */
+static void cmd_rebuild_refused(const char *what, int role, const char *newpath, int rc)
+{
+	if (rc == -EUCLEAN)
+		cli_err("cannot %s role %d: the filesystem journal has not been replayed "
+			"(jnl-pending, after a crash), so parity of the rows it was writing "
+			"may be stale and the rebuild would reconstruct from it; mount the "
+			"volume once so its journal replays, unmount, then rebuild; or add "
+			"--force", what, role);
+	else if (rc == -EEXIST)
+		cli_err("%s is a working member of this array (reached by another path): not "
+			"rebuilding onto it", newpath);
+	else
+		cli_err("cannot %s role %d: %s", what, role, strerror(-rc));
+}
+
+/*
+ * --force --fail of a jnl-pending array: make parity match the data in every row
+ * first, so that failing a member loses nothing the journal would need. 0 or -errno.
+ */
+static int cmd_rebuild_resync(struct raid_array *a)
+{
+	struct raid_resync_report rep = { 0 };
+	int64_t m;
+
+	fprintf(stderr, "jnl-pending: resyncing the parity of every row before the rebuild\n");
+	m = raid_scrub(a, true, cli_progress, "resync", &rep);
+	cli_progress_done("resync");
+	if (m < 0)
+		return cli_err("resync before the rebuild failed: %s", strerror((int)-m)), (int)m;
+	fprintf(stderr, "resync: %llu rows checked, %llu repaired\n",
+		(unsigned long long)rep.rows_checked, (unsigned long long)rep.rows_repaired);
+	return 0;
+}
+
+/* The role to rebuild: @want, or the only missing/failed one. -1 after a message. */
+static int cmd_rebuild_pick_role(const struct raid_info *info, long want)
+{
+	int found = -1, count = 0;
+
+	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info->members[i];
+
+		if (want >= 0 && m->role == (unsigned int)want)
+			return (int)m->role;
+		if (!m->present || m->failed) {
+			found = (int)m->role;
+			count++;
+		}
+	}
+	if (want >= 0)
+		return cli_err("--role %ld: the array has roles 0 to %u", want,
+			       info->nmembers - 1), -1;
+	if (count == 0)
+		return cli_err("no member is missing or failed; use --role N --fail to replace "
+			       "one"), -1;
+	if (count > 1)
+		return cli_err("%d members are missing or failed; choose one with --role", count),
+		       -1;
+	return found;
+}
+
+/*
+ * No --new: go on with the rebuild of a member that the array says is being
+ * rebuilt (paused by an unmount, cut by a crash), from its mark.
+ */
+static int cmd_rebuild_resume(char **paths, int n, const struct raid_assemble_cfg *cfg, long want)
+{
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct raid_array *a = NULL;
+	struct raid_info info;
+	int rc, role = -1, ret = 2;
+
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+	if (cli_open_members(paths, n, 0, devs))
+		return 2;
+	rc = raid_assemble(devs, (unsigned int)n, cfg, &a);
+	if (rc) {
+		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
+			raidcli_assemble_why(rc));
+		cli_close_members(devs, n);
+		return 2;
+	}
+	raid_info_get(a, &info);
+	for (unsigned int i = 0; i < info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info.members[i];
+
+		if (m->present && !m->failed && m->rebuilding &&
+		    (want < 0 || m->role == (unsigned int)want)) {
+			role = (int)m->role;
+			break;
+		}
+	}
+	if (role < 0) {
+		cli_err("no rebuild to resume%s: give --new PATH to rebuild a missing or failed "
+			"member", want >= 0 ? " at that role" : "");
+		goto out;
+	}
+	fprintf(stderr, "resuming the rebuild of role %d onto %s at row %" PRIu64 " of %" PRIu64
+		"\n", role, info.members[role].name, info.members[role].recovered_rows, info.rows);
+	rc = raid_rebuild(a, (unsigned int)role, NULL, cli_progress, "rebuild");
+	cli_progress_done("rebuild");
+	if (rc) {
+		cmd_rebuild_refused("rebuild", role, info.members[role].name, rc);
+		goto out;
+	}
+	printf("rebuilt role %d onto %s\n", role, info.members[role].name);
+	ret = 0;
+out:
+	rc = raidcli_stop(a, devs, n);
+	if (rc && !ret)
+		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
+	return ret;
+}
+
+int cmd_rebuild(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "new", required_argument, NULL, 'n' },
+		{ "role", required_argument, NULL, 'o' },
+		{ "fail", no_argument, NULL, 'F' },
+		{ "size", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct raid_assemble_cfg cfg = { 0 };
+	char *paths[RAIDCLI_MAX_MEMBERS + 1];
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS + 1];
+	struct raid_array *a = NULL;
+	struct raid_info info;
+	const char *newpath = NULL;
+	uint64_t size_bytes = 0, member_bytes = 0, v;
+	long want = -1;
+	bool fail = false, created, rebuilt = false;
+	int opt, n, rc, role, ret = 2;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "n:o:Fs:fh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			newpath = optarg;
+			break;
+		case 'o':
+			if (cli_parse_u64(optarg, RAIDCLI_MAX_MEMBERS - 1, &v))
+				return cli_err("--role %s: expected a role number 0 to %d", optarg,
+					       RAIDCLI_MAX_MEMBERS - 1);
+			want = (long)v;
+			break;
+		case 'F':
+			fail = true;
+			break;
+		case 's':
+			if (cli_parse_size(optarg, &size_bytes) || size_bytes < 16 * JG_BLOCK_SIZE)
+				return cli_err("--size %s: expected a size such as 1G", optarg);
+			break;
+		case 'f':
+			cfg.force = true;
+			break;
+		case 'h':
+			fputs(cmd_rebuild_help, stdout);
+			return 0;
+		default:
+			fputs(cmd_rebuild_help, stderr);
+			return 1;
+		}
+	}
+	n = argc - optind;
+	if (n < 1) {
+		cli_err("no member devices given");
+		fputs(cmd_rebuild_help, stderr);
+		return 1;
+	}
+	if (fail && want < 0)
+		return cli_err("--fail needs --role N");
+	if (!newpath) {
+		if (fail || size_bytes)
+			return cli_err("--fail and --size need --new PATH");
+		return cmd_rebuild_resume(argv + optind, n, &cfg, want);
+	}
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		paths[i] = argv[optind + i];
+		if (!strcmp(paths[i], newpath))
+			return cli_err("%s: the new device is also given as a member", newpath);
+		if (!size_bytes && !stat(paths[i], &st) && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size > member_bytes)
+			member_bytes = (uint64_t)st.st_size;
+	}
+	paths[n] = (char *)newpath;
+	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes, &created))
+		return 2;
+	/* one open for all, so that a fault domain (jgrfs-crash) spans the new member too */
+	if (cli_open_members(paths, n + 1, 0, devs))
+		goto out_unlink;
+	rc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
+	if (rc) {
+		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
+			raidcli_assemble_why(rc));
+		cli_close_members(devs, n + 1);
+		goto out_unlink;
+	}
+	raid_info_get(a, &info);
+	role = cmd_rebuild_pick_role(&info, want);
+	if (role < 0)
+		goto out;
+	if (fail) {
+		if (info.jnl_pending && !info.degraded && cfg.force && cmd_rebuild_resync(a))
+			goto out;
+		rc = raid_fail_member(a, (unsigned int)role);
+		if (rc) {
+			cmd_rebuild_refused("fail", role, newpath, rc);
+			goto out;
+		}
+	} else {
+		for (unsigned int i = 0; i < info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+			const struct raid_member_info *m = &info.members[i];
+
+			if (m->role == (unsigned int)role && m->present && !m->failed) {
+				cli_err("role %d (%s) is present and healthy; add --fail to "
+					"replace it", role, m->name);
+				goto out;
+			}
+		}
+	}
+	fprintf(stderr, "rebuilding role %d of %u onto %s\n", role, info.nmembers, newpath);
+	rc = raid_rebuild(a, (unsigned int)role, devs[n], cli_progress, "rebuild");
+	devs[n] = NULL;	/* the array owns it now, also on failure */
+	cli_progress_done("rebuild");
+	if (rc == -EUCLEAN || rc == -EEXIST) {
+		cmd_rebuild_refused("rebuild", role, newpath, rc);
+		goto out;
+	} else if (rc) {
+		cli_err("rebuild of role %d onto %s failed: %s", role, newpath, strerror(-rc));
+		goto out;
+	}
+	printf("rebuilt role %d onto %s\n", role, newpath);
+	rebuilt = true;
+	ret = 0;
+out:
+	/* the new device, when the array did not take it */
+	if (devs[n]) {
+		blk_close(devs[n]);
+		devs[n] = NULL;
+	}
+	rc = raidcli_stop(a, devs, n + 1);
+	if (rc && !ret)
+		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
+	if (rebuilt)
+		return ret;
+out_unlink:
+	/* a file we made and did not fill is no member; leave no litter */
+	if (created)
+		unlink(newpath);
+	return 2;
+}

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/cmd_scrub_online.c - `jgrfs scrub MOUNTPOINT`: the online scrub of a
+ * mounted volume (issue 23), run by its daemon (FOP_IOC_SCRUB_START,
+ * src/fuse/scrub.c) while the volume stays in use. This tool starts it, follows
+ * it through FOP_IOC_STATUS and prints what it found, with the files and
+ * metadata that own blocks in each mismatched row or unreadable block. Ctrl-C
+ * while it waits cancels the scrub (FOP_IOC_SCRUB_CANCEL). cmd_scrub.c hands
+ * over here when its argument is a directory; `jgrfs scrub DEV...` stays the
+ * offline scrub of an unmounted array.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "raidcli.h"
+#include "cmds.h"
+#include "jgrfs/fop.h"
+#include "jgrfs/fs.h"
+
+static const char scrub_online_help[] =
+    "usage: jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background] MOUNTPOINT\n"
+    "       jgrfs scrub --cancel MOUNTPOINT\n"
+    "       jgrfs scrub --status [--json] MOUNTPOINT\n"
+    "\n"
+    "Scrub a mounted jgrfs volume online: its daemon reads every stripe row under\n"
+    "the locks a writer takes (the volume stays in use and concurrent writes stay\n"
+    "correct) and compares the parity with the data; with --repair it rewrites the\n"
+    "parity of mismatched rows from the data. The scrub is paced (--max-rate), at a\n"
+    "quarter of that rate while the volume serves other I/O; `jgrfs status\n"
+    "MOUNTPOINT` shows its progress and an estimate of the time left. An\n"
+    "unmount pauses it: the next mount resumes it from where it was. Every\n"
+    "mismatched row and every block that could not be read is reported with the\n"
+    "files (paths) and the metadata that own blocks there, here and in the\n"
+    "daemon's log.\n"
+    "\n"
+    "By default this waits, showing progress (on a terminal), and prints the\n"
+    "result; Ctrl-C while it waits CANCELS the scrub. With --background it\n"
+    "returns once the scrub has started.\n"
+    "\n"
+    "For an unmounted array give its member devices instead: jgrfs scrub DEV...\n"
+    "(jgrfs scrub --help without a mount point).\n"
+    "\n"
+    "options:\n"
+    "  -R, --repair          rewrite mismatched parity (default: only count)\n"
+    "  -j, --json            one JSON object on stdout at the end, no progress\n"
+    "  -r, --max-rate MIB    at most MIB MiB of array data per second (default 64;\n"
+    "                        0: no limit)\n"
+    "  -b, --background      start it and return at once\n"
+    "  -c, --cancel          cancel the scrub that runs (it does not resume)\n"
+    "  -s, --status          print the state and results of the running or last scrub\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "examples:\n"
+    "  jgrfs scrub /mnt/vol\n"
+    "  jgrfs scrub --repair --max-rate 200 /mnt/vol\n"
+    "  jgrfs scrub --background /mnt/vol; jgrfs status /mnt/vol\n"
+    "  jgrfs scrub --cancel /mnt/vol\n"
+    "  jgrfs scrub --json /mnt/vol | jq '.results[].owners[].path'\n"
+    "\n"
+    "exit status: 0 no mismatches and no unreadable blocks, or all repaired;\n"
+    "1 mismatches left or unreadable blocks; 2 bad options, the scrub could not\n"
+    "run or failed; 3 cancelled (--cancel, Ctrl-C) or never run (--status)\n";
+
+static volatile sig_atomic_t scrub_interrupted;
+
+static void scrub_on_signal(int sig)
+{
+	(void)sig;
+	scrub_interrupted = 1;
+}
+
+static const char *scrub_state_name(uint32_t s)
+{
+	switch (s) {
+	case FOP_SCRUB_STATE_IDLE:
+		return "idle";
+	case FOP_SCRUB_STATE_RUNNING:
+		return "running";
+	case FOP_SCRUB_STATE_CANCELLED:
+		return "cancelled";
+	case FOP_SCRUB_STATE_DONE:
+		return "done";
+	case FOP_SCRUB_STATE_FAILED:
+		return "failed";
+	case FOP_SCRUB_STATE_PAUSED:
+		return "paused";
+	default:
+		return "unknown";
+	}
+}
+
+static int scrub_status(int fd, const char *mnt, struct fop_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (ioctl(fd, FOP_IOC_STATUS, st))
+		return cli_err("%s: status: %s", mnt, strerror(errno)), -errno;
+	if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st))
+		return cli_err("%s: the daemon speaks status version %u; this tool %u", mnt,
+			       st->version, FOP_STATUS_VERSION),
+		       -EPROTO;
+	return 0;
+}
+
+/* "3:04" or "1:02:03" */
+static const char *scrub_hms(uint64_t s, char *buf, size_t len)
+{
+	if (s >= 3600)
+		snprintf(buf, len, "%llu:%02llu:%02llu", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+	else
+		snprintf(buf, len, "%llu:%02llu", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	return buf;
+}
+
+static void scrub_owner_text(const struct fop_scrub_result *r, char *buf, size_t len)
+{
+	const char *kind = fs_owner_kind_name((enum fs_owner_kind)r->owner_kind);
+
+	if (r->ino)
+		snprintf(buf, len, "%s (inode %llu, %s)", r->path[0] ? r->path : "(no name)",
+			 (unsigned long long)r->ino, kind);
+	else if (r->owner_kind == FS_OWNER_ITABLE || r->owner_kind == FS_OWNER_BBITMAP ||
+		 r->owner_kind == FS_OWNER_IBITMAP)
+		snprintf(buf, len, "metadata: %s group %u", kind, r->group);
+	else
+		snprintf(buf, len, "metadata: %s", kind);
+}
+
+static void scrub_print_text(const char *mnt, const struct fop_status *st)
+{
+	uint64_t end = st->scrub_end ? st->scrub_end : (uint64_t)time(NULL);
+	char t[32], who[400];
+
+	printf("scrub of %s: %s%s, %llu of %llu rows checked, %llu mismatches, %llu repaired, "
+	       "%llu unreadable blocks, %s\n",
+	       mnt, scrub_state_name(st->scrub_state),
+	       st->scrub_flags & FOP_SCRUB_REPAIR ? " (repair)" : "",
+	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
+	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_unreadable,
+	       scrub_hms(st->scrub_start && end > st->scrub_start ? end - st->scrub_start : 0, t,
+			 sizeof(t)));
+	if (st->scrub_state == FOP_SCRUB_STATE_FAILED)
+		printf("  failed: %s\n", st->scrub_error == -EAGAIN
+					     ? "the array is degraded (rebuild first)"
+					     : strerror(-st->scrub_error));
+	for (uint32_t i = 0; i < st->scrub_nresults && i < FOP_SCRUB_RESULTS; i++) {
+		const struct fop_scrub_result *r = &st->scrub_results[i];
+
+		scrub_owner_text(r, who, sizeof(who));
+		if (r->kind == FOP_SCRUB_MISMATCH)
+			printf("  mismatch row %llu: %s\n", (unsigned long long)r->row, who);
+		else
+			printf("  unreadable block %llu (row %llu): %s\n",
+			       (unsigned long long)r->blkno, (unsigned long long)r->row, who);
+	}
+	if (st->scrub_results_more)
+		printf("  ... and %llu more (named in the daemon's log)\n",
+		       (unsigned long long)st->scrub_results_more);
+}
+
+static void scrub_print_json(const char *mnt, const struct fop_status *st)
+{
+	uint64_t end = st->scrub_end ? st->scrub_end : (uint64_t)time(NULL);
+	bool open = false;
+
+	printf("{\"mountpoint\":");
+	raidcli_json_str(stdout, mnt);
+	printf(",\"state\":\"%s\",\"repair\":%s,\"rows_checked\":%llu,\"rows_total\":%llu,"
+	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"seconds\":%llu,"
+	       "\"rate_bytes\":%llu,\"max_rate_bytes\":%llu,\"error\":%d,\"results\":[",
+	       scrub_state_name(st->scrub_state),
+	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
+	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
+	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_unreadable,
+	       (unsigned long long)(st->scrub_start && end > st->scrub_start ? end - st->scrub_start
+									     : 0),
+	       (unsigned long long)st->scrub_rate, (unsigned long long)st->scrub_max_rate,
+	       st->scrub_error);
+	/* results come by row (or block): consecutive owners of one row are one entry */
+	for (uint32_t i = 0; i < st->scrub_nresults && i < FOP_SCRUB_RESULTS; i++) {
+		const struct fop_scrub_result *r = &st->scrub_results[i], *p = r - 1;
+		bool same =
+		    i && p->kind == r->kind &&
+		    (r->kind == FOP_SCRUB_MISMATCH ? p->row == r->row : p->blkno == r->blkno);
+
+		if (!same) {
+			if (open)
+				printf("]},");
+			printf("{\"row\":%llu,\"kind\":\"%s\",", (unsigned long long)r->row,
+			       r->kind == FOP_SCRUB_MISMATCH ? "mismatch" : "unreadable");
+			if (r->kind == FOP_SCRUB_UNREADABLE)
+				printf("\"block\":%llu,", (unsigned long long)r->blkno);
+			printf("\"owners\":[");
+			open = true;
+		} else {
+			putchar(',');
+		}
+		printf("{\"path\":");
+		if (r->path[0])
+			raidcli_json_str(stdout, r->path);
+		else
+			printf("null");
+		printf(",\"inode\":%llu,\"kind\":\"%s\"", (unsigned long long)r->ino,
+		       fs_owner_kind_name((enum fs_owner_kind)r->owner_kind));
+		if (!r->ino)
+			printf(",\"group\":%u", r->group);
+		putchar('}');
+	}
+	if (open)
+		printf("]}");
+	printf("],\"results_more\":%llu}\n", (unsigned long long)st->scrub_results_more);
+}
+
+/* The exit status of a finished scrub, as the offline one's. */
+static int scrub_exit(const struct fop_status *st)
+{
+	if (st->scrub_state != FOP_SCRUB_STATE_DONE)
+		return st->scrub_state == FOP_SCRUB_STATE_FAILED ? 2 : 3;
+	if (st->scrub_unreadable)
+		return 1;
+	if (st->scrub_mismatches &&
+	    !((st->scrub_flags & FOP_SCRUB_REPAIR) && st->scrub_repaired >= st->scrub_mismatches))
+		return 1;
+	return 0;
+}
+
+/* Follow the running scrub until it ends; Ctrl-C cancels it. */
+static int scrub_wait(int fd, const char *mnt, bool json, struct fop_status *st)
+{
+	bool tty = isatty(STDERR_FILENO), cancelled = false;
+	struct sigaction sa;
+	int last_decile = -1, rc;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = scrub_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (;;) {
+		rc = scrub_status(fd, mnt, st);
+		if (rc)
+			return rc;
+		if (st->scrub_state != FOP_SCRUB_STATE_RUNNING)
+			break;
+		if (scrub_interrupted && !cancelled) {
+			cancelled = true;
+			if (ioctl(fd, FOP_IOC_SCRUB_CANCEL) && errno != ENOENT)
+				cli_err("%s: cancel: %s", mnt, strerror(errno));
+			else if (!json)
+				fprintf(stderr, "%scancelling the scrub\n", tty ? "\n" : "");
+		}
+		if (!json) {
+			uint64_t tot = st->scrub_rows_total ? st->scrub_rows_total : 1;
+			int pct = (int)(st->scrub_rows_done * 100 / tot);
+			char eta[32];
+
+			scrub_hms(st->scrub_eta, eta, sizeof(eta));
+			if (tty)
+				fprintf(
+				    stderr,
+				    "\rscrub: %3d%% (%llu/%llu rows), %llu mismatches, eta %s   ",
+				    pct, (unsigned long long)st->scrub_rows_done,
+				    (unsigned long long)st->scrub_rows_total,
+				    (unsigned long long)st->scrub_mismatches, eta);
+			else if (pct / 10 != last_decile)
+				fprintf(stderr, "scrub: %d%% (%llu/%llu rows), %llu mismatches\n",
+					pct, (unsigned long long)st->scrub_rows_done,
+					(unsigned long long)st->scrub_rows_total,
+					(unsigned long long)st->scrub_mismatches);
+			last_decile = pct / 10;
+		}
+		usleep(200 * 1000);
+	}
+	if (!json && tty)
+		fputc('\n', stderr);
+	return 0;
+}
+
+int cmd_scrub_online(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"repair", no_argument, NULL, 'R'},		{"json", no_argument, NULL, 'j'},
+	    {"max-rate", required_argument, NULL, 'r'}, {"background", no_argument, NULL, 'b'},
+	    {"cancel", no_argument, NULL, 'c'},		{"status", no_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
+	};
+	struct fop_scrub rq = {.max_rate = UINT64_MAX};
+	bool json = false, background = false, cancel = false, status = false;
+	struct fop_status st;
+	const char *mnt;
+	uint64_t mib;
+	int opt, fd, ret;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "Rjr:bcsh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'R':
+			rq.flags |= FOP_SCRUB_REPAIR;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			if (cli_parse_u64(optarg, 1u << 20, &mib))
+				return cli_err("--max-rate %s: MiB per second expected", optarg) +
+				       1;
+			rq.max_rate = mib << 20;
+			break;
+		case 'b':
+			background = true;
+			break;
+		case 'c':
+			cancel = true;
+			break;
+		case 's':
+			status = true;
+			break;
+		case 'h':
+			fputs(scrub_online_help, stdout);
+			return 0;
+		default:
+			fputs(scrub_online_help, stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1 || (cancel && status)) {
+		fputs(scrub_online_help, stderr);
+		return 2;
+	}
+	mnt = argv[optind];
+	fd = open(mnt, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+	if (fd < 0)
+		return cli_err("%s: %s", mnt, strerror(errno)) + 1;
+	ret = 2;
+	if (cancel) {
+		if (ioctl(fd, FOP_IOC_SCRUB_CANCEL)) {
+			cli_err("%s: %s", mnt,
+				errno == ENOENT	  ? "no scrub runs"
+				: errno == ENOTTY ? "not a jgrfs mount"
+						  : strerror(errno));
+			ret = errno == ENOENT ? 1 : 2;
+			goto out;
+		}
+		if (!scrub_wait(fd, mnt, true, &st))
+			printf("scrub of %s: %s at row %llu of %llu\n", mnt,
+			       scrub_state_name(st.scrub_state),
+			       (unsigned long long)st.scrub_rows_done,
+			       (unsigned long long)st.scrub_rows_total);
+		ret = 0;
+		goto out;
+	}
+	if (status) {
+		if (scrub_status(fd, mnt, &st))
+			goto out;
+		if (json)
+			scrub_print_json(mnt, &st);
+		else
+			scrub_print_text(mnt, &st);
+		ret = st.scrub_state == FOP_SCRUB_STATE_RUNNING ? 0 : scrub_exit(&st);
+		goto out;
+	}
+	if (ioctl(fd, FOP_IOC_SCRUB_START, &rq)) {
+		switch (errno) {
+		case EBUSY:
+			cli_err(
+			    "%s: a scrub already runs (jgrfs status %s; jgrfs scrub --cancel %s)",
+			    mnt, mnt, mnt);
+			break;
+		case EAGAIN:
+			cli_err("%s: the array is degraded; parity cannot be checked without every "
+				"member (rebuild first: jgrfs replace, jgrfs spare)",
+				mnt);
+			break;
+		case EROFS:
+			cli_err("%s: mounted read-only: the online scrub needs a read-write mount",
+				mnt);
+			break;
+		case ENOTTY:
+		case ENOSYS:
+			cli_err("%s: not a jgrfs mount (or its daemon has no online scrub)", mnt);
+			break;
+		default:
+			cli_err("%s: cannot start the scrub: %s", mnt, strerror(errno));
+		}
+		goto out;
+	}
+	if (background) {
+		if (!json)
+			printf("scrub of %s started; follow it with: jgrfs status %s\n", mnt, mnt);
+		ret = 0;
+		goto out;
+	}
+	if (scrub_wait(fd, mnt, json, &st)) {
+		cli_err("%s: lost the daemon; if the volume was unmounted, its next mount resumes "
+			"the scrub",
+			mnt);
+		goto out;
+	}
+	if (json)
+		scrub_print_json(mnt, &st);
+	else
+		scrub_print_text(mnt, &st);
+	ret = scrub_exit(&st);
+out:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/cmd_status.c - `jgrfs status [--json] MOUNTPOINT`: ask the daemon serving
+ * MOUNTPOINT (FOP_IOC_STATUS on the mount root, include/jgrfs/fop.h) about the
+ * array, the data mode and resync policy, the journal and the last recovery.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "raidcli.h"
+#include "cmds.h"
+#include "jgrfs/fop.h"
+
+static void status_usage(FILE *f)
+{
+	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n\n"
+		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
+		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), data mode and resync policy, journal use,\n"
+		   "what recovery did at mount, and the array's events since mount (member\n"
+		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n\n"
+		   "  -j, --json    one JSON object, for scripts\n"
+		   "  -h, --help    this text\n\n"
+		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
+}
+
+static const char *status_member_state(const struct fop_status_member *m)
+{
+	if (m->flags & FOP_MEMBER_REBUILDING)
+		return "rebuilding";
+	if (m->flags & FOP_MEMBER_FAILED)
+		return "failed";
+	if (!(m->flags & FOP_MEMBER_PRESENT))
+		return "missing";
+	return "ok";
+}
+
+static const char *status_scrub_state(uint32_t s)
+{
+	static const char *const names[] = {"idle", "running", "cancelled", "done", "failed",
+					    "paused"};
+
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+/* "scrub: 42% (1720/4095 rows), 3 mismatches, eta 0:12", once one ran since mount */
+static void status_print_scrub(const struct fop_status *st)
+{
+	uint64_t tot = st->scrub_rows_total ? st->scrub_rows_total : 1, e = st->scrub_eta;
+
+	if (st->scrub_state == FOP_SCRUB_STATE_IDLE)
+		return;
+	printf("scrub:      ");
+	if (st->scrub_state == FOP_SCRUB_STATE_RUNNING)
+		printf("%llu%% (%llu/%llu rows)", (unsigned long long)(st->scrub_rows_done * 100 / tot),
+		       (unsigned long long)st->scrub_rows_done,
+		       (unsigned long long)st->scrub_rows_total);
+	else
+		printf("%s at %llu/%llu rows", status_scrub_state(st->scrub_state),
+		       (unsigned long long)st->scrub_rows_done,
+		       (unsigned long long)st->scrub_rows_total);
+	printf("%s, %llu mismatches", st->scrub_flags & FOP_SCRUB_REPAIR ? " repair" : "",
+	       (unsigned long long)st->scrub_mismatches);
+	if (st->scrub_repaired)
+		printf(", %llu repaired", (unsigned long long)st->scrub_repaired);
+	if (st->scrub_unreadable)
+		printf(", %llu unreadable blocks", (unsigned long long)st->scrub_unreadable);
+	if (st->scrub_state == FOP_SCRUB_STATE_RUNNING) {
+		printf(", %.1f MiB/s", st->scrub_rate / 1048576.0);
+		if (e >= 3600)
+			printf(", eta %llu:%02llu:%02llu", (unsigned long long)(e / 3600),
+			       (unsigned long long)(e / 60 % 60), (unsigned long long)(e % 60));
+		else
+			printf(", eta %llu:%02llu", (unsigned long long)(e / 60),
+			       (unsigned long long)(e % 60));
+	}
+	if (st->scrub_nresults)
+		printf(" (owners named in the log; jgrfs scrub --status)");
+	printf("\n");
+}
+
+static const char *status_name_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+/* Seconds the initial sync still needs at its rate; -1 when it does not run. */
+static long long status_sync_eta(const struct fop_status *st)
+{
+	if (!(st->flags & FOP_ST_SYNCING) || !st->sync_rate)
+		return -1;
+	return (long long)((st->rows - st->sync_done + st->sync_rate - 1) / st->sync_rate);
+}
+
+static void status_print_json(const struct fop_status *st)
+{
+	char uuid[37];
+	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
+
+	jg_uuid_format(st->uuid, uuid);
+	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
+	       (unsigned long long)st->mount_time);
+	raidcli_json_str(stdout, st->label);
+	printf(",\"array\":{\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"data_members\":%u,"
+	       "\"failed\":%u,\"degraded\":%s,\"chunk_bytes\":%llu,\"size_bytes\":%llu,"
+	       "\"rows\":%llu,\"events\":%llu,\"resync\":\"%s\",\"resync_all\":%s,"
+	       "\"bitmap_dirty_regions\":%llu,\"journal_resync_pending\":%s,",
+	       uuid, st->level, st->nmembers, st->ndata, st->nfailed,
+	       st->flags & FOP_ST_DEGRADED ? "true" : "false",
+	       (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE,
+	       (unsigned long long)st->array_blocks * JG_BLOCK_SIZE, (unsigned long long)st->rows,
+	       (unsigned long long)st->events,
+	       status_name_or(raid_resync_policy_name(st->resync_policy), "unknown"),
+	       st->flags & FOP_ST_RESYNC_ALL ? "true" : "false",
+	       (unsigned long long)st->bitmap_dirty_regions,
+	       st->flags & FOP_ST_JNL_PENDING ? "true" : "false");
+	if (st->flags & FOP_ST_REBUILDING)
+		printf("\"rebuild_progress\":%.4f,", st->rebuild_ppm / 1e6);
+	else
+		printf("\"rebuild_progress\":null,");
+	if (st->flags & FOP_ST_SYNCING)
+		printf("\"initial_sync\":{\"rows_in_sync\":%llu,\"rows_done\":%llu,"
+		       "\"rows_per_second\":%llu,\"eta_seconds\":%lld},",
+		       (unsigned long long)st->sync_rows, (unsigned long long)st->sync_done,
+		       (unsigned long long)st->sync_rate, status_sync_eta(st));
+	else
+		printf("\"initial_sync\":null,");
+	printf("\"member_list\":[");
+	for (unsigned int i = 0; i < n; i++) {
+		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
+		raidcli_json_str(stdout, st->members[i].name);
+		printf(",\"state\":\"%s\",\"read_errors_corrected\":%llu,"
+		       "\"read_errors_uncorrectable\":%llu}",
+		       status_member_state(&st->members[i]),
+		       (unsigned long long)st->members[i].read_errors_corrected,
+		       (unsigned long long)st->members[i].read_errors_uncorrectable);
+	}
+	printf("],\"spare_list\":[");
+	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {
+		const struct fop_status_spare *sp = &st->spares[i];
+
+		printf("%s{\"name\":", i ? "," : "");
+		raidcli_json_str(stdout, sp->name);
+		if (sp->flags & FOP_SPARE_REBUILDING)
+			printf(",\"state\":\"rebuilding\",\"role\":%u}", sp->role);
+		else
+			printf(",\"state\":\"idle\",\"role\":null}");
+	}
+	printf("],\"event_counts\":{");
+	for (unsigned int k = 0; k < RAID_EV__COUNT; k++)
+		printf("%s\"%s\":%llu", k ? "," : "", raid_event_kind_name(k),
+		       (unsigned long long)st->event_counts[k]);
+	printf("}},");
+	if (st->flags & FOP_ST_NOTIFY)
+		printf("\"notify\":{\"runs\":%llu,\"failed\":%llu,\"dropped\":%llu},",
+		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
+		       (unsigned long long)st->notify_dropped);
+	else
+		printf("\"notify\":null,");
+	printf("\"at_risk\":{\"all\":%s,\"rows\":%llu,\"files\":%llu,\"metadata\":%llu},"
+	       "\"lost\":{\"named\":%llu,\"last\":",
+	       st->flags & FOP_ST_RISK_ALL ? "true" : "false", (unsigned long long)st->risk_rows,
+	       (unsigned long long)st->risk_files, (unsigned long long)st->risk_metadata,
+	       (unsigned long long)st->lost_named);
+	if (st->lost_named)
+		raidcli_json_str(stdout, st->lost_last);
+	else
+		printf("null");
+	printf("},");
+	printf("\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
+	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
+	       "\"declare_blocks\":%llu,\"logged_data_blocks\":%llu,\"running_tid\":%llu,"
+	       "\"checkpoint_passes\":%llu,\"checkpoints\":%llu},",
+	       status_name_or(jnl_data_mode_name(st->data_mode), "unknown"),
+	       st->flags & FOP_ST_READONLY ? "true" : "false",
+	       st->flags & FOP_ST_JNL_ABORTED ? "true" : "false",
+	       (unsigned long long)st->log_blocks, (unsigned long long)st->log_used_blocks,
+	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
+	       (unsigned long long)st->logged_data_blocks, (unsigned long long)st->running_tid,
+	       (unsigned long long)st->checkpoint_passes, (unsigned long long)st->checkpoints);
+	printf("\"recovery\":{\"array_was_dirty\":%s,\"raid_rows_resynced\":%llu,"
+	       "\"raid_rows_repaired\":%llu,\"raid_seconds\":%.6f,\"journal_was_clean\":%s,"
+	       "\"transactions_replayed\":%llu,\"blocks_replayed\":%llu,\"blocks_revoked\":%llu,"
+	       "\"declared_blocks_resynced\":%llu,\"log_blocks_resynced\":%llu,"
+	       "\"journal_rows_resynced\":%llu,\"journal_seconds\":%.6f,\"orphans_freed\":%llu},",
+	       st->flags & FOP_ST_ARRAY_WAS_DIRTY ? "true" : "false",
+	       (unsigned long long)st->raid_resync_rows_checked,
+	       (unsigned long long)st->raid_resync_rows_repaired, st->raid_resync_usec / 1e6,
+	       st->flags & FOP_ST_JNL_WAS_CLEAN ? "true" : "false",
+	       (unsigned long long)st->rec_transactions_replayed,
+	       (unsigned long long)st->rec_blocks_replayed,
+	       (unsigned long long)st->rec_blocks_revoked,
+	       (unsigned long long)st->rec_declared_blocks_resynced,
+	       (unsigned long long)st->rec_log_blocks_resynced,
+	       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
+	       (unsigned long long)st->orphans_freed);
+	printf("\"scrub\":{\"state\":\"%s\",\"repair\":%s,\"rows_done\":%llu,\"rows_total\":%llu,"
+	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"rate_bytes\":%llu,"
+	       "\"max_rate_bytes\":%llu,\"eta_seconds\":%llu,\"start_time\":%llu,"
+	       "\"end_time\":%llu,\"named\":%llu},",
+	       status_scrub_state(st->scrub_state),
+	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
+	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
+	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_unreadable, (unsigned long long)st->scrub_rate,
+	       (unsigned long long)st->scrub_max_rate, (unsigned long long)st->scrub_eta,
+	       (unsigned long long)st->scrub_start, (unsigned long long)st->scrub_end,
+	       (unsigned long long)(st->scrub_nresults + st->scrub_results_more));
+	printf("\"io\":{\"reads\":%llu,\"writes\":%llu,\"flushes\":%llu,\"read_blocks\":%llu,"
+	       "\"write_blocks\":%llu,\"syncraid_rows\":%llu,\"resync_rows_checked\":%llu,"
+	       "\"resync_rows_repaired\":%llu,\"bitmap_bits_set\":%llu}}\n",
+	       (unsigned long long)st->reads, (unsigned long long)st->writes,
+	       (unsigned long long)st->flushes, (unsigned long long)st->read_blocks,
+	       (unsigned long long)st->write_blocks, (unsigned long long)st->syncraid_rows,
+	       (unsigned long long)st->resync_rows_checked,
+	       (unsigned long long)st->resync_rows_repaired,
+	       (unsigned long long)st->bitmap_bits_set);
+}
+
+/* The events since mount, by kind, those that happened only; and the notifier's runs. */
+static void status_print_events(const struct fop_status *st)
+{
+	unsigned int shown = 0;
+
+	printf("events:     ");
+	for (unsigned int k = 0; k < RAID_EV__COUNT; k++) {
+		if (!st->event_counts[k])
+			continue;
+		printf("%s%s %llu", shown++ ? ", " : "", raid_event_kind_name(k),
+		       (unsigned long long)st->event_counts[k]);
+	}
+	printf("%s\n", shown ? "" : "none since mount");
+	if (st->flags & FOP_ST_NOTIFY)
+		printf("notify:     %llu runs, %llu failed, %llu events dropped\n",
+		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
+		       (unsigned long long)st->notify_dropped);
+	if (st->flags & FOP_ST_RISK_ALL)
+		printf("at risk:    every file: the crash left rows unknown to the resync policy "
+		       "with a member missing\n");
+	else if (st->risk_rows)
+		printf("at risk:    %llu files, %llu metadata structures in %llu rows written at "
+		       "the crash with a member missing (named in the log)\n",
+		       (unsigned long long)st->risk_files, (unsigned long long)st->risk_metadata,
+		       (unsigned long long)st->risk_rows);
+	if (st->lost_named)
+		printf("lost:       %llu blocks no member can give back (named in the log), the "
+		       "last: %s\n", (unsigned long long)st->lost_named, st->lost_last);
+}
+
+static void status_print_text(const char *mnt, const struct fop_status *st)
+{
+	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
+	char uuid[37], size[32], when[64];
+	time_t t = (time_t)st->mount_time;
+	struct tm tm;
+
+	jg_uuid_format(st->uuid, uuid);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
+	printf("%s: jgrfs%s%s, daemon pid %u, mounted %s\n", mnt, st->label[0] ? " " : "",
+	       st->label, st->daemon_pid, when);
+	printf("array:      raid%u, %u members (%u data), chunk %llu KiB, %s, uuid %s\n", st->level,
+	       st->nmembers, st->ndata, (unsigned long long)st->chunk_blocks * JG_BLOCK_SIZE / 1024,
+	       cli_human_bytes(st->array_blocks * JG_BLOCK_SIZE, size, sizeof(size)), uuid);
+	printf("state:      %s", st->flags & FOP_ST_DEGRADED ? "DEGRADED" : "healthy");
+	if (st->nfailed)
+		printf(", %u member%s failed or missing", st->nfailed, st->nfailed > 1 ? "s" : "");
+	if (st->flags & FOP_ST_REBUILDING)
+		printf(", rebuilding %.1f%%", st->rebuild_ppm / 1e4);
+	if (st->flags & FOP_ST_SYNCING) {
+		long long eta = status_sync_eta(st);
+
+		printf(", initial sync %.1f%%", st->rows ? 100.0 * st->sync_done / st->rows : 0.0);
+		if (eta >= 0)
+			printf(" (eta %lld:%02lld:%02lld)", eta / 3600, eta / 60 % 60, eta % 60);
+		else
+			printf(" (waiting: %s)", st->flags & FOP_ST_DEGRADED ? "degraded"
+						 : st->flags & FOP_ST_READONLY ? "read-only"
+									       : "paused");
+	}
+	if (st->flags & FOP_ST_RESYNC_ALL)
+		printf(", resync-all on");
+	if (st->flags & FOP_ST_READONLY)
+		printf(", read-only");
+	if (st->flags & FOP_ST_JNL_ABORTED)
+		printf(", JOURNAL ABORTED");
+	printf("\n");
+	for (unsigned int i = 0; i < n; i++) {
+		const struct fop_status_member *m = &st->members[i];
+
+		printf("  member %2u  %-10s %s", m->role, status_member_state(m), m->name);
+		if (m->read_errors_corrected || m->read_errors_uncorrectable)
+			printf("  (read errors: %llu corrected, %llu uncorrectable)",
+			       (unsigned long long)m->read_errors_corrected,
+			       (unsigned long long)m->read_errors_uncorrectable);
+		printf("\n");
+	}
+	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {
+		const struct fop_status_spare *sp = &st->spares[i];
+
+		if (sp->flags & FOP_SPARE_REBUILDING)
+			printf("  spare      rebuilding %s  (taking role %u)\n", sp->name, sp->role);
+		else
+			printf("  spare      idle       %s\n", sp->name);
+	}
+	if ((st->flags & FOP_ST_DEGRADED) && !(st->flags & FOP_ST_REBUILDING))
+		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV, or jgrfs spare "
+		       "add %s DEV)\n",
+		       mnt, mnt);
+	status_print_events(st);
+	status_print_scrub(st);
+	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
+	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),
+	       status_name_or(raid_resync_policy_name(st->resync_policy), "?"),
+	       st->flags & FOP_ST_JNL_PENDING ? ", journal-guided resync armed" : "",
+	       (unsigned long long)st->bitmap_dirty_regions);
+	printf("journal:    %llu of %llu blocks in use; %llu commits, %llu declare blocks, "
+	       "%llu data blocks logged by small commits since mount\n",
+	       (unsigned long long)st->log_used_blocks, (unsigned long long)st->log_blocks,
+	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
+	       (unsigned long long)st->logged_data_blocks);
+	printf("            checkpoints since mount: %llu background passes, %llu full "
+	       "(forced by a log three quarters full)\n",
+	       (unsigned long long)st->checkpoint_passes, (unsigned long long)st->checkpoints);
+	if (!(st->flags & FOP_ST_ARRAY_WAS_DIRTY) && (st->flags & FOP_ST_JNL_WAS_CLEAN) &&
+	    !st->orphans_freed) {
+		printf("recovery:   none needed (clean at mount)\n");
+	} else {
+		printf("recovery:   array %s: %llu rows resynced, %llu repaired in %.3f s\n",
+		       st->flags & FOP_ST_ARRAY_WAS_DIRTY ? "was dirty" : "was clean",
+		       (unsigned long long)st->raid_resync_rows_checked,
+		       (unsigned long long)st->raid_resync_rows_repaired,
+		       st->raid_resync_usec / 1e6);
+		printf("            journal: %llu transactions replayed (%llu blocks), %llu "
+		       "blocks revoked, %llu declared + %llu log blocks resynced (%llu rows) "
+		       "in %.3f s; %llu orphans freed\n",
+		       (unsigned long long)st->rec_transactions_replayed,
+		       (unsigned long long)st->rec_blocks_replayed,
+		       (unsigned long long)st->rec_blocks_revoked,
+		       (unsigned long long)st->rec_declared_blocks_resynced,
+		       (unsigned long long)st->rec_log_blocks_resynced,
+		       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
+		       (unsigned long long)st->orphans_freed);
+	}
+	printf("io:         %llu reads (%llu blocks), %llu writes (%llu blocks), %llu flushes; "
+	       "%llu rows resynced on demand\n",
+	       (unsigned long long)st->reads, (unsigned long long)st->read_blocks,
+	       (unsigned long long)st->writes, (unsigned long long)st->write_blocks,
+	       (unsigned long long)st->flushes, (unsigned long long)st->syncraid_rows);
+}
+
+/* Open @mnt and issue the status ioctl; prints why not and returns -errno. */
+static int status_query(const char *mnt, struct fop_status *st)
+{
+	int fd, rc = 0;
+
+	fd = open(mnt, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cli_err("%s: %s", mnt, strerror(errno)), -errno;
+	memset(st, 0, sizeof(*st));
+	if (ioctl(fd, FOP_IOC_STATUS, st)) {
+		rc = -errno;
+		if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
+			cli_err("%s: not a jgrfs mount", mnt);
+		else
+			cli_err("%s: status: %s", mnt, strerror(-rc));
+	} else if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st)) {
+		cli_err(
+		    "%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
+		    mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
+		rc = -EPROTO;
+	}
+	close(fd);
+	return rc;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct fop_status st;
+	bool json = false;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			status_usage(stdout);
+			return 0;
+		default:
+			status_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		status_usage(stderr);
+		return 2;
+	}
+	if (status_query(argv[optind], &st))
+		return 1;
+	if (json)
+		status_print_json(&st);
+	else
+		status_print_text(argv[optind], &st);
+	return st.flags & FOP_ST_DEGRADED ? 3 : 0;
+}

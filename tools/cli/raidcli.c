@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/cli/raidcli.c - helpers of the array subcommands (tools/cli/raidcli.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "raidcli.h"
+
+void raidcli_longopts(struct option *out, int room, const struct option *extra)
+{
+	int k = 0;
+
+	for (int i = 0; cli_raid_longopts[i].name && k < room - 1; i++)
+		out[k++] = cli_raid_longopts[i];
+	for (int i = 0; extra && extra[i].name && k < room - 1; i++)
+		out[k++] = extra[i];
+	memset(&out[k], 0, sizeof(out[k]));
+}
+
+const char *raidcli_assemble_why(int rc)
+{
+	switch (rc) {
+	case -EUCLEAN:
+	case -EINVAL:
+		return "a member is foreign, damaged, stale, duplicated or missing "
+		       "(the message above names it)";
+	case -EOPNOTSUPP:
+		return "a member was written by a newer jgrfs";
+	default:
+		return strerror(-rc);
+	}
+}
+
+int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
+		     struct blk_dev **devs, struct raid_array **out)
+{
+	int rc;
+
+	if (n > RAIDCLI_MAX_MEMBERS) {
+		cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+		return -EINVAL;
+	}
+	rc = cli_open_members(paths, n, 0, devs);
+	if (rc)
+		return rc;
+	rc = raid_assemble(devs, (unsigned int)n, cfg, out);
+	if (rc) {
+		if (n == 1)
+			cli_err("%s: cannot assemble: %s", paths[0], raidcli_assemble_why(rc));
+		else
+			cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
+				raidcli_assemble_why(rc));
+		cli_close_members(devs, n);
+		return rc;
+	}
+	return 0;
+}
+
+int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n)
+{
+	int rc = raid_stop(a);
+
+	/* the array closed the members; cli_close_members() still frees the
+	 * devices below a cli_member_hook wrapper (jgrfs-crash) */
+	for (int i = 0; i < n; i++)
+		devs[i] = NULL;
+	cli_close_members(devs, n);
+	return rc;
+}
+
+const char *raidcli_level_name(unsigned int level, char *buf, size_t len)
+{
+	snprintf(buf, len, "RAID%u", level);
+	return buf;
+}
+
+void raidcli_summary_print(FILE *f, const struct raid_info *info)
+{
+	char uuid[37], b1[32], b2[32], lvl[16];
+	const char *pol = raid_resync_policy_name(info->resync);
+
+	jg_uuid_format(info->uuid, uuid);
+	fprintf(f, "  uuid          %s\n", uuid);
+	fprintf(f, "  level         %s\n", raidcli_level_name(info->level, lvl, sizeof(lvl)));
+	fprintf(f, "  members       %u (%u data + %u parity per row)\n", info->nmembers,
+		info->ndata, info->nmembers - info->ndata);
+	fprintf(f, "  chunk         %s (%u blocks)\n",
+		cli_human_bytes((uint64_t)info->chunk_blocks * JG_BLOCK_SIZE, b1, sizeof(b1)),
+		info->chunk_blocks);
+	fprintf(f, "  member size   %s (%llu blocks of data area)\n",
+		cli_human_bytes(info->member_blocks * JG_BLOCK_SIZE, b1, sizeof(b1)),
+		(unsigned long long)info->member_blocks);
+	fprintf(f, "  usable size   %s (%llu blocks, %llu rows)\n",
+		cli_human_bytes(info->array_blocks * JG_BLOCK_SIZE, b2, sizeof(b2)),
+		(unsigned long long)info->array_blocks, (unsigned long long)info->rows);
+	fprintf(f, "  policy        %s", pol ? pol : "unknown");
+	if (info->resync == RAID_RESYNC_BITMAP || info->resync == RAID_RESYNC_JOURNAL)
+		fprintf(f, " (bitmap region %s)",
+			cli_human_bytes((uint64_t)info->bitmap_region_blocks * JG_BLOCK_SIZE, b1,
+					sizeof(b1)));
+	fputc('\n', f);
+}
+
+void raidcli_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * Whether every member is a file that this command creates (absent, --size
+ * given) or a regular file with no block allocated (new from truncate): it
+ * reads as zeros, and zeros are in sync.
+ */
+static bool raidcli_all_new(char **paths, int n, uint64_t size_bytes)
+{
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) ? errno != ENOENT || !size_bytes
+					: !S_ISREG(st.st_mode) || st.st_blocks)
+			return false;
+	}
+	return true;
+}
+
+int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
+		   struct blk_dev **devs)
+{
+	unsigned int min = ro->cfg->level == 6 ? 4 : 3;
+	struct blk_dev *spares[8] = {0};
+	char *sp_paths[8];
+	int rc;
+
+	if (n > RAIDCLI_MAX_MEMBERS)
+		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
+	if (n < (int)min)
+		return cli_err("RAID%u needs at least %u members, not %d", ro->cfg->level, min, n);
+	if (!ro->cfg->assume_clean && raidcli_all_new(paths, n, ro->size_bytes))
+		ro->cfg->assume_clean = true; /* sparse files this command makes hold zeros */
+	if (cli_open_members(paths, n, ro->size_bytes, devs))
+		return 2;
+	/* the spares' superblocks are written by raid_create; the caller never sees them */
+	memcpy(sp_paths, ro->spares, sizeof(sp_paths));
+	if (ro->nspares && cli_open_members(sp_paths, (int)ro->nspares, ro->size_bytes, spares)) {
+		cli_close_members(devs, n);
+		return 2;
+	}
+	ro->cfg->spares = ro->nspares ? spares : NULL;
+	ro->cfg->nspares = ro->nspares;
+	rc = raid_create(devs, (unsigned int)n, ro->cfg, force);
+	ro->cfg->spares = NULL;
+	ro->cfg->nspares = 0;
+	cli_close_members(spares, (int)ro->nspares);
+	if (rc == -EEXIST)
+		cli_err("a member or spare already holds a jgrfs superblock (named above); "
+			"use --force to overwrite it");
+	else if (rc)
+		cli_err("cannot create the array over %s...: %s", paths[0], strerror(-rc));
+	if (rc) {
+		cli_close_members(devs, n);
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/cli/raidcli.h - what the array subcommands (create, examine, scrub, rebuild)
+ * share beyond tools/cli/cli.h: option tables, opening and assembling members with
+ * messages that name the devices, the array summary, JSON strings.
+ */
+#ifndef JGRFS_TOOLS_RAIDCLI_H
+#define JGRFS_TOOLS_RAIDCLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "jgrfs/raid.h"
+
+/* struct raid_info describes at most this many members. */
+#define RAIDCLI_MAX_MEMBERS 32
+
+/*
+ * Fill @out (room for @room entries) with cli_raid_longopts followed by @extra,
+ * both zero-terminated; the result is zero-terminated. Entries that do not fit
+ * are dropped (callers pass a table far larger than needed).
+ */
+void raidcli_longopts(struct option *out, int room, const struct option *extra);
+
+/*
+ * Open the @n members named by @paths (cli_open_members: io_uring, O_DIRECT,
+ * cli_member_hook) and assemble them with @cfg. On failure prints why, naming
+ * the devices, closes them and returns the negative errno; on success the array
+ * owns the member devices and raidcli_stop() releases everything.
+ */
+int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
+		     struct blk_dev **devs, struct raid_array **out);
+
+/* Why raid_assemble() failed with @rc, in words; the engine's log line names the device. */
+const char *raidcli_assemble_why(int rc);
+
+/*
+ * `create` and `mkfs`: check the member count for @cfg's level, open @paths
+ * (creating missing files at ro->size_bytes), write a new array over them.
+ * Returns 0 with @devs open, or prints why, closes what it opened and returns the
+ * exit code (1: bad arguments, 2: the array could not be made).
+ */
+int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
+		   struct blk_dev **devs);
+
+/* raid_stop() then what cli_member_hook put under the members, if any. Returns raid_stop's rc. */
+int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n);
+
+/* The geometry lines shared by create and examine: level, members, chunk, sizes, policy, UUID. */
+void raidcli_summary_print(FILE *f, const struct raid_info *info);
+
+/* @s as a JSON string with quotes and escapes. */
+void raidcli_json_str(FILE *f, const char *s);
+
+/* "RAID5", "RAID6", "RAID4" into @buf (at least 8 bytes). */
+const char *raidcli_level_name(unsigned int level, char *buf, size_t len);
+
+#endif /* JGRFS_TOOLS_RAIDCLI_H */
