@@ -264,6 +264,14 @@ struct raid_member_info {
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
 
+/*
+ * Members an array has at most (roles 0 .. RAID_MAX_MEMBERS - 1): the one limit
+ * raid_create, raid_assemble, raid_info and the on-disk format share. Bounded by
+ * the 32-bit role masks of the superblock (failed_mask, recovery_mask) and of
+ * struct raid_array (read_missing, write_missing).
+ */
+#define RAID_MAX_MEMBERS 32
+
 /* Hot spares an array holds at most (raid_spare_add, raid_create_cfg.spares). */
 #define RAID_MAX_SPARES 8u
 
@@ -296,7 +304,7 @@ struct raid_info {
 	double sync_rate;		/* ... its rows per second, 0 when none runs */
 	struct raid_resync_report last_resync; /* the recovery resync of this assembly */
 	uint64_t event_counts[RAID_EV__COUNT]; /* events since assembly, by kind */
-	struct raid_member_info members[32];
+	struct raid_member_info members[RAID_MAX_MEMBERS];
 	unsigned int nspares;
 	/* idle spares, then the ones taken whose rebuild runs; a spare whose
 	 * rebuild finished is a member (members[]) and no longer listed here */
