@@ -203,6 +203,25 @@ typedef void (*raid_event_fn)(void *ctx, const struct raid_event *ev);
 /* "Fail", "ReadErrorCorrected", ..., "RebuildProgress" (the counter's name); NULL if unknown. */
 const char *raid_event_kind_name(enum raid_event_kind kind);
 
+/*
+ * Test knobs of one array (raid_assemble_cfg.test): each makes a behaviour a
+ * unit test needs to reach happen at once or always. All zero, the default, is
+ * what every program runs; nothing but tests/ sets them.
+ */
+enum raid_partial_mode {
+	RAID_PARTIAL_AUTO = 0, /* MD's rule: the cheaper of the two by blocks read */
+	RAID_PARTIAL_RCW = 1,  /* every partial line reconstruct-write */
+	RAID_PARTIAL_RMW = 2,  /* every partial line read-modify-write (a line not yet
+				* synced is still reconstruct-written) */
+};
+struct raid_test_knobs {
+	enum raid_partial_mode partial;	/* how a write covering part of a line is done */
+	bool bitmap_clear_now;		/* bitmap.c (B2) without the idle delay */
+	bool rebuild_mark_always;	/* rebuild.c (R1): a mark after every group */
+	bool sync_mark_always;		/* sync.c (Y2): a mark after every group */
+	bool no_prefetch;		/* the row cache reads no row ahead (rcache.c) */
+};
+
 struct raid_assemble_cfg {
 	bool force;		/* assemble a dirty (or jnl-pending) and degraded array despite
 				 * the write hole; let raid_rebuild / raid_fail_member run
@@ -215,6 +234,7 @@ struct raid_assemble_cfg {
 	/* Optional: called for every event from assembly on (raid_event_fn says how). */
 	raid_event_fn event_fn;
 	void *event_ctx;
+	struct raid_test_knobs test; /* tests only: zero */
 };
 #define RAID_MAX_READ_ERRORS 20u
 

@@ -14,7 +14,7 @@
  *      raid_stop), when the region has no write in flight, no write completed
  *      since the flush before this one began (so every write to it has been made
  *      durable by a completed flush), and it has been idle for
- *      raid_bitmap_clear_delay seconds (default 2 s, MD's daemon_sleep is 5 s).
+ *      RAID_BITMAP_CLEAR_DELAY seconds (2 s, MD's daemon_sleep is 5 s).
  *      Clearing is not flushed: a lost clear leaves a set bit, which only costs
  *      a resync of that region.
  * (B3) Under the journal policy writes flagged BLK_FS_RAIDSYNC never reach (B1):
@@ -33,7 +33,11 @@
 
 #include "raid_i.h"
 
-double raid_bitmap_clear_delay = 2.0;
+/* (B2) Seconds a region must be idle before its bit is cleared. */
+static double raid_bitmap_clear_delay(const struct raid_array *a)
+{
+	return a->test.bitmap_clear_now ? 0 : RAID_BITMAP_CLEAR_DELAY;
+}
 
 static bool raid_bit_get(const uint8_t *b, uint64_t i)
 {
@@ -322,7 +326,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 			continue;
 		/* (B2) */
 		if (a->bm_last_epoch[r] + 1 >= a->bm_epoch ||
-		    now - a->bm_last_time[r] < raid_bitmap_clear_delay)
+		    now - a->bm_last_time[r] < raid_bitmap_clear_delay(a))
 			continue;
 		raid_bit_set(a->bm_bits, r, false);
 		a->bm_dirty--;

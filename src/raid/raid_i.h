@@ -219,14 +219,19 @@ struct raid_array {
 
 	raid_event_fn ev_fn; /* raid_assemble_cfg.event_fn: fixed from assembly on */
 	void *ev_ctx;
+	/* raid_assemble_cfg.test; a unit test may change it between its requests */
+	struct raid_test_knobs test;
 };
 
-/* Bitmap clearing delay (seconds a region must be idle); tests set 0. */
-extern double raid_bitmap_clear_delay;
-/* Seconds of rebuild between two records of its mark (rebuild.c (R1)); tests set 0. */
-extern double raid_rebuild_mark_seconds;
-/* The same for the initial sync's mark (sync.c (Y2)). */
-extern double raid_sync_mark_seconds;
+/* Bitmap clearing delay (seconds a region must be idle; knob bitmap_clear_now: 0). */
+#define RAID_BITMAP_CLEAR_DELAY 2.0
+/* Seconds of rebuild between two records of its mark (rebuild.c (R1); knob
+ * rebuild_mark_always: 0), and of the initial sync (sync.c (Y2); sync_mark_always). */
+#define RAID_MARK_SECONDS 2.0
+static inline double raid_mark_seconds(bool always)
+{
+	return always ? 0 : RAID_MARK_SECONDS;
+}
 
 /* super.c */
 /* Fill @blk with the superblock of @role (RAID_ROLE_SPARE: a spare's), sealed. */
@@ -287,8 +292,6 @@ void raid_event_detail(struct raid_array *a, enum raid_event_kind kind, unsigned
     __attribute__((format(printf, 6, 7)));
 
 /* stripe.c */
-/* Tests: 0 MD's rule for partial lines, 1 always reconstruct-write, 2 always RMW. */
-extern int raid_stripe_force_partial;
 extern const struct blk_dev_ops raid_array_ops;
 enum raid_row_mode {
 	RAID_ROWS_CHECK = 1, /* compare parity, rewrite it when it differs */
@@ -338,8 +341,6 @@ void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,
 			uint64_t *prefetches);
 void raid_rcache_init(struct raid_array *a);
 void raid_rcache_free(struct raid_array *a);
-/* Tests: false turns read-ahead off (raid_rcache_hint does nothing). */
-extern bool raid_rcache_prefetch;
 
 /* bitmap.c */
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,

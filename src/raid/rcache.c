@@ -46,8 +46,6 @@
 
 #define RAID_RCACHE_MAX_BYTES (16u << 20)
 
-bool raid_rcache_prefetch = true;
-
 static size_t raid_rcache_ent_bytes(const struct raid_geo *geo)
 {
 	return (size_t)(geo->ndata + geo->npar) * geo->chunk_blocks * RAID_BS;
@@ -266,7 +264,7 @@ void raid_rcache_hint(struct raid_array *a, uint64_t row)
 	struct raid_rcache *rc = &a->rc;
 	struct raid_rcache_ent *e;
 
-	if (!raid_rcache_prefetch || row >= a->geo.rows || raid_rcache_off(&a->geo))
+	if (a->test.no_prefetch || row >= a->geo.rows || raid_rcache_off(&a->geo))
 		return;
 	pthread_mutex_lock(&rc->lock);
 	e = raid_rcache_find(rc, row);

@@ -14,7 +14,7 @@
  * mark in groups under the row locks (RAID_ROWS_REBUILD).
  * (R1) The mark in the superblocks never passes rows not durable on the new
  *      member: it is flushed before each superblock round that moves the mark,
- *      one every raid_rebuild_mark_seconds or sixteenth of the rows (as MD
+ *      one every RAID_MARK_SECONDS or sixteenth of the rows (as MD
  *      checkpoints a resync), so a crash costs at most that much rebuild. At the end its bitmap is written and flushed, then the round
  *      that makes it a full member.
  * (R2) A rebuild reconstructs from parity, so it is refused while a journal of an
@@ -35,8 +35,6 @@
 #include <string.h>
 
 #include "raid_i.h"
-
-double raid_rebuild_mark_seconds = 2.0;
 
 static int raid_rebuild_progress(struct raid_array *a, double p)
 {
@@ -259,7 +257,7 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 			   0);
 		now = jg_now_seconds();
 		/* (R1) as MD: after some seconds, or a sixteenth of the rows */
-		if (r + cnt < g->rows && (now - tmark >= raid_rebuild_mark_seconds ||
+		if (r + cnt < g->rows && (now - tmark >= raid_mark_seconds(a->test.rebuild_mark_always) ||
 					  r + cnt - a->m[role].recovered_sb >= g->rows / 16)) {
 			rc = raid_rebuild_mark(a, role, r + cnt);
 			tmark = now;

@@ -93,8 +93,6 @@ _Static_assert(RAID_ROWS_CHECK != 0 && RAID_ROWS_SCRUB != 0 && RAID_ROWS_REBUILD
 
 enum raid_line_mode { RAID_LINE_NONE, RAID_LINE_FULL, RAID_LINE_RCW, RAID_LINE_RMW };
 
-int raid_stripe_force_partial;
-
 struct raid_seg { /* one user request's part inside one row */
 	uint64_t row;
 	uint32_t slot; /* first array block of the row it covers */
@@ -517,9 +515,10 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 					r->line[k] = RAID_LINE_FULL;
 				else if (unsynced)
 					r->line[k] = RAID_LINE_RCW;
-				else if (raid_stripe_force_partial)
-					r->line[k] = raid_stripe_force_partial == 1 ? RAID_LINE_RCW
-										    : RAID_LINE_RMW;
+				else if (a->test.partial)
+					r->line[k] = a->test.partial == RAID_PARTIAL_RCW
+							 ? RAID_LINE_RCW
+							 : RAID_LINE_RMW;
 				else if (w + geo->npar < geo->ndata - w)
 					r->line[k] = RAID_LINE_RMW;
 				else

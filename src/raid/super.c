@@ -1052,6 +1052,7 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	a->forced = cfg->force;
 	a->max_read_errors = cfg->max_read_errors ? cfg->max_read_errors : RAID_MAX_READ_ERRORS;
 	a->ev_fn = cfg->event_fn;
+	a->test = cfg->test;
 	a->ev_ctx = cfg->event_ctx;
 	a->events = maxev;
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;

@@ -233,7 +233,7 @@ static void test_rcache_read_ahead(void **state)
 			uint64_t s = 4242 + gi, hits, fills, pf, rb;
 			uint8_t *ref;
 
-			raid_rcache_prefetch = ahead;
+			t_default_knobs.no_prefetch = !ahead;
 			ref = t_open(&t, gc, NULL, &info);
 			rb = (uint64_t)info.ndata * gc->chunk;
 			t_append_past_middle(&t, ref, &info, &s, gc);
@@ -248,7 +248,7 @@ static void test_rcache_read_ahead(void **state)
 			t_verify(&t, ref, info.array_blocks, gc);
 			t_close(&t, ref);
 		}
-		raid_rcache_prefetch = true;
+		t_default_knobs.no_prefetch = false;
 	}
 }
 
