@@ -233,7 +233,28 @@ static inline double raid_mark_seconds(bool always)
 	return always ? 0 : RAID_MARK_SECONDS;
 }
 
+static inline unsigned int raid_popcount(uint32_t x)
+{
+	return (unsigned int)__builtin_popcount(x);
+}
+
+static inline uint64_t raid_div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
 /* super.c */
+/* A new array object: locks made, no member; raid_array_free frees it without the members. */
+struct raid_array *raid_array_alloc(void);
+void raid_array_free(struct raid_array *a);
+/* Name the array device and size it from its geometry. */
+void raid_array_name(struct raid_array *a);
+/*
+ * (S9) Rewrite both copies of the members in @who at the freshest event, saying
+ * what @fresh says; for those in @one_first copy 1 (the one not taken) first.
+ */
+int raid_sb_catch_up(struct raid_array *a, uint32_t who, uint32_t one_first,
+		     const struct raid_sb *fresh);
 /* Fill @blk with the superblock of @role (RAID_ROLE_SPARE: a spare's), sealed. */
 void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t state,
 		  uint32_t failed, uint64_t events, uint64_t home);
@@ -253,7 +274,7 @@ uint32_t raid_missing_write(struct raid_array *a);
 uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last);
 /* Roles being rebuilt (atomic). */
 uint32_t raid_recovering(struct raid_array *a);
-/* (S10) No row a dirty array may have left inconsistent lacks a member. */
+/* assemble.c (S10) No row a dirty array may have left inconsistent lacks a member. */
 bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending);
 
 /* spare.c */
