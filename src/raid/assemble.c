@@ -260,143 +260,160 @@ static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb 
 		 ~(RAID_FEATURE_INCOMPAT_RECOVERY | RAID_FEATURE_INCOMPAT_SYNCING));
 }
 
-int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
-		  struct raid_array **out)
-{
-	struct raid_assemble_cfg dflt = {0};
-	struct raid_cand *c = NULL;
-	struct raid_array *a = NULL;
-	unsigned int nc = 0, ref = 0, nmem, level, nsp = 0;
-	int by_role[RAID_MAX_MEMBERS], spare[RAID_MAX_SPARES];
-	bool have_member = false;
-	uint8_t *buf = NULL;
-	const struct raid_sb *sb;
-	uint64_t maxev;
-	uint32_t missing = 0, recovering = 0, state;
-	bool pending;
-	char u[37];
-	int rc = 0;
+/* ------------------------------------------------------------ raid_assemble */
 
-	if (!cfg)
-		cfg = &dflt;
-	*out = NULL;
-	if (!devs || !n || n > 2 * RAID_MAX_MEMBERS)
-		return -EINVAL;
-	c = calloc(n, sizeof(*c));
-	buf = jg_alloc_blocks(1);
-	if (!c || !buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
+/* What assembly learns of the given devices, step by step. */
+struct raid_asm {
+	const struct raid_assemble_cfg *cfg;
+	struct raid_cand *c; /* the given devices, NULL entries left out */
+	unsigned int nc;
+	unsigned int ref; /* the candidate whose superblock speaks for the array */
+	unsigned int nmem, level;
+	int by_role[RAID_MAX_MEMBERS]; /* candidate of each role, -1: none */
+	int spare[RAID_MAX_SPARES];    /* candidates that are spares (S11) */
+	unsigned int nsp;
+	const struct raid_sb *sb; /* c[ref].sb once the freshest is chosen */
+	uint64_t maxev;		  /* the freshest event count of a member */
+	uint32_t missing;	  /* roles absent or failed */
+	uint32_t recovering;	  /* roles being rebuilt (S10) */
+	uint32_t state;		  /* RAID_STATE_* of the freshest superblock */
+	bool pending;		  /* RAID_SB_FLAG_JNL_PENDING (S6) */
+	char u[37];		  /* the array's uuid, for messages */
+};
+
+/* (S2) Read and verify the superblocks of every given device. */
+static int raid_asm_read(struct raid_asm *x, struct blk_dev **devs, unsigned int n, uint8_t *buf)
+{
+	int rc;
+
 	for (unsigned int i = 0; i < n; i++) {
 		if (!devs[i])
 			continue;
-		rc = raid_sb_read_member(devs[i], buf, &c[nc]);
+		rc = raid_sb_read_member(devs[i], buf, &x->c[x->nc]);
 		if (rc)
-			goto out;
-		c[nc].dev = devs[i];
-		nc++;
+			return rc;
+		x->c[x->nc].dev = devs[i];
+		x->nc++;
 	}
-	if (!nc) {
+	if (!x->nc) {
 		jg_log(JG_LOG_ERR, "raid", "assemble: no member devices given");
-		rc = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
-	/* the reference superblock: the array most of the given devices belong to */
-	{
-		unsigned int best = 0;
+	return 0;
+}
 
-		for (unsigned int i = 0; i < nc; i++) {
-			unsigned int same = 0;
+/* (S2) Same array: the one most of the given devices belong to, with one geometry. */
+static int raid_asm_same_array(struct raid_asm *x)
+{
+	struct raid_cand *c = x->c;
+	unsigned int best = 0;
 
-			for (unsigned int j = 0; j < nc; j++)
-				same += !memcmp(c[i].sb.uuid, c[j].sb.uuid, 16);
-			if (same > best) {
-				best = same;
-				ref = i;
-			}
+	for (unsigned int i = 0; i < x->nc; i++) {
+		unsigned int same = 0;
+
+		for (unsigned int j = 0; j < x->nc; j++)
+			same += !memcmp(c[i].sb.uuid, c[j].sb.uuid, 16);
+		if (same > best) {
+			best = same;
+			x->ref = i;
 		}
 	}
-	jg_uuid_format(c[ref].sb.uuid, u);
-	for (unsigned int i = 0; i < nc; i++) {
-		if (memcmp(c[i].sb.uuid, c[ref].sb.uuid, 16)) {
+	jg_uuid_format(c[x->ref].sb.uuid, x->u);
+	for (unsigned int i = 0; i < x->nc; i++) {
+		if (memcmp(c[i].sb.uuid, c[x->ref].sb.uuid, 16)) {
 			char o[37];
 
 			jg_uuid_format(c[i].sb.uuid, o);
 			jg_log(JG_LOG_ERR, "raid",
 			       "assemble: dev=%s belongs to another array (uuid=%s, not %s)",
-			       c[i].dev->name, o, u);
-			rc = -EINVAL;
-			goto out;
+			       c[i].dev->name, o, x->u);
+			return -EINVAL;
 		}
-		if (!raid_sb_same_geometry(&c[i].sb, &c[ref].sb)) {
+		if (!raid_sb_same_geometry(&c[i].sb, &c[x->ref].sb)) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "assemble: dev=%s geometry differs from dev=%s in array uuid=%s",
-			       c[i].dev->name, c[ref].dev->name, u);
-			rc = -EUCLEAN;
-			goto out;
+			       c[i].dev->name, c[x->ref].dev->name, x->u);
+			return -EUCLEAN;
 		}
 	}
-	nmem = jg_le32(c[ref].sb.nmembers);
-	level = jg_le32(c[ref].sb.level);
+	x->nmem = jg_le32(c[x->ref].sb.nmembers);
+	x->level = jg_le32(c[x->ref].sb.level);
+	return 0;
+}
+
+/* (S2) Unique roles, the spares set aside (S11), the freshest event count of a member. */
+static int raid_asm_roles(struct raid_asm *x)
+{
+	struct raid_cand *c = x->c;
+	bool have_member = false;
+
 	for (unsigned int r = 0; r < RAID_MAX_MEMBERS; r++)
-		by_role[r] = -1;
-	maxev = 0;
-	for (unsigned int i = 0; i < nc; i++) {
+		x->by_role[r] = -1;
+	x->maxev = 0;
+	for (unsigned int i = 0; i < x->nc; i++) {
 		if (c[i].role == RAID_ROLE_SPARE) {
 			/* (S11) any event count; only uuid, geometry and size matter */
-			if (nsp == RAID_MAX_SPARES) {
+			if (x->nsp == RAID_MAX_SPARES) {
 				jg_log(JG_LOG_ERR, "raid",
 				       "assemble: dev=%s: more than %u spares given for array uuid=%s",
-				       c[i].dev->name, RAID_MAX_SPARES, u);
-				rc = -EINVAL;
-				goto out;
+				       c[i].dev->name, RAID_MAX_SPARES, x->u);
+				return -EINVAL;
 			}
-			spare[nsp++] = (int)i;
+			x->spare[x->nsp++] = (int)i;
 			continue;
 		}
-		if (by_role[c[i].role] >= 0) {
+		if (x->by_role[c[i].role] >= 0) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
 			    "assemble: dev=%s and dev=%s both claim role %u of array uuid=%s (duplicated member)",
-			    c[by_role[c[i].role]].dev->name, c[i].dev->name, c[i].role, u);
-			rc = -EINVAL;
-			goto out;
+			    c[x->by_role[c[i].role]].dev->name, c[i].dev->name, c[i].role, x->u);
+			return -EINVAL;
 		}
-		by_role[c[i].role] = (int)i;
-		if (!have_member || jg_seq_after(c[i].events, maxev))
-			maxev = c[i].events;
+		x->by_role[c[i].role] = (int)i;
+		if (!have_member || jg_seq_after(c[i].events, x->maxev))
+			x->maxev = c[i].events;
 		have_member = true;
 	}
 	if (!have_member) {
-		jg_log(JG_LOG_ERR, "raid", "assemble: only spares given for array uuid=%s", u);
-		rc = -EINVAL;
-		goto out;
+		jg_log(JG_LOG_ERR, "raid", "assemble: only spares given for array uuid=%s", x->u);
+		return -EINVAL;
 	}
-	/* the freshest superblock speaks for the array */
-	for (unsigned int i = 0; i < nc; i++)
-		if (c[i].role != RAID_ROLE_SPARE && c[i].events == maxev)
-			ref = i;
-	sb = &c[ref].sb;
-	for (unsigned int i = 0; i < nc; i++) {
+	return 0;
+}
+
+/*
+ * The freshest superblock speaks for the array; against it, each device is
+ * current (or one round behind (S5)), not marked failed, of a sane extent (S7)
+ * and large enough.
+ */
+static int raid_asm_freshest(struct raid_asm *x)
+{
+	struct raid_cand *c = x->c;
+	const struct raid_sb *sb;
+	int rc;
+
+	for (unsigned int i = 0; i < x->nc; i++)
+		if (c[i].role != RAID_ROLE_SPARE && c[i].events == x->maxev)
+			x->ref = i;
+	sb = x->sb = &c[x->ref].sb;
+	for (unsigned int i = 0; i < x->nc; i++) {
 		if (c[i].role == RAID_ROLE_SPARE) {
 			/* (S11) nothing it holds can be stale */
-		} else if (c[i].events + 1 == maxev &&
+		} else if (c[i].events + 1 == x->maxev &&
 			   !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
 			/* (S5) it missed only the last superblock round: a crash during it */
 			jg_log(
 			    JG_LOG_WARN, "raid",
 			    "assemble: dev=%s role=%u missed the last superblock update (events=%llu, array at %llu): accepted",
 			    c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
-			    (unsigned long long)maxev);
-		} else if (c[i].events != maxev) {
+			    (unsigned long long)x->maxev);
+		} else if (c[i].events != x->maxev) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
 			    "assemble: dev=%s role=%u is stale: events=%llu, array at %llu; assemble without it and rebuild it",
 			    c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
-			    (unsigned long long)maxev);
-			rc = -EUCLEAN;
-			goto out;
+			    (unsigned long long)x->maxev);
+			return -EUCLEAN;
 		}
 		if (c[i].role != RAID_ROLE_SPARE &&
 		    (jg_le32(sb->failed_mask) & (1u << c[i].role))) {
@@ -404,12 +421,11 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			    JG_LOG_ERR, "raid",
 			    "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
 			    c[i].dev->name, c[i].role);
-			rc = -EUCLEAN;
-			goto out;
+			return -EUCLEAN;
 		}
 		rc = raid_sb_check_extent(&c[i].sb, c[i].dev->name);
 		if (rc)
-			goto out;
+			return rc;
 		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "assemble: %s dev=%s too small: %llu blocks, the array needs %llu",
@@ -417,47 +433,56 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			       (unsigned long long)c[i].dev->nblocks,
 			       (unsigned long long)(jg_le64(sb->data_offset) +
 						    jg_le64(sb->data_blocks)));
-			rc = -EUCLEAN;
-			goto out;
+			return -EUCLEAN;
 		}
 	}
-	for (unsigned int r = 0; r < nmem; r++)
-		if (by_role[r] < 0 || (jg_le32(sb->failed_mask) & (1u << r)))
-			missing |= 1u << r;
+	x->state = jg_le32(sb->state);
+	x->pending = jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING;
+	return 0;
+}
+
+/* The roles missing or being rebuilt (S10): too many and the array cannot run. */
+static int raid_asm_enough(struct raid_asm *x)
+{
+	const struct raid_sb *sb = x->sb;
+
+	for (unsigned int r = 0; r < x->nmem; r++)
+		if (x->by_role[r] < 0 || (jg_le32(sb->failed_mask) & (1u << r)))
+			x->missing |= 1u << r;
 		else if (jg_le32(sb->recovery_mask) & (1u << r))
-			recovering |= 1u << r;
-	if (raid_popcount(missing | recovering) > (level == 6 ? 2u : 1u)) {
+			x->recovering |= 1u << r;
+	if (raid_popcount(x->missing | x->recovering) > (x->level == 6 ? 2u : 1u)) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "assemble: array uuid=%s has %u of %u members, too few to run (missing=0x%x, being rebuilt=0x%x)",
-		    u, nmem - raid_popcount(missing | recovering), nmem, missing, recovering);
-		rc = -EINVAL;
-		goto out;
+		    x->u, x->nmem - raid_popcount(x->missing | x->recovering), x->nmem, x->missing,
+		    x->recovering);
+		return -EINVAL;
 	}
-	state = jg_le32(sb->state);
-	pending = jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING;
+	return 0;
+}
 
-	/* (S2) everything verified: build the array */
-	a = raid_array_alloc();
-	if (!a) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	raid_geo_init(&a->geo, level, nmem, jg_le32(sb->chunk_blocks), jg_le64(sb->data_offset),
-		      jg_le64(sb->data_blocks));
+/* The array of the freshest superblock: its fields, members and spares. */
+static void raid_asm_fill(struct raid_asm *x, struct raid_array *a)
+{
+	const struct raid_assemble_cfg *cfg = x->cfg;
+	const struct raid_sb *sb = x->sb;
+
+	raid_geo_init(&a->geo, x->level, x->nmem, jg_le32(sb->chunk_blocks),
+		      jg_le64(sb->data_offset), jg_le64(sb->data_blocks));
 	memcpy(a->uuid, sb->uuid, 16);
 	a->seed = jg_crc_seed(a->uuid);
 	a->policy = (enum raid_resync_policy)jg_le32(sb->resync_policy);
 	a->readonly = cfg->readonly;
-	a->was_dirty = state == RAID_STATE_DIRTY || pending;
+	a->was_dirty = x->state == RAID_STATE_DIRTY || x->pending;
 	a->forced = cfg->force;
 	a->max_read_errors = cfg->max_read_errors ? cfg->max_read_errors : RAID_MAX_READ_ERRORS;
 	a->ev_fn = cfg->event_fn;
 	a->test = cfg->test;
 	a->ev_ctx = cfg->event_ctx;
-	a->events = maxev;
+	a->events = x->maxev;
 	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
-	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
+	a->jnl_unreplayed = x->pending; /* (S6) until the journal clears the flag */
 	a->ctime = jg_le64(sb->ctime);
 	a->sb_incompat = jg_le32(sb->feature_incompat) &
 			 ~(RAID_FEATURE_INCOMPAT_RECOVERY | RAID_FEATURE_INCOMPAT_SYNCING);
@@ -477,13 +502,13 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			a->scrub_rows = 0; /* not ours to trust: start over */
 	}
 	raid_array_name(a);
-	for (unsigned int r = 0; r < nmem; r++) {
-		if (by_role[r] >= 0) {
-			const struct raid_sb *own = &c[by_role[r]].sb;
+	for (unsigned int r = 0; r < x->nmem; r++) {
+		if (x->by_role[r] >= 0) {
+			const struct raid_sb *own = &x->c[x->by_role[r]].sb;
 
-			a->m[r].dev = c[by_role[r]].dev;
+			a->m[r].dev = x->c[x->by_role[r]].dev;
 			snprintf(a->m[r].name, sizeof(a->m[r].name), "%s", a->m[r].dev->name);
-			if (recovering & (1u << r)) {
+			if (x->recovering & (1u << r)) {
 				/* (S10) its own mark: one event behind, it is the older one */
 				a->m[r].rebuilding = true;
 				if (jg_le32(own->recovery_mask) & (1u << r))
@@ -500,89 +525,157 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 			a->m[r].failed = true;
 		}
 	}
-	for (unsigned int k = 0; k < nsp; k++) {
+	for (unsigned int k = 0; k < x->nsp; k++) {
 		struct raid_spare *sp = &a->spares[a->nspares++];
 
-		sp->dev = c[spare[k]].dev;
+		sp->dev = x->c[x->spare[k]].dev;
 		snprintf(sp->name, sizeof(sp->name), "%s", sp->dev->name);
 	}
-	raid_masks_update_locked(a);
+	raid_masks_update_locked(a); /* @a is private yet: no lock to hold */
+}
+
+/*
+ * (S4) (S6) (S10) A dirty (or jnl-pending) and degraded array with a row that
+ * may have the write hole: refused, or with force or readonly assembled with
+ * those rows recorded at risk (Y1). Bitmap loaded.
+ */
+static int raid_asm_write_hole(struct raid_asm *x, struct raid_array *a)
+{
+	const struct raid_assemble_cfg *cfg = x->cfg;
+
+	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
+	if ((x->state == RAID_STATE_DIRTY || x->pending) && (x->missing || x->recovering) &&
+	    !raid_dirty_rows_whole(a, x->missing, x->pending) && (cfg->force || cfg->readonly)) {
+		/* (Y1) assembled anyway: say which rows may read wrong */
+		raid_risk_from_bitmap(a, x->missing, x->pending);
+		jg_log(JG_LOG_WARN, "raid",
+		       "assemble: array uuid=%s is dirty and degraded, assembled %s: rows written at the crash may read wrong where a member is missing (the write hole)%s",
+		       x->u, cfg->readonly ? "read-only" : "by force",
+		       x->pending ? "; the filesystem journal names its own rows when it replays"
+				  : "");
+	} else if ((x->state == RAID_STATE_DIRTY || x->pending) && (x->missing || x->recovering) &&
+		   !raid_dirty_rows_whole(a, x->missing, x->pending)) {
+		jg_log(
+		    JG_LOG_ERR, "raid",
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing=0x%x, being rebuilt=0x%x): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
+		    x->u, x->missing, x->recovering);
+		return -EUCLEAN;
+	}
+	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
+		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", x->u);
+	return 0;
+}
+
+/*
+ * A writable array starts: (S9) every member at one event, (S3) dirty on disk
+ * before anything else, then the recovery resync of a dirty array.
+ */
+static int raid_asm_start(struct raid_asm *x, struct raid_array *a)
+{
+	uint32_t who = 0, one_first = 0;
+	int rc;
+
+	for (unsigned int r = 0; r < x->nmem; r++) {
+		const struct raid_cand *m = x->by_role[r] >= 0 ? &x->c[x->by_role[r]] : NULL;
+
+		if (!m || (m->events == x->maxev && m->other_same))
+			continue;
+		who |= 1u << r;
+		if (m->copy == 0)
+			one_first |= 1u << r;
+	}
+	rc = who ? raid_sb_catch_up(a, who, one_first, x->sb) : 0;
+	if (!rc)
+		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
+	if (rc)
+		return rc;
+	if (a->was_dirty && !x->cfg->no_resync)
+		return raid_resync_recovery(a);
+	if (a->was_dirty) /* the next assembly must still resync: keep bits, stay dirty */
+		a->resync_pending = true;
+	return 0;
+}
+
+/* The events and the log line of an assembled array. */
+static void raid_asm_report(struct raid_asm *x, struct raid_array *a)
+{
+	char sp[24] = ""; /* only when there are: the line older tools print otherwise */
+
+	for (unsigned int r = 0; r < x->nmem; r++)
+		if (x->missing & (1u << r))
+			raid_event_detail(a, RAID_EV_DEGRADED_ARRAY, r, -1, 0, "uuid=%s", x->u);
+	if (x->nsp)
+		snprintf(sp, sizeof(sp), " spares=%u", x->nsp);
+	jg_log(JG_LOG_INFO, "raid",
+	       "assembled uuid=%s level=%u members=%u%s missing=0x%x was_dirty=%d resync=%s events=%llu",
+	       x->u, x->level, x->nmem, sp, x->missing, a->was_dirty,
+	       raid_resync_policy_name(a->policy), (unsigned long long)a->events);
+}
+
+/* (S2) Every device checked before the array is built and anything written. */
+static int raid_asm_check(struct raid_asm *x, struct blk_dev **devs, unsigned int n)
+{
+	uint8_t *buf = jg_alloc_blocks(1);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = raid_asm_read(x, devs, n, buf);
+	if (!rc)
+		rc = raid_asm_same_array(x);
+	if (!rc)
+		rc = raid_asm_roles(x);
+	if (!rc)
+		rc = raid_asm_freshest(x);
+	if (!rc)
+		rc = raid_asm_enough(x);
+	free(buf);
+	return rc;
+}
+
+/* Build the checked array, decide whether it may run, start it. */
+static int raid_asm_build(struct raid_asm *x, struct raid_array **out)
+{
+	const struct raid_sb *sb = x->sb;
+	struct raid_array *a = raid_array_alloc();
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	raid_asm_fill(x, a);
 	rc = raid_bitmap_init(a, jg_le32(sb->bitmap_region_blocks), jg_le32(sb->bitmap_blocks),
 			      jg_le64(sb->bitmap_regions));
 	if (!rc)
 		rc = raid_bitmap_load(a);
-	if (rc)
-		goto out_free;
-	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
-	if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) &&
-	    !raid_dirty_rows_whole(a, missing, pending) && (cfg->force || cfg->readonly)) {
-		/* (Y1) assembled anyway: say which rows may read wrong */
-		raid_risk_from_bitmap(a, missing, pending);
-		jg_log(JG_LOG_WARN, "raid",
-		       "assemble: array uuid=%s is dirty and degraded, assembled %s: rows written at the crash may read wrong where a member is missing (the write hole)%s",
-		       u, cfg->readonly ? "read-only" : "by force",
-		       pending ? "; the filesystem journal names its own rows when it replays" : "");
-	} else if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) &&
-		   !raid_dirty_rows_whole(a, missing, pending)) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing=0x%x, being rebuilt=0x%x): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		    u, missing, recovering);
-		rc = -EUCLEAN;
-		goto out_free;
+	if (!rc)
+		rc = raid_asm_write_hole(x, a);
+	if (!rc && !a->readonly)
+		rc = raid_asm_start(x, a);
+	if (rc) {
+		raid_array_free(a); /* the caller keeps the devices */
+		return rc;
 	}
-	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
-		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", u);
-	if (!a->readonly) {
-		uint32_t who = 0, one_first = 0;
-
-		for (unsigned int r = 0; r < nmem; r++) {
-			const struct raid_cand *m = by_role[r] >= 0 ? &c[by_role[r]] : NULL;
-
-			if (!m || (m->events == maxev && m->other_same))
-				continue;
-			who |= 1u << r;
-			if (m->copy == 0)
-				one_first |= 1u << r;
-		}
-		/* (S9) all at one event, then (S3) dirty on disk before anything else */
-		rc = who ? raid_sb_catch_up(a, who, one_first, sb) : 0;
-		if (!rc)
-			rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
-		if (rc)
-			goto out_free;
-		if (a->was_dirty && !cfg->no_resync) {
-			rc = raid_resync_recovery(a);
-			if (rc)
-				goto out_free;
-		} else if (a->was_dirty) {
-			/* the next assembly must still resync: keep bits, stay dirty */
-			a->resync_pending = true;
-		}
-	}
-	for (unsigned int r = 0; r < nmem; r++)
-		if (missing & (1u << r))
-			raid_event_detail(a, RAID_EV_DEGRADED_ARRAY, r, -1, 0, "uuid=%s", u);
-	{
-		char sp[24] = ""; /* only when there are: the line older tools print otherwise */
-
-		if (nsp)
-			snprintf(sp, sizeof(sp), " spares=%u", nsp);
-		jg_log(
-		    JG_LOG_INFO, "raid",
-		    "assembled uuid=%s level=%u members=%u%s missing=0x%x was_dirty=%d resync=%s events=%llu",
-		    u, level, nmem, sp, missing, a->was_dirty, raid_resync_policy_name(a->policy),
-		    (unsigned long long)a->events);
-	}
+	raid_asm_report(x, a);
 	*out = a;
-	a = NULL;
-	goto out;
-out_free:
-	raid_array_free(a); /* the caller keeps the devices */
-out:
-	free(c);
-	free(buf);
+	return 0;
+}
+
+int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
+		  struct raid_array **out)
+{
+	struct raid_assemble_cfg dflt = {0};
+	struct raid_asm x = {.cfg = cfg ? cfg : &dflt};
+	int rc;
+
+	*out = NULL;
+	if (!devs || !n || n > 2 * RAID_MAX_MEMBERS)
+		return -EINVAL;
+	x.c = calloc(n, sizeof(*x.c));
+	rc = x.c ? raid_asm_check(&x, devs, n) : -ENOMEM;
+	if (!rc)
+		rc = raid_asm_build(&x, out);
+	free(x.c);
 	jg_log(JG_LOG_DEBUG, "raid", "assemble devs=%u force=%d readonly=%d no_resync=%d -> %d", n,
-	       cfg->force, cfg->readonly, cfg->no_resync, rc);
+	       x.cfg->force, x.cfg->readonly, x.cfg->no_resync, rc);
 	return rc;
 }
