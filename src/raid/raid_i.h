@@ -312,8 +312,16 @@ void raid_event_detail(struct raid_array *a, enum raid_event_kind kind, unsigned
 		       double progress, int err, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* stripe.c */
+/* bdev.c: the ops of raid_array_dev() */
 extern const struct blk_dev_ops raid_array_ops;
+
+/* stripe.c */
+/*
+ * Run the reads and writes of a batch that bdev.c checked (those whose result
+ * is still 0) through row groups, setting each one's result. Returns 0, or
+ * -ENOMEM when the groups could not start.
+ */
+int raid_stripe_submit(struct raid_array *a, struct blk_req *reqs, unsigned int n);
 enum raid_row_mode {
 	RAID_ROWS_CHECK = 1, /* compare parity, rewrite it when it differs */
 	RAID_ROWS_SCRUB,     /* compare parity only */

@@ -1183,7 +1183,7 @@ int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, boo
 	return rc;
 }
 
-/* ------------------------------------------------------------ the device */
+/* -------------------------------------------------- user requests (bdev.c) */
 
 static int raid_seg_cmp(const void *x, const void *y)
 {
@@ -1192,18 +1192,6 @@ static int raid_seg_cmp(const void *x, const void *y)
 	if (a->row != b->row)
 		return a->row < b->row ? -1 : 1;
 	return a->slot < b->slot ? -1 : a->slot > b->slot;
-}
-
-static int raid_array_flush(struct raid_array *a)
-{
-	int rc = raid_members_flush(a, ~0u);
-
-	if (!rc)
-		raid_bitmap_flushed(a);
-	pthread_mutex_lock(&a->stats_lock);
-	a->stats.flushes++;
-	pthread_mutex_unlock(&a->stats_lock);
-	return rc;
 }
 
 static int raid_u64_cmp(const void *x, const void *y)
@@ -1361,45 +1349,23 @@ out:
 	return rc;
 }
 
-static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+/*
+ * The requests of a batch that raid_array_submit() left to run (reads and writes
+ * whose result is 0) cut into row segments and run in row groups; each gets its
+ * result. Returns 0, or -ENOMEM when the groups could not start.
+ */
+int raid_stripe_submit(struct raid_array *a, struct blk_req *reqs, unsigned int n)
 {
-	struct raid_array *a = (struct raid_array *)dev;
 	const struct raid_geo *geo = &a->geo;
 	struct raid_grp g = {.a = a, .mode = RAID_GRP_USER};
 	struct raid_seg *segs = NULL;
 	unsigned int nseg = 0, cap = 0, maxr = raid_grp_max_rows(geo);
 	uint64_t rd = 0, wr = 0, rdb = 0, wrb = 0, syncraid;
-	bool flush = false;
-	int first = 0, rc;
+	int rc = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
-		struct blk_req *r = &reqs[i];
-
-		r->result = 0;
-		if (r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH))
-			flush = true;
-		if (r->op == BLK_OP_FLUSH)
-			continue;
-		if ((r->op != BLK_OP_READ && r->op != BLK_OP_WRITE) || !r->nblocks ||
-		    r->blkno > geo->array_blocks || r->nblocks > geo->array_blocks - r->blkno) {
-			r->result = -EINVAL;
-			continue;
-		}
-		if (r->op == BLK_OP_WRITE && a->readonly) {
-			r->result = -EROFS;
-			continue;
-		}
-		cap += r->nblocks / geo->row_blocks + 2;
-	}
-	/* a flush covers the writes completed before the batch: first */
-	if (flush && !a->readonly) {
-		rc = raid_array_flush(a);
-		if (rc) {
-			for (unsigned int i = 0; i < n; i++)
-				if (reqs[i].op == BLK_OP_FLUSH || (reqs[i].flags & BLK_PREFLUSH))
-					reqs[i].result = rc;
-		}
-	}
+	for (unsigned int i = 0; i < n; i++)
+		if (reqs[i].op != BLK_OP_FLUSH && !reqs[i].result)
+			cap += reqs[i].nblocks / geo->row_blocks + 2;
 	segs = calloc(cap ? cap : 1, sizeof(*segs));
 	/* a group has at most one row per segment: small I/O, small allocation */
 	if (cap && cap < maxr)
@@ -1452,7 +1418,7 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 		1,
 	    sizeof(*g.regions));
 	if (!g.regions) {
-		first = -ENOMEM;
+		rc = -ENOMEM;
 		goto out;
 	}
 	syncraid = 0;
@@ -1481,71 +1447,8 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 	a->stats.resync_rows_repaired += g.repaired;
 	pthread_mutex_unlock(&a->stats_lock);
 out:
-	for (unsigned int i = 0; i < n && !first; i++)
-		first = reqs[i].result;
 	free(segs);
 	free(g.rows);
 	raid_grp_free(&g);
-	return first;
+	return rc;
 }
-
-static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
-{
-	struct raid_array *a = (struct raid_array *)dev;
-	int rc = 0;
-
-	switch (cmd) {
-	case BLK_CTL_SET_RESYNC_ALL:
-	case BLK_CTL_CLEAR_RESYNC_ALL:
-		pthread_mutex_lock(&a->sync_lock);
-		a->resync_all = cmd == BLK_CTL_SET_RESYNC_ALL;
-		pthread_mutex_unlock(&a->sync_lock);
-		jg_log(JG_LOG_INFO, "raid", "%s resync_all=%d", a->dev.name,
-		       cmd == BLK_CTL_SET_RESYNC_ALL);
-		return 0;
-	case BLK_CTL_SYNCRAID_DONE:
-		raid_sync_reset(a);
-		return 0;
-	case BLK_CTL_SET_JNL_PENDING:
-	case BLK_CTL_CLEAR_JNL_PENDING:
-		if (a->readonly)
-			return -EROFS;
-		pthread_mutex_lock(&a->sb_lock);
-		if (cmd == BLK_CTL_SET_JNL_PENDING) {
-			a->sb_flags |= RAID_SB_FLAG_JNL_PENDING;
-		} else {
-			a->sb_flags &= ~RAID_SB_FLAG_JNL_PENDING;
-			a->jnl_unreplayed = false; /* (S6) the journal resynced its rows */
-		}
-		pthread_mutex_unlock(&a->sb_lock);
-		/* durable on every member before the caller goes on */
-		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
-		return rc;
-	case BLK_CTL_GET_JNL_PENDING:
-		pthread_mutex_lock(&a->sb_lock);
-		rc = (a->sb_flags & RAID_SB_FLAG_JNL_PENDING) ? 1 : 0;
-		pthread_mutex_unlock(&a->sb_lock);
-		return rc;
-	case BLK_CTL_GET_STATS:
-		if (!arg)
-			return -EINVAL;
-		pthread_mutex_lock(&a->stats_lock);
-		*(struct blk_stats *)arg = a->stats;
-		pthread_mutex_unlock(&a->stats_lock);
-		return 0;
-	default:
-		return -ENOTTY;
-	}
-}
-
-static void raid_array_close(struct blk_dev *dev)
-{
-	/* the array is closed by raid_stop() / raid_abandon(), not through its device */
-	(void)dev;
-}
-
-const struct blk_dev_ops raid_array_ops = {
-    .submit = raid_array_submit,
-    .ctl = raid_array_ctl,
-    .close = raid_array_close,
-};
