@@ -459,124 +459,179 @@ static void raid_row_lines(struct raid_grp *g, struct raid_row *r, uint32_t rebu
 	}
 }
 
-/* Decide fast path or row path, line modes, and carve scratch. */
-static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
+/* Forget what a previous attempt at the row planned. */
+static void raid_row_plan_reset(struct raid_row *r)
+{
+	r->mismatch = false;
+	r->checked = false;
+	r->cache = NULL;
+	r->cache_fill = false;
+	memset(r->pos_buf, 0, sizeof(r->pos_buf));
+	r->newpar[0] = r->newpar[1] = NULL;
+	r->fl0 = r->fnl = 0;
+}
+
+/*
+ * Whether the row takes the row path: any pass but user requests, a resync, a
+ * write with a member unreadable (@rmiss), or a read of a chunk that is.
+ */
+static bool raid_row_path(const struct raid_grp *g, const struct raid_row *r, uint32_t rmiss)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+
+	if (g->mode != RAID_GRP_USER || r->sync || (rmiss && r->write))
+		return true;
+	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
+		const struct raid_seg *sg = &g->segs[s];
+
+		for (uint32_t d = sg->slot / C; d <= (sg->slot + sg->nblocks - 1) / C; d++)
+			if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * How a fast-path line with @w of its data blocks written is written: in full,
+ * or partially by read-modify-write or reconstruct-write (MD's rule: fewer
+ * blocks read; a tie goes to reconstruct-write).
+ */
+static enum raid_line_mode raid_line_choose(const struct raid_array *a, unsigned int w,
+					    bool unsynced)
+{
+	const struct raid_geo *geo = &a->geo;
+
+	if (!w)
+		return RAID_LINE_NONE;
+	if (w == geo->ndata)
+		return RAID_LINE_FULL;
+	if (unsynced) /* (W6) */
+		return RAID_LINE_RCW;
+	if (a->test.partial)
+		return a->test.partial == RAID_PARTIAL_RCW ? RAID_LINE_RCW : RAID_LINE_RMW;
+	if (w + geo->npar < geo->ndata - w)
+		return RAID_LINE_RMW;
+	return RAID_LINE_RCW;
+}
+
+/*
+ * The line modes of a fast-path write row, and the line range [fl0, fl0 + fnl)
+ * it writes. Returns whether a line is written partially.
+ */
+static bool raid_row_line_modes(struct raid_grp *g, struct raid_row *r)
+{
+	struct raid_array *a = g->a;
+	const struct raid_geo *geo = &a->geo;
+	uint32_t C = geo->chunk_blocks;
+	/* (W6) past the sync mark parity may never have matched */
+	bool unsynced = r->row >= __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
+	bool partial = false;
+
+	for (uint32_t k = 0; k < C; k++) {
+		unsigned int w = 0;
+
+		for (unsigned int d = 0; d < geo->ndata; d++)
+			w += r->wsrc[d * C + k] != NULL;
+		r->line[k] = raid_line_choose(a, w, unsynced);
+		partial |= w && w < geo->ndata;
+		if (w) {
+			if (!r->fnl)
+				r->fl0 = k;
+			r->fnl = k - r->fl0 + 1;
+		}
+	}
+	return partial;
+}
+
+/* Plan one row: its path, lines and row cache image. Returns the scratch bytes it needs. */
+static size_t raid_row_plan(struct raid_grp *g, struct raid_row *r, uint32_t rmiss, uint32_t wmiss)
 {
 	struct raid_array *a = g->a;
 	const struct raid_geo *geo = &a->geo;
 	unsigned int npos = geo->ndata + geo->npar;
-	size_t cb = raid_chunk_bytes(geo), need = 0;
-	uint32_t C = geo->chunk_blocks;
-	uint8_t *p;
+	bool partial;
+
+	raid_row_plan_reset(r);
+	r->row_path = raid_row_path(g, r, rmiss);
+	raid_row_lines(g, r, rmiss & ~wmiss);
+	if (r->row_path) {
+		raid_rcache_drop(a, r->row); /* (R2) written here, if at all */
+		return (npos + geo->npar) * raid_chunk_bytes(geo);
+	}
+	if (!r->write)
+		return 0;
+	partial = raid_row_line_modes(g, r);
+	/* (R1) a row the log is appending to: its image, read once */
+	r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
+	return (partial && !r->cache ? npos + geo->npar : geo->npar) * (size_t)r->fnl * RAID_BS;
+}
+
+/*
+ * Scratch of at least @need bytes in g->arena: kept across groups of one call,
+ * and one is kept for the next call (a->spare_arena): fresh memory costs a page
+ * fault and a clearing per 4 KiB.
+ */
+static int raid_grp_arena(struct raid_grp *g, size_t need)
+{
+	struct raid_array *a = g->a;
+
+	if (need <= g->arena_bytes)
+		return 0;
+	free(g->arena);
+	g->arena = NULL;
+	g->arena_bytes = 0;
+	pthread_mutex_lock(&a->spare_lock);
+	if (a->spare_bytes >= need) {
+		g->arena = a->spare_arena;
+		g->arena_bytes = a->spare_bytes;
+		a->spare_arena = NULL;
+		a->spare_bytes = 0;
+	}
+	pthread_mutex_unlock(&a->spare_lock);
+	if (!g->arena) {
+		g->arena = jg_alloc_blocks(need / RAID_BS);
+		if (!g->arena)
+			return -ENOMEM;
+		g->arena_bytes = need;
+	}
+	return 0;
+}
+
+/*
+ * Consecutive whole rows (resync, scrub, rebuild): chunk of member m in row i
+ * at arena[(m * nrows + i) * chunk], so each member's part of the group is one
+ * buffer and one request (raid_grp_reads/writes).
+ */
+static void raid_grp_carve_member_major(struct raid_grp *g)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	size_t cb = raid_chunk_bytes(geo);
+	uint8_t *p = g->arena;
 
 	for (unsigned int i = 0; i < g->nrows; i++) {
 		struct raid_row *r = &g->rows[i];
-		bool touches_missing = false;
 
-		r->mismatch = false;
-		r->checked = false;
-		r->cache = NULL;
-		r->cache_fill = false;
-		memset(r->pos_buf, 0, sizeof(r->pos_buf));
-		r->newpar[0] = r->newpar[1] = NULL;
-		r->fl0 = r->fnl = 0;
-		if (g->mode != RAID_GRP_USER) {
-			r->row_path = true;
-		} else if (r->sync || (rmiss && r->write)) {
-			r->row_path = true;
-		} else {
-			for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
-				const struct raid_seg *sg = &g->segs[s];
+		for (unsigned int q = 0; q < npos; q++) {
+			unsigned int m = raid_layout_member(geo, r->row, q);
 
-				for (uint32_t d = sg->slot / C;
-				     d <= (sg->slot + sg->nblocks - 1) / C; d++)
-					if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
-						touches_missing = true;
-			}
-			r->row_path = touches_missing;
+			r->pos_buf[q] = p + ((size_t)m * g->nrows + i) * cb;
 		}
-		raid_row_lines(g, r, rmiss & ~wmiss);
-		if (r->row_path) {
-			raid_rcache_drop(a, r->row); /* (R2) written here, if at all */
-			need += (npos + geo->npar) * cb;
-		} else if (r->write) {
-			/* (W6) past the sync mark parity may never have matched */
-			bool unsynced = r->row >= __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
-			bool partial = false;
-
-			for (uint32_t k = 0; k < C; k++) {
-				unsigned int w = 0;
-
-				for (unsigned int d = 0; d < geo->ndata; d++)
-					w += r->wsrc[d * C + k] != NULL;
-				if (!w)
-					r->line[k] = RAID_LINE_NONE;
-				else if (w == geo->ndata)
-					r->line[k] = RAID_LINE_FULL;
-				else if (unsynced)
-					r->line[k] = RAID_LINE_RCW;
-				else if (a->test.partial)
-					r->line[k] = a->test.partial == RAID_PARTIAL_RCW
-							 ? RAID_LINE_RCW
-							 : RAID_LINE_RMW;
-				else if (w + geo->npar < geo->ndata - w)
-					r->line[k] = RAID_LINE_RMW;
-				else
-					r->line[k] = RAID_LINE_RCW;
-				partial |= w && w < geo->ndata;
-				if (w) {
-					if (!r->fnl)
-						r->fl0 = k;
-					r->fnl = k - r->fl0 + 1;
-				}
-			}
-			/* (R1) a row the log is appending to: its image, read once */
-			r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
-			need += (partial && !r->cache ? npos + geo->npar : geo->npar) *
-				(size_t)r->fnl * RAID_BS;
-		}
+		for (unsigned int j = 0; j < geo->npar; j++)
+			r->newpar[j] = p + ((size_t)(npos + j) * g->nrows + i) * cb;
 	}
-	if (need > g->arena_bytes) {
-		/* kept across groups of one call, and one is kept for the next call:
-		 * fresh memory costs a page fault and a clearing per 4 KiB */
-		free(g->arena);
-		g->arena = NULL;
-		g->arena_bytes = 0;
-		pthread_mutex_lock(&a->spare_lock);
-		if (a->spare_bytes >= need) {
-			g->arena = a->spare_arena;
-			g->arena_bytes = a->spare_bytes;
-			a->spare_arena = NULL;
-			a->spare_bytes = 0;
-		}
-		pthread_mutex_unlock(&a->spare_lock);
-		if (!g->arena) {
-			g->arena = jg_alloc_blocks(need / RAID_BS);
-			if (!g->arena)
-				return -ENOMEM;
-			g->arena_bytes = need;
-		}
-	}
-	p = g->arena;
-	if (g->member_major) {
-		/*
-		 * Consecutive whole rows (resync, scrub, rebuild): chunk of member m in
-		 * row i at arena[(m * nrows + i) * chunk], so each member's part of the
-		 * group is one buffer and one request (raid_grp_reads/writes).
-		 */
-		for (unsigned int i = 0; i < g->nrows; i++) {
-			struct raid_row *r = &g->rows[i];
+}
 
-			for (unsigned int q = 0; q < npos; q++) {
-				unsigned int m = raid_layout_member(geo, r->row, q);
+/* Row by row: whole chunks on the row path, the written lines on the fast path. */
+static void raid_grp_carve_rows(struct raid_grp *g)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	size_t cb = raid_chunk_bytes(geo);
+	uint32_t C = geo->chunk_blocks;
+	uint8_t *p = g->arena;
 
-				r->pos_buf[q] = p + ((size_t)m * g->nrows + i) * cb;
-			}
-			for (unsigned int j = 0; j < geo->npar; j++)
-				r->newpar[j] = p + ((size_t)(npos + j) * g->nrows + i) * cb;
-		}
-		return 0;
-	}
 	for (unsigned int i = 0; i < g->nrows; i++) {
 		struct raid_row *r = &g->rows[i];
 		bool partial = false;
@@ -604,6 +659,23 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		for (unsigned int j = 0; j < geo->npar; j++, p += (size_t)r->fnl * RAID_BS)
 			r->newpar[j] = p;
 	}
+}
+
+/* Decide fast path or row path, line modes, and carve scratch. */
+static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
+{
+	size_t need = 0;
+	int rc;
+
+	for (unsigned int i = 0; i < g->nrows; i++)
+		need += raid_row_plan(g, &g->rows[i], rmiss, wmiss);
+	rc = raid_grp_arena(g, need);
+	if (rc)
+		return rc;
+	if (g->member_major)
+		raid_grp_carve_member_major(g);
+	else
+		raid_grp_carve_rows(g);
 	return 0;
 }
 
