@@ -531,7 +531,9 @@ static void raid_asm_fill(struct raid_asm *x, struct raid_array *a)
 		sp->dev = x->c[x->spare[k]].dev;
 		snprintf(sp->name, sizeof(sp->name), "%s", sp->dev->name);
 	}
-	raid_masks_update_locked(a); /* @a is private yet: no lock to hold */
+	jg_mutex_lock(&a->sb_lock); /* @a is private yet: for the _locked contract only */
+	raid_masks_update_locked(a);
+	jg_mutex_unlock(&a->sb_lock);
 }
 
 /*

@@ -93,21 +93,21 @@ static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
 	case BLK_CTL_CLEAR_JNL_PENDING:
 		if (a->readonly)
 			return -EROFS;
-		pthread_mutex_lock(&a->sb_lock);
+		jg_mutex_lock(&a->sb_lock);
 		if (cmd == BLK_CTL_SET_JNL_PENDING) {
 			a->sb_flags |= RAID_SB_FLAG_JNL_PENDING;
 		} else {
 			a->sb_flags &= ~RAID_SB_FLAG_JNL_PENDING;
 			a->jnl_unreplayed = false; /* (S6) the journal resynced its rows */
 		}
-		pthread_mutex_unlock(&a->sb_lock);
+		jg_mutex_unlock(&a->sb_lock);
 		/* durable on every member before the caller goes on */
 		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
 		return rc;
 	case BLK_CTL_GET_JNL_PENDING:
-		pthread_mutex_lock(&a->sb_lock);
+		jg_mutex_lock(&a->sb_lock);
 		rc = (a->sb_flags & RAID_SB_FLAG_JNL_PENDING) ? 1 : 0;
-		pthread_mutex_unlock(&a->sb_lock);
+		jg_mutex_unlock(&a->sb_lock);
 		return rc;
 	case BLK_CTL_GET_STATS:
 		if (!arg)

@@ -156,6 +156,7 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 	unsigned int nr = 0;
 	int rc = 0;
 
+	JG_ASSERT_HELD(&a->bm_lock);
 	if (!count)
 		return 0;
 	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
@@ -225,9 +226,9 @@ int raid_bitmap_write(struct raid_array *a, uint32_t first, uint32_t count, int 
 {
 	int rc;
 
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	rc = raid_bitmap_write_locked(a, first, count, only_role, true);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	return rc;
 }
 
@@ -239,7 +240,7 @@ int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned in
 
 	if (!a->bm_blocks || !n)
 		return 0;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		uint64_t r = regions[i];
 
@@ -261,7 +262,7 @@ int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned in
 		for (unsigned int i = 0; i < n; i++)
 			a->bm_inflight[regions[i]]--;
 	}
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	if (newbits && !rc) {
 		pthread_mutex_lock(&a->stats_lock);
 		a->stats.bitmap_bits_set += newbits;
@@ -277,20 +278,20 @@ void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int
 	if (!a->bm_blocks || !n)
 		return;
 	now = jg_now_seconds();
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		a->bm_inflight[regions[i]]--;
 		a->bm_last_epoch[regions[i]] = a->bm_epoch;
 		a->bm_last_time[regions[i]] = now;
 	}
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 }
 
 void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsigned int n)
 {
 	uint32_t lo = UINT32_MAX, hi = 0;
 
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	a->resync_pending = true; /* (B4) */
 	for (unsigned int i = 0; i < n && a->bm_blocks; i++) {
 		uint32_t blk = (uint32_t)(regions[i] / RAID_BITMAP_BITS_PER_BLOCK);
@@ -305,7 +306,7 @@ void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsig
 	/* a member that cannot take it is failed; the others record the rows */
 	if (lo <= hi)
 		raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_SET, lo, hi - lo + 1, true);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 }
 
 void raid_bitmap_flushed(struct raid_array *a)
@@ -316,7 +317,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 	if (!a->bm_blocks)
 		return;
 	now = jg_now_seconds();
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	a->bm_epoch++;
 	/* bits loaded from a crash that was not resynced must survive (S3 of super.c) */
 	for (uint64_t r = 0; r < a->bm_regions && !a->resync_pending; r++) {
@@ -336,7 +337,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 	}
 	if (lo <= hi)
 		raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_CLEAR, lo, hi - lo + 1, false);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 }
 
 int raid_bitmap_clear_all(struct raid_array *a)
@@ -345,11 +346,11 @@ int raid_bitmap_clear_all(struct raid_array *a)
 
 	if (!a->bm_blocks)
 		return 0;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	memset(a->bm_bits, 0, (size_t)a->bm_blocks * RAID_BITMAP_BITS_PER_BLOCK / 8);
 	a->bm_dirty = 0;
 	rc = raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_CLEAR, 0, a->bm_blocks, true);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	return rc;
 }
 
@@ -360,7 +361,7 @@ bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row)
 
 	if (!a->bm_blocks)
 		return false;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	for (uint64_t reg = 0; reg < a->bm_regions && below; reg++) {
 		uint64_t end = (reg + 1) * a->bm_region_blocks;
 
@@ -370,6 +371,6 @@ bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row)
 			end = g->array_blocks;
 		below = (end - 1) / g->row_blocks < row;
 	}
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	return below;
 }

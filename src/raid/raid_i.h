@@ -154,7 +154,7 @@ struct raid_array {
 	uint64_t bm_first;		/* member block of bitmap block 0: RAID_BITMAP_FIRST() */
 
 	/* protects members, events, sb_flags, masks, retired; error-checking (event.c (E1)) */
-	pthread_mutex_t sb_lock;
+	struct jg_mutex sb_lock;
 	struct raid_member m[RAID_MAX_MEMBERS];
 	uint64_t events;
 	uint32_t sb_flags;	/* RAID_SB_FLAG_* */
@@ -178,7 +178,7 @@ struct raid_array {
 	size_t spare_bytes;
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
-	pthread_mutex_t bm_lock;
+	struct jg_mutex bm_lock;
 	uint32_t bm_region_blocks;
 	uint32_t bm_blocks; /* per member; 0: no bitmap */
 	uint64_t bm_regions;
@@ -281,7 +281,7 @@ bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending)
 /*
  * Write both superblock copies of @dev as a spare of @a, at its event count,
  * each flushed (superblock rounds do not include spares: spare.c (P1)).
- * sb_lock held (or @a private: create).
+ * sb_lock held (create takes it too, on its private array).
  */
 int raid_spare_sb_write_locked(struct raid_array *a, struct blk_dev *dev);
 /* A rebuild onto @dev ended (or never began): forget @dev if it was a taken spare. sb_lock held. */

@@ -60,6 +60,7 @@ int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk
 	unsigned int r;
 	int rc;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (!buf)
 		return -ENOMEM;
 	rc = blk_rw(newdev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
@@ -89,14 +90,14 @@ static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t m
 {
 	int rc = raid_members_flush(a, 1u << role);
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (!rc && !a->m[role].rebuilding)
 		rc = -EIO; /* failed meanwhile */
 	if (!rc) {
 		a->m[role].recovered_sb = mark;
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 	}
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -124,7 +125,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		       (unsigned long long)(g->data_offset + g->data_blocks));
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (!newdev) {
 		if (!a->m[role].dev || a->m[role].failed || !a->m[role].rebuilding) {
 			jg_log(JG_LOG_ERR, "raid",
@@ -168,7 +169,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 	if (!rc && a->m[role].failed)
 		rc = -EIO;
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -193,7 +194,7 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 		}
 		rc = mrc;
 	}
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	a->m[role].rebuilding = false;
 	raid_spare_forget_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
 	if (rc) {
@@ -213,7 +214,7 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 			raid_event(a, RAID_EV_SPARE_TAKEN, role, -1, 0);
 	}
 	a->m[role].recovered = a->m[role].recovered_sb = 0;
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -229,9 +230,9 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 	rc = raid_rebuild_begin(a, role, newdev, &installed);
 	if (rc && !installed) {
 		if (newdev) {
-			pthread_mutex_lock(&a->sb_lock);
+			jg_mutex_lock(&a->sb_lock);
 			raid_spare_forget_locked(a, newdev);
-			pthread_mutex_unlock(&a->sb_lock);
+			jg_mutex_unlock(&a->sb_lock);
 		}
 		blk_close(newdev);
 		return rc;

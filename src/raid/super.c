@@ -79,6 +79,7 @@ void raid_masks_update_locked(struct raid_array *a)
 	unsigned int n = a->geo.n < RAID_MAX_MEMBERS ? a->geo.n : RAID_MAX_MEMBERS;
 	uint32_t r = 0, w = 0, rec = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		if (!a->m[i].dev || a->m[i].failed)
 			w |= 1u << i;
@@ -98,6 +99,7 @@ static uint32_t raid_failed_mask_locked(struct raid_array *a)
 {
 	uint32_t f = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++)
 		if (a->m[i].failed)
 			f |= 1u << i;
@@ -172,6 +174,7 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 	uint8_t *bufs;
 	int rc = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	*again = false;
 	bufs = jg_alloc_blocks(a->geo.n);
 	if (!bufs)
@@ -230,10 +233,10 @@ int raid_sb_catch_up(struct raid_array *a, uint32_t who, uint32_t one_first,
 	bool again;
 	int rc;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	rc = raid_sb_put_copies_locked(a, who, one_first, jg_le32(fresh->state),
 				       jg_le32(fresh->failed_mask), a->events, &again);
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	jg_opoint_set(op);
 	return rc;
 }
@@ -243,6 +246,7 @@ static uint32_t raid_sb_writers_locked(struct raid_array *a)
 {
 	uint32_t who = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++)
 		if (a->m[i].dev && !a->m[i].failed)
 			who |= 1u << i;
@@ -256,6 +260,7 @@ static uint32_t raid_sb_writers_locked(struct raid_array *a)
  */
 static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 {
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (a->readonly)
 		return -EROFS;
 	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
@@ -274,9 +279,12 @@ static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 
 int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 {
-	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
-	int rc = raid_sb_write_copies_locked(a, state);
+	enum jg_opoint op;
+	int rc;
 
+	JG_ASSERT_HELD(&a->sb_lock);
+	op = jg_opoint_set(JG_OP_RAID_SB);
+	rc = raid_sb_write_copies_locked(a, state);
 	jg_opoint_set(op);
 	return rc;
 }
@@ -285,9 +293,9 @@ int raid_sb_write_all(struct raid_array *a, uint32_t state)
 {
 	int rc;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	rc = raid_sb_write_all_locked(a, state);
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -295,7 +303,7 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (role >= a->geo.n || !a->m[role].dev) {
 		rc = -EINVAL;
 		goto out;
@@ -317,7 +325,7 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 	if (!a->readonly)
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -325,9 +333,9 @@ int raid_fail_member(struct raid_array *a, unsigned int role)
 {
 	int rc;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	rc = raid_jnl_unreplayed_locked(a, "fail member");
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	if (!rc)
 		rc = raid_member_fail(a, role, 0);
 
@@ -341,6 +349,7 @@ int raid_fail_member(struct raid_array *a, unsigned int role)
  */
 int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what)
 {
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (!a->jnl_unreplayed || a->forced)
 		return 0;
 	jg_log(
@@ -355,16 +364,12 @@ int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what)
 struct raid_array *raid_array_alloc(void)
 {
 	struct raid_array *a = calloc(1, sizeof(*a));
-	pthread_mutexattr_t mattr;
 
 	if (!a)
 		return NULL;
 	/* event.c (E1): EDEADLK tells raid_event() its caller holds sb_lock */
-	pthread_mutexattr_init(&mattr);
-	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(&a->sb_lock, &mattr);
-	pthread_mutexattr_destroy(&mattr);
-	pthread_mutex_init(&a->bm_lock, NULL);
+	jg_mutex_init(&a->sb_lock, PTHREAD_MUTEX_ERRORCHECK);
+	jg_mutex_init(&a->bm_lock, PTHREAD_MUTEX_DEFAULT);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
 	raid_rcache_init(a);
@@ -395,8 +400,8 @@ void raid_array_free(struct raid_array *a)
 	free(a->risk);
 	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
 		pthread_rwlock_destroy(&a->row_lock[i]);
-	pthread_mutex_destroy(&a->sb_lock);
-	pthread_mutex_destroy(&a->bm_lock);
+	jg_mutex_destroy(&a->sb_lock);
+	jg_mutex_destroy(&a->bm_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	pthread_mutex_destroy(&a->stats_lock);
 	free(a);
@@ -566,7 +571,9 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		a->m[i].dev = members[i];
 		snprintf(a->m[i].name, sizeof(a->m[i].name), "%s", members[i]->name);
 	}
+	jg_mutex_lock(&a->sb_lock); /* @a is private: for the _locked contract only */
 	raid_masks_update_locked(a);
+	jg_mutex_unlock(&a->sb_lock);
 	rc = raid_bitmap_init(a, use_bitmap ? region : 0, bm_blocks, regions);
 	if (rc)
 		goto out;
@@ -584,8 +591,10 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	if (!rc)
 		rc = raid_sb_write_all(a, RAID_STATE_CLEAN);
 	/* spare.c (P1): the spares' superblocks last, the array private still */
+	jg_mutex_lock(&a->sb_lock);
 	for (unsigned int i = 0; i < cfg->nspares && !rc; i++)
 		rc = raid_spare_sb_write_locked(a, cfg->spares[i]);
+	jg_mutex_unlock(&a->sb_lock);
 	if (!rc) {
 		char u[37];
 
@@ -618,9 +627,9 @@ int raid_stop(struct raid_array *a)
 
 	if (!a)
 		return 0;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	pending = a->sb_flags & RAID_SB_FLAG_JNL_PENDING;
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	if (!a->readonly && (a->resync_pending || pending)) {
 		rc = raid_members_flush(a, ~0u);
 		if (!rc)
@@ -679,13 +688,13 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	out->resync = a->policy;
 	out->bitmap_region_blocks = a->bm_region_blocks;
 	out->was_dirty = a->was_dirty;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	out->bitmap_dirty_regions = a->bm_dirty;
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	pthread_mutex_lock(&a->sync_lock);
 	out->resync_all = a->resync_all;
 	pthread_mutex_unlock(&a->sync_lock);
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	out->degraded = raid_missing_read(a) != 0;
 	out->scrub_marked = a->scrub_flags & RAID_SCRUB_RUNNING;
 	out->scrub_repair = a->scrub_flags & RAID_SCRUB_REPAIR;
@@ -710,7 +719,7 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		out->spares[i].rebuilding = a->spares[i].taken;
 		out->spares[i].role = a->spares[i].role;
 	}
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	pthread_mutex_lock(&a->stats_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++) {
 		out->members[i].read_errors_corrected = a->m[i].rd_corrected;

@@ -50,14 +50,14 @@ int raid_sync_mark(struct raid_array *a, uint64_t mark)
 
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (mark > a->sync_rows) {
 		__atomic_store_n(&a->sync_rows, mark, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&a->sync_done, __ATOMIC_ACQUIRE) < mark)
 			__atomic_store_n(&a->sync_done, mark, __ATOMIC_RELEASE);
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 	}
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
