@@ -307,7 +307,7 @@ static inline bool t_row_in_sync(struct tarr *t, const struct raid_geo *g, uint6
 	bool ok = true;
 
 	for (unsigned int p = 0; p < g->n; p++) {
-		chunk[p] = malloc(cb);
+		chunk[p] = jg_alloc_blocks(g->chunk_blocks); /* a device buffer: aligned */
 		assert_non_null(chunk[p]);
 		assert_int_equal(blk_rw(t->mem[raid_layout_member(g, r, p)], BLK_OP_READ,
 					g->data_offset + r * g->chunk_blocks, g->chunk_blocks,
