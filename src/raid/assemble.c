@@ -539,7 +539,7 @@ static void raid_asm_fill(struct raid_asm *x, struct raid_array *a)
 /*
  * (S4) (S6) (S10) A dirty (or jnl-pending) and degraded array with a row that
  * may have the write hole: refused, or with force or readonly assembled with
- * those rows recorded at risk (Y1). Bitmap loaded.
+ * those rows recorded at risk (A1). Bitmap loaded.
  */
 static int raid_asm_write_hole(struct raid_asm *x, struct raid_array *a)
 {
@@ -548,7 +548,7 @@ static int raid_asm_write_hole(struct raid_asm *x, struct raid_array *a)
 	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
 	if ((x->state == RAID_STATE_DIRTY || x->pending) && (x->missing || x->recovering) &&
 	    !raid_dirty_rows_whole(a, x->missing, x->pending) && (cfg->force || cfg->readonly)) {
-		/* (Y1) assembled anyway: say which rows may read wrong */
+		/* (A1) assembled anyway: say which rows may read wrong */
 		raid_risk_from_bitmap(a, x->missing, x->pending);
 		jg_log(JG_LOG_WARN, "raid",
 		       "assemble: array uuid=%s is dirty and degraded, assembled %s: rows written at the crash may read wrong where a member is missing (the write hole)%s",

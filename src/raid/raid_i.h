@@ -113,7 +113,7 @@ struct raid_rcache_ent {
 	uint64_t used;	/* rc.clock at the last use: least recently used goes first */
 	unsigned int pins; /* 0 or 1: the writer holding the row lock */
 	bool live;	/* holds @row */
-	bool valid;	/* equals the members (R2) */
+	bool valid;	/* equals the members (H2) */
 	bool stale;	/* dropped while pinned: not valid at put */
 	uint8_t *buf;	/* (ndata + npar) chunks, by position (data, P, Q) */
 };
@@ -121,7 +121,7 @@ struct raid_rcache {
 	pthread_mutex_t lock; /* a leaf */
 	struct raid_rcache_ent ent[RAID_RCACHE_ROWS];
 	uint64_t clock, hits, fills, prefetches;
-	/* the prefetch thread (R3), started at the first hint */
+	/* the prefetch thread (H3), started at the first hint */
 	pthread_cond_t work, idle;	/* with lock: a row is wanted; none is */
 	pthread_t thread;
 	bool started, start_failed, stop, busy;
@@ -192,7 +192,7 @@ struct raid_array {
 	pthread_mutex_t sync_lock; /* protects synced, resync_all, risk_* */
 	uint8_t *synced;	   /* rows resynced this recovery (SYNCRAID / resync-all) */
 	/*
-	 * (Y1) Rows a dirty degraded array could not make consistent (the write
+	 * (A1) Rows a dirty degraded array could not make consistent (the write
 	 * hole): their reconstructed chunks may be wrong. A bit per row, as
 	 * synced, made at the first; risk_n bits set. risk_all: any row.
 	 */
@@ -345,7 +345,7 @@ int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, boo
 /* Flush the writable members in @roles; a member failing with -EIO is failed. */
 int raid_members_flush(struct raid_array *a, uint32_t roles);
 
-/* rcache.c; the caller holds the row's lock exclusively (R1) */
+/* rcache.c; the caller holds the row's lock exclusively (H1) */
 /*
  * The image of @row, pinned: its members' chunks by position. *fresh: it must be
  * read whole before use (a new entry, only when @fill). NULL: not cached.
@@ -399,9 +399,9 @@ int raid_resync_recovery(struct raid_array *a);
 bool raid_sync_row_needed(struct raid_array *a, uint64_t row);
 void raid_sync_row_done(struct raid_array *a, uint64_t row);
 void raid_sync_reset(struct raid_array *a);
-/* (Y1) Record rows [@first, @first + @count) at risk. */
+/* (A1) Record rows [@first, @first + @count) at risk. */
 void raid_risk_add(struct raid_array *a, uint64_t first, uint64_t count);
-/* (Y1) At assembly of a dirty degraded array: the rows its policy says were in flight. */
+/* (A1) At assembly of a dirty degraded array: the rows its policy says were in flight. */
 void raid_risk_from_bitmap(struct raid_array *a, uint32_t missing, bool pending);
 
 void raid_stats_add_resync(struct raid_array *a, uint64_t checked, uint64_t repaired,

@@ -19,7 +19,7 @@
  *      durable on completion, with no flush round after them; but see (W4));
  *   6. the row cache images take the new contents (or are dropped when
  *      anything failed); an append past the middle of its row has the next row
- *      read ahead (rcache.c (R3)).
+ *      read ahead (rcache.c (H3)).
  * Contiguous blocks of one member in one row go in one request.
  *
  * Fast path (every member readable, no resync asked): per line k (the k-th block
@@ -556,13 +556,13 @@ static size_t raid_row_plan(struct raid_grp *g, struct raid_row *r, uint32_t rmi
 	r->row_path = raid_row_path(g, r, rmiss);
 	raid_row_lines(g, r, rmiss & ~wmiss);
 	if (r->row_path) {
-		raid_rcache_drop(a, r->row); /* (R2) written here, if at all */
+		raid_rcache_drop(a, r->row); /* (H2) written here, if at all */
 		return (npos + geo->npar) * raid_chunk_bytes(geo);
 	}
 	if (!r->write)
 		return 0;
 	partial = raid_row_line_modes(g, r);
-	/* (R1) a row the log is appending to: its image, read once */
+	/* (H1) a row the log is appending to: its image, read once */
 	r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
 	return (partial && !r->cache ? npos + geo->npar : geo->npar) * (size_t)r->fnl * RAID_BS;
 }
@@ -869,7 +869,7 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 		rc = raid_parity_reconstruct(geo->ndata, geo->npar, len, vec, lost);
 		if (rc)
 			return -EIO;
-		/* (Y1) asked to resync, after a crash, a row that lacks a member: cannot */
+		/* (A1) asked to resync, after a crash, a row that lacks a member: cannot */
 		if (r->sync && g->a->was_dirty)
 			raid_risk_add(g->a, r->row, 1);
 	}
@@ -1028,7 +1028,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 
 /*
  * Unpin the group's row cache images; with @ok (every write succeeded) bring
- * them up to date first: the data written and the new parity of its lines (R2).
+ * them up to date first: the data written and the new parity of its lines (H2).
  */
 static void raid_grp_cache_done(struct raid_grp *g, bool ok)
 {
@@ -1055,7 +1055,7 @@ static void raid_grp_cache_done(struct raid_grp *g, bool ok)
 			while (last && !r->wsrc[last - 1])
 				last--;
 			if (last > geo->row_blocks / 2)
-				raid_rcache_hint(g->a, r->row + 1); /* (R3) the log goes on there */
+				raid_rcache_hint(g->a, r->row + 1); /* (H3) the log goes on there */
 		}
 		r->cache = NULL;
 		r->cache_fill = false;

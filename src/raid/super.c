@@ -92,7 +92,7 @@ void raid_masks_update_locked(struct raid_array *a)
 	__atomic_store_n(&a->recovering, rec, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->read_missing, r, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->write_missing, w, __ATOMIC_RELEASE);
-	raid_rcache_drop_all(a);	/* (R2) the members changed */
+	raid_rcache_drop_all(a);	/* (H2) the members changed */
 }
 
 static uint32_t raid_failed_mask_locked(struct raid_array *a)
@@ -409,7 +409,7 @@ void raid_array_free(struct raid_array *a)
 
 static void raid_array_close_members(struct raid_array *a)
 {
-	raid_rcache_stop(a); /* (R3) its reads use the members */
+	raid_rcache_stop(a); /* (H3) its reads use the members */
 	for (unsigned int i = 0; i < a->geo.n; i++) {
 		blk_close(a->m[i].dev);
 		a->m[i].dev = NULL;

@@ -218,7 +218,7 @@ static void t_append_past_middle(struct tarr *t, uint8_t *ref, const struct raid
 }
 
 /*
- * (R3) An append past the middle of its row has the next row read ahead: the
+ * (H3) An append past the middle of its row has the next row read ahead: the
  * first append there reads nothing. Without read-ahead it reads the row itself.
  */
 static void test_rcache_read_ahead(void **state)
@@ -253,7 +253,7 @@ static void test_rcache_read_ahead(void **state)
 }
 
 /*
- * (R3) A read ahead that fails leaves no image and fails no member: the write
+ * (H3) A read ahead that fails leaves no image and fails no member: the write
  * that reaches the row reads it, meets the error and fails the member itself.
  */
 static void test_rcache_read_ahead_error(void **state)
