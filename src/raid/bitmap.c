@@ -280,6 +280,7 @@ void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int
 	now = jg_now_seconds();
 	jg_mutex_lock(&a->bm_lock);
 	for (unsigned int i = 0; i < n; i++) {
+		JG_ASSERT(a->bm_inflight[regions[i]] > 0); /* ended as often as started */
 		a->bm_inflight[regions[i]]--;
 		a->bm_last_epoch[regions[i]] = a->bm_epoch;
 		a->bm_last_time[regions[i]] = now;

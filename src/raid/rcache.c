@@ -117,7 +117,8 @@ uint8_t *raid_rcache_get(struct raid_array *a, uint64_t row, bool fill, bool *fr
 	} else {
 		rc->hits++;
 	}
-	e->pins = 1;	/* (H1) one writer per row */
+	JG_ASSERT(!e->pins); /* (H1) one writer per row: the one holding its lock */
+	e->pins = 1;
 	e->stale = false;
 	e->used = ++rc->clock;
 	buf = e->buf;

@@ -94,6 +94,8 @@ static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t m
 	if (!rc && !a->m[role].rebuilding)
 		rc = -EIO; /* failed meanwhile */
 	if (!rc) {
+		/* (R1) never past the rows rebuilt (and flushed above) */
+		JG_ASSERT(mark <= __atomic_load_n(&a->m[role].recovered, __ATOMIC_ACQUIRE));
 		a->m[role].recovered_sb = mark;
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 	}
