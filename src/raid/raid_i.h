@@ -283,9 +283,9 @@ bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending)
  * each flushed (superblock rounds do not include spares: spare.c (P1)).
  * sb_lock held (create takes it too, on its private array).
  */
-int raid_spare_sb_write_locked(struct raid_array *a, struct blk_dev *dev);
+int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev);
 /* A rebuild onto @dev ended (or never began): forget @dev if it was a taken spare. sb_lock held. */
-void raid_spare_forget_locked(struct raid_array *a, const struct blk_dev *dev);
+void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev);
 /*
  * -EEXIST after a message when block 0 of @dev is a superblock of this array
  * for a working role other than @role (rebuild.c (R2)); @what names the caller

@@ -198,7 +198,7 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 	}
 	jg_mutex_lock(&a->sb_lock);
 	a->m[role].rebuilding = false;
-	raid_spare_forget_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
+	raid_spare_forget_sb_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
 	if (rc) {
 		/* the member is not usable: failed, the superblocks say so */
 		a->m[role].failed = true;
@@ -233,7 +233,7 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 	if (rc && !installed) {
 		if (newdev) {
 			jg_mutex_lock(&a->sb_lock);
-			raid_spare_forget_locked(a, newdev);
+			raid_spare_forget_sb_locked(a, newdev);
 			jg_mutex_unlock(&a->sb_lock);
 		}
 		blk_close(newdev);

@@ -593,7 +593,7 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	/* spare.c (P1): the spares' superblocks last, the array private still */
 	jg_mutex_lock(&a->sb_lock);
 	for (unsigned int i = 0; i < cfg->nspares && !rc; i++)
-		rc = raid_spare_sb_write_locked(a, cfg->spares[i]);
+		rc = raid_spare_sb_write_sb_locked(a, cfg->spares[i]);
 	jg_mutex_unlock(&a->sb_lock);
 	if (!rc) {
 		char u[37];
