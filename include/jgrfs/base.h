@@ -15,6 +15,7 @@
 #ifndef JGRFS_BASE_H
 #define JGRFS_BASE_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,6 +45,73 @@ void jg_log_set_sink(jg_log_sink_fn fn, void *ctx);
 /* Messages with level > @level are dropped (default JG_LOG_INFO). */
 void jg_log_set_level(int level);
 int jg_log_get_level(void);
+
+/* ------------------------------------------------------------- assertions */
+
+/*
+ * JG_ASSERT(cond): a contract the code states (a comment's "held", "aligned",
+ * "at most"), checked in every build without NDEBUG -- build/ and
+ * build-valgrind/ (meson's b_ndebug is false by default). A failed check logs
+ * the expression, file, line and function, then aborts. With NDEBUG the
+ * condition is not evaluated: it must have no side effect, and be cheap.
+ */
+#ifndef NDEBUG
+#define JG_ASSERTS 1
+#else
+#define JG_ASSERTS 0
+#endif
+__attribute__((noreturn)) void jg_assert_fail(const char *expr, const char *file, int line,
+					      const char *func);
+#if JG_ASSERTS
+#define JG_ASSERT(cond)                                                                          \
+	(__builtin_expect(!!(cond), 1) ? (void)0 : jg_assert_fail(#cond, __FILE__, __LINE__, __func__))
+#else
+#define JG_ASSERT(cond) ((void)sizeof(!(cond)))
+#endif
+
+/*
+ * A mutex that knows the thread holding it, so that a function named after a
+ * lock (`_locked`) can check it is held: JG_ASSERT_HELD(&a->sb_lock). The
+ * owner is recorded on lock and cleared on unlock with JG_ASSERTS only; a
+ * thread can only ever see its own id there while it holds the lock.
+ * jg_mutex_lock returns pthread_mutex_lock's result (EDEADLK: an
+ * error-checking mutex this thread holds already, left as it was).
+ */
+struct jg_mutex {
+	pthread_mutex_t m;
+	pthread_t owner; /* the holder, valid while @held (JG_ASSERTS only) */
+	int held;
+};
+/* @type: PTHREAD_MUTEX_DEFAULT or PTHREAD_MUTEX_ERRORCHECK. */
+void jg_mutex_init(struct jg_mutex *mx, int type);
+void jg_mutex_destroy(struct jg_mutex *mx);
+
+static inline int jg_mutex_lock(struct jg_mutex *mx)
+{
+	int rc = pthread_mutex_lock(&mx->m);
+
+	if (JG_ASSERTS && !rc) {
+		__atomic_store_n(&mx->owner, pthread_self(), __ATOMIC_RELAXED);
+		__atomic_store_n(&mx->held, 1, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
+static inline void jg_mutex_unlock(struct jg_mutex *mx)
+{
+	if (JG_ASSERTS)
+		__atomic_store_n(&mx->held, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&mx->m);
+}
+
+/* Whether the calling thread holds @mx (always true without JG_ASSERTS). */
+static inline bool jg_mutex_held(struct jg_mutex *mx)
+{
+	return !JG_ASSERTS || (__atomic_load_n(&mx->held, __ATOMIC_RELAXED) &&
+			       pthread_equal(__atomic_load_n(&mx->owner, __ATOMIC_RELAXED),
+					     pthread_self()));
+}
+#define JG_ASSERT_HELD(mx) JG_ASSERT(jg_mutex_held(mx))
 
 /* ------------------------------------------------------- on-disk integers */
 

@@ -48,6 +48,7 @@ enum blk_op {
 #define BLK_PREFLUSH (1u << 2)
 #define BLK_FUA (1u << 3)
 #define BLK_APPEND (1u << 4)
+#define BLK_FLAGS_KNOWN (BLK_FS_RAIDSYNC | BLK_SYNCRAID | BLK_PREFLUSH | BLK_FUA | BLK_APPEND)
 
 struct blk_req {
 	uint8_t op;		/* enum blk_op */
@@ -132,8 +133,18 @@ struct blk_stats {
 	uint64_t bitmap_bits_set;	/* write-intent bits set durably (a bitmap write each) */
 };
 
+/*
+ * ops->submit with the contract above checked around it (JG_ASSERTS builds):
+ * before, what the caller promises (src/base/block.c blk_req_check); after,
+ * what the device does (every result 0 or a negative errno, a failed request
+ * makes the call fail).
+ */
+int blk_submit_checked(struct blk_dev *dev, struct blk_req *reqs, unsigned int n);
+
 static inline int blk_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
 {
+	if (JG_ASSERTS)
+		return blk_submit_checked(dev, reqs, n);
 	return dev->ops->submit(dev, reqs, n);
 }
 

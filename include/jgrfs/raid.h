@@ -203,6 +203,25 @@ typedef void (*raid_event_fn)(void *ctx, const struct raid_event *ev);
 /* "Fail", "ReadErrorCorrected", ..., "RebuildProgress" (the counter's name); NULL if unknown. */
 const char *raid_event_kind_name(enum raid_event_kind kind);
 
+/*
+ * Test knobs of one array (raid_assemble_cfg.test): each makes a behaviour a
+ * unit test needs to reach happen at once or always. All zero, the default, is
+ * what every program runs; nothing but tests/ sets them.
+ */
+enum raid_partial_mode {
+	RAID_PARTIAL_AUTO = 0, /* MD's rule: the cheaper of the two by blocks read */
+	RAID_PARTIAL_RCW = 1,  /* every partial line reconstruct-write */
+	RAID_PARTIAL_RMW = 2,  /* every partial line read-modify-write (a line not yet
+				* synced is still reconstruct-written) */
+};
+struct raid_test_knobs {
+	enum raid_partial_mode partial;	/* how a write covering part of a line is done */
+	bool bitmap_clear_now;		/* bitmap.c (B2) without the idle delay */
+	bool rebuild_mark_always;	/* rebuild.c (R1): a mark after every group */
+	bool sync_mark_always;		/* sync.c (Y2): a mark after every group */
+	bool no_prefetch;		/* the row cache reads no row ahead (rcache.c) */
+};
+
 struct raid_assemble_cfg {
 	bool force;		/* assemble a dirty (or jnl-pending) and degraded array despite
 				 * the write hole; let raid_rebuild / raid_fail_member run
@@ -215,6 +234,7 @@ struct raid_assemble_cfg {
 	/* Optional: called for every event from assembly on (raid_event_fn says how). */
 	raid_event_fn event_fn;
 	void *event_ctx;
+	struct raid_test_knobs test; /* tests only: zero */
 };
 #define RAID_MAX_READ_ERRORS 20u
 
@@ -264,6 +284,14 @@ struct raid_member_info {
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
 
+/*
+ * Members an array has at most (roles 0 .. RAID_MAX_MEMBERS - 1): the one limit
+ * raid_create, raid_assemble, raid_info and the on-disk format share. Bounded by
+ * the 32-bit role masks of the superblock (failed_mask, recovery_mask) and of
+ * struct raid_array (read_missing, write_missing).
+ */
+#define RAID_MAX_MEMBERS 32
+
 /* Hot spares an array holds at most (raid_spare_add, raid_create_cfg.spares). */
 #define RAID_MAX_SPARES 8u
 
@@ -296,7 +324,7 @@ struct raid_info {
 	double sync_rate;		/* ... its rows per second, 0 when none runs */
 	struct raid_resync_report last_resync; /* the recovery resync of this assembly */
 	uint64_t event_counts[RAID_EV__COUNT]; /* events since assembly, by kind */
-	struct raid_member_info members[32];
+	struct raid_member_info members[RAID_MAX_MEMBERS];
 	unsigned int nspares;
 	/* idle spares, then the ones taken whose rebuild runs; a spare whose
 	 * rebuild finished is a member (members[]) and no longer listed here */

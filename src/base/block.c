@@ -169,10 +169,86 @@ int blk_rw(struct blk_dev *dev, int op, uint64_t blkno, uint32_t nblocks, void *
 	return blk_submit(dev, &r, 1);
 }
 
+/* ------------------------------------------------ the device contract (JG_ASSERTS) */
+
+/* Batches up to this many requests are checked for overlapping writes (n^2). */
+#define BLK_CHECK_OVERLAP_MAX 64u
+
+static bool blk_req_rw(const struct blk_req *r)
+{
+	return r->op == BLK_OP_READ || r->op == BLK_OP_WRITE;
+}
+
+/*
+ * What a caller promises of a batch (struct blk_dev_ops.submit, struct
+ * blk_req): known flags; a buffer of a read or write JG_BLOCK_SIZE-aligned; no
+ * two requests of the batch to one device overlapping unless both read.
+ * A bad op, an empty or out-of-range request is not checked: the device
+ * answers it with -EINVAL, and tests ask for that answer.
+ */
+static void blk_req_check(const struct blk_req *reqs, unsigned int n, const struct blk_dev *dev)
+{
+	JG_ASSERT(n == 0 || reqs);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct blk_req *r = &reqs[i];
+
+		JG_ASSERT(!(r->flags & ~BLK_FLAGS_KNOWN));
+		JG_ASSERT(!blk_req_rw(r) || !r->nblocks ||
+			  ((uintptr_t)r->buf % JG_BLOCK_SIZE == 0 && r->buf));
+	}
+	if (n > BLK_CHECK_OVERLAP_MAX)
+		return;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct blk_req *x = &reqs[i];
+
+		if (!blk_req_rw(x) || !x->nblocks)
+			continue;
+		for (unsigned int j = i + 1; j < n; j++) {
+			const struct blk_req *y = &reqs[j];
+
+			if (!blk_req_rw(y) || !y->nblocks ||
+			    (x->op == BLK_OP_READ && y->op == BLK_OP_READ) ||
+			    (dev ? false : x->dev != y->dev))
+				continue;
+			JG_ASSERT(x->blkno >= y->blkno + y->nblocks ||
+				  y->blkno >= x->blkno + x->nblocks);
+		}
+	}
+}
+
+/* What a device does (submit, submit_multi): results 0 or -errno, a failure fails the call. */
+static void blk_result_check(const struct blk_req *reqs, unsigned int n, int rc)
+{
+	bool failed = false;
+
+	JG_ASSERT(rc <= 0);
+	for (unsigned int i = 0; i < n; i++) {
+		JG_ASSERT(reqs[i].result <= 0);
+		failed |= reqs[i].result != 0;
+	}
+	JG_ASSERT(!failed || rc);
+}
+
+int blk_submit_checked(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+{
+	int rc;
+
+	JG_ASSERT(dev && dev->ops && dev->ops->submit);
+	blk_req_check(reqs, n, dev);
+	rc = dev->ops->submit(dev, reqs, n);
+	blk_result_check(reqs, n, rc);
+	return rc;
+}
+
 int blk_submit_multi(struct blk_req *reqs, unsigned int n)
 {
 	unsigned int i = 0;
 	int first = 0;
+
+	for (unsigned int k = 0; JG_ASSERTS && k < n; k++)
+		JG_ASSERT(reqs[k].dev && reqs[k].dev->ops);
+	if (JG_ASSERTS)
+		blk_req_check(reqs, n, NULL);
 
 	/*
 	 * Runs of requests whose devices share an ops table with submit_multi go in
@@ -188,6 +264,8 @@ int blk_submit_multi(struct blk_req *reqs, unsigned int n)
 			while (j < n && reqs[j].dev->ops == ops)
 				j++;
 			rc = ops->submit_multi(reqs + i, j - i);
+			if (JG_ASSERTS)
+				blk_result_check(reqs + i, j - i, rc);
 		} else {
 			while (j < n && reqs[j].dev == reqs[i].dev)
 				j++;

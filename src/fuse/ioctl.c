@@ -184,7 +184,7 @@ static int fop_rebuild_paused(struct fop_ctx *c, unsigned int *role)
 	struct raid_info ri;
 
 	raid_info_get(c->array, &ri);
-	for (unsigned int i = 0; i < ri.nmembers && i < 32; i++)
+	for (unsigned int i = 0; i < ri.nmembers && i < RAID_MAX_MEMBERS; i++)
 		if (ri.members[i].present && !ri.members[i].failed && ri.members[i].rebuilding) {
 			*role = ri.members[i].role;
 			return 0;
@@ -222,7 +222,7 @@ static int fop_rebuild_role(struct fop_ctx *c, const struct fop_replace *rq, uns
 	unsigned int found = 0;
 
 	raid_info_get(c->array, &ri);
-	for (unsigned int i = 0; i < ri.nmembers && i < 32; i++) {
+	for (unsigned int i = 0; i < ri.nmembers && i < RAID_MAX_MEMBERS; i++) {
 		const struct raid_member_info *m = &ri.members[i];
 		bool broken = !m->present || m->failed;
 

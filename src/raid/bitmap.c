@@ -14,7 +14,7 @@
  *      raid_stop), when the region has no write in flight, no write completed
  *      since the flush before this one began (so every write to it has been made
  *      durable by a completed flush), and it has been idle for
- *      raid_bitmap_clear_delay seconds (default 2 s, MD's daemon_sleep is 5 s).
+ *      RAID_BITMAP_CLEAR_DELAY seconds (2 s, MD's daemon_sleep is 5 s).
  *      Clearing is not flushed: a lost clear leaves a set bit, which only costs
  *      a resync of that region.
  * (B3) Under the journal policy writes flagged BLK_FS_RAIDSYNC never reach (B1):
@@ -33,7 +33,11 @@
 
 #include "raid_i.h"
 
-double raid_bitmap_clear_delay = 2.0;
+/* (B2) Seconds a region must be idle before its bit is cleared. */
+static double raid_bitmap_clear_delay(const struct raid_array *a)
+{
+	return a->test.bitmap_clear_now ? 0 : RAID_BITMAP_CLEAR_DELAY;
+}
 
 static bool raid_bit_get(const uint8_t *b, uint64_t i)
 {
@@ -152,6 +156,7 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 	unsigned int nr = 0;
 	int rc = 0;
 
+	JG_ASSERT_HELD(&a->bm_lock);
 	if (!count)
 		return 0;
 	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
@@ -221,9 +226,9 @@ int raid_bitmap_write(struct raid_array *a, uint32_t first, uint32_t count, int 
 {
 	int rc;
 
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	rc = raid_bitmap_write_locked(a, first, count, only_role, true);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	return rc;
 }
 
@@ -235,7 +240,7 @@ int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned in
 
 	if (!a->bm_blocks || !n)
 		return 0;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		uint64_t r = regions[i];
 
@@ -257,7 +262,7 @@ int raid_bitmap_start(struct raid_array *a, const uint64_t *regions, unsigned in
 		for (unsigned int i = 0; i < n; i++)
 			a->bm_inflight[regions[i]]--;
 	}
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	if (newbits && !rc) {
 		pthread_mutex_lock(&a->stats_lock);
 		a->stats.bitmap_bits_set += newbits;
@@ -273,20 +278,21 @@ void raid_bitmap_end(struct raid_array *a, const uint64_t *regions, unsigned int
 	if (!a->bm_blocks || !n)
 		return;
 	now = jg_now_seconds();
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	for (unsigned int i = 0; i < n; i++) {
+		JG_ASSERT(a->bm_inflight[regions[i]] > 0); /* ended as often as started */
 		a->bm_inflight[regions[i]]--;
 		a->bm_last_epoch[regions[i]] = a->bm_epoch;
 		a->bm_last_time[regions[i]] = now;
 	}
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 }
 
 void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsigned int n)
 {
 	uint32_t lo = UINT32_MAX, hi = 0;
 
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	a->resync_pending = true; /* (B4) */
 	for (unsigned int i = 0; i < n && a->bm_blocks; i++) {
 		uint32_t blk = (uint32_t)(regions[i] / RAID_BITMAP_BITS_PER_BLOCK);
@@ -301,7 +307,7 @@ void raid_bitmap_keep_dirty(struct raid_array *a, const uint64_t *regions, unsig
 	/* a member that cannot take it is failed; the others record the rows */
 	if (lo <= hi)
 		raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_SET, lo, hi - lo + 1, true);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 }
 
 void raid_bitmap_flushed(struct raid_array *a)
@@ -312,7 +318,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 	if (!a->bm_blocks)
 		return;
 	now = jg_now_seconds();
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	a->bm_epoch++;
 	/* bits loaded from a crash that was not resynced must survive (S3 of super.c) */
 	for (uint64_t r = 0; r < a->bm_regions && !a->resync_pending; r++) {
@@ -322,7 +328,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 			continue;
 		/* (B2) */
 		if (a->bm_last_epoch[r] + 1 >= a->bm_epoch ||
-		    now - a->bm_last_time[r] < raid_bitmap_clear_delay)
+		    now - a->bm_last_time[r] < raid_bitmap_clear_delay(a))
 			continue;
 		raid_bit_set(a->bm_bits, r, false);
 		a->bm_dirty--;
@@ -332,7 +338,7 @@ void raid_bitmap_flushed(struct raid_array *a)
 	}
 	if (lo <= hi)
 		raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_CLEAR, lo, hi - lo + 1, false);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 }
 
 int raid_bitmap_clear_all(struct raid_array *a)
@@ -341,11 +347,11 @@ int raid_bitmap_clear_all(struct raid_array *a)
 
 	if (!a->bm_blocks)
 		return 0;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	memset(a->bm_bits, 0, (size_t)a->bm_blocks * RAID_BITMAP_BITS_PER_BLOCK / 8);
 	a->bm_dirty = 0;
 	rc = raid_bitmap_write_at(a, JG_OP_RAID_BITMAP_CLEAR, 0, a->bm_blocks, true);
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	return rc;
 }
 
@@ -356,7 +362,7 @@ bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row)
 
 	if (!a->bm_blocks)
 		return false;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	for (uint64_t reg = 0; reg < a->bm_regions && below; reg++) {
 		uint64_t end = (reg + 1) * a->bm_region_blocks;
 
@@ -366,6 +372,6 @@ bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row)
 			end = g->array_blocks;
 		below = (end - 1) / g->row_blocks < row;
 	}
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	return below;
 }

@@ -70,7 +70,7 @@ struct fault_bad {		/* a block whose I/O fails */
 struct dev_fault;
 
 struct raid_fault_domain {
-	pthread_mutex_t lock;	/* protects everything below and every member's lists */
+	struct jg_mutex lock;	/* protects everything below and every member's lists */
 	struct raid_fault_cfg cfg;
 	uint64_t writes;	/* writes seen, over all members */
 	unsigned int point_writes;	/* plain writes of cfg.cut_point_mask's points */
@@ -107,7 +107,7 @@ int raid_fault_domain_new(const struct raid_fault_cfg *cfg, struct raid_fault_do
 
 	if (!d)
 		return -ENOMEM;
-	pthread_mutex_init(&d->lock, NULL);
+	jg_mutex_init(&d->lock, PTHREAD_MUTEX_DEFAULT);
 	d->cfg = *cfg;
 	if (d->cfg.keep_percent > 100)
 		d->cfg.keep_percent = 100;
@@ -129,7 +129,7 @@ void raid_fault_domain_free(struct raid_fault_domain *d)
 {
 	if (!d)
 		return;
-	pthread_mutex_destroy(&d->lock);
+	jg_mutex_destroy(&d->lock);
 	free(d);
 }
 
@@ -171,6 +171,7 @@ static void raid_fault_revert_locked(struct dev_fault *f, struct fault_pending *
 	size_t len = (size_t)p->nblocks * JG_BLOCK_SIZE, unit = d->cfg.tear_unit_bytes;
 	uint8_t *cur;
 
+	JG_ASSERT_HELD(&f->dom->lock);
 	if (!d->cfg.tear) {
 		blk_rw(f->lower, BLK_OP_WRITE, p->blkno, p->nblocks, p->old, 0);
 		return;
@@ -194,6 +195,7 @@ static void raid_fault_cut_locked(struct raid_fault_domain *d, enum jg_opoint on
 {
 	uint64_t points = on < JG_OP_COUNT ? 1ull << on : 0;
 
+	JG_ASSERT_HELD(&d->lock);
 	if (d->cut)
 		return;
 	d->cut = true;
@@ -214,9 +216,9 @@ static void raid_fault_cut_locked(struct raid_fault_domain *d, enum jg_opoint on
 
 void raid_fault_domain_cut(struct raid_fault_domain *d)
 {
-	pthread_mutex_lock(&d->lock);
+	jg_mutex_lock(&d->lock);
 	raid_fault_cut_locked(d, JG_OP_COUNT);
-	pthread_mutex_unlock(&d->lock);
+	jg_mutex_unlock(&d->lock);
 }
 
 uint64_t raid_fault_domain_cut_points(const struct raid_fault_domain *d)
@@ -226,6 +228,7 @@ uint64_t raid_fault_domain_cut_points(const struct raid_fault_domain *d)
 
 static bool raid_fault_is_bad_locked(struct dev_fault *f, const struct blk_req *r)
 {
+	JG_ASSERT_HELD(&f->dom->lock);
 	if (f->fail_all)
 		return true;
 	for (struct fault_bad *b = f->bad; b; b = b->next) {
@@ -275,6 +278,7 @@ static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
 	uint8_t *cur;
 	int rc;
 
+	JG_ASSERT_HELD(&f->dom->lock);
 	if (pick == 0)
 		return 0;			/* dropped */
 	if (pick == 1) {
@@ -306,8 +310,10 @@ static int raid_fault_chaos_write_locked(struct dev_fault *f, struct blk_req *r)
 static int raid_fault_fua_write_locked(struct dev_fault *f, struct blk_req *r)
 {
 	uint64_t b0 = r->blkno, b1 = r->blkno + r->nblocks;
-	int rc = raid_fault_lower(f, r);
+	int rc;
 
+	JG_ASSERT_HELD(&f->dom->lock);
+	rc = raid_fault_lower(f, r);
 	if (rc)
 		return rc;
 	for (struct fault_pending *p = f->pending; p; p = p->next) {
@@ -329,13 +335,14 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	struct fault_pending *p;
 	int rc;
 
+	JG_ASSERT_HELD(&f->dom->lock);
 	d->writes++;
 	if (d->cfg.cut_after_writes && d->writes >= d->cfg.cut_after_writes)
 		raid_fault_cut_locked(d, jg_opoint_get());
 	if (d->cut && d->cfg.chaos_after_cut) {
 		if (r->flags & BLK_PREFLUSH) {
 			/* the cut came with this very write: its flush never ends */
-			pthread_mutex_unlock(&d->lock);
+			jg_mutex_unlock(&d->lock);
 			raid_fault_hang();
 		}
 		return raid_fault_chaos_write_locked(f, r); /* FUA: the caller hangs */
@@ -384,7 +391,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 
 		if (raid_fault_chaos_hangs(d, r))
 			raid_fault_hang();
-		pthread_mutex_lock(&d->lock);
+		jg_mutex_lock(&d->lock);
 		if (r->op != BLK_OP_FLUSH && raid_fault_is_bad_locked(f, r)) {
 			rc = r->op == BLK_OP_WRITE && d->cfg.write_errno ? d->cfg.write_errno : -EIO;
 		} else if (r->op == BLK_OP_READ) {
@@ -409,7 +416,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 		} else {
 			rc = -EINVAL;
 		}
-		pthread_mutex_unlock(&d->lock);
+		jg_mutex_unlock(&d->lock);
 		if (raid_fault_chaos_hangs_after(d, r))
 			raid_fault_hang();
 		r->result = rc;
@@ -431,7 +438,7 @@ static void raid_dev_fault_close(struct blk_dev *dev)
 	struct dev_fault *f = (struct dev_fault *)dev;
 	struct raid_fault_domain *d = f->dom;
 
-	pthread_mutex_lock(&d->lock);
+	jg_mutex_lock(&d->lock);
 	for (struct dev_fault **pp = &d->members; *pp; pp = &(*pp)->next_member) {
 		if (*pp == f) {
 			*pp = f->next_member;
@@ -445,7 +452,7 @@ static void raid_dev_fault_close(struct blk_dev *dev)
 		f->bad = b->next;
 		free(b);
 	}
-	pthread_mutex_unlock(&d->lock);
+	jg_mutex_unlock(&d->lock);
 	free(f);
 }
 
@@ -466,10 +473,10 @@ int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, stru
 	snprintf(f->dev.name, sizeof(f->dev.name), "%s", lower->name);
 	f->dom = d;
 	f->lower = lower;
-	pthread_mutex_lock(&d->lock);
+	jg_mutex_lock(&d->lock);
 	f->next_member = d->members;
 	d->members = f;
-	pthread_mutex_unlock(&d->lock);
+	jg_mutex_unlock(&d->lock);
 	*out = &f->dev;
 	return 0;
 }
@@ -487,10 +494,10 @@ int raid_dev_fault_fail_block(struct blk_dev *dev, uint64_t blkno, bool on_read,
 	b->blkno = blkno;
 	b->on_read = on_read;
 	b->on_write = on_write;
-	pthread_mutex_lock(&f->dom->lock);
+	jg_mutex_lock(&f->dom->lock);
 	b->next = f->bad;
 	f->bad = b;
-	pthread_mutex_unlock(&f->dom->lock);
+	jg_mutex_unlock(&f->dom->lock);
 	return 0;
 }
 
@@ -500,9 +507,9 @@ int raid_dev_fault_latent_block(struct blk_dev *dev, uint64_t blkno)
 	int rc = raid_dev_fault_fail_block(dev, blkno, true, false);
 
 	if (!rc) {
-		pthread_mutex_lock(&f->dom->lock);
+		jg_mutex_lock(&f->dom->lock);
 		f->bad->latent = true;
-		pthread_mutex_unlock(&f->dom->lock);
+		jg_mutex_unlock(&f->dom->lock);
 	}
 	return rc;
 }
@@ -513,8 +520,8 @@ int raid_dev_fault_fail_all(struct blk_dev *dev)
 
 	if (dev->ops != &raid_dev_fault_ops)
 		return -EINVAL;
-	pthread_mutex_lock(&f->dom->lock);
+	jg_mutex_lock(&f->dom->lock);
 	f->fail_all = true;
-	pthread_mutex_unlock(&f->dom->lock);
+	jg_mutex_unlock(&f->dom->lock);
 	return 0;
 }

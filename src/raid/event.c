@@ -69,7 +69,7 @@ const char *raid_event_kind_name(enum raid_event_kind kind)
 /* (E1) The device name of member @role into @out, under sb_lock, taken unless held. */
 static void raid_event_dev(struct raid_array *a, unsigned int role, char *out, size_t n)
 {
-	int rc = pthread_mutex_lock(&a->sb_lock);
+	int rc = jg_mutex_lock(&a->sb_lock);
 
 	assert(!rc || rc == EDEADLK);
 	if (role < a->geo.n)
@@ -77,7 +77,7 @@ static void raid_event_dev(struct raid_array *a, unsigned int role, char *out, s
 	else
 		snprintf(out, n, "(role %u)", role);
 	if (!rc)
-		pthread_mutex_unlock(&a->sb_lock);
+		jg_mutex_unlock(&a->sb_lock);
 }
 
 /*

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "jgrfs/base.h"
+#include "jgrfs/raid.h" /* RAID_MAX_MEMBERS */
 
 #define RAID_SB_MAGIC 0x5352474au	/* "JGRS" */
 #define RAID_BITMAP_MAGIC 0x4252474au	/* "JGRB" */
@@ -33,7 +34,7 @@
 #define RAID_SB_COPY_BLKNO 1		/* superblock copy 1, with RAID_FEATURE_INCOMPAT_SB_COPY */
 #define RAID_BITMAP_BLKNO 2		/* first bitmap block, with RAID_FEATURE_INCOMPAT_SB_COPY */
 #define RAID_BITMAP_BLKNO_ONE_COPY 1	/* first bitmap block without it */
-#define RAID_MAX_MEMBERS 32
+/* nmembers <= RAID_MAX_MEMBERS (include/jgrfs/raid.h): a bit per role in the masks below */
 /*
  * The role of a hot spare: a device that holds a superblock of the array (same
  * uuid and geometry) and no data, taken by a rebuild when a member is lost.
@@ -137,6 +138,7 @@ struct raid_sb {
 /*0c8*/	uint8_t reserved4[0x38];	/* zero */
 };
 _Static_assert(sizeof(struct raid_sb) == 0x100, "raid_sb size");
+_Static_assert(RAID_MAX_MEMBERS <= 8 * sizeof(le32), "a role mask bit per member");
 _Static_assert(offsetof(struct raid_sb, uuid) == 0x20, "raid_sb.uuid");
 _Static_assert(offsetof(struct raid_sb, version_minor) == 0x30, "raid_sb.version_minor");
 _Static_assert(offsetof(struct raid_sb, feature_compat) == 0x34, "raid_sb.feature_compat");

@@ -113,7 +113,7 @@ struct raid_rcache_ent {
 	uint64_t used;	/* rc.clock at the last use: least recently used goes first */
 	unsigned int pins; /* 0 or 1: the writer holding the row lock */
 	bool live;	/* holds @row */
-	bool valid;	/* equals the members (R2) */
+	bool valid;	/* equals the members (H2) */
 	bool stale;	/* dropped while pinned: not valid at put */
 	uint8_t *buf;	/* (ndata + npar) chunks, by position (data, P, Q) */
 };
@@ -121,7 +121,7 @@ struct raid_rcache {
 	pthread_mutex_t lock; /* a leaf */
 	struct raid_rcache_ent ent[RAID_RCACHE_ROWS];
 	uint64_t clock, hits, fills, prefetches;
-	/* the prefetch thread (R3), started at the first hint */
+	/* the prefetch thread (H3), started at the first hint */
 	pthread_cond_t work, idle;	/* with lock: a row is wanted; none is */
 	pthread_t thread;
 	bool started, start_failed, stop, busy;
@@ -154,7 +154,7 @@ struct raid_array {
 	uint64_t bm_first;		/* member block of bitmap block 0: RAID_BITMAP_FIRST() */
 
 	/* protects members, events, sb_flags, masks, retired; error-checking (event.c (E1)) */
-	pthread_mutex_t sb_lock;
+	struct jg_mutex sb_lock;
 	struct raid_member m[RAID_MAX_MEMBERS];
 	uint64_t events;
 	uint32_t sb_flags;	/* RAID_SB_FLAG_* */
@@ -178,7 +178,7 @@ struct raid_array {
 	size_t spare_bytes;
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
-	pthread_mutex_t bm_lock;
+	struct jg_mutex bm_lock;
 	uint32_t bm_region_blocks;
 	uint32_t bm_blocks; /* per member; 0: no bitmap */
 	uint64_t bm_regions;
@@ -192,7 +192,7 @@ struct raid_array {
 	pthread_mutex_t sync_lock; /* protects synced, resync_all, risk_* */
 	uint8_t *synced;	   /* rows resynced this recovery (SYNCRAID / resync-all) */
 	/*
-	 * (Y1) Rows a dirty degraded array could not make consistent (the write
+	 * (A1) Rows a dirty degraded array could not make consistent (the write
 	 * hole): their reconstructed chunks may be wrong. A bit per row, as
 	 * synced, made at the first; risk_n bits set. risk_all: any row.
 	 */
@@ -219,16 +219,42 @@ struct raid_array {
 
 	raid_event_fn ev_fn; /* raid_assemble_cfg.event_fn: fixed from assembly on */
 	void *ev_ctx;
+	/* raid_assemble_cfg.test; a unit test may change it between its requests */
+	struct raid_test_knobs test;
 };
 
-/* Bitmap clearing delay (seconds a region must be idle); tests set 0. */
-extern double raid_bitmap_clear_delay;
-/* Seconds of rebuild between two records of its mark (rebuild.c (R1)); tests set 0. */
-extern double raid_rebuild_mark_seconds;
-/* The same for the initial sync's mark (sync.c (Y2)). */
-extern double raid_sync_mark_seconds;
+/* Bitmap clearing delay (seconds a region must be idle; knob bitmap_clear_now: 0). */
+#define RAID_BITMAP_CLEAR_DELAY 2.0
+/* Seconds of rebuild between two records of its mark (rebuild.c (R1); knob
+ * rebuild_mark_always: 0), and of the initial sync (sync.c (Y2); sync_mark_always). */
+#define RAID_MARK_SECONDS 2.0
+static inline double raid_mark_seconds(bool always)
+{
+	return always ? 0 : RAID_MARK_SECONDS;
+}
+
+static inline unsigned int raid_popcount(uint32_t x)
+{
+	return (unsigned int)__builtin_popcount(x);
+}
+
+static inline uint64_t raid_div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
 
 /* super.c */
+/* A new array object: locks made, no member; raid_array_free frees it without the members. */
+struct raid_array *raid_array_alloc(void);
+void raid_array_free(struct raid_array *a);
+/* Name the array device and size it from its geometry. */
+void raid_array_name(struct raid_array *a);
+/*
+ * (S9) Rewrite both copies of the members in @who at the freshest event, saying
+ * what @fresh says; for those in @one_first copy 1 (the one not taken) first.
+ */
+int raid_sb_catch_up(struct raid_array *a, uint32_t who, uint32_t one_first,
+		     const struct raid_sb *fresh);
 /* Fill @blk with the superblock of @role (RAID_ROLE_SPARE: a spare's), sealed. */
 void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t state,
 		  uint32_t failed, uint64_t events, uint64_t home);
@@ -248,18 +274,18 @@ uint32_t raid_missing_write(struct raid_array *a);
 uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last);
 /* Roles being rebuilt (atomic). */
 uint32_t raid_recovering(struct raid_array *a);
-/* (S10) No row a dirty array may have left inconsistent lacks a member. */
+/* assemble.c (S10) No row a dirty array may have left inconsistent lacks a member. */
 bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending);
 
 /* spare.c */
 /*
  * Write both superblock copies of @dev as a spare of @a, at its event count,
  * each flushed (superblock rounds do not include spares: spare.c (P1)).
- * sb_lock held (or @a private: create).
+ * sb_lock held (create takes it too, on its private array).
  */
-int raid_spare_sb_write_locked(struct raid_array *a, struct blk_dev *dev);
+int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev);
 /* A rebuild onto @dev ended (or never began): forget @dev if it was a taken spare. sb_lock held. */
-void raid_spare_forget_locked(struct raid_array *a, const struct blk_dev *dev);
+void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev);
 /*
  * -EEXIST after a message when block 0 of @dev is a superblock of this array
  * for a working role other than @role (rebuild.c (R2)); @what names the caller
@@ -286,10 +312,16 @@ void raid_event_detail(struct raid_array *a, enum raid_event_kind kind, unsigned
 		       double progress, int err, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* stripe.c */
-/* Tests: 0 MD's rule for partial lines, 1 always reconstruct-write, 2 always RMW. */
-extern int raid_stripe_force_partial;
+/* bdev.c: the ops of raid_array_dev() */
 extern const struct blk_dev_ops raid_array_ops;
+
+/* stripe.c */
+/*
+ * Run the reads and writes of a batch that bdev.c checked (those whose result
+ * is still 0) through row groups, setting each one's result. Returns 0, or
+ * -ENOMEM when the groups could not start.
+ */
+int raid_stripe_submit(struct raid_array *a, struct blk_req *reqs, unsigned int n);
 enum raid_row_mode {
 	RAID_ROWS_CHECK = 1, /* compare parity, rewrite it when it differs */
 	RAID_ROWS_SCRUB,     /* compare parity only */
@@ -313,7 +345,7 @@ int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, boo
 /* Flush the writable members in @roles; a member failing with -EIO is failed. */
 int raid_members_flush(struct raid_array *a, uint32_t roles);
 
-/* rcache.c; the caller holds the row's lock exclusively (R1) */
+/* rcache.c; the caller holds the row's lock exclusively (H1) */
 /*
  * The image of @row, pinned: its members' chunks by position. *fresh: it must be
  * read whole before use (a new entry, only when @fill). NULL: not cached.
@@ -338,8 +370,6 @@ void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,
 			uint64_t *prefetches);
 void raid_rcache_init(struct raid_array *a);
 void raid_rcache_free(struct raid_array *a);
-/* Tests: false turns read-ahead off (raid_rcache_hint does nothing). */
-extern bool raid_rcache_prefetch;
 
 /* bitmap.c */
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,
@@ -369,9 +399,9 @@ int raid_resync_recovery(struct raid_array *a);
 bool raid_sync_row_needed(struct raid_array *a, uint64_t row);
 void raid_sync_row_done(struct raid_array *a, uint64_t row);
 void raid_sync_reset(struct raid_array *a);
-/* (Y1) Record rows [@first, @first + @count) at risk. */
+/* (A1) Record rows [@first, @first + @count) at risk. */
 void raid_risk_add(struct raid_array *a, uint64_t first, uint64_t count);
-/* (Y1) At assembly of a dirty degraded array: the rows its policy says were in flight. */
+/* (A1) At assembly of a dirty degraded array: the rows its policy says were in flight. */
 void raid_risk_from_bitmap(struct raid_array *a, uint32_t missing, bool pending);
 
 void raid_stats_add_resync(struct raid_array *a, uint64_t checked, uint64_t repaired,

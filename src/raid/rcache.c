@@ -14,21 +14,21 @@
  * ones into it.
  *
  * Invariants:
- * (R1) An image is used and changed only by a writer holding its row's lock
+ * (H1) An image is used and changed only by a writer holding its row's lock
  *      exclusively (stripe.c (W1)), pinned between raid_rcache_get() and
  *      raid_rcache_put(); the table itself is under rc.lock, a leaf lock.
- * (R2) A valid image equals what the members hold: it becomes valid only when
+ * (H2) A valid image equals what the members hold: it becomes valid only when
  *      the writes that changed both succeeded (raid_rcache_put(ok)); any other
  *      path that writes the row drops it first (raid_rcache_drop()), and a
  *      change of the members (a failure, a rebuild) drops them all, even the
  *      pinned ones, which then never become valid. Reads never use the cache,
  *      so it can only matter to parity, and a lost image costs one read.
- * (R3) Read-ahead: the read of a row the log is about to enter cost as much as
+ * (H3) Read-ahead: the read of a row the log is about to enter cost as much as
  *      the commit's own write, on the commit's path. An append that ends in the
  *      second half of its row hints the next row (raid_rcache_hint); the
  *      prefetch thread reads it as a writer does -- the row's lock exclusive,
  *      get, read every position whole, put(ok) -- while the log's commits go on
- *      in the row before. So (R1) and (R2) hold as they do for a write's own
+ *      in the row before. So (H1) and (H2) hold as they do for a write's own
  *      fill: the image is filled under the row lock, becomes valid only when
  *      every read succeeded and no change of the members dropped it meanwhile,
  *      and a write that arrives first simply fills the row itself. A row
@@ -45,8 +45,6 @@
 #include "raid_i.h"
 
 #define RAID_RCACHE_MAX_BYTES (16u << 20)
-
-bool raid_rcache_prefetch = true;
 
 static size_t raid_rcache_ent_bytes(const struct raid_geo *geo)
 {
@@ -119,7 +117,8 @@ uint8_t *raid_rcache_get(struct raid_array *a, uint64_t row, bool fill, bool *fr
 	} else {
 		rc->hits++;
 	}
-	e->pins = 1;	/* (R1) one writer per row */
+	JG_ASSERT(!e->pins); /* (H1) one writer per row: the one holding its lock */
+	e->pins = 1;
 	e->stale = false;
 	e->used = ++rc->clock;
 	buf = e->buf;
@@ -137,7 +136,7 @@ void raid_rcache_put(struct raid_array *a, uint64_t row, bool ok)
 	e = raid_rcache_find(rc, row);
 	if (e && e->pins) {
 		e->pins = 0;
-		e->valid = ok && !e->stale;	/* (R2) */
+		e->valid = ok && !e->stale;	/* (H2) */
 		if (!e->valid)
 			e->live = false;
 	}
@@ -184,9 +183,9 @@ void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,
 	pthread_mutex_unlock(&a->rc.lock);
 }
 
-/* ------------------------------------------------------------ read-ahead (R3) */
+/* ------------------------------------------------------------ read-ahead (H3) */
 
-/* Read @row whole into its image, as a writer's fill does (R1). */
+/* Read @row whole into its image, as a writer's fill does (H1). */
 static void raid_rcache_read_ahead(struct raid_array *a, uint64_t row)
 {
 	const struct raid_geo *geo = &a->geo;
@@ -223,7 +222,7 @@ static void raid_rcache_read_ahead(struct raid_array *a, uint64_t row)
 		a->rc.prefetches++;
 		pthread_mutex_unlock(&a->rc.lock);
 	}
-	/* a member that failed meanwhile dropped the image already (R2); a
+	/* a member that failed meanwhile dropped the image already (H2); a
 	 * degraded array never uses one: keep none */
 	if (img)
 		raid_rcache_put(a, row, !rc && !raid_missing_read(a) && !raid_missing_write(a));
@@ -266,7 +265,7 @@ void raid_rcache_hint(struct raid_array *a, uint64_t row)
 	struct raid_rcache *rc = &a->rc;
 	struct raid_rcache_ent *e;
 
-	if (!raid_rcache_prefetch || row >= a->geo.rows || raid_rcache_off(&a->geo))
+	if (a->test.no_prefetch || row >= a->geo.rows || raid_rcache_off(&a->geo))
 		return;
 	pthread_mutex_lock(&rc->lock);
 	e = raid_rcache_find(rc, row);

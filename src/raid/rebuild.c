@@ -14,7 +14,7 @@
  * mark in groups under the row locks (RAID_ROWS_REBUILD).
  * (R1) The mark in the superblocks never passes rows not durable on the new
  *      member: it is flushed before each superblock round that moves the mark,
- *      one every raid_rebuild_mark_seconds or sixteenth of the rows (as MD
+ *      one every RAID_MARK_SECONDS or sixteenth of the rows (as MD
  *      checkpoints a resync), so a crash costs at most that much rebuild. At the end its bitmap is written and flushed, then the round
  *      that makes it a full member.
  * (R2) A rebuild reconstructs from parity, so it is refused while a journal of an
@@ -35,8 +35,6 @@
 #include <string.h>
 
 #include "raid_i.h"
-
-double raid_rebuild_mark_seconds = 2.0;
 
 static int raid_rebuild_progress(struct raid_array *a, double p)
 {
@@ -62,6 +60,7 @@ int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk
 	unsigned int r;
 	int rc;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (!buf)
 		return -ENOMEM;
 	rc = blk_rw(newdev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
@@ -91,14 +90,16 @@ static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t m
 {
 	int rc = raid_members_flush(a, 1u << role);
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (!rc && !a->m[role].rebuilding)
 		rc = -EIO; /* failed meanwhile */
 	if (!rc) {
+		/* (R1) never past the rows rebuilt (and flushed above) */
+		JG_ASSERT(mark <= __atomic_load_n(&a->m[role].recovered, __ATOMIC_ACQUIRE));
 		a->m[role].recovered_sb = mark;
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 	}
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -126,7 +127,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		       (unsigned long long)(g->data_offset + g->data_blocks));
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (!newdev) {
 		if (!a->m[role].dev || a->m[role].failed || !a->m[role].rebuilding) {
 			jg_log(JG_LOG_ERR, "raid",
@@ -170,7 +171,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 	if (!rc && a->m[role].failed)
 		rc = -EIO;
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -195,9 +196,9 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 		}
 		rc = mrc;
 	}
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	a->m[role].rebuilding = false;
-	raid_spare_forget_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
+	raid_spare_forget_sb_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
 	if (rc) {
 		/* the member is not usable: failed, the superblocks say so */
 		a->m[role].failed = true;
@@ -215,7 +216,7 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 			raid_event(a, RAID_EV_SPARE_TAKEN, role, -1, 0);
 	}
 	a->m[role].recovered = a->m[role].recovered_sb = 0;
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -231,9 +232,9 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 	rc = raid_rebuild_begin(a, role, newdev, &installed);
 	if (rc && !installed) {
 		if (newdev) {
-			pthread_mutex_lock(&a->sb_lock);
-			raid_spare_forget_locked(a, newdev);
-			pthread_mutex_unlock(&a->sb_lock);
+			jg_mutex_lock(&a->sb_lock);
+			raid_spare_forget_sb_locked(a, newdev);
+			jg_mutex_unlock(&a->sb_lock);
 		}
 		blk_close(newdev);
 		return rc;
@@ -259,7 +260,7 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 			   0);
 		now = jg_now_seconds();
 		/* (R1) as MD: after some seconds, or a sixteenth of the rows */
-		if (r + cnt < g->rows && (now - tmark >= raid_rebuild_mark_seconds ||
+		if (r + cnt < g->rows && (now - tmark >= raid_mark_seconds(a->test.rebuild_mark_always) ||
 					  r + cnt - a->m[role].recovered_sb >= g->rows / 16)) {
 			rc = raid_rebuild_mark(a, role, r + cnt);
 			tmark = now;

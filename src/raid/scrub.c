@@ -35,13 +35,13 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
 	}
 	if (repair && a->readonly)
 		return -EROFS;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
 		jg_log(
 		    JG_LOG_WARN, "raid",
 		    "scrub %s: the filesystem journal has not been replayed (jnl-pending): mismatches may be expected there",
 		    a->dev.name);
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	end = repair ? g->rows : __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
 	if (end < g->rows)
 		jg_log(
@@ -119,11 +119,11 @@ int raid_scrub_mark(struct raid_array *a, bool running, bool repair, uint64_t ro
 
 	if (a->readonly)
 		return -EROFS;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	a->scrub_flags = running ? RAID_SCRUB_RUNNING | (repair ? RAID_SCRUB_REPAIR : 0) : 0;
 	a->scrub_rows = running ? row : 0;
 	a->scrub_mismatches = running ? mismatches : 0;
 	rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }

@@ -13,7 +13,7 @@
  *      nothing. What it must match is the array's uuid and geometry.
  * (P2) A spare leaves the list of idle spares only under sb_lock, by
  *      raid_spare_take (then raid_rebuild owns the device and the entry stays,
- *      taken, until that rebuild ends or is refused: raid_spare_forget_locked)
+ *      taken, until that rebuild ends or is refused: raid_spare_forget_sb_locked)
  *      or raid_spare_remove (which wipes both copies so that no later assembly
  *      finds it). A taken spare cannot be removed: its rebuild writes it.
  * (P3) A device that holds the superblock of a working member of the array is
@@ -48,12 +48,13 @@ static int raid_spare_put(struct blk_dev *dev, uint8_t *buf, unsigned int ncopie
 	return rc;
 }
 
-int raid_spare_sb_write_locked(struct raid_array *a, struct blk_dev *dev)
+int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev)
 {
 	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
 	uint8_t *buf = jg_alloc_blocks(1);
 	int rc;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (!buf)
 		return -ENOMEM;
 	rc = raid_spare_put(dev, buf, RAID_SB_COPIES(a->sb_incompat), a);
@@ -108,7 +109,7 @@ int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
 		       (unsigned long long)(g->data_offset + g->data_blocks));
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	for (unsigned int i = 0; i < a->nspares; i++)
 		if (a->spares[i].dev == dev || !strcmp(a->spares[i].name, dev->name)) {
 			jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s is a spare already",
@@ -133,7 +134,7 @@ int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
 	if (!rc)
 		rc = raid_spare_check_foreign(a, dev);
 	if (!rc)
-		rc = raid_spare_sb_write_locked(a, dev);
+		rc = raid_spare_sb_write_sb_locked(a, dev);
 	if (rc)
 		goto out;
 	a->spares[a->nspares] = (struct raid_spare){.dev = dev};
@@ -142,12 +143,13 @@ int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
 	jg_log(JG_LOG_INFO, "raid", "spare added: dev=%s (%u spare%s)", dev->name, n,
 	       n == 1 ? "" : "s");
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
-static void raid_spare_drop_locked(struct raid_array *a, unsigned int i)
+static void raid_spare_drop_sb_locked(struct raid_array *a, unsigned int i)
 {
+	JG_ASSERT_HELD(&a->sb_lock);
 	memmove(&a->spares[i], &a->spares[i + 1], (a->nspares - i - 1) * sizeof(a->spares[0]));
 	a->nspares--;
 	memset(&a->spares[a->nspares], 0, sizeof(a->spares[0]));
@@ -166,7 +168,7 @@ int raid_spare_remove(struct raid_array *a, const char *name)
 	if (!zero)
 		return -ENOMEM;
 	memset(zero, 0, RAID_BS);
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	for (i = 0; i < a->nspares; i++)
 		if (!strcmp(a->spares[i].name, name))
 			break;
@@ -193,7 +195,7 @@ int raid_spare_remove(struct raid_array *a, const char *name)
 		goto out;
 	}
 	dev = a->spares[i].dev;
-	raid_spare_drop_locked(a, i);
+	raid_spare_drop_sb_locked(a, i);
 	/* (P2) no superblock left: a later assembly does not find it */
 	if (raid_spare_put(dev, zero, RAID_SB_COPIES(a->sb_incompat), NULL))
 		jg_log(JG_LOG_WARN, "raid",
@@ -202,7 +204,7 @@ int raid_spare_remove(struct raid_array *a, const char *name)
 		       name);
 	jg_log(JG_LOG_INFO, "raid", "spare removed: dev=%s (%u left)", name, a->nspares);
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	blk_close(dev);
 	free(zero);
 	return rc;
@@ -215,7 +217,7 @@ int raid_spare_take(struct raid_array *a, unsigned int *role, struct blk_dev **d
 
 	if (a->readonly)
 		return -EROFS;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	for (r = 0; r < a->geo.n; r++)
 		if (!a->m[r].dev || a->m[r].failed)
 			break;
@@ -238,15 +240,16 @@ int raid_spare_take(struct raid_array *a, unsigned int *role, struct blk_dev **d
 	jg_log(JG_LOG_INFO, "raid", "spare dev=%s taken for role %u (was dev=%s)",
 	       a->spares[i].name, r, a->m[r].name);
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
-void raid_spare_forget_locked(struct raid_array *a, const struct blk_dev *dev)
+void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev)
 {
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; dev && i < a->nspares; i++)
 		if (a->spares[i].taken && a->spares[i].dev == dev) {
-			raid_spare_drop_locked(a, i);
+			raid_spare_drop_sb_locked(a, i);
 			return;
 		}
 }

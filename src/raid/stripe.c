@@ -19,7 +19,7 @@
  *      durable on completion, with no flush round after them; but see (W4));
  *   6. the row cache images take the new contents (or are dropped when
  *      anything failed); an append past the middle of its row has the next row
- *      read ahead (rcache.c (R3)).
+ *      read ahead (rcache.c (H3)).
  * Contiguous blocks of one member in one row go in one request.
  *
  * Fast path (every member readable, no resync asked): per line k (the k-th block
@@ -92,8 +92,6 @@ _Static_assert(RAID_ROWS_CHECK != 0 && RAID_ROWS_SCRUB != 0 && RAID_ROWS_REBUILD
 	       "row modes differ from RAID_GRP_USER");
 
 enum raid_line_mode { RAID_LINE_NONE, RAID_LINE_FULL, RAID_LINE_RCW, RAID_LINE_RMW };
-
-int raid_stripe_force_partial;
 
 struct raid_seg { /* one user request's part inside one row */
 	uint64_t row;
@@ -461,123 +459,179 @@ static void raid_row_lines(struct raid_grp *g, struct raid_row *r, uint32_t rebu
 	}
 }
 
-/* Decide fast path or row path, line modes, and carve scratch. */
-static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
+/* Forget what a previous attempt at the row planned. */
+static void raid_row_plan_reset(struct raid_row *r)
+{
+	r->mismatch = false;
+	r->checked = false;
+	r->cache = NULL;
+	r->cache_fill = false;
+	memset(r->pos_buf, 0, sizeof(r->pos_buf));
+	r->newpar[0] = r->newpar[1] = NULL;
+	r->fl0 = r->fnl = 0;
+}
+
+/*
+ * Whether the row takes the row path: any pass but user requests, a resync, a
+ * write with a member unreadable (@rmiss), or a read of a chunk that is.
+ */
+static bool raid_row_path(const struct raid_grp *g, const struct raid_row *r, uint32_t rmiss)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+
+	if (g->mode != RAID_GRP_USER || r->sync || (rmiss && r->write))
+		return true;
+	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
+		const struct raid_seg *sg = &g->segs[s];
+
+		for (uint32_t d = sg->slot / C; d <= (sg->slot + sg->nblocks - 1) / C; d++)
+			if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * How a fast-path line with @w of its data blocks written is written: in full,
+ * or partially by read-modify-write or reconstruct-write (MD's rule: fewer
+ * blocks read; a tie goes to reconstruct-write).
+ */
+static enum raid_line_mode raid_line_choose(const struct raid_array *a, unsigned int w,
+					    bool unsynced)
+{
+	const struct raid_geo *geo = &a->geo;
+
+	if (!w)
+		return RAID_LINE_NONE;
+	if (w == geo->ndata)
+		return RAID_LINE_FULL;
+	if (unsynced) /* (W6) */
+		return RAID_LINE_RCW;
+	if (a->test.partial)
+		return a->test.partial == RAID_PARTIAL_RCW ? RAID_LINE_RCW : RAID_LINE_RMW;
+	if (w + geo->npar < geo->ndata - w)
+		return RAID_LINE_RMW;
+	return RAID_LINE_RCW;
+}
+
+/*
+ * The line modes of a fast-path write row, and the line range [fl0, fl0 + fnl)
+ * it writes. Returns whether a line is written partially.
+ */
+static bool raid_row_line_modes(struct raid_grp *g, struct raid_row *r)
+{
+	struct raid_array *a = g->a;
+	const struct raid_geo *geo = &a->geo;
+	uint32_t C = geo->chunk_blocks;
+	/* (W6) past the sync mark parity may never have matched */
+	bool unsynced = r->row >= __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
+	bool partial = false;
+
+	for (uint32_t k = 0; k < C; k++) {
+		unsigned int w = 0;
+
+		for (unsigned int d = 0; d < geo->ndata; d++)
+			w += r->wsrc[d * C + k] != NULL;
+		r->line[k] = raid_line_choose(a, w, unsynced);
+		partial |= w && w < geo->ndata;
+		if (w) {
+			if (!r->fnl)
+				r->fl0 = k;
+			r->fnl = k - r->fl0 + 1;
+		}
+	}
+	return partial;
+}
+
+/* Plan one row: its path, lines and row cache image. Returns the scratch bytes it needs. */
+static size_t raid_row_plan(struct raid_grp *g, struct raid_row *r, uint32_t rmiss, uint32_t wmiss)
 {
 	struct raid_array *a = g->a;
 	const struct raid_geo *geo = &a->geo;
 	unsigned int npos = geo->ndata + geo->npar;
-	size_t cb = raid_chunk_bytes(geo), need = 0;
-	uint32_t C = geo->chunk_blocks;
-	uint8_t *p;
+	bool partial;
+
+	raid_row_plan_reset(r);
+	r->row_path = raid_row_path(g, r, rmiss);
+	raid_row_lines(g, r, rmiss & ~wmiss);
+	if (r->row_path) {
+		raid_rcache_drop(a, r->row); /* (H2) written here, if at all */
+		return (npos + geo->npar) * raid_chunk_bytes(geo);
+	}
+	if (!r->write)
+		return 0;
+	partial = raid_row_line_modes(g, r);
+	/* (H1) a row the log is appending to: its image, read once */
+	r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
+	return (partial && !r->cache ? npos + geo->npar : geo->npar) * (size_t)r->fnl * RAID_BS;
+}
+
+/*
+ * Scratch of at least @need bytes in g->arena: kept across groups of one call,
+ * and one is kept for the next call (a->spare_arena): fresh memory costs a page
+ * fault and a clearing per 4 KiB.
+ */
+static int raid_grp_arena(struct raid_grp *g, size_t need)
+{
+	struct raid_array *a = g->a;
+
+	if (need <= g->arena_bytes)
+		return 0;
+	free(g->arena);
+	g->arena = NULL;
+	g->arena_bytes = 0;
+	pthread_mutex_lock(&a->spare_lock);
+	if (a->spare_bytes >= need) {
+		g->arena = a->spare_arena;
+		g->arena_bytes = a->spare_bytes;
+		a->spare_arena = NULL;
+		a->spare_bytes = 0;
+	}
+	pthread_mutex_unlock(&a->spare_lock);
+	if (!g->arena) {
+		g->arena = jg_alloc_blocks(need / RAID_BS);
+		if (!g->arena)
+			return -ENOMEM;
+		g->arena_bytes = need;
+	}
+	return 0;
+}
+
+/*
+ * Consecutive whole rows (resync, scrub, rebuild): chunk of member m in row i
+ * at arena[(m * nrows + i) * chunk], so each member's part of the group is one
+ * buffer and one request (raid_grp_reads/writes).
+ */
+static void raid_grp_carve_member_major(struct raid_grp *g)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	size_t cb = raid_chunk_bytes(geo);
+	uint8_t *p = g->arena;
 
 	for (unsigned int i = 0; i < g->nrows; i++) {
 		struct raid_row *r = &g->rows[i];
-		bool touches_missing = false;
 
-		r->mismatch = false;
-		r->checked = false;
-		r->cache = NULL;
-		r->cache_fill = false;
-		memset(r->pos_buf, 0, sizeof(r->pos_buf));
-		r->newpar[0] = r->newpar[1] = NULL;
-		r->fl0 = r->fnl = 0;
-		if (g->mode != RAID_GRP_USER) {
-			r->row_path = true;
-		} else if (r->sync || (rmiss && r->write)) {
-			r->row_path = true;
-		} else {
-			for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
-				const struct raid_seg *sg = &g->segs[s];
+		for (unsigned int q = 0; q < npos; q++) {
+			unsigned int m = raid_layout_member(geo, r->row, q);
 
-				for (uint32_t d = sg->slot / C;
-				     d <= (sg->slot + sg->nblocks - 1) / C; d++)
-					if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
-						touches_missing = true;
-			}
-			r->row_path = touches_missing;
+			r->pos_buf[q] = p + ((size_t)m * g->nrows + i) * cb;
 		}
-		raid_row_lines(g, r, rmiss & ~wmiss);
-		if (r->row_path) {
-			raid_rcache_drop(a, r->row); /* (R2) written here, if at all */
-			need += (npos + geo->npar) * cb;
-		} else if (r->write) {
-			/* (W6) past the sync mark parity may never have matched */
-			bool unsynced = r->row >= __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
-			bool partial = false;
-
-			for (uint32_t k = 0; k < C; k++) {
-				unsigned int w = 0;
-
-				for (unsigned int d = 0; d < geo->ndata; d++)
-					w += r->wsrc[d * C + k] != NULL;
-				if (!w)
-					r->line[k] = RAID_LINE_NONE;
-				else if (w == geo->ndata)
-					r->line[k] = RAID_LINE_FULL;
-				else if (unsynced)
-					r->line[k] = RAID_LINE_RCW;
-				else if (raid_stripe_force_partial)
-					r->line[k] = raid_stripe_force_partial == 1 ? RAID_LINE_RCW
-										    : RAID_LINE_RMW;
-				else if (w + geo->npar < geo->ndata - w)
-					r->line[k] = RAID_LINE_RMW;
-				else
-					r->line[k] = RAID_LINE_RCW;
-				partial |= w && w < geo->ndata;
-				if (w) {
-					if (!r->fnl)
-						r->fl0 = k;
-					r->fnl = k - r->fl0 + 1;
-				}
-			}
-			/* (R1) a row the log is appending to: its image, read once */
-			r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
-			need += (partial && !r->cache ? npos + geo->npar : geo->npar) *
-				(size_t)r->fnl * RAID_BS;
-		}
+		for (unsigned int j = 0; j < geo->npar; j++)
+			r->newpar[j] = p + ((size_t)(npos + j) * g->nrows + i) * cb;
 	}
-	if (need > g->arena_bytes) {
-		/* kept across groups of one call, and one is kept for the next call:
-		 * fresh memory costs a page fault and a clearing per 4 KiB */
-		free(g->arena);
-		g->arena = NULL;
-		g->arena_bytes = 0;
-		pthread_mutex_lock(&a->spare_lock);
-		if (a->spare_bytes >= need) {
-			g->arena = a->spare_arena;
-			g->arena_bytes = a->spare_bytes;
-			a->spare_arena = NULL;
-			a->spare_bytes = 0;
-		}
-		pthread_mutex_unlock(&a->spare_lock);
-		if (!g->arena) {
-			g->arena = jg_alloc_blocks(need / RAID_BS);
-			if (!g->arena)
-				return -ENOMEM;
-			g->arena_bytes = need;
-		}
-	}
-	p = g->arena;
-	if (g->member_major) {
-		/*
-		 * Consecutive whole rows (resync, scrub, rebuild): chunk of member m in
-		 * row i at arena[(m * nrows + i) * chunk], so each member's part of the
-		 * group is one buffer and one request (raid_grp_reads/writes).
-		 */
-		for (unsigned int i = 0; i < g->nrows; i++) {
-			struct raid_row *r = &g->rows[i];
+}
 
-			for (unsigned int q = 0; q < npos; q++) {
-				unsigned int m = raid_layout_member(geo, r->row, q);
+/* Row by row: whole chunks on the row path, the written lines on the fast path. */
+static void raid_grp_carve_rows(struct raid_grp *g)
+{
+	const struct raid_geo *geo = &g->a->geo;
+	unsigned int npos = geo->ndata + geo->npar;
+	size_t cb = raid_chunk_bytes(geo);
+	uint32_t C = geo->chunk_blocks;
+	uint8_t *p = g->arena;
 
-				r->pos_buf[q] = p + ((size_t)m * g->nrows + i) * cb;
-			}
-			for (unsigned int j = 0; j < geo->npar; j++)
-				r->newpar[j] = p + ((size_t)(npos + j) * g->nrows + i) * cb;
-		}
-		return 0;
-	}
 	for (unsigned int i = 0; i < g->nrows; i++) {
 		struct raid_row *r = &g->rows[i];
 		bool partial = false;
@@ -605,6 +659,23 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 		for (unsigned int j = 0; j < geo->npar; j++, p += (size_t)r->fnl * RAID_BS)
 			r->newpar[j] = p;
 	}
+}
+
+/* Decide fast path or row path, line modes, and carve scratch. */
+static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
+{
+	size_t need = 0;
+	int rc;
+
+	for (unsigned int i = 0; i < g->nrows; i++)
+		need += raid_row_plan(g, &g->rows[i], rmiss, wmiss);
+	rc = raid_grp_arena(g, need);
+	if (rc)
+		return rc;
+	if (g->member_major)
+		raid_grp_carve_member_major(g);
+	else
+		raid_grp_carve_rows(g);
 	return 0;
 }
 
@@ -798,7 +869,7 @@ static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_
 		rc = raid_parity_reconstruct(geo->ndata, geo->npar, len, vec, lost);
 		if (rc)
 			return -EIO;
-		/* (Y1) asked to resync, after a crash, a row that lacks a member: cannot */
+		/* (A1) asked to resync, after a crash, a row that lacks a member: cannot */
 		if (r->sync && g->a->was_dirty)
 			raid_risk_add(g->a, r->row, 1);
 	}
@@ -957,7 +1028,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 
 /*
  * Unpin the group's row cache images; with @ok (every write succeeded) bring
- * them up to date first: the data written and the new parity of its lines (R2).
+ * them up to date first: the data written and the new parity of its lines (H2).
  */
 static void raid_grp_cache_done(struct raid_grp *g, bool ok)
 {
@@ -984,7 +1055,7 @@ static void raid_grp_cache_done(struct raid_grp *g, bool ok)
 			while (last && !r->wsrc[last - 1])
 				last--;
 			if (last > geo->row_blocks / 2)
-				raid_rcache_hint(g->a, r->row + 1); /* (R3) the log goes on there */
+				raid_rcache_hint(g->a, r->row + 1); /* (H3) the log goes on there */
 		}
 		r->cache = NULL;
 		r->cache_fill = false;
@@ -1184,7 +1255,7 @@ int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, boo
 	return rc;
 }
 
-/* ------------------------------------------------------------ the device */
+/* -------------------------------------------------- user requests (bdev.c) */
 
 static int raid_seg_cmp(const void *x, const void *y)
 {
@@ -1193,18 +1264,6 @@ static int raid_seg_cmp(const void *x, const void *y)
 	if (a->row != b->row)
 		return a->row < b->row ? -1 : 1;
 	return a->slot < b->slot ? -1 : a->slot > b->slot;
-}
-
-static int raid_array_flush(struct raid_array *a)
-{
-	int rc = raid_members_flush(a, ~0u);
-
-	if (!rc)
-		raid_bitmap_flushed(a);
-	pthread_mutex_lock(&a->stats_lock);
-	a->stats.flushes++;
-	pthread_mutex_unlock(&a->stats_lock);
-	return rc;
 }
 
 static int raid_u64_cmp(const void *x, const void *y)
@@ -1362,45 +1421,23 @@ out:
 	return rc;
 }
 
-static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
+/*
+ * The requests of a batch that raid_array_submit() left to run (reads and writes
+ * whose result is 0) cut into row segments and run in row groups; each gets its
+ * result. Returns 0, or -ENOMEM when the groups could not start.
+ */
+int raid_stripe_submit(struct raid_array *a, struct blk_req *reqs, unsigned int n)
 {
-	struct raid_array *a = (struct raid_array *)dev;
 	const struct raid_geo *geo = &a->geo;
 	struct raid_grp g = {.a = a, .mode = RAID_GRP_USER};
 	struct raid_seg *segs = NULL;
 	unsigned int nseg = 0, cap = 0, maxr = raid_grp_max_rows(geo);
 	uint64_t rd = 0, wr = 0, rdb = 0, wrb = 0, syncraid;
-	bool flush = false;
-	int first = 0, rc;
+	int rc = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
-		struct blk_req *r = &reqs[i];
-
-		r->result = 0;
-		if (r->op == BLK_OP_FLUSH || (r->flags & BLK_PREFLUSH))
-			flush = true;
-		if (r->op == BLK_OP_FLUSH)
-			continue;
-		if ((r->op != BLK_OP_READ && r->op != BLK_OP_WRITE) || !r->nblocks ||
-		    r->blkno > geo->array_blocks || r->nblocks > geo->array_blocks - r->blkno) {
-			r->result = -EINVAL;
-			continue;
-		}
-		if (r->op == BLK_OP_WRITE && a->readonly) {
-			r->result = -EROFS;
-			continue;
-		}
-		cap += r->nblocks / geo->row_blocks + 2;
-	}
-	/* a flush covers the writes completed before the batch: first */
-	if (flush && !a->readonly) {
-		rc = raid_array_flush(a);
-		if (rc) {
-			for (unsigned int i = 0; i < n; i++)
-				if (reqs[i].op == BLK_OP_FLUSH || (reqs[i].flags & BLK_PREFLUSH))
-					reqs[i].result = rc;
-		}
-	}
+	for (unsigned int i = 0; i < n; i++)
+		if (reqs[i].op != BLK_OP_FLUSH && !reqs[i].result)
+			cap += reqs[i].nblocks / geo->row_blocks + 2;
 	segs = calloc(cap ? cap : 1, sizeof(*segs));
 	/* a group has at most one row per segment: small I/O, small allocation */
 	if (cap && cap < maxr)
@@ -1453,7 +1490,7 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 		1,
 	    sizeof(*g.regions));
 	if (!g.regions) {
-		first = -ENOMEM;
+		rc = -ENOMEM;
 		goto out;
 	}
 	syncraid = 0;
@@ -1482,71 +1519,8 @@ static int raid_array_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned
 	a->stats.resync_rows_repaired += g.repaired;
 	pthread_mutex_unlock(&a->stats_lock);
 out:
-	for (unsigned int i = 0; i < n && !first; i++)
-		first = reqs[i].result;
 	free(segs);
 	free(g.rows);
 	raid_grp_free(&g);
-	return first;
+	return rc;
 }
-
-static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
-{
-	struct raid_array *a = (struct raid_array *)dev;
-	int rc = 0;
-
-	switch (cmd) {
-	case BLK_CTL_SET_RESYNC_ALL:
-	case BLK_CTL_CLEAR_RESYNC_ALL:
-		pthread_mutex_lock(&a->sync_lock);
-		a->resync_all = cmd == BLK_CTL_SET_RESYNC_ALL;
-		pthread_mutex_unlock(&a->sync_lock);
-		jg_log(JG_LOG_INFO, "raid", "%s resync_all=%d", a->dev.name,
-		       cmd == BLK_CTL_SET_RESYNC_ALL);
-		return 0;
-	case BLK_CTL_SYNCRAID_DONE:
-		raid_sync_reset(a);
-		return 0;
-	case BLK_CTL_SET_JNL_PENDING:
-	case BLK_CTL_CLEAR_JNL_PENDING:
-		if (a->readonly)
-			return -EROFS;
-		pthread_mutex_lock(&a->sb_lock);
-		if (cmd == BLK_CTL_SET_JNL_PENDING) {
-			a->sb_flags |= RAID_SB_FLAG_JNL_PENDING;
-		} else {
-			a->sb_flags &= ~RAID_SB_FLAG_JNL_PENDING;
-			a->jnl_unreplayed = false; /* (S6) the journal resynced its rows */
-		}
-		pthread_mutex_unlock(&a->sb_lock);
-		/* durable on every member before the caller goes on */
-		rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
-		return rc;
-	case BLK_CTL_GET_JNL_PENDING:
-		pthread_mutex_lock(&a->sb_lock);
-		rc = (a->sb_flags & RAID_SB_FLAG_JNL_PENDING) ? 1 : 0;
-		pthread_mutex_unlock(&a->sb_lock);
-		return rc;
-	case BLK_CTL_GET_STATS:
-		if (!arg)
-			return -EINVAL;
-		pthread_mutex_lock(&a->stats_lock);
-		*(struct blk_stats *)arg = a->stats;
-		pthread_mutex_unlock(&a->stats_lock);
-		return 0;
-	default:
-		return -ENOTTY;
-	}
-}
-
-static void raid_array_close(struct blk_dev *dev)
-{
-	/* the array is closed by raid_stop() / raid_abandon(), not through its device */
-	(void)dev;
-}
-
-const struct blk_dev_ops raid_array_ops = {
-    .submit = raid_array_submit,
-    .ctl = raid_array_ctl,
-    .close = raid_array_close,
-};

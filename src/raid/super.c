@@ -1,22 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * src/raid/super.c - member superblocks, array creation, assembly, stop.
+ * src/raid/super.c - member superblocks, array creation, failing members, stop.
+ * Assembly, which reads and checks the superblocks, is in assemble.c: (S2),
+ * (S4), (S5), (S7), (S10) and (S11) are stated there.
  *
  * Invariants:
  * (S1) Every superblock update advances the event counter (jg_blk_hdr.seq) and is
  *      written to every writable member, then flushed; a member that missed an
  *      update (failed, absent) is stale and is refused at assembly.
- * (S2) Assembly verifies every given device (magic -> crc -> version -> home ->
- *      ranges -> same array -> unique role -> events) before it writes anything.
  * (S3) A dirty array is marked dirty in the superblocks before its first write,
  *      and clean only after every write has been flushed (raid_stop).
- * (S4) A dirty and degraded array may have rows whose parity does not match and
- *      no redundancy left to find out which chunk is wrong (the write hole):
- *      assembly refuses it without cfg->force.
- * (S5) A member absent at assembly is recorded failed in the others' superblocks
- *      before any data is written, so a member that is one event behind the
- *      freshest and not marked failed missed only a superblock round (a crash
- *      during it), never data: it is accepted.
  * (S6) jnl-pending counts as dirty: the rows the journal declared may have parity
  *      that does not match, and only its replay resyncs them. So raid_stop leaves
  *      a pending array dirty (only the journal clears the flag), (S4) treats a
@@ -25,9 +18,6 @@
  *      raid_fail_member (-EUCLEAN), which would trust that parity, unless it was
  *      assembled with cfg->force. Mounting once (the journal replays and clears
  *      the flag) makes them safe.
- * (S7) A superblock whose data area does not fit in 64 bits, or whose policy
- *      needs a bitmap it does not have, is refused at assembly (-EUCLEAN),
- *      before anything is written.
  * (S8) Each member holds two copies of its superblock (blocks 0 and 1,
  *      RAID_FEATURE_INCOMPAT_SB_COPY). An update writes copy 0 to every member
  *      and flushes, then copy 1 and flushes: a power cut can tear at most the one
@@ -46,23 +36,6 @@
  *      round was cut after reaching only the freshest member left the others
  *      two events behind; and a round that tore copy 0 of a member whose copy
  *      1 an earlier cut had left old left it two behind: refused as stale.
- * (S10) A member being rebuilt (recovery_mask) is whole in the rows below its
- *      mark (recovery_rows, its own superblock's: one event behind, the older
- *      and lower mark) and missing above. It counts as missing for (S4) and
- *      for "too few". But (S4) is about rows: a dirty array whose bitmap
- *      records every write in flight, with no dirty region in a row that lacks
- *      a member (raid_dirty_rows_whole: none at all with a member absent, none
- *      at or above the lowest mark otherwise), has no row with the write hole.
- *      It is assembled without force and its recovery resync runs (the dirty
- *      rows are whole). So a crash during a rebuild, or of a degraded array
- *      with nothing in flight, needs no force, and the rebuild resumes
- *      (rebuild.c (R4)).
- * (S11) A device whose superblock says RAID_ROLE_SPARE is a hot spare
- *      (spare.c (P1)): verified as a member's copies are, and it must name this
- *      array's uuid and geometry and be large enough, but it plays no part in
- *      the events, the stale and failed checks or "too few", is accepted at any
- *      event count, and superblock rounds and assembly's catch-up never write
- *      it (raid_sb_writers_locked covers the members only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,11 +47,6 @@
 
 #define RAID_DEFAULT_CHUNK 16u
 #define RAID_DEFAULT_REGION 16384u
-
-static unsigned int raid_popcount(uint32_t x)
-{
-	return (unsigned int)__builtin_popcount(x);
-}
 
 uint32_t raid_missing_read(struct raid_array *a)
 {
@@ -111,6 +79,7 @@ void raid_masks_update_locked(struct raid_array *a)
 	unsigned int n = a->geo.n < RAID_MAX_MEMBERS ? a->geo.n : RAID_MAX_MEMBERS;
 	uint32_t r = 0, w = 0, rec = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; i < n; i++) {
 		if (!a->m[i].dev || a->m[i].failed)
 			w |= 1u << i;
@@ -123,39 +92,18 @@ void raid_masks_update_locked(struct raid_array *a)
 	__atomic_store_n(&a->recovering, rec, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->read_missing, r, __ATOMIC_RELEASE);
 	__atomic_store_n(&a->write_missing, w, __ATOMIC_RELEASE);
-	raid_rcache_drop_all(a);	/* (R2) the members changed */
+	raid_rcache_drop_all(a);	/* (H2) the members changed */
 }
 
 static uint32_t raid_failed_mask_locked(struct raid_array *a)
 {
 	uint32_t f = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++)
 		if (a->m[i].failed)
 			f |= 1u << i;
 	return f;
-}
-
-/*
- * (S10) Whether the rows a dirty array may have left inconsistent all have
- * every member: its bitmap records every write in flight (policy bitmap or
- * journal, and not @pending: the journal's declared writes skip the bitmap),
- * and no dirty region reaches a row that lacks a member -- any row when a
- * member is absent or failed (@missing), the rows at or past the lowest mark of
- * the members being rebuilt otherwise. Then no row has the write hole. Bitmap
- * loaded.
- */
-bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending)
-{
-	uint32_t rec = raid_recovering(a);
-	uint64_t low = UINT64_MAX;
-
-	if (pending || (a->policy != RAID_RESYNC_BITMAP && a->policy != RAID_RESYNC_JOURNAL))
-		return false;
-	for (unsigned int i = 0; i < a->geo.n; i++)
-		if ((rec & (1u << i)) && a->m[i].recovered < low)
-			low = a->m[i].recovered;
-	return raid_bitmap_dirty_below(a, missing ? 0 : low);
 }
 
 /* ------------------------------------------------------------ superblock */
@@ -226,6 +174,7 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 	uint8_t *bufs;
 	int rc = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	*again = false;
 	bufs = jg_alloc_blocks(a->geo.n);
 	if (!bufs)
@@ -277,17 +226,17 @@ out:
  * (S9) Rewrite both copies of the members in @who at the freshest event, saying
  * what it says; for those in @one_first copy 1 (the one not taken) first.
  */
-static int raid_sb_catch_up(struct raid_array *a, uint32_t who, uint32_t one_first,
+int raid_sb_catch_up(struct raid_array *a, uint32_t who, uint32_t one_first,
 			    const struct raid_sb *fresh)
 {
 	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
 	bool again;
 	int rc;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	rc = raid_sb_put_copies_locked(a, who, one_first, jg_le32(fresh->state),
 				       jg_le32(fresh->failed_mask), a->events, &again);
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	jg_opoint_set(op);
 	return rc;
 }
@@ -297,6 +246,7 @@ static uint32_t raid_sb_writers_locked(struct raid_array *a)
 {
 	uint32_t who = 0;
 
+	JG_ASSERT_HELD(&a->sb_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++)
 		if (a->m[i].dev && !a->m[i].failed)
 			who |= 1u << i;
@@ -310,6 +260,7 @@ static uint32_t raid_sb_writers_locked(struct raid_array *a)
  */
 static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 {
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (a->readonly)
 		return -EROFS;
 	for (int attempt = 0; attempt <= (int)a->geo.npar; attempt++) {
@@ -328,9 +279,12 @@ static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 
 int raid_sb_write_all_locked(struct raid_array *a, uint32_t state)
 {
-	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_SB);
-	int rc = raid_sb_write_copies_locked(a, state);
+	enum jg_opoint op;
+	int rc;
 
+	JG_ASSERT_HELD(&a->sb_lock);
+	op = jg_opoint_set(JG_OP_RAID_SB);
+	rc = raid_sb_write_copies_locked(a, state);
 	jg_opoint_set(op);
 	return rc;
 }
@@ -339,9 +293,9 @@ int raid_sb_write_all(struct raid_array *a, uint32_t state)
 {
 	int rc;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	rc = raid_sb_write_all_locked(a, state);
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -349,7 +303,7 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (role >= a->geo.n || !a->m[role].dev) {
 		rc = -EINVAL;
 		goto out;
@@ -371,7 +325,7 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 	if (!a->readonly)
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 out:
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -379,9 +333,9 @@ int raid_fail_member(struct raid_array *a, unsigned int role)
 {
 	int rc;
 
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	rc = raid_jnl_unreplayed_locked(a, "fail member");
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	if (!rc)
 		rc = raid_member_fail(a, role, 0);
 
@@ -395,6 +349,7 @@ int raid_fail_member(struct raid_array *a, unsigned int role)
  */
 int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what)
 {
+	JG_ASSERT_HELD(&a->sb_lock);
 	if (!a->jnl_unreplayed || a->forced)
 		return 0;
 	jg_log(
@@ -406,24 +361,15 @@ int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what)
 
 /* ------------------------------------------------------------ array object */
 
-static uint64_t raid_div_up(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static struct raid_array *raid_array_alloc(void)
+struct raid_array *raid_array_alloc(void)
 {
 	struct raid_array *a = calloc(1, sizeof(*a));
-	pthread_mutexattr_t mattr;
 
 	if (!a)
 		return NULL;
 	/* event.c (E1): EDEADLK tells raid_event() its caller holds sb_lock */
-	pthread_mutexattr_init(&mattr);
-	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(&a->sb_lock, &mattr);
-	pthread_mutexattr_destroy(&mattr);
-	pthread_mutex_init(&a->bm_lock, NULL);
+	jg_mutex_init(&a->sb_lock, PTHREAD_MUTEX_ERRORCHECK);
+	jg_mutex_init(&a->bm_lock, PTHREAD_MUTEX_DEFAULT);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
 	raid_rcache_init(a);
@@ -442,7 +388,7 @@ static struct raid_array *raid_array_alloc(void)
 }
 
 /* Free without touching the members. */
-static void raid_array_free(struct raid_array *a)
+void raid_array_free(struct raid_array *a)
 {
 	if (!a)
 		return;
@@ -454,8 +400,8 @@ static void raid_array_free(struct raid_array *a)
 	free(a->risk);
 	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
 		pthread_rwlock_destroy(&a->row_lock[i]);
-	pthread_mutex_destroy(&a->sb_lock);
-	pthread_mutex_destroy(&a->bm_lock);
+	jg_mutex_destroy(&a->sb_lock);
+	jg_mutex_destroy(&a->bm_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	pthread_mutex_destroy(&a->stats_lock);
 	free(a);
@@ -463,7 +409,7 @@ static void raid_array_free(struct raid_array *a)
 
 static void raid_array_close_members(struct raid_array *a)
 {
-	raid_rcache_stop(a); /* (R3) its reads use the members */
+	raid_rcache_stop(a); /* (H3) its reads use the members */
 	for (unsigned int i = 0; i < a->geo.n; i++) {
 		blk_close(a->m[i].dev);
 		a->m[i].dev = NULL;
@@ -477,7 +423,7 @@ static void raid_array_close_members(struct raid_array *a)
 	a->nspares = 0;
 }
 
-static void raid_array_name(struct raid_array *a)
+void raid_array_name(struct raid_array *a)
 {
 	snprintf(a->dev.name, sizeof(a->dev.name), "raid%u(%u)", a->geo.level, a->geo.n);
 	a->dev.nblocks = a->geo.array_blocks;
@@ -625,7 +571,9 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		a->m[i].dev = members[i];
 		snprintf(a->m[i].name, sizeof(a->m[i].name), "%s", members[i]->name);
 	}
+	jg_mutex_lock(&a->sb_lock); /* @a is private: for the _locked contract only */
 	raid_masks_update_locked(a);
+	jg_mutex_unlock(&a->sb_lock);
 	rc = raid_bitmap_init(a, use_bitmap ? region : 0, bm_blocks, regions);
 	if (rc)
 		goto out;
@@ -643,8 +591,10 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	if (!rc)
 		rc = raid_sb_write_all(a, RAID_STATE_CLEAN);
 	/* spare.c (P1): the spares' superblocks last, the array private still */
+	jg_mutex_lock(&a->sb_lock);
 	for (unsigned int i = 0; i < cfg->nspares && !rc; i++)
-		rc = raid_spare_sb_write_locked(a, cfg->spares[i]);
+		rc = raid_spare_sb_write_sb_locked(a, cfg->spares[i]);
+	jg_mutex_unlock(&a->sb_lock);
 	if (!rc) {
 		char u[37];
 
@@ -664,526 +614,6 @@ out:
 	return rc;
 }
 
-/* ---------------------------------------------------------------- assembly */
-
-struct raid_cand { /* one given device during assembly */
-	struct blk_dev *dev;
-	struct raid_sb sb;
-	uint64_t events;
-	unsigned int role;
-	unsigned int copy;	/* the superblock copy taken (S8) */
-	bool other_same;	/* the other copy is valid and at the same event */
-};
-
-/*
- * (S2) Verify one superblock copy read from member block @home: magic -> crc ->
- * version -> home -> features -> ranges. Logs the failed check naming the device
- * and block; returns 0, -EINVAL (not a superblock: foreign), -EUCLEAN, -EOPNOTSUPP.
- */
-static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
-			  struct raid_cand *c)
-{
-	const struct raid_sb *sb = (const struct raid_sb *)blk;
-	uint32_t seed = jg_crc_seed(sb->uuid);
-	uint32_t level, n, chunk, incompat;
-	uint64_t off, dblocks;
-	struct raid_geo g;
-	int rc;
-
-	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=%llu bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
-		    name, (unsigned long long)home, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
-		return -EINVAL;
-	}
-	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, home, seed, "raid",
-			  "member superblock", name);
-	if (rc)
-		return rc;
-	incompat = jg_le32(sb->feature_incompat);
-	if (incompat & ~RAID_FEATURE_INCOMPAT_SUPP) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "member superblock dev=%s blkno=%llu unknown incompat features 0x%x", name,
-		       (unsigned long long)home, incompat);
-		return -EOPNOTSUPP;
-	}
-	if (home == RAID_SB_COPY_BLKNO && !(incompat & RAID_FEATURE_INCOMPAT_SB_COPY)) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "member superblock dev=%s blkno=%llu is a second copy but says the array has one",
-		       name, (unsigned long long)home);
-		return -EUCLEAN;
-	}
-	level = jg_le32(sb->level);
-	n = jg_le32(sb->nmembers);
-	chunk = jg_le32(sb->chunk_blocks);
-	off = jg_le64(sb->data_offset);
-	dblocks = jg_le64(sb->data_blocks);
-	if (raid_geo_init(&g, level, n, chunk, off, dblocks) ||
-	    (jg_le32(sb->role) >= n && jg_le32(sb->role) != RAID_ROLE_SPARE) ||
-	    jg_le32(sb->layout) != g.layout || off % chunk || dblocks % chunk ||
-	    g.array_blocks != jg_le64(sb->array_blocks) ||
-	    jg_le32(sb->resync_policy) > RAID_RESYNC_JOURNAL ||
-	    jg_le32(sb->state) > RAID_STATE_DIRTY ||
-	    off < RAID_BITMAP_FIRST(incompat) + (uint64_t)jg_le32(sb->bitmap_blocks) ||
-	    (jg_le32(sb->bitmap_blocks) &&
-	     (!jg_le32(sb->bitmap_region_blocks) ||
-	      (jg_le32(sb->bitmap_region_blocks) & (jg_le32(sb->bitmap_region_blocks) - 1)) ||
-	      jg_le64(sb->bitmap_regions) !=
-		  raid_div_up(g.array_blocks, jg_le32(sb->bitmap_region_blocks)) ||
-	      jg_le64(sb->bitmap_regions) >
-		  (uint64_t)jg_le32(sb->bitmap_blocks) * RAID_BITMAP_BITS_PER_BLOCK)) ||
-	    (jg_le32(sb->failed_mask) >> n) || (jg_le32(sb->recovery_mask) >> n) ||
-	    (jg_le32(sb->recovery_mask) & jg_le32(sb->failed_mask)) ||
-	    !(incompat & RAID_FEATURE_INCOMPAT_RECOVERY) != !jg_le32(sb->recovery_mask) ||
-	    jg_le64(sb->recovery_rows) > g.rows ||
-	    ((incompat & RAID_FEATURE_INCOMPAT_SYNCING) ? jg_le64(sb->sync_rows) >= g.rows
-						       : jg_le64(sb->sync_rows) != 0) ||
-	    (jg_le64(sb->recovery_rows) &&
-	     (jg_le32(sb->role) == RAID_ROLE_SPARE ||
-	      !(jg_le32(sb->recovery_mask) & (1u << jg_le32(sb->role)))))) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=%llu bad field ranges: level=%u members=%u role=%u chunk_blocks=%u data_offset=%llu data_blocks=%llu",
-		    name, (unsigned long long)home, level, n, jg_le32(sb->role), chunk,
-		    (unsigned long long)off, (unsigned long long)dblocks);
-		return -EUCLEAN;
-	}
-	memcpy(&c->sb, sb, sizeof(c->sb));
-	c->events = jg_le64(sb->hdr.seq);
-	c->role = jg_le32(sb->role);
-	return 0;
-}
-
-/*
- * (S7) Checks of a verified superblock that its verification does not make: the
- * data area's end and the array size fit in 64 bits (a wrapped sum would pass
- * the member size check and map rows onto the superblock), and a bitmap or
- * journal policy has a bitmap to record writes in. -EUCLEAN after a message.
- */
-static int raid_sb_check_extent(const struct raid_sb *sb, const char *name)
-{
-	uint64_t off = jg_le64(sb->data_offset), dblocks = jg_le64(sb->data_blocks);
-	uint32_t n = jg_le32(sb->nmembers), level = jg_le32(sb->level);
-	uint32_t policy = jg_le32(sb->resync_policy);
-	uint64_t ndata = n - (level == 6 ? 2u : 1u);
-
-	if (off > UINT64_MAX - dblocks || dblocks > UINT64_MAX / ndata) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=0 bad field ranges: data_offset=%llu + data_blocks=%llu overflows 64 bits",
-		    name, (unsigned long long)off, (unsigned long long)dblocks);
-		return -EUCLEAN;
-	}
-	if ((policy == RAID_RESYNC_BITMAP || policy == RAID_RESYNC_JOURNAL) &&
-	    !jg_le32(sb->bitmap_blocks)) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=0 bad field ranges: resync policy %s needs a write-intent bitmap and bitmap_blocks=0",
-		    name, raid_resync_policy_name((enum raid_resync_policy)policy));
-		return -EUCLEAN;
-	}
-	return 0;
-}
-
-/*
- * (S8) Read and verify the superblock copies of @dev into @c: the newer valid
- * copy wins; one valid copy is enough (a cut tore the other). Returns 0, or the
- * error of copy 0 when no copy is valid. Never writes: assembly's own update
- * rewrites a torn copy.
- */
-static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_cand *c)
-{
-	struct raid_cand c1 = {0};
-	int rc0, rc1;
-
-	rc0 = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
-	if (rc0)
-		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=0: %d",
-		       dev->name, rc0);
-	else
-		rc0 = raid_sb_verify(buf, dev->name, RAID_SB_BLKNO, c);
-	/* an array made before SB_COPY has its bitmap at block 1: no second copy */
-	if (!rc0 && RAID_SB_COPIES(jg_le32(c->sb.feature_incompat)) == 1) {
-		c->other_same = true;
-		return 0;
-	}
-	rc1 = blk_rw(dev, BLK_OP_READ, RAID_SB_COPY_BLKNO, 1, buf, 0);
-	if (rc1)
-		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=1: %d",
-		       dev->name, rc1);
-	else
-		rc1 = raid_sb_verify(buf, dev->name, RAID_SB_COPY_BLKNO, &c1);
-	if (rc0 && rc1) {
-		jg_log(JG_LOG_ERR, "raid",
-		       "dev=%s no valid member superblock: copy 0 (blkno=0) %d, copy 1 (blkno=1) %d",
-		       dev->name, rc0, rc1);
-		return rc0;
-	}
-	c->other_same = !rc0 && !rc1 && c1.events == c->events;
-	if (!rc0 && !rc1 &&
-	    (memcmp(c1.sb.uuid, c->sb.uuid, 16) || c1.role != c->role)) {
-		c->other_same = false;
-		jg_log(JG_LOG_WARN, "raid",
-		       "dev=%s superblock copy 1 names another array or role than copy 0: using copy 0",
-		       dev->name);
-		return 0;
-	}
-	if (rc0 || (!rc1 && jg_seq_after(c1.events, c->events))) {
-		if (rc0)
-			jg_log(JG_LOG_WARN, "raid",
-			       "dev=%s superblock copy 0 not valid (%d): using copy 1, events=%llu",
-			       dev->name, rc0, (unsigned long long)c1.events);
-		*c = c1;
-		c->copy = 1;
-		c->other_same = false;	/* copy 0 torn or older */
-	} else if (rc1) {
-		jg_log(JG_LOG_WARN, "raid",
-		       "dev=%s superblock copy 1 not valid (%d): using copy 0, events=%llu",
-		       dev->name, rc1, (unsigned long long)c->events);
-	}
-	return 0;
-}
-
-static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb *y)
-{
-	return !memcmp(x->uuid, y->uuid, 16) && jg_le32(x->nmembers) == jg_le32(y->nmembers) &&
-	       jg_le32(x->level) == jg_le32(y->level) && jg_le32(x->layout) == jg_le32(y->layout) &&
-	       jg_le32(x->chunk_blocks) == jg_le32(y->chunk_blocks) &&
-	       jg_le64(x->data_offset) == jg_le64(y->data_offset) &&
-	       jg_le64(x->data_blocks) == jg_le64(y->data_blocks) &&
-	       jg_le32(x->bitmap_blocks) == jg_le32(y->bitmap_blocks) &&
-	       jg_le32(x->bitmap_region_blocks) == jg_le32(y->bitmap_region_blocks) &&
-	       /* RECOVERY and SYNCING come and go: no part of the geometry */
-	       !((jg_le32(x->feature_incompat) ^ jg_le32(y->feature_incompat)) &
-		 ~(RAID_FEATURE_INCOMPAT_RECOVERY | RAID_FEATURE_INCOMPAT_SYNCING));
-}
-
-int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
-		  struct raid_array **out)
-{
-	struct raid_assemble_cfg dflt = {0};
-	struct raid_cand *c = NULL;
-	struct raid_array *a = NULL;
-	unsigned int nc = 0, ref = 0, nmem, level, nsp = 0;
-	int by_role[RAID_MAX_MEMBERS], spare[RAID_MAX_SPARES];
-	bool have_member = false;
-	uint8_t *buf = NULL;
-	const struct raid_sb *sb;
-	uint64_t maxev;
-	uint32_t missing = 0, recovering = 0, state;
-	bool pending;
-	char u[37];
-	int rc = 0;
-
-	if (!cfg)
-		cfg = &dflt;
-	*out = NULL;
-	if (!devs || !n || n > 2 * RAID_MAX_MEMBERS)
-		return -EINVAL;
-	c = calloc(n, sizeof(*c));
-	buf = jg_alloc_blocks(1);
-	if (!c || !buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		if (!devs[i])
-			continue;
-		rc = raid_sb_read_member(devs[i], buf, &c[nc]);
-		if (rc)
-			goto out;
-		c[nc].dev = devs[i];
-		nc++;
-	}
-	if (!nc) {
-		jg_log(JG_LOG_ERR, "raid", "assemble: no member devices given");
-		rc = -EINVAL;
-		goto out;
-	}
-	/* the reference superblock: the array most of the given devices belong to */
-	{
-		unsigned int best = 0;
-
-		for (unsigned int i = 0; i < nc; i++) {
-			unsigned int same = 0;
-
-			for (unsigned int j = 0; j < nc; j++)
-				same += !memcmp(c[i].sb.uuid, c[j].sb.uuid, 16);
-			if (same > best) {
-				best = same;
-				ref = i;
-			}
-		}
-	}
-	jg_uuid_format(c[ref].sb.uuid, u);
-	for (unsigned int i = 0; i < nc; i++) {
-		if (memcmp(c[i].sb.uuid, c[ref].sb.uuid, 16)) {
-			char o[37];
-
-			jg_uuid_format(c[i].sb.uuid, o);
-			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: dev=%s belongs to another array (uuid=%s, not %s)",
-			       c[i].dev->name, o, u);
-			rc = -EINVAL;
-			goto out;
-		}
-		if (!raid_sb_same_geometry(&c[i].sb, &c[ref].sb)) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: dev=%s geometry differs from dev=%s in array uuid=%s",
-			       c[i].dev->name, c[ref].dev->name, u);
-			rc = -EUCLEAN;
-			goto out;
-		}
-	}
-	nmem = jg_le32(c[ref].sb.nmembers);
-	level = jg_le32(c[ref].sb.level);
-	for (unsigned int r = 0; r < RAID_MAX_MEMBERS; r++)
-		by_role[r] = -1;
-	maxev = 0;
-	for (unsigned int i = 0; i < nc; i++) {
-		if (c[i].role == RAID_ROLE_SPARE) {
-			/* (S11) any event count; only uuid, geometry and size matter */
-			if (nsp == RAID_MAX_SPARES) {
-				jg_log(JG_LOG_ERR, "raid",
-				       "assemble: dev=%s: more than %u spares given for array uuid=%s",
-				       c[i].dev->name, RAID_MAX_SPARES, u);
-				rc = -EINVAL;
-				goto out;
-			}
-			spare[nsp++] = (int)i;
-			continue;
-		}
-		if (by_role[c[i].role] >= 0) {
-			jg_log(
-			    JG_LOG_ERR, "raid",
-			    "assemble: dev=%s and dev=%s both claim role %u of array uuid=%s (duplicated member)",
-			    c[by_role[c[i].role]].dev->name, c[i].dev->name, c[i].role, u);
-			rc = -EINVAL;
-			goto out;
-		}
-		by_role[c[i].role] = (int)i;
-		if (!have_member || jg_seq_after(c[i].events, maxev))
-			maxev = c[i].events;
-		have_member = true;
-	}
-	if (!have_member) {
-		jg_log(JG_LOG_ERR, "raid", "assemble: only spares given for array uuid=%s", u);
-		rc = -EINVAL;
-		goto out;
-	}
-	/* the freshest superblock speaks for the array */
-	for (unsigned int i = 0; i < nc; i++)
-		if (c[i].role != RAID_ROLE_SPARE && c[i].events == maxev)
-			ref = i;
-	sb = &c[ref].sb;
-	for (unsigned int i = 0; i < nc; i++) {
-		if (c[i].role == RAID_ROLE_SPARE) {
-			/* (S11) nothing it holds can be stale */
-		} else if (c[i].events + 1 == maxev &&
-			   !(jg_le32(sb->failed_mask) & (1u << c[i].role))) {
-			/* (S5) it missed only the last superblock round: a crash during it */
-			jg_log(
-			    JG_LOG_WARN, "raid",
-			    "assemble: dev=%s role=%u missed the last superblock update (events=%llu, array at %llu): accepted",
-			    c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
-			    (unsigned long long)maxev);
-		} else if (c[i].events != maxev) {
-			jg_log(
-			    JG_LOG_ERR, "raid",
-			    "assemble: dev=%s role=%u is stale: events=%llu, array at %llu; assemble without it and rebuild it",
-			    c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
-			    (unsigned long long)maxev);
-			rc = -EUCLEAN;
-			goto out;
-		}
-		if (c[i].role != RAID_ROLE_SPARE &&
-		    (jg_le32(sb->failed_mask) & (1u << c[i].role))) {
-			jg_log(
-			    JG_LOG_ERR, "raid",
-			    "assemble: dev=%s role=%u is marked failed in the array; assemble without it and rebuild it",
-			    c[i].dev->name, c[i].role);
-			rc = -EUCLEAN;
-			goto out;
-		}
-		rc = raid_sb_check_extent(&c[i].sb, c[i].dev->name);
-		if (rc)
-			goto out;
-		if (c[i].dev->nblocks < jg_le64(sb->data_offset) + jg_le64(sb->data_blocks)) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "assemble: %s dev=%s too small: %llu blocks, the array needs %llu",
-			       c[i].role == RAID_ROLE_SPARE ? "spare" : "member", c[i].dev->name,
-			       (unsigned long long)c[i].dev->nblocks,
-			       (unsigned long long)(jg_le64(sb->data_offset) +
-						    jg_le64(sb->data_blocks)));
-			rc = -EUCLEAN;
-			goto out;
-		}
-	}
-	for (unsigned int r = 0; r < nmem; r++)
-		if (by_role[r] < 0 || (jg_le32(sb->failed_mask) & (1u << r)))
-			missing |= 1u << r;
-		else if (jg_le32(sb->recovery_mask) & (1u << r))
-			recovering |= 1u << r;
-	if (raid_popcount(missing | recovering) > (level == 6 ? 2u : 1u)) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s has %u of %u members, too few to run (missing=0x%x, being rebuilt=0x%x)",
-		    u, nmem - raid_popcount(missing | recovering), nmem, missing, recovering);
-		rc = -EINVAL;
-		goto out;
-	}
-	state = jg_le32(sb->state);
-	pending = jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING;
-
-	/* (S2) everything verified: build the array */
-	a = raid_array_alloc();
-	if (!a) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	raid_geo_init(&a->geo, level, nmem, jg_le32(sb->chunk_blocks), jg_le64(sb->data_offset),
-		      jg_le64(sb->data_blocks));
-	memcpy(a->uuid, sb->uuid, 16);
-	a->seed = jg_crc_seed(a->uuid);
-	a->policy = (enum raid_resync_policy)jg_le32(sb->resync_policy);
-	a->readonly = cfg->readonly;
-	a->was_dirty = state == RAID_STATE_DIRTY || pending;
-	a->forced = cfg->force;
-	a->max_read_errors = cfg->max_read_errors ? cfg->max_read_errors : RAID_MAX_READ_ERRORS;
-	a->ev_fn = cfg->event_fn;
-	a->ev_ctx = cfg->event_ctx;
-	a->events = maxev;
-	a->sb_flags = jg_le32(sb->flags) & RAID_SB_FLAGS_KNOWN;
-	a->jnl_unreplayed = pending; /* (S6) until the journal clears the flag */
-	a->ctime = jg_le64(sb->ctime);
-	a->sb_incompat = jg_le32(sb->feature_incompat) &
-			 ~(RAID_FEATURE_INCOMPAT_RECOVERY | RAID_FEATURE_INCOMPAT_SYNCING);
-	a->bm_first = RAID_BITMAP_FIRST(a->sb_incompat);
-	/* sync.c (Y2): the freshest mark, recorded after the rows below it were flushed */
-	a->sync_rows = (jg_le32(sb->feature_incompat) & RAID_FEATURE_INCOMPAT_SYNCING)
-			   ? jg_le64(sb->sync_rows)
-			   : a->geo.rows;
-	a->sync_done = a->sync_rows;
-	if ((jg_le32(sb->feature_compat) & RAID_FEATURE_COMPAT_SCRUB) &&
-	    (jg_le32(sb->scrub_flags) & RAID_SCRUB_RUNNING)) {
-		/* an interrupted online scrub: its user resumes it (raid_info.scrub_*) */
-		a->scrub_flags = jg_le32(sb->scrub_flags) & (RAID_SCRUB_RUNNING | RAID_SCRUB_REPAIR);
-		a->scrub_rows = jg_le64(sb->scrub_rows);
-		a->scrub_mismatches = jg_le64(sb->scrub_mismatches);
-		if (a->scrub_rows > a->geo.rows)
-			a->scrub_rows = 0; /* not ours to trust: start over */
-	}
-	raid_array_name(a);
-	for (unsigned int r = 0; r < nmem; r++) {
-		if (by_role[r] >= 0) {
-			const struct raid_sb *own = &c[by_role[r]].sb;
-
-			a->m[r].dev = c[by_role[r]].dev;
-			snprintf(a->m[r].name, sizeof(a->m[r].name), "%s", a->m[r].dev->name);
-			if (recovering & (1u << r)) {
-				/* (S10) its own mark: one event behind, it is the older one */
-				a->m[r].rebuilding = true;
-				if (jg_le32(own->recovery_mask) & (1u << r))
-					a->m[r].recovered = jg_le64(own->recovery_rows);
-				a->m[r].recovered_sb = a->m[r].recovered;
-				jg_log(JG_LOG_INFO, "raid",
-				       "assemble: dev=%s role=%u is being rebuilt: %llu of %llu rows done",
-				       a->m[r].name, r, (unsigned long long)a->m[r].recovered,
-				       (unsigned long long)a->geo.rows);
-			}
-		} else {
-			snprintf(a->m[r].name, sizeof(a->m[r].name), "(missing)");
-			/* (S5) recorded as failed: it misses the writes from now on */
-			a->m[r].failed = true;
-		}
-	}
-	for (unsigned int k = 0; k < nsp; k++) {
-		struct raid_spare *sp = &a->spares[a->nspares++];
-
-		sp->dev = c[spare[k]].dev;
-		snprintf(sp->name, sizeof(sp->name), "%s", sp->dev->name);
-	}
-	raid_masks_update_locked(a);
-	rc = raid_bitmap_init(a, jg_le32(sb->bitmap_region_blocks), jg_le32(sb->bitmap_blocks),
-			      jg_le64(sb->bitmap_regions));
-	if (!rc)
-		rc = raid_bitmap_load(a);
-	if (rc)
-		goto out_free;
-	/* (S6) pending counts as dirty, also for an array a failed run stopped clean */
-	if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) &&
-	    !raid_dirty_rows_whole(a, missing, pending) && (cfg->force || cfg->readonly)) {
-		/* (Y1) assembled anyway: say which rows may read wrong */
-		raid_risk_from_bitmap(a, missing, pending);
-		jg_log(JG_LOG_WARN, "raid",
-		       "assemble: array uuid=%s is dirty and degraded, assembled %s: rows written at the crash may read wrong where a member is missing (the write hole)%s",
-		       u, cfg->readonly ? "read-only" : "by force",
-		       pending ? "; the filesystem journal names its own rows when it replays" : "");
-	} else if ((state == RAID_STATE_DIRTY || pending) && (missing || recovering) &&
-		   !raid_dirty_rows_whole(a, missing, pending)) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing=0x%x, being rebuilt=0x%x): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		    u, missing, recovering);
-		rc = -EUCLEAN;
-		goto out_free;
-	}
-	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)
-		jg_log(JG_LOG_INFO, "raid", "array uuid=%s: filesystem-guided resync pending", u);
-	if (!a->readonly) {
-		uint32_t who = 0, one_first = 0;
-
-		for (unsigned int r = 0; r < nmem; r++) {
-			const struct raid_cand *m = by_role[r] >= 0 ? &c[by_role[r]] : NULL;
-
-			if (!m || (m->events == maxev && m->other_same))
-				continue;
-			who |= 1u << r;
-			if (m->copy == 0)
-				one_first |= 1u << r;
-		}
-		/* (S9) all at one event, then (S3) dirty on disk before anything else */
-		rc = who ? raid_sb_catch_up(a, who, one_first, sb) : 0;
-		if (!rc)
-			rc = raid_sb_write_all(a, RAID_STATE_DIRTY);
-		if (rc)
-			goto out_free;
-		if (a->was_dirty && !cfg->no_resync) {
-			rc = raid_resync_recovery(a);
-			if (rc)
-				goto out_free;
-		} else if (a->was_dirty) {
-			/* the next assembly must still resync: keep bits, stay dirty */
-			a->resync_pending = true;
-		}
-	}
-	for (unsigned int r = 0; r < nmem; r++)
-		if (missing & (1u << r))
-			raid_event_detail(a, RAID_EV_DEGRADED_ARRAY, r, -1, 0, "uuid=%s", u);
-	{
-		char sp[24] = ""; /* only when there are: the line older tools print otherwise */
-
-		if (nsp)
-			snprintf(sp, sizeof(sp), " spares=%u", nsp);
-		jg_log(
-		    JG_LOG_INFO, "raid",
-		    "assembled uuid=%s level=%u members=%u%s missing=0x%x was_dirty=%d resync=%s events=%llu",
-		    u, level, nmem, sp, missing, a->was_dirty, raid_resync_policy_name(a->policy),
-		    (unsigned long long)a->events);
-	}
-	*out = a;
-	a = NULL;
-	goto out;
-out_free:
-	raid_array_free(a); /* the caller keeps the devices */
-out:
-	free(c);
-	free(buf);
-	jg_log(JG_LOG_DEBUG, "raid", "assemble devs=%u force=%d readonly=%d no_resync=%d -> %d", n,
-	       cfg->force, cfg->readonly, cfg->no_resync, rc);
-	return rc;
-}
 
 struct blk_dev *raid_array_dev(struct raid_array *a)
 {
@@ -1197,9 +627,9 @@ int raid_stop(struct raid_array *a)
 
 	if (!a)
 		return 0;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	pending = a->sb_flags & RAID_SB_FLAG_JNL_PENDING;
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	if (!a->readonly && (a->resync_pending || pending)) {
 		rc = raid_members_flush(a, ~0u);
 		if (!rc)
@@ -1258,13 +688,13 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	out->resync = a->policy;
 	out->bitmap_region_blocks = a->bm_region_blocks;
 	out->was_dirty = a->was_dirty;
-	pthread_mutex_lock(&a->bm_lock);
+	jg_mutex_lock(&a->bm_lock);
 	out->bitmap_dirty_regions = a->bm_dirty;
-	pthread_mutex_unlock(&a->bm_lock);
+	jg_mutex_unlock(&a->bm_lock);
 	pthread_mutex_lock(&a->sync_lock);
 	out->resync_all = a->resync_all;
 	pthread_mutex_unlock(&a->sync_lock);
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	out->degraded = raid_missing_read(a) != 0;
 	out->scrub_marked = a->scrub_flags & RAID_SCRUB_RUNNING;
 	out->scrub_repair = a->scrub_flags & RAID_SCRUB_REPAIR;
@@ -1289,7 +719,7 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		out->spares[i].rebuilding = a->spares[i].taken;
 		out->spares[i].role = a->spares[i].role;
 	}
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	pthread_mutex_lock(&a->stats_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++) {
 		out->members[i].read_errors_corrected = a->m[i].rd_corrected;

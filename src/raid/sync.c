@@ -20,7 +20,7 @@
  *      for a line never written is noise that no file references.
  * (Y2) The mark in the superblocks never passes rows whose new parity is not
  *      durable: every member is flushed before the superblock round that moves
- *      it, one every raid_sync_mark_seconds or sixteenth of the rows (as
+ *      it, one every RAID_MARK_SECONDS or sixteenth of the rows (as
  *      rebuild.c (R1)); a stop or crash loses at most that much of the sync,
  *      and the sync resumes from the mark at the next mount. The round that
  *      moves the mark to the end clears RAID_FEATURE_INCOMPAT_SYNCING.
@@ -36,8 +36,6 @@
 
 #include "raid_i.h"
 
-double raid_sync_mark_seconds = 2.0;
-
 static void raid_sync_rate(struct raid_array *a, double rate)
 {
 	pthread_mutex_lock(&a->stats_lock);
@@ -52,14 +50,14 @@ int raid_sync_mark(struct raid_array *a, uint64_t mark)
 
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&a->sb_lock);
+	jg_mutex_lock(&a->sb_lock);
 	if (mark > a->sync_rows) {
 		__atomic_store_n(&a->sync_rows, mark, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&a->sync_done, __ATOMIC_ACQUIRE) < mark)
 			__atomic_store_n(&a->sync_done, mark, __ATOMIC_RELEASE);
 		rc = raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 	}
-	pthread_mutex_unlock(&a->sb_lock);
+	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
@@ -93,7 +91,7 @@ static int raid_initial_sync_run(struct raid_array *a, raid_progress_fn fn, void
 		if (now > t0)
 			raid_sync_rate(a, (double)(r + cnt - first) / (now - t0));
 		if (r + cnt == g->rows ||
-		    (now - tmark >= raid_sync_mark_seconds ||
+		    (now - tmark >= raid_mark_seconds(a->test.sync_mark_always) ||
 		     r + cnt - __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE) >= g->rows / 16)) {
 			rc = raid_sync_mark(a, r + cnt); /* (Y2) */
 			tmark = now;

@@ -28,6 +28,34 @@ struct t_count { /* per memory member: requests seen through t_keep */
 	uint64_t submits, reads, writes, flushes, read_blocks;
 };
 
+/*
+ * The test knobs (include/jgrfs/raid.h) of every array this test program
+ * assembles through t_assemble_mask() or t_cfg(); zero: as in production. A
+ * test that needs a knob sets it here around its arrays, or on a running array
+ * in a->test.
+ */
+static struct raid_test_knobs t_default_knobs;
+
+/* @cfg (NULL: the defaults) with the test program's knobs. */
+static inline struct raid_assemble_cfg t_cfg(const struct raid_assemble_cfg *cfg)
+{
+	struct raid_assemble_cfg c = {0};
+
+	if (cfg)
+		c = *cfg;
+	c.test = t_default_knobs;
+	return c;
+}
+
+/* raid_assemble() with t_cfg(@cfg). */
+static inline int t_raid_assemble(struct blk_dev **devs, unsigned int n,
+				  const struct raid_assemble_cfg *cfg, struct raid_array **out)
+{
+	struct raid_assemble_cfg c = t_cfg(cfg);
+
+	return raid_assemble(devs, n, &c, out);
+}
+
 /* A test array: members in memory, optionally wrapped in fault devices. */
 struct tarr {
 	unsigned int n;
@@ -183,7 +211,7 @@ static inline int t_assemble_mask(struct tarr *t, uint32_t mask,
 			((struct t_keep *)devs[i])->count = &t->count[i];
 		}
 	}
-	rc = raid_assemble(devs, t->n, cfg, &t->a);
+	rc = t_raid_assemble(devs, t->n, cfg, &t->a);
 	if (rc) {
 		for (unsigned int i = 0; i < t->n; i++)
 			blk_close(devs[i]);
@@ -276,7 +304,7 @@ static inline bool t_row_in_sync(struct tarr *t, const struct raid_geo *g, uint6
 	bool ok = true;
 
 	for (unsigned int p = 0; p < g->n; p++) {
-		chunk[p] = malloc(cb);
+		chunk[p] = jg_alloc_blocks(g->chunk_blocks); /* a device buffer: aligned */
 		assert_non_null(chunk[p]);
 		assert_int_equal(blk_rw(t->mem[raid_layout_member(g, r, p)], BLK_OP_READ,
 					g->data_offset + r * g->chunk_blocks, g->chunk_blocks,

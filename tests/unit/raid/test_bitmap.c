@@ -124,7 +124,7 @@ static void test_bitmap_durable_before_data_one_round(void **state)
 			k->member = i;
 			devs[i] = &k->dev;
 		}
-		assert_int_equal(raid_assemble(devs, gc->n, NULL, &a), 0);
+		assert_int_equal(t_raid_assemble(devs, gc->n, NULL, &a), 0);
 		t_nev = 0;
 		/* one batch, six clean regions */
 		for (unsigned int i = 0; i < 6; i++)
@@ -178,7 +178,7 @@ static void test_bitmap_durable_before_data_one_round(void **state)
 static void test_bitmap_lazy_clear_and_crash(void **state)
 {
 	(void)state;
-	raid_bitmap_clear_delay = 0;
+	t_default_knobs.bitmap_clear_now = true;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
 		uint8_t *buf = jg_zalloc_blocks(1), *bm = jg_alloc_blocks(1);
@@ -225,7 +225,7 @@ static void test_bitmap_lazy_clear_and_crash(void **state)
 		free(bm);
 		t_free(&t);
 	}
-	raid_bitmap_clear_delay = 2.0;
+	t_default_knobs.bitmap_clear_now = false;
 }
 
 /* Assembled without the recovery resync: bits stay, and stop leaves it dirty. */
@@ -238,7 +238,7 @@ static void test_bitmap_no_resync_keeps_bits(void **state)
 	struct tarr t;
 
 	(void)state;
-	raid_bitmap_clear_delay = 0;
+	t_default_knobs.bitmap_clear_now = true;
 	t_make(&t, &gc, MB, RAID_RESYNC_BITMAP, REGION, NULL);
 	t_assemble(&t);
 	assert_int_equal(t_io(&t, BLK_OP_WRITE, 3 * REGION, 1, buf, 0), 0);
@@ -255,7 +255,7 @@ static void test_bitmap_no_resync_keeps_bits(void **state)
 	if (!info.was_dirty || !info.last_resync.rows_checked || info.bitmap_dirty_regions)
 		t_fail(&gc, "the resync skipped by no_resync did not happen at the next assembly");
 	t_stop(&t);
-	raid_bitmap_clear_delay = 2.0;
+	t_default_knobs.bitmap_clear_now = false;
 	free(buf);
 	t_free(&t);
 }
@@ -283,7 +283,7 @@ static uint64_t t_cut_script(struct blk_dev **lower, unsigned int n, uint64_t cu
 	assert_int_equal(raid_fault_domain_new(&fc, &dom), 0);
 	for (unsigned int i = 0; i < n; i++)
 		assert_int_equal(raid_dev_fault_open(dom, lower[i], &f[i]), 0);
-	assert_int_equal(raid_assemble(f, n, NULL, &a), 0);
+	assert_int_equal(t_raid_assemble(f, n, NULL, &a), 0);
 	for (unsigned int i = 0; i < sizeof(blk) / sizeof(blk[0]); i++) {
 		t_fill(buf, 2, cut * 16 + i);
 		assert_int_equal(blk_rw(raid_array_dev(a), BLK_OP_WRITE, blk[i], 2, buf, 0), 0);
@@ -319,7 +319,7 @@ static void test_bitmap_cut_each_write(void **state)
 	uint64_t total = 0;
 
 	(void)state;
-	raid_bitmap_clear_delay = 0;
+	t_default_knobs.bitmap_clear_now = true;
 	for (uint64_t it = 0; it == 0 || it <= (total + 1) * T_CUT_SEEDS; it++) {
 		uint64_t cut = it ? (it - 1) / T_CUT_SEEDS + 1 : 0, seed = it % T_CUT_SEEDS;
 		struct raid_array *a;
@@ -334,7 +334,7 @@ static void test_bitmap_cut_each_write(void **state)
 			if (rc) {
 				for (unsigned int j = 0; j < i; j++)
 					blk_close(m[j]);
-				raid_bitmap_clear_delay = 2.0;
+				t_default_knobs.bitmap_clear_now = false;
 				skip(); /* no O_DIRECT on /tmp */
 			}
 		}
@@ -343,7 +343,7 @@ static void test_bitmap_cut_each_write(void **state)
 			total = t_cut_script(m, gc.n, 0, 0);
 		else
 			t_cut_script(m, gc.n, cut, seed);
-		assert_int_equal(raid_assemble(m, gc.n, NULL, &a), 0);
+		assert_int_equal(t_raid_assemble(m, gc.n, NULL, &a), 0);
 		mism = raid_scrub(a, false, NULL, NULL, NULL);
 		if (mism)
 			fail_msg("cut at position %llu of %llu (seed %llu): scrub after recovery: "
@@ -352,7 +352,7 @@ static void test_bitmap_cut_each_write(void **state)
 				 (unsigned long long)seed, (long long)mism);
 		assert_int_equal(raid_stop(a), 0); /* closes the members */
 	}
-	raid_bitmap_clear_delay = 2.0;
+	t_default_knobs.bitmap_clear_now = false;
 }
 
 int main(void)

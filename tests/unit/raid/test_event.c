@@ -378,11 +378,12 @@ static void test_event_progress_steps_and_sb_lock(void **state)
 			n++;
 		}
 	}
-	assert_int_equal(pthread_mutex_lock(&t.a->sb_lock), 0);
+	assert_int_equal(jg_mutex_lock(&t.a->sb_lock), 0);
 	raid_event(t.a, RAID_EV_DEGRADED_ARRAY, 2, -1, 0);
 	/* still ours: an error-checking mutex says EDEADLK to its owner */
-	assert_int_equal(pthread_mutex_lock(&t.a->sb_lock), EDEADLK);
-	assert_int_equal(pthread_mutex_unlock(&t.a->sb_lock), 0);
+	assert_int_equal(jg_mutex_lock(&t.a->sb_lock), EDEADLK);
+	assert_true(jg_mutex_held(&t.a->sb_lock));
+	jg_mutex_unlock(&t.a->sb_lock);
 	t_expect(&rec, n++, RAID_EV_DEGRADED_ARRAY, "DegradedArray", 2, "mem2");
 	assert_int_equal(rec.n, n);
 	t_counts_match(&t, &rec);

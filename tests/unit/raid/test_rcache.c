@@ -216,7 +216,7 @@ static void t_append_past_middle(struct tarr *t, uint8_t *ref, const struct raid
 }
 
 /*
- * (R3) An append past the middle of its row has the next row read ahead: the
+ * (H3) An append past the middle of its row has the next row read ahead: the
  * first append there reads nothing. Without read-ahead it reads the row itself.
  */
 static void test_rcache_read_ahead(void **state)
@@ -231,7 +231,7 @@ static void test_rcache_read_ahead(void **state)
 			uint64_t s = 4242 + gi, hits, fills, pf, rb;
 			uint8_t *ref;
 
-			raid_rcache_prefetch = ahead;
+			t_default_knobs.no_prefetch = !ahead;
 			ref = t_open(&t, gc, NULL, &info);
 			rb = (uint64_t)info.ndata * gc->chunk;
 			t_append_past_middle(&t, ref, &info, &s, gc);
@@ -246,12 +246,12 @@ static void test_rcache_read_ahead(void **state)
 			t_verify(&t, ref, info.array_blocks, gc);
 			t_close(&t, ref);
 		}
-		raid_rcache_prefetch = true;
+		t_default_knobs.no_prefetch = false;
 	}
 }
 
 /*
- * (R3) A read ahead that fails leaves no image and fails no member: the write
+ * (H3) A read ahead that fails leaves no image and fails no member: the write
  * that reaches the row reads it, meets the error and fails the member itself.
  */
 static void test_rcache_read_ahead_error(void **state)

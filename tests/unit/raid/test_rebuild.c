@@ -514,7 +514,7 @@ static void test_rebuild_crash_resumes(void **state)
 	unsigned int ngeo = quick ? 1 : GEO_N(geo_rebuild_resume);
 
 	(void)state;
-	raid_rebuild_mark_seconds = 0;
+	t_default_knobs.rebuild_mark_always = true;
 	for (unsigned int gi = 0; gi < ngeo; gi++) {
 		const struct geo_case *gc = &geo_rebuild_resume[gi];
 		unsigned int k = gi % gc->n, group = 1, stride = quick ? 5 : gi ? 3 : 2;
@@ -544,7 +544,7 @@ static void test_rebuild_crash_resumes(void **state)
 		if (!best)
 			t_fail(gc, "no cut at a write found a mark past row 0");
 	}
-	raid_rebuild_mark_seconds = 2.0;
+	t_default_knobs.rebuild_mark_always = false;
 }
 
 /*
@@ -555,7 +555,7 @@ static void test_rebuild_crash_resumes(void **state)
 static void test_rebuild_pause_and_dirty_rows(void **state)
 {
 	(void)state;
-	raid_rebuild_mark_seconds = 0;
+	t_default_knobs.rebuild_mark_always = true;
 	for (unsigned int gi = 0; gi < GEO_N(geo_rebuild_resume); gi++) {
 		const struct geo_case *gc = &geo_rebuild_resume[gi];
 		unsigned int k = (gi + 1) % gc->n;
@@ -607,7 +607,7 @@ static void test_rebuild_pause_and_dirty_rows(void **state)
 			t_free(&t_arr);
 		}
 	}
-	raid_rebuild_mark_seconds = 2.0;
+	t_default_knobs.rebuild_mark_always = false;
 }
 
 int main(void)

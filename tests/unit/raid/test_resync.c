@@ -438,6 +438,6 @@ int main(void)
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
-	raid_bitmap_clear_delay = 0;
+	t_default_knobs.bitmap_clear_now = true;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

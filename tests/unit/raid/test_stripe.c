@@ -201,9 +201,9 @@ static void test_stripe_rmw_rcw_identical(void **state)
 			ref = calloc(info.array_blocks, JG_BLOCK_SIZE);
 			/* a full base, then partial writes under the forced mode */
 			t_random_io(&t[v], ref, info.array_blocks, seed, 10, gc);
-			raid_stripe_force_partial = v + 1;
+			t[v].a->test.partial = v ? RAID_PARTIAL_RMW : RAID_PARTIAL_RCW;
 			t_random_io(&t[v], ref, info.array_blocks, seed + 77, 40, gc);
-			raid_stripe_force_partial = 0;
+			t[v].a->test.partial = RAID_PARTIAL_AUTO;
 			t_check_all(&t[v], ref, info.array_blocks, gc, seed);
 			free(ref);
 			t_stop(&t[v]);
@@ -497,7 +497,7 @@ static void test_stripe_write_error_keeps_rows_dirty(void **state)
 						       RAID_RESYNC_FULL};
 
 	(void)state;
-	raid_bitmap_clear_delay = 0;
+	t_default_knobs.bitmap_clear_now = true;
 	for (unsigned int ei = 0; ei < 2; ei++) {
 		for (unsigned int gi = 0; gi < GEO_N(geo_policies); gi++) {
 			for (unsigned int pi = 0; pi < 3; pi++) {
@@ -541,7 +541,7 @@ static void test_stripe_write_error_keeps_rows_dirty(void **state)
 			}
 		}
 	}
-	raid_bitmap_clear_delay = 2.0;
+	t_default_knobs.bitmap_clear_now = false;
 }
 
 /* Requests past the end or empty are refused; flush with FUA and PREFLUSH work. */
@@ -603,7 +603,7 @@ static void test_stripe_uring_members(void **state)
 		unlink(path[i]); /* the open file lives on; nothing left behind on failure */
 	}
 	assert_int_equal(raid_create(m, 5, &cfg, false), 0);
-	assert_int_equal(raid_assemble(m, 5, NULL, &a), 0);
+	assert_int_equal(t_raid_assemble(m, 5, NULL, &a), 0);
 	t.a = a;
 	t.dev = raid_array_dev(a);
 	raid_info_get(a, &info);

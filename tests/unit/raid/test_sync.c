@@ -140,9 +140,9 @@ static void test_sync_writes_before_the_sync(void **state)
 		ref = jg_alloc_blocks(nblk);
 		written = calloc(nblk, 1);
 		assert_non_null(written);
-		raid_stripe_force_partial = 2;
+		t.a->test.partial = RAID_PARTIAL_RMW;
 		t_scatter(&t, nblk, seed, ref, written);
-		raid_stripe_force_partial = 0;
+		t.a->test.partial = RAID_PARTIAL_AUTO;
 		if (!t_written_right(&t, nblk, ref, written))
 			t_fail(gc, seed, "written blocks read wrong with every member");
 		t_stop(&t);
@@ -193,7 +193,7 @@ static int t_stop_after(void *ctx, uint64_t done, uint64_t total)
 static void test_sync_pause_resume(void **state)
 {
 	(void)state;
-	raid_sync_mark_seconds = 0;
+	t_default_knobs.sync_mark_always = true;
 	for (unsigned int gi = 0; gi < NGEO; gi++) {
 		const struct geo_case *gc = &geos[gi];
 		uint64_t seed = 70 + gi, mark;
@@ -245,7 +245,7 @@ static void test_sync_pause_resume(void **state)
 		t_stop(&t);
 		t_free(&t);
 	}
-	raid_sync_mark_seconds = 2.0;
+	t_default_knobs.sync_mark_always = false;
 }
 
 /*
@@ -260,7 +260,7 @@ static void test_sync_power_cut(void **state)
 	bool quick = getenv("JGRFS_TEST_QUICK"); /* under valgrind: a sample */
 
 	(void)state;
-	raid_sync_mark_seconds = 0;
+	t_default_knobs.sync_mark_always = true;
 	for (unsigned int gi = 0; gi < (quick ? 1 : NGEO); gi += 2) {
 		const struct geo_case *gc = &geos[gi];
 		uint64_t w0 = 0, w1 = 0, cuts = 0, marks = 0, stride = 1;
@@ -344,7 +344,7 @@ static void test_sync_power_cut(void **state)
 		if (cuts < (w1 - w0 < (quick ? 4u : 16u) ? w1 - w0 : (quick ? 4u : 16u)))
 			t_fail(gc, 0, "fewer cuts than the stride promises");
 	}
-	raid_sync_mark_seconds = 2.0;
+	t_default_knobs.sync_mark_always = false;
 }
 
 int main(void)
