@@ -9,7 +9,7 @@
  * size up to that need only the indirect blocks on the paths in use. Indirect
  * blocks are metadata (magic FS_MAGIC_INDIRECT), logged through the journal.
  *
- * (A1) A pointer that fs_bmap_alloc set for a block whose contents the caller
+ * (X1) A pointer that fs_bmap_alloc set for a block whose contents the caller
  *      then failed to hand to the journal is cleared, and the block freed, in
  *      the same handle (fs_bmap_unmap): a committed map never names a block
  *      that was not written for its file, or a later partial write would
@@ -238,7 +238,7 @@ out:
 /*
  * Undo the mapping of @lblk made by fs_bmap_alloc in this handle: free the block,
  * clear its pointer (in @ip or in its indirect block, logged again). Indirect
- * blocks on the path stay: an empty one is a valid part of the map. (A1)
+ * blocks on the path stay: an empty one is a valid part of the map. (X1)
  */
 int fs_bmap_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta)
 {

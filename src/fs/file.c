@@ -102,7 +102,7 @@ static int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 	return jnl_handle_dirty_data(tx->h, pblk, blk);
 }
 
-/* Undo the mapping of a new block whose data the journal refused (A1). If even
+/* Undo the mapping of a new block whose data the journal refused (X1). If even
  * that fails the map would name an unwritten block: stop all writes. */
 static int fs_file_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk)
 {
@@ -175,7 +175,7 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 			}
 		}
 		if (rc) {
-			/* (A1): the new block's contents never reached the journal */
+			/* (X1): the new block's contents never reached the journal */
 			if (fresh)
 				rc = fs_file_unmap(tx, &ip, lblk) ?: rc;
 			break;

@@ -262,7 +262,7 @@ int fs_bmap_get(struct fs *fs, const struct fs_inode *ip, uint64_t lblk, uint64_
 /* Map @lblk, allocating it (and indirect blocks) when a hole; *@fresh when new. */
 int fs_bmap_alloc(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta,
 		  uint64_t *pblk, bool *fresh);
-/* Undo fs_bmap_alloc of @lblk in the same handle: free the block, clear its pointer (A1). */
+/* Undo fs_bmap_alloc of @lblk in the same handle: free the block, clear its pointer (X1). */
 int fs_bmap_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk, bool meta);
 /* Free blocks at and after @from while the handle has room; *@done when none remain. */
 int fs_bmap_truncate(struct fs_tx *tx, struct fs_inode *ip, uint64_t from, bool meta, bool *done);

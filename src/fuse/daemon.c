@@ -496,7 +496,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	jg_log(JG_LOG_INFO, "fuse", "mounted %s data=%s pid=%d", mnt,
 	       jnl_data_mode_name(o->data_mode), (int)getpid());
 	fop_rebuild_resume(&c); /* a rebuild paused by an unmount or cut by a crash */
-	fop_watch_start(&c);	/* then a lost member onto a spare: spare.c (H2) */
+	fop_watch_start(&c);	/* then a lost member onto a spare: spare.c (U2) */
 	fop_isync_start(&c);	/* a new array's parity, in the background */
 	fop_scrub_resume(&c);	/* a scrub paused by an unmount or cut by a crash */
 	fop_background_ready();
@@ -531,7 +531,7 @@ out:
 	}
 	fuse_opt_free_args(&args);
 	fop_isync_stop(&c);   /* paused at its mark: the next mount resumes it */
-	fop_watch_stop(&c);   /* spare.c (H3): no rebuild starts after the join */
+	fop_watch_stop(&c);   /* spare.c (U3): no rebuild starts after the join */
 	fop_rebuild_join(&c); /* an online rebuild pauses at its mark; the next mount resumes it */
 	fop_scrub_join(&c);   /* so does a scrub; before fs_unmount: it names files */
 	if (c.fs) {

@@ -210,7 +210,7 @@ static void *fop_rebuild_main(void *arg)
 	pthread_mutex_lock(&c->rebuild_lock);
 	c->rebuild_running = false;
 	pthread_mutex_unlock(&c->rebuild_lock);
-	fop_watch_kick(c->watch); /* spare.c (H2): another role may wait for a spare */
+	fop_watch_kick(c->watch); /* spare.c (U2): another role may wait for a spare */
 	free(r);
 	return NULL;
 }
@@ -337,7 +337,7 @@ static int fop_ioctl_spare_add(struct fop_ctx *c, const struct fop_spare *rq)
 		blk_close(dev);
 		return rc;
 	}
-	/* a member missing now is rebuilt onto it at once (spare.c (H2)) */
+	/* a member missing now is rebuilt onto it at once (spare.c (U2)) */
 	fop_watch_kick(c->watch);
 	return 0;
 }

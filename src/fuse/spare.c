@@ -4,19 +4,19 @@
  * spare thread that rebuilds a lost member onto a hot spare without anyone
  * typing a command (include/jgrfs/fop.h, src/raid/spare.c).
  *
- * (H1) The handler (fop_watch_event) runs in the thread that met the event,
+ * (U1) The handler (fop_watch_event) runs in the thread that met the event,
  *      maybe under row locks or sb_lock: it hands the event to the notifier
  *      and, for a member lost (Fail, DegradedArray, RebuildFailed), sets
  *      @lost and signals, under the leaf lock of the watch. It never calls
  *      into the array.
- * (H2) The spare thread waits for @lost, clears it, then -- holding no lock of
+ * (U2) The spare thread waits for @lost, clears it, then -- holding no lock of
  *      the watch -- asks the array for a spare (raid_spare_take) and starts the
  *      rebuild thread on it (fop_rebuild_start_locked). One rebuild at a time:
  *      while one runs it does nothing, and the rebuild thread kicks it when it
  *      ends, so a RAID6 that lost two members goes on with the second spare.
  *      A mount sets @lost at start, so an array assembled degraded with a spare
  *      is rebuilt too, after a paused rebuild resumed (which comes first).
- * (H3) At unmount the spare thread is stopped and joined before the rebuild
+ * (U3) At unmount the spare thread is stopped and joined before the rebuild
  *      thread is (fop_rebuild_join), so no rebuild starts after that join.
  */
 #include <errno.h>
@@ -33,7 +33,7 @@ int fop_watch_new(struct fop_notify *notify, struct fop_watch **out)
 	if (!w)
 		return -ENOMEM;
 	w->notify = notify;
-	w->lost = true; /* (H2) look once at mount */
+	w->lost = true; /* (U2) look once at mount */
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	*out = w;
@@ -65,13 +65,13 @@ void fop_watch_event(void *ctx, const struct raid_event *ev)
 
 	if (w->notify)
 		fop_notify_event(w->notify, ev);
-	/* (H1) a flag and a signal: never a call into the array */
+	/* (U1) a flag and a signal: never a call into the array */
 	if (ev->kind == RAID_EV_MEMBER_FAILED || ev->kind == RAID_EV_DEGRADED_ARRAY ||
 	    ev->kind == RAID_EV_REBUILD_FAILED)
 		fop_watch_kick(w);
 }
 
-/* (H2) A lost role and an idle spare, and no rebuild running: start one. */
+/* (U2) A lost role and an idle spare, and no rebuild running: start one. */
 static void fop_watch_try(struct fop_ctx *c)
 {
 	struct blk_dev *dev;
@@ -109,7 +109,7 @@ static void *fop_watch_main(void *arg)
 		}
 		w->lost = false;
 		pthread_mutex_unlock(&w->lock);
-		fop_watch_try(c); /* (H2) no lock of the watch held */
+		fop_watch_try(c); /* (U2) no lock of the watch held */
 		pthread_mutex_lock(&w->lock);
 		w->looks++;
 	}
@@ -144,6 +144,6 @@ void fop_watch_stop(struct fop_ctx *c)
 	w->stop = true;
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL); /* (H3) */
+	pthread_join(w->thread, NULL); /* (U3) */
 	w->started = false;
 }

@@ -9,7 +9,7 @@
  *      is issued. One call sets every bit a member batch needs: one bitmap write
  *      round per batch, not per region. The flush round goes to the devices the
  *      writes went to, named again by each request's ->dev, which a member's
- *      device stack therefore leaves alone (dev_fault.c (F1)).
+ *      device stack therefore leaves alone (dev_fault.c (Z1)).
  * (B2) A bit is cleared lazily, at an array flush (BLK_OP_FLUSH, BLK_PREFLUSH,
  *      raid_stop), when the region has no write in flight, no write completed
  *      since the flush before this one began (so every write to it has been made

@@ -34,7 +34,7 @@
  * Writes are serialised on the domain lock: fault devices are for tests, and
  * serial writes make "the Nth write" well defined.
  *
- * (F1) The lower device gets a copy of each request, never the caller's: a
+ * (Z1) The lower device gets a copy of each request, never the caller's: a
  *      device may take req->dev for its own (dev_uring's submit does), and the
  *      caller's must keep naming the fault device. A caller that reuses it --
  *      the bitmap's flush round after its writes (bitmap.c (B1)) -- would
@@ -154,7 +154,7 @@ static void raid_fault_pending_drop(struct dev_fault *f)
 	}
 }
 
-/* One request to the lower device, as a copy (F1); its result into @r. */
+/* One request to the lower device, as a copy (Z1); its result into @r. */
 static int raid_fault_lower(struct dev_fault *f, struct blk_req *r)
 {
 	struct blk_req c = *r;

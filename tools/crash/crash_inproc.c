@@ -527,7 +527,7 @@ struct ip_run {
 	struct blk_dev *fault[16];
 	struct raid_fault_domain *dom;
 	bool cut;			/* set by the domain at the cut (on_cut) */
-	unsigned int failed_role;	/* (F1) the member the array failed; nmem: none */
+	unsigned int failed_role;	/* (I6) the member the array failed; nmem: none */
 };
 
 static void ip_on_cut(void *arg)
@@ -783,7 +783,7 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 		return rc;
 	}
 	if (c->eio) {
-		/* (F1) some blocks of one member fail their writes */
+		/* (I6) some blocks of one member fail their writes */
 		struct raid_info ri;
 		unsigned int k = (unsigned int)(ct_mix(x->seed, 7) % c->nmem);
 
@@ -1278,7 +1278,7 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 			}
 		}
 		if (x.failed_role < c->nmem) {
-			/* (F1) read back degraded above; now the member rebuilt */
+			/* (I6) read back degraded above; now the member rebuilt */
 			rc = ip_rebuild_plain(&x, x.failed_role, &(struct raid_assemble_cfg){ 0 });
 			if (rc) {
 				ip_why(&x, CT_ERROR, "rebuild of failed member %u: %s", x.failed_role,

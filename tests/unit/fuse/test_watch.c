@@ -113,7 +113,7 @@ static void t_vol_up(struct t_vol *v, unsigned int level, unsigned int n, unsign
 	pthread_mutex_init(&v->c.rebuild_lock, NULL);
 }
 
-/* The unmount's order (H3): the spare thread, then the rebuild thread, then the array. */
+/* The unmount's order (U3): the spare thread, then the rebuild thread, then the array. */
 static void t_vol_down(struct t_vol *v)
 {
 	fop_watch_stop(&v->c);
