@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* The block size of every layer: filesystem block, journal block, RAID block. */
 #define JG_BLOCK_SIZE 4096u
@@ -105,13 +106,45 @@ static inline void jg_mutex_unlock(struct jg_mutex *mx)
 }
 
 /* Whether the calling thread holds @mx (always true without JG_ASSERTS). */
-static inline bool jg_mutex_held(struct jg_mutex *mx)
+static inline bool jg_mutex_held(const struct jg_mutex *mx)
 {
 	return !JG_ASSERTS || (__atomic_load_n(&mx->held, __ATOMIC_RELAXED) &&
 			       pthread_equal(__atomic_load_n(&mx->owner, __ATOMIC_RELAXED),
 					     pthread_self()));
 }
 #define JG_ASSERT_HELD(mx) JG_ASSERT(jg_mutex_held(mx))
+
+/* pthread_cond_wait and _timedwait on a jg_mutex: the holder is cleared while
+ * the waiter sleeps (another thread takes the lock meanwhile) and recorded again
+ * when it wakes holding it. */
+static inline int jg_cond_wait(pthread_cond_t *c, struct jg_mutex *mx)
+{
+	int rc;
+
+	if (JG_ASSERTS)
+		__atomic_store_n(&mx->held, 0, __ATOMIC_RELAXED);
+	rc = pthread_cond_wait(c, &mx->m);
+	if (JG_ASSERTS) {
+		__atomic_store_n(&mx->owner, pthread_self(), __ATOMIC_RELAXED);
+		__atomic_store_n(&mx->held, 1, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
+static inline int jg_cond_timedwait(pthread_cond_t *c, struct jg_mutex *mx,
+				    const struct timespec *ts)
+{
+	int rc;
+
+	if (JG_ASSERTS)
+		__atomic_store_n(&mx->held, 0, __ATOMIC_RELAXED);
+	rc = pthread_cond_timedwait(c, &mx->m, ts);
+	if (JG_ASSERTS) {
+		__atomic_store_n(&mx->owner, pthread_self(), __ATOMIC_RELAXED);
+		__atomic_store_n(&mx->held, 1, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
 
 /* ------------------------------------------------------- on-disk integers */
 

@@ -54,12 +54,15 @@ static void jnl_cp_target_locked(const struct jnl *j, uint64_t *tail, uint64_t *
 {
 	const struct jnl_txn *c = j->committing ? j->committing : j->running;
 
+	JG_ASSERT_HELD(&j->lock);
+
 	*tail = c && c->log_first ? c->log_first : j->head;
 	*seq = c ? c->tid : j->committed_tid + 1;
 }
 
 static void jnl_cp_pass_drop_locked(struct jnl *j)
 {
+	JG_ASSERT_HELD(&j->lock);
 	free(j->cpp_list);
 	j->cpp_list = NULL;
 	j->cpp_n = j->cpp_next = 0;
@@ -69,6 +72,7 @@ static void jnl_cp_pass_drop_locked(struct jnl *j)
 /* The @n cp copies of @wb are home: free them, unless a commit replaced one. lock held. */
 static void jnl_cp_written_locked(struct jnl *j, const struct jnl_wb *wb, size_t n)
 {
+	JG_ASSERT_HELD(&j->lock);
 	for (size_t i = 0; i < n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
 
@@ -88,17 +92,19 @@ int jnl_checkpoint_iolocked(struct jnl *j, bool clean)
 	uint64_t tail, seq;
 	int rc = 0, nr;
 
+	JG_ASSERT_HELD(&j->io_lock);
+
 	if (j->cfg.readonly)
 		return 0;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (j->aborted) {
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		return -EROFS;
 	}
 	wb = malloc((j->cp_n + 1) * sizeof(*wb));
 	reqs = malloc((j->cp_n + 1) * sizeof(*reqs));
 	if (jnl_fault_alloc() || !wb || !reqs) {
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -109,7 +115,7 @@ int jnl_checkpoint_iolocked(struct jnl *j, bool clean)
 			wb[n++] = (struct jnl_wb){ bh->blkno, bh->cp };
 	}
 	jnl_cp_target_locked(j, &tail, &seq);	/* (K1) */
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 
 	if (!n && tail == j->tail && !clean)
 		goto out;
@@ -130,7 +136,7 @@ int jnl_checkpoint_iolocked(struct jnl *j, bool clean)
 		jnl_abort(j, rc, "checkpoint write");
 		goto out;
 	}
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	jnl_cp_written_locked(j, wb, n);
 	for (size_t i = 0; i < j->cp_n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, j->cp_list[i]);
@@ -148,7 +154,7 @@ int jnl_checkpoint_iolocked(struct jnl *j, bool clean)
 	j->used = jnl_dist(j, j->tail, j->head);
 	j->checkpoints++;
 	jnl_cp_pass_drop_locked(j);	/* (K2) this one went further */
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 out:
 	jnl_stage_free(j, stage, nstage);
 	free(wb);
@@ -159,6 +165,8 @@ out:
 bool jnl_cp_step_wanted_locked(const struct jnl *j)
 {
 	uint64_t tail, seq;
+
+	JG_ASSERT_HELD(&j->lock);
 
 	if (j->aborted || j->cfg.readonly || !j->started)
 		return false;
@@ -175,6 +183,8 @@ static int jnl_cp_pass_start_locked(struct jnl *j)
 {
 	uint64_t *list = malloc((j->cp_n ? j->cp_n : 1) * sizeof(*list));
 	size_t n = 0;
+
+	JG_ASSERT_HELD(&j->lock);
 
 	if (!list)
 		return -ENOMEM;
@@ -200,6 +210,8 @@ static void jnl_cp_pass_end_locked(struct jnl *j)
 	struct jnl_map keep;
 	size_t k = 0;
 	bool ok = true;
+
+	JG_ASSERT_HELD(&j->lock);
 
 	j->tail = j->cpp_tail;
 	j->used = jnl_dist(j, j->tail, j->head);
@@ -245,15 +257,15 @@ int jnl_checkpoint_step(struct jnl *j)
 
 	if (j->cfg.readonly || !j->started)
 		return 0;
-	pthread_mutex_lock(&j->io_lock);
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->io_lock);
+	jg_mutex_lock(&j->lock);
 	if (!jnl_cp_step_wanted_locked(j)) {
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		goto out;
 	}
 	if (!j->cpp_on) {
 		rc = jnl_cp_pass_start_locked(j);
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		rc = rc ? rc : 1;
 		goto out;
 	}
@@ -264,7 +276,7 @@ int jnl_checkpoint_step(struct jnl *j)
 		if (bh && bh->cp && !jg_seq_after(bh->cp_tid, j->cpp_tid))
 			wb[n++] = (struct jnl_wb){ bh->blkno, bh->cp };
 	}
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	if (n) {
 		/* (K3) no flush: the copies stay in the log until the pass ends */
 		nr = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
@@ -274,9 +286,9 @@ int jnl_checkpoint_step(struct jnl *j)
 			jnl_abort(j, rc, "checkpoint write");
 			goto out;
 		}
-		pthread_mutex_lock(&j->lock);
+		jg_mutex_lock(&j->lock);
 		jnl_cp_written_locked(j, wb, n);	/* still listed until the pass ends */
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		rc = 1;
 		goto out;
 	}
@@ -286,18 +298,20 @@ int jnl_checkpoint_step(struct jnl *j)
 		jnl_abort(j, rc, "checkpoint superblock write");
 		goto out;
 	}
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	jnl_cp_pass_end_locked(j);
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 out:
 	jnl_stage_free(j, stage, nstage);
-	pthread_mutex_unlock(&j->io_lock);
+	jg_mutex_unlock(&j->io_lock);
 	return rc;
 }
 
 int jnl_log_reserve_iolocked(struct jnl *j, uint64_t need)
 {
 	int rc;
+
+	JG_ASSERT_HELD(&j->io_lock);
 
 	/* keep one block free: head == tail means empty */
 	if (j->used + need < j->cap)
@@ -318,9 +332,9 @@ int jnl_checkpoint(struct jnl *j)
 
 	if (j->cfg.readonly || !j->started)
 		return 0;
-	pthread_mutex_lock(&j->io_lock);
+	jg_mutex_lock(&j->io_lock);
 	rc = jnl_checkpoint_iolocked(j, false);
-	pthread_mutex_unlock(&j->io_lock);
+	jg_mutex_unlock(&j->io_lock);
 	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "checkpoint dev=%s -> %d", j->dev->name, rc);
 	return rc;
 }

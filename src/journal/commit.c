@@ -85,6 +85,8 @@ bool jnl_logged_copy_locked(const struct jnl *j, const struct jnl_txn *t, uint64
 {
 	const uint64_t *f;
 
+	JG_ASSERT_HELD(&j->lock);
+
 	if (jnl_map_find(&j->logged, blkno))
 		return true;
 	if (!j->committing || j->committing == t || !j->committing->log_data)
@@ -102,6 +104,7 @@ bool jnl_logged_copy_locked(const struct jnl *j, const struct jnl_txn *t, uint64
  */
 static bool jnl_commit_log_data_locked(struct jnl *j, struct jnl_txn *t)
 {
+	JG_ASSERT_HELD(&j->lock);
 	if (!j->cfg.log_data_max ||
 	    (j->cfg.mode != JNL_DATA_ORDERED && j->cfg.mode != JNL_DATA_DECLARED) ||
 	    !t->ndata_pending || t->ndata_pending > j->cfg.log_data_max || t->data_written ||
@@ -133,6 +136,8 @@ static bool jnl_commit_log_data_locked(struct jnl *j, struct jnl_txn *t)
 static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl_commit_lists *l)
 {
 	size_t n = t->blocks.n ? t->blocks.n : 1;
+
+	JG_ASSERT_HELD(&j->lock);
 
 	l->meta = malloc(n * sizeof(*l->meta));
 	l->data = malloc(n * sizeof(*l->data));
@@ -368,6 +373,8 @@ static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struc
 {
 	const struct jnl_commit_lists *l = &io->l;
 
+	JG_ASSERT_HELD(&j->lock);
+
 	if (io->uf != io->uf0)
 		j->unflushed_from = io->uf;	/* past any position the thread's flush covers */
 	j->head = jnl_next_pos(j, io->pos0, io->nimg);
@@ -414,9 +421,9 @@ static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struc
 			}
 			if (jnl_cp_add(j, bh) || ((t->blocks.vals[i] & JNL_TB_LOGGED) && !ltid)) {
 				/* cannot track it for checkpoint: keep correctness by aborting */
-				pthread_mutex_unlock(&j->lock);
+				jg_mutex_unlock(&j->lock);
 				jnl_abort(j, -ENOMEM, "checkpoint list");
-				pthread_mutex_lock(&j->lock);
+				jg_mutex_lock(&j->lock);
 			}
 		} else {
 			free(bh->com);
@@ -445,10 +452,10 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	struct jnl_plan plan;
 	int rc, nd;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	rc = jnl_commit_gather_locked(j, t, &io.l);
 	io.uf0 = io.uf = j->unflushed_from;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	if (rc)
 		goto out;
 	jnl_wb_sort(io.l.data, io.l.ndata);
@@ -477,9 +484,9 @@ static int jnl_commit_io(struct jnl *j, struct jnl_txn *t)
 	if (rc)
 		goto out;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	jnl_commit_done_locked(j, t, &io);
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	jnl_txn_free(t);
 	/* the background checkpoint (checkpoint.c (K2)) fell behind. The
 	 * transaction is durable whatever this returns: a failed write aborted the
@@ -501,9 +508,9 @@ int jnl_commit_running(struct jnl *j)
 	struct jnl_txn *t, *nt;
 	int rc = 0;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	while (j->committing && !j->aborted)	/* (J3) one at a time */
-		pthread_cond_wait(&j->cond, &j->lock);
+		jg_cond_wait(&j->cond, &j->lock);
 	if (j->aborted) {
 		rc = -EROFS;
 		goto out;
@@ -516,7 +523,7 @@ int jnl_commit_running(struct jnl *j)
 		/* (C7) the commit thread would retry at once, and a start that found
 		 * t full waits for it: give up, as for any other failed commit */
 		rc = -ENOMEM;
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		jnl_abort(j, rc, "commit: new transaction");
 		return rc;
 	}
@@ -537,28 +544,29 @@ int jnl_commit_running(struct jnl *j)
 	}
 	pthread_cond_broadcast(&j->cond);
 	while (t->updates && !j->aborted)
-		pthread_cond_wait(&j->cond, &j->lock);
+		jg_cond_wait(&j->cond, &j->lock);
 	if (j->aborted) {
 		rc = -EROFS;
 		goto out;
 	}
 	t->log_data = jnl_commit_log_data_locked(j, t);
 	j->io_wanted++;		/* the background checkpoint lets it go first (K2) */
-	pthread_mutex_unlock(&j->lock);
-	pthread_mutex_lock(&j->io_lock);
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_unlock(&j->lock);
+	jg_mutex_lock(&j->io_lock);
+	jg_mutex_lock(&j->lock);
 	j->io_wanted--;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	rc = jnl_commit_io(j, t);
-	pthread_mutex_unlock(&j->io_lock);
+	jg_mutex_unlock(&j->io_lock);
 	return rc;
 out:
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	return rc;
 }
 
 bool jnl_flush_wanted_locked(const struct jnl *j)
 {
+	JG_ASSERT_HELD(&j->lock);
 	return j->cfg.mode == JNL_DATA_DECLARED && j->started && !j->aborted && !j->cfg.readonly &&
 	       jnl_dist(j, j->unflushed_from, j->head) > jnl_unflushed_bg_mark(j);
 }
@@ -569,24 +577,24 @@ int jnl_background_flush(struct jnl *j)
 	uint64_t head;
 	int rc;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (!jnl_flush_wanted_locked(j)) {
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		return 0;
 	}
 	head = j->head;	/* every log write before it has completed */
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	jg_opoint_set(JG_OP_JNL_LOG_FLUSH);
 	rc = jnl_io(j, &fl, 1);
 	if (rc) {
 		jnl_abort(j, rc, "log flush");
 		return rc;
 	}
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	/* unless a commit flushed past it meanwhile */
 	if (jnl_dist(j, j->unflushed_from, head) <= jnl_dist(j, j->unflushed_from, j->head))
 		j->unflushed_from = head;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	return 1;
 }
 
@@ -595,7 +603,7 @@ int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
 	uint64_t target;
 	int rc = 0;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (!j->started) {
 		rc = j->cfg.readonly ? 0 : -EINVAL;
 		goto out;
@@ -632,23 +640,23 @@ int jnl_commit(struct jnl *j, uint64_t tid, bool wait)
 		}
 		pthread_cond_signal(&j->kick);
 		while (wait && jg_seq_after(target, j->committed_tid) && !j->aborted)
-			pthread_cond_wait(&j->cond, &j->lock);
+			jg_cond_wait(&j->cond, &j->lock);
 		if (wait && jg_seq_after(target, j->committed_tid))
 			rc = -EROFS;
 		goto out;
 	}
 	/* no commit thread: commit here, in the caller */
 	while (jg_seq_after(target, j->committed_tid) && !j->aborted) {
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		rc = jnl_commit_running(j);
-		pthread_mutex_lock(&j->lock);
+		jg_mutex_lock(&j->lock);
 		if (rc)
 			break;
 	}
 	if (!rc && j->aborted)
 		rc = -EROFS;
 out:
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	jg_log(JG_LOG_DEBUG, JNL_SUBSYS, "commit dev=%s tid=%llu wait=%d -> %d", j->dev->name,
 	       (unsigned long long)tid, wait, rc);
 	return rc;
@@ -660,7 +668,7 @@ static void *jnl_thread_main(void *arg)
 {
 	struct jnl *j = arg;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	while (!j->stop) {
 		struct jnl_txn *t = j->running;
 		double now = jg_now_seconds();
@@ -678,9 +686,9 @@ static void *jnl_thread_main(void *arg)
 				due = true;
 		}
 		if (due) {
-			pthread_mutex_unlock(&j->lock);
+			jg_mutex_unlock(&j->lock);
 			jnl_commit_running(j);
-			pthread_mutex_lock(&j->lock);
+			jg_mutex_lock(&j->lock);
 			continue;
 		}
 		if (j->early_want) {
@@ -689,9 +697,9 @@ static void *jnl_thread_main(void *arg)
 			j->early_want = false;
 			if (!j->aborted && t && t->ndata_pending >= j->cfg.max_txn_data_blocks) {
 				j->early_busy = true;
-				pthread_mutex_unlock(&j->lock);
+				jg_mutex_unlock(&j->lock);
 				jnl_early_writeback(j, t);
-				pthread_mutex_lock(&j->lock);
+				jg_mutex_lock(&j->lock);
 				j->early_busy = false;
 			}
 			pthread_cond_broadcast(&j->cond);
@@ -699,9 +707,9 @@ static void *jnl_thread_main(void *arg)
 		}
 		if (jnl_flush_wanted_locked(j)) {
 			/* (C6) no io_lock: commits go on meanwhile */
-			pthread_mutex_unlock(&j->lock);
+			jg_mutex_unlock(&j->lock);
 			jnl_background_flush(j);
-			pthread_mutex_lock(&j->lock);
+			jg_mutex_lock(&j->lock);
 			continue;
 		}
 		if (jnl_cp_step_wanted_locked(j)) {
@@ -710,12 +718,12 @@ static void *jnl_thread_main(void *arg)
 			/* nothing to commit: a step of the background checkpoint (K2),
 			 * unless a commit waits for io_lock; its end wakes us */
 			if (j->io_wanted) {
-				pthread_cond_wait(&j->cond, &j->lock);
+				jg_cond_wait(&j->cond, &j->lock);
 				continue;
 			}
-			pthread_mutex_unlock(&j->lock);
+			jg_mutex_unlock(&j->lock);
 			rc = jnl_checkpoint_step(j);
-			pthread_mutex_lock(&j->lock);
+			jg_mutex_lock(&j->lock);
 			if (rc >= 0)
 				continue;
 		}
@@ -733,10 +741,10 @@ static void *jnl_thread_main(void *arg)
 			ts.tv_sec += ns / 1000000000ll;
 			ts.tv_nsec = ns % 1000000000ll;
 		}
-		pthread_cond_timedwait(&j->kick, &j->lock, &ts);
+		jg_cond_timedwait(&j->kick, &j->lock, &ts);
 		j->thread_wakeups++;
 	}
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	return NULL;
 }
 
@@ -755,14 +763,14 @@ void jnl_thread_stop(struct jnl *j)
 {
 	if (!j->thread_on)
 		return;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	j->stop = true;
 	pthread_cond_signal(&j->kick);
 	pthread_cond_broadcast(&j->cond);	/* a writer waiting for an early batch */
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	pthread_join(j->thread, NULL);
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	j->thread_on = false;
 	j->early_want = false;	/* the final commit writes what was asked for */
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 }

@@ -74,14 +74,14 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	bool crc = false;
 	int rc = 0, nd;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	/* (J3) our declare blocks must follow the committing transaction's log */
 	while (j->committing && j->running == t && !j->aborted)
-		pthread_cond_wait(&j->cond, &j->lock);
-	pthread_mutex_unlock(&j->lock);
+		jg_cond_wait(&j->cond, &j->lock);
+	jg_mutex_unlock(&j->lock);
 
-	pthread_mutex_lock(&j->io_lock);
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->io_lock);
+	jg_mutex_lock(&j->lock);
 	if (j->aborted) {
 		rc = -EROFS;
 		goto out_unlock;
@@ -110,7 +110,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	pthread_cond_broadcast(&j->cond);	/* a writer waiting for this batch to be taken */
 	/* only a commit of at most JNL_COMMIT_CSUM_MAX_DATA data blocks reads them */
 	crc = t->data_written + n <= JNL_COMMIT_CSUM_MAX_DATA;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	if (!n)
 		goto out_io;
 
@@ -130,11 +130,11 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		img = jg_alloc_blocks(ndecl);
 		if (!img)
 			goto out_fail;
-		pthread_mutex_lock(&j->lock);
+		jg_mutex_lock(&j->lock);
 		pos = j->head;
 		if (!t->log_first)
 			t->log_first = pos;	/* (J4) from now on the tail stays before it */
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 		jnl_declare_fill(j, img, pos, t->tid, wb, n, crc);
 		nr = jnl_log_reqs(j, BLK_OP_WRITE, j->write_flags | BLK_FUA | BLK_APPEND, pos, ndecl,
 				  img, 0, reqs);
@@ -144,12 +144,12 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 			goto out_fail;
 		/* crash after this: declare blocks, no commit -> recovery resyncs the
 		 * listed blocks; the transaction is not replayed */
-		pthread_mutex_lock(&j->lock);
+		jg_mutex_lock(&j->lock);
 		j->head = jnl_next_pos(j, pos, ndecl);
 		j->used += ndecl;
 		t->declare_written += ndecl;
 		j->declare_blocks += ndecl;
-		pthread_mutex_unlock(&j->lock);
+		jg_mutex_unlock(&j->lock);
 	}
 	nd = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
 	if (nd < 0) {
@@ -160,7 +160,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	rc = jnl_io(j, reqs, (unsigned int)nd);
 	if (rc)
 		goto out_fail;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	for (size_t i = 0; i < n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
 
@@ -177,7 +177,7 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 
 out_fail:
 	jnl_abort(j, rc, "early data writeback");
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	/* keep the copies readable: back to the run stage unless re-dirtied */
 	for (size_t i = 0; i < n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
@@ -191,9 +191,9 @@ out_fail:
 		bh->inflight = NULL;
 	}
 out_unlock:
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 out_io:
-	pthread_mutex_unlock(&j->io_lock);
+	jg_mutex_unlock(&j->io_lock);
 	jnl_stage_free(j, stage, nstage);
 	free(wb);
 	free(reqs);
@@ -210,12 +210,14 @@ void jnl_early_request_locked(struct jnl *j, struct jnl_txn *t)
 {
 	bool waited = false;
 
+	JG_ASSERT_HELD(&j->lock);
+
 	while ((j->early_busy || j->early_want) && j->running == t && !j->aborted && !j->stop &&
 	       t->ndata_pending >= j->cfg.max_txn_data_blocks) {
 		if (!waited)
 			j->early_waits++;
 		waited = true;
-		pthread_cond_wait(&j->cond, &j->lock);
+		jg_cond_wait(&j->cond, &j->lock);
 	}
 	if (j->running == t && !j->early_want && t->ndata_pending >= j->cfg.max_txn_data_blocks) {
 		j->early_want = true;

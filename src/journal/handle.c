@@ -23,6 +23,7 @@
 /* Ask the commit thread (if any) to commit @tid. lock held. */
 static void jnl_commit_request_locked(struct jnl *j, uint64_t tid)
 {
+	JG_ASSERT_HELD(&j->lock);
 	if (!j->commit_req_set || jg_seq_after(tid, j->commit_req)) {
 		j->commit_req = tid;
 		j->commit_req_set = true;
@@ -40,7 +41,7 @@ int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **ou
 	if (!h)
 		return -ENOMEM;
 	empty.credits = credits;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (!j->started || jnl_txn_footprint(j, &empty, 0) > j->max_txn_blocks) {
 		rc = -EINVAL;
 		goto out;
@@ -57,15 +58,15 @@ int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **ou
 		if (j->thread_on) {
 			jnl_commit_request_locked(j, t->tid);
 			while (j->running == t && !j->aborted)
-				pthread_cond_wait(&j->cond, &j->lock);
+				jg_cond_wait(&j->cond, &j->lock);
 		} else if (!t->updates) {
-			pthread_mutex_unlock(&j->lock);
+			jg_mutex_unlock(&j->lock);
 			rc = jnl_commit_running(j);
-			pthread_mutex_lock(&j->lock);
+			jg_mutex_lock(&j->lock);
 			if (rc)
 				goto out;
 		} else {
-			pthread_cond_wait(&j->cond, &j->lock);
+			jg_cond_wait(&j->cond, &j->lock);
 		}
 	}
 	t->updates++;
@@ -76,7 +77,7 @@ int jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_handle **ou
 	*out = h;
 	h = NULL;
 out:
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	free(h);
 	return rc;
 }
@@ -90,6 +91,7 @@ uint64_t jnl_handle_tid(const struct jnl_handle *h)
 static uint8_t **jnl_handle_slot_locked(struct jnl *j, struct jnl_txn *t, struct jnl_bh *bh,
 					uint8_t **kind)
 {
+	JG_ASSERT_HELD(&j->lock);
 	if (t == j->running) {
 		*kind = &bh->run_kind;
 		return &bh->run;
@@ -120,6 +122,8 @@ static int jnl_pend_room_locked(struct jnl *j, struct jnl_txn *t)
 {
 	size_t k = 0, cap;
 	uint64_t *p;
+
+	JG_ASSERT_HELD(&j->lock);
 
 	if (t->npend < t->pend_cap)
 		return 0;
@@ -160,7 +164,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, block, JG_BLOCK_SIZE);
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (j->aborted) {
 		rc = -EROFS;
 		goto out;
@@ -265,7 +269,7 @@ out:
 		jnl_early_request_locked(j, t);
 		early = false;
 	}
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	free(buf);
 	if (!rc && early)
 		rc = jnl_early_writeback(j, t);
@@ -295,7 +299,7 @@ int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno)
 	rc = jnl_handle_check_blkno(j, blkno);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (j->aborted) {
 		rc = -EROFS;
 		goto out;
@@ -319,7 +323,7 @@ int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno)
 		t->start_time = jg_now_seconds();
 	t->nchanges++;
 out:
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	return rc;
 }
 
@@ -335,7 +339,7 @@ int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno)
 	rc = jnl_handle_check_blkno(j, blkno);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (j->aborted) {
 		rc = -EROFS;
 		goto out;
@@ -361,7 +365,7 @@ int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno)
 		t->start_time = jg_now_seconds();
 	t->nchanges++;
 out:
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	return rc;
 }
 
@@ -374,7 +378,7 @@ int jnl_handle_stop(struct jnl_handle *h)
 		return 0;
 	j = h->j;
 	t = h->t;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	t->updates--;
 	if (h->credits > h->used)
 		t->credits -= h->credits - h->used;
@@ -388,7 +392,7 @@ int jnl_handle_stop(struct jnl_handle *h)
 	    (jnl_txn_footprint(j, t, 0) >= j->soft_txn_blocks ||
 	     (j->cfg.mode == JNL_DATA_JOURNAL && t->nmeta >= j->cfg.max_txn_data_blocks)))
 		jnl_commit_request_locked(j, t->tid);
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	free(h);
 	return 0;
 }
@@ -398,9 +402,9 @@ bool jnl_early_writer_waits(struct jnl *j)
 {
 	bool waits;
 
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	waits = j->thread_on && j->running && (j->early_busy || j->early_want) && !j->aborted &&
 		!j->stop && j->running->ndata_pending >= j->cfg.max_txn_data_blocks;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	return waits;
 }

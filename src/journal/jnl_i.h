@@ -137,13 +137,13 @@ struct jnl {
 	uint64_t sb_start, sb_sequence;	/* as read at open */
 	uint32_t write_flags;		/* BLK_FS_RAIDSYNC in declared mode, else 0 */
 
-	pthread_mutex_t io_lock;	/* serialises every write the journal issues (J2) */
+	struct jg_mutex io_lock;	/* serialises every write the journal issues (J2) */
 
 	pthread_mutex_t stage_lock;	/* a leaf: protects the two below */
 	void **stage_pool;		/* free staging buffers of JNL_MERGE_MAX blocks */
 	size_t stage_n, stage_cap;	/* ... kept up to one early batch's worth */
 
-	pthread_mutex_t lock;		/* protects everything below */
+	struct jg_mutex lock;		/* protects everything below */
 	pthread_cond_t cond;		/* any state change below that a caller waits for */
 	pthread_cond_t kick;		/* the commit thread's idle sleep: a commit request,
 					 * stop or abort. Apart from cond, so that the end of

@@ -88,13 +88,13 @@ int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n)
 
 void jnl_abort(struct jnl *j, int err, const char *why)
 {
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	if (!j->aborted)
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s aborted: %s failed: %d", j->dev->name, why, err);
 	j->aborted = true;
 	pthread_cond_broadcast(&j->cond);
 	pthread_cond_signal(&j->kick);
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 }
 
 struct jnl_txn *jnl_txn_new(uint64_t tid)
@@ -339,6 +339,8 @@ int jnl_sb_write_iolocked(struct jnl *j, uint64_t start, uint64_t sequence, bool
 	struct blk_req r;
 	int rc;
 
+	JG_ASSERT_HELD(&j->io_lock);
+
 	if (!blk)
 		return -ENOMEM;
 	if (declare)
@@ -484,8 +486,8 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 	j->start_blkno = cfg->start_blkno;
 	jnl_map_init(&j->map);
 	jnl_map_init(&j->logged);
-	pthread_mutex_init(&j->lock, NULL);
-	pthread_mutex_init(&j->io_lock, NULL);
+	jg_mutex_init(&j->lock, PTHREAD_MUTEX_DEFAULT);
+	jg_mutex_init(&j->io_lock, PTHREAD_MUTEX_DEFAULT);
 	pthread_mutex_init(&j->stage_lock, NULL);
 	j->stage_cap = (j->cfg.max_txn_data_blocks + JNL_MERGE_MAX - 1) / JNL_MERGE_MAX;
 	j->stage_pool = calloc(j->stage_cap, sizeof(*j->stage_pool));
@@ -521,8 +523,8 @@ out:
 	       cfg ? jnl_data_mode_name(cfg->mode) : "-", cfg ? cfg->readonly : 0, rc);
 	free(blk);
 	if (j) {
-		pthread_mutex_destroy(&j->lock);
-		pthread_mutex_destroy(&j->io_lock);
+		jg_mutex_destroy(&j->lock);
+		jg_mutex_destroy(&j->io_lock);
 		pthread_mutex_destroy(&j->stage_lock);
 		pthread_cond_destroy(&j->cond);
 		pthread_cond_destroy(&j->kick);
@@ -563,10 +565,10 @@ int jnl_start(struct jnl *j)
 	j->running = jnl_txn_new(j->committed_tid + 1);
 	if (!j->running)
 		return -ENOMEM;
-	pthread_mutex_lock(&j->io_lock);
+	jg_mutex_lock(&j->io_lock);
 	/* in use: start != 0 even while the log is empty, so a crash is noticed */
 	rc = jnl_sb_write_iolocked(j, j->head, j->running->tid, declared, false);
-	pthread_mutex_unlock(&j->io_lock);
+	jg_mutex_unlock(&j->io_lock);
 	if (rc) {
 		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s superblock write failed: %d", j->dev->name, rc);
 		goto fail;
@@ -614,8 +616,8 @@ static void jnl_free(struct jnl *j)
 		free(j->stage_pool[i]);
 	free(j->stage_pool);
 	pthread_mutex_destroy(&j->stage_lock);
-	pthread_mutex_destroy(&j->lock);
-	pthread_mutex_destroy(&j->io_lock);
+	jg_mutex_destroy(&j->lock);
+	jg_mutex_destroy(&j->io_lock);
 	pthread_cond_destroy(&j->cond);
 	pthread_cond_destroy(&j->kick);
 	free(j);
@@ -631,10 +633,10 @@ int jnl_close(struct jnl *j)
 		jnl_thread_stop(j);
 		if (!j->aborted)
 			rc = jnl_commit_running(j);
-		pthread_mutex_lock(&j->io_lock);
+		jg_mutex_lock(&j->io_lock);
 		if (!rc && !j->aborted)
 			rc = jnl_checkpoint_iolocked(j, true);
-		pthread_mutex_unlock(&j->io_lock);
+		jg_mutex_unlock(&j->io_lock);
 		if (!rc && !j->aborted && j->cfg.mode == JNL_DATA_DECLARED) {
 			int crc = blk_ctl(j->dev, BLK_CTL_CLEAR_JNL_PENDING, NULL);
 
@@ -671,7 +673,7 @@ int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 	reqs = malloc(((size_t)nblocks / 2 + 1) * sizeof(*reqs));
 	if (!reqs)
 		return -ENOMEM;
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	for (uint32_t i = 0; i < nblocks; i++) {
 		struct jnl_bh *bh = j->map.n ? jnl_bh_find(j, blkno + i) : NULL;
 		const uint8_t *src = NULL;
@@ -689,7 +691,7 @@ int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 		reqs[nr++] = (struct blk_req){ .op = BLK_OP_READ, .blkno = blkno + i, .nblocks = 1,
 					       .buf = dst + (size_t)i * JG_BLOCK_SIZE };
 	}
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	if (nr)
 		rc = blk_submit(j->dev, reqs, nr);
 	free(reqs);
@@ -699,7 +701,7 @@ int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 void jnl_info_get(struct jnl *j, struct jnl_info *out)
 {
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	out->mode = j->cfg.mode;
 	out->log_blocks = j->nblocks;
 	out->log_used_blocks = j->used;
@@ -715,5 +717,5 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->flushes = __atomic_load_n(&j->flushes, __ATOMIC_RELAXED);
 	out->aborted = j->aborted;
 	out->last_recovery = j->last_recovery;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 }

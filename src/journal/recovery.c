@@ -542,7 +542,7 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 		}
 		if (j->cfg.readonly) {
 			/* fsck -n: keep the replayed blocks in memory, served by jnl_read() */
-			pthread_mutex_lock(&j->lock);
+			jg_mutex_lock(&j->lock);
 			for (size_t k = 0; k < b && !rc; k++) {
 				struct jnl_bh *bh = jnl_bh_get(j, list[i + k].home);
 				uint8_t *c = jg_alloc_blocks(1);
@@ -557,7 +557,7 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 				bh->cp = c;
 				bh->cp_tid = list[i + k].tid;
 			}
-			pthread_mutex_unlock(&j->lock);
+			jg_mutex_unlock(&j->lock);
 			/* readonly_syncraid: the homes read as the writes would resync them */
 			for (size_t k = 0; k < b && !rc && syncraid; k++)
 				reqs[k].op = BLK_OP_READ;
@@ -832,9 +832,9 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		if (!ro) {
 			rc = jnl_rec_sb_resync(j, &rep);
 			if (!rc && declared) {
-				pthread_mutex_lock(&j->io_lock);
+				jg_mutex_lock(&j->io_lock);
 				rc = jnl_sb_write_iolocked(j, 0, j->sb_sequence, false, false);
-				pthread_mutex_unlock(&j->io_lock);
+				jg_mutex_unlock(&j->io_lock);
 			}
 			jnl_rec_array_done(j);
 		}
@@ -880,9 +880,9 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		rc = blk_flush(j->dev);
 		if (!rc) {
 			/* empty log; the dropped transaction's tid is never reused */
-			pthread_mutex_lock(&j->io_lock);
+			jg_mutex_lock(&j->io_lock);
 			rc = jnl_sb_write_iolocked(j, 0, s.end_tid + 1, false, true);
-			pthread_mutex_unlock(&j->io_lock);
+			jg_mutex_unlock(&j->io_lock);
 		}
 		if (rc) {
 			jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s superblock update failed: %d",
@@ -912,9 +912,9 @@ done:
 		       (unsigned long long)rep.declared_blocks_resynced,
 		       (unsigned long long)rep.log_blocks_resynced,
 		       (unsigned long long)rep.rows_resynced, rep.seconds);
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	j->last_recovery = rep;
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	if (rep_out)
 		*rep_out = rep;
 out:

@@ -424,9 +424,9 @@ static void test_declare_pend_list_bounded(void **state)
 		if (v < 10000)
 			assert_int_equal(jnl_handle_forget(h, 300), 0);
 	}
-	pthread_mutex_lock(&j->lock);
+	jg_mutex_lock(&j->lock);
 	assert_in_range(j->running->pend_cap, 1, 512);
-	pthread_mutex_unlock(&j->lock);
+	jg_mutex_unlock(&j->lock);
 	for (uint64_t x = 301; x < 307; x++) {
 		t_fill(b, x, 1);
 		assert_int_equal(jnl_handle_dirty_data(h, x, b), 0);

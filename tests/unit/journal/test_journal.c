@@ -5,10 +5,13 @@
  * superblock verification.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jnl_test.h"
 #include "../../../src/journal/jnl_format.h"
+#include "../../../src/journal/jnl_i.h"
 
 static const enum jnl_data_mode t_modes[] = {
 	JNL_DATA_WRITEBACK, JNL_DATA_ORDERED, JNL_DATA_JOURNAL, JNL_DATA_DECLARED,
@@ -553,6 +556,31 @@ static void test_jnl_open_checks_region_size(void **state)
 	blk_close(d);
 }
 
+/* A journal function named after its lock checks the lock is held: called
+ * without it, it aborts (the negative control of the held-lock assertions). */
+static void test_jnl_locked_asserts_its_lock(void **state)
+{
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = t_open(d, JNL_DATA_DECLARED, true);
+	int status;
+	pid_t pid;
+
+	(void)state;
+	jg_mutex_lock(&j->lock);
+	(void)jnl_flush_wanted_locked(j);	/* held: fine */
+	jg_mutex_unlock(&j->lock);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		(void)jnl_flush_wanted_locked(j);	/* not held: aborts */
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	assert_int_equal(jnl_close(j), 0);
+	blk_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_threads_concurrent_handles),
 		cmocka_unit_test(test_jnl_thread_sleeps_through_handles),
 		cmocka_unit_test(test_jnl_transactions_without_copies),
+		cmocka_unit_test(test_jnl_locked_asserts_its_lock),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
