@@ -235,9 +235,9 @@ bool jnl_early_writer_waits(struct jnl *j);
 /*
  * Tests: the @nth allocation (1-based) from now on the commit path -- the
  * commit itself, its log reservation and checkpoints, the staging of its
- * writes -- fails as if memory were exhausted; 0 turns this off. Process-wide.
+ * writes -- of @j fails as if memory were exhausted; 0 turns this off.
  * Returns the count left of the previous setting: 0 when it fired (or was off).
  */
-unsigned int jnl_fault_alloc_set(unsigned int nth);
+unsigned int jnl_fault_alloc_set(struct jnl *j, unsigned int nth);
 
 #endif /* JGRFS_JOURNAL_H */

@@ -103,7 +103,7 @@ int jnl_checkpoint_iolocked(struct jnl *j, bool clean)
 	}
 	wb = malloc((j->cp_n + 1) * sizeof(*wb));
 	reqs = malloc((j->cp_n + 1) * sizeof(*reqs));
-	if (jnl_fault_alloc() || !wb || !reqs) {
+	if (jnl_fault_alloc(j) || !wb || !reqs) {
 		jg_mutex_unlock(&j->lock);
 		rc = -ENOMEM;
 		goto out;

@@ -143,7 +143,7 @@ static int jnl_commit_gather_locked(struct jnl *j, struct jnl_txn *t, struct jnl
 	l->data = malloc(n * sizeof(*l->data));
 	l->revoke = malloc(n * sizeof(*l->revoke));
 	l->forget = malloc(n * sizeof(*l->forget));
-	if (jnl_fault_alloc() || !l->meta || !l->data || !l->revoke || !l->forget)
+	if (jnl_fault_alloc(j) || !l->meta || !l->data || !l->revoke || !l->forget)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->blocks.cap; i++) {
 		uint64_t b = t->blocks.keys[i], f = t->blocks.vals[i];
@@ -275,7 +275,7 @@ static int jnl_commit_image(struct jnl *j, struct jnl_txn *t, struct jnl_commit_
 	io->img = jg_alloc_blocks(io->nimg);
 	io->data = malloc((l->ndata + 1) * sizeof(*io->data));
 	io->reqs = malloc((l->ndata + 8) * sizeof(*io->reqs));	/* a step: data, 2 log runs, commit */
-	if (jnl_fault_alloc() || !io->img || !io->data || !io->reqs)
+	if (jnl_fault_alloc(j) || !io->img || !io->data || !io->reqs)
 		return -ENOMEM;
 	/* (C3) a small declared transaction commits with its data */
 	io->csum_commit = declared && !j->cfg.commit_after_data &&
@@ -518,7 +518,7 @@ int jnl_commit_running(struct jnl *j)
 	t = j->running;
 	if (!t || jnl_txn_empty(t))
 		goto out;
-	nt = jnl_fault_alloc() ? NULL : jnl_txn_new(t->tid + 1);
+	nt = jnl_fault_alloc(j) ? NULL : jnl_txn_new(t->tid + 1);
 	if (!nt) {
 		/* (C7) the commit thread would retry at once, and a start that found
 		 * t full waits for it: give up, as for any other failed commit */

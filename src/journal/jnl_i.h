@@ -136,6 +136,7 @@ struct jnl {
 	uint32_t feat_compat, feat_incompat, feat_ro_compat;
 	uint64_t sb_start, sb_sequence;	/* as read at open */
 	uint32_t write_flags;		/* BLK_FS_RAIDSYNC in declared mode, else 0 */
+	unsigned int fault_alloc_nth;	/* tests: jnl_fault_alloc_set(); 0: off (atomic) */
 
 	struct jg_mutex io_lock;	/* serialises every write the journal issues (J2) */
 
@@ -226,7 +227,7 @@ static inline uint64_t jnl_unflushed_bg_mark(const struct jnl *j)
 bool jnl_flush_wanted_locked(const struct jnl *j);
 
 /* jnl_fault_alloc_set(): must this allocation of the commit path fail? */
-bool jnl_fault_alloc(void);
+bool jnl_fault_alloc(struct jnl *j);
 /* Submit and count durability points (flushes, PREFLUSH, FUA) for jnl_info. */
 int jnl_io(struct jnl *j, struct blk_req *r, unsigned int n);
 /* Write the journal superblock (FUA, PREFLUSH when @preflush). io_lock held. */

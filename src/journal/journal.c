@@ -48,18 +48,16 @@ int jnl_data_mode_parse(const char *s, enum jnl_data_mode *out)
 
 /* ---------------------------------------------------------------- helpers */
 
-static unsigned int jnl_fault_alloc_nth;	/* jnl_fault_alloc_set(); 0: off */
-
-unsigned int jnl_fault_alloc_set(unsigned int nth)
+unsigned int jnl_fault_alloc_set(struct jnl *j, unsigned int nth)
 {
-	return __atomic_exchange_n(&jnl_fault_alloc_nth, nth, __ATOMIC_RELAXED);
+	return __atomic_exchange_n(&j->fault_alloc_nth, nth, __ATOMIC_RELAXED);
 }
 
-bool jnl_fault_alloc(void)
+bool jnl_fault_alloc(struct jnl *j)
 {
-	unsigned int n = __atomic_load_n(&jnl_fault_alloc_nth, __ATOMIC_RELAXED);
+	unsigned int n = __atomic_load_n(&j->fault_alloc_nth, __ATOMIC_RELAXED);
 
-	while (n && !__atomic_compare_exchange_n(&jnl_fault_alloc_nth, &n, n - 1, false,
+	while (n && !__atomic_compare_exchange_n(&j->fault_alloc_nth, &n, n - 1, false,
 						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	return n == 1;
@@ -271,7 +269,7 @@ int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struc
 		if (k - i == 1) {
 			reqs[nr].buf = w[i].buf;
 		} else {
-			uint8_t *b = jnl_fault_alloc() ? NULL : jnl_stage_get(j);
+			uint8_t *b = jnl_fault_alloc(j) ? NULL : jnl_stage_get(j);
 			void **nst = realloc(st, (ns + 1) * sizeof(*st));
 
 			if (!b || !nst) {
@@ -334,7 +332,7 @@ static uint64_t jnl_max_txn_for(uint64_t nblocks)
 int jnl_sb_write_iolocked(struct jnl *j, uint64_t start, uint64_t sequence, bool declare,
 			bool preflush)
 {
-	uint8_t *blk = jnl_fault_alloc() ? NULL : jg_alloc_blocks(1);
+	uint8_t *blk = jnl_fault_alloc(j) ? NULL : jg_alloc_blocks(1);
 	enum jg_opoint op;
 	struct blk_req r;
 	int rc;

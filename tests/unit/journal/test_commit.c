@@ -109,9 +109,9 @@ static bool c_commit_fail_at(enum jnl_data_mode mode, unsigned int nth)
 	c_txn(j, 2);
 
 	c_arm("jnl_commit", mode, nth);
-	jnl_fault_alloc_set(nth);
+	jnl_fault_alloc_set(j, nth);
 	rc = jnl_commit(j, 0, true);
-	left = jnl_fault_alloc_set(0);
+	left = jnl_fault_alloc_set(j, 0);
 	jnl_info_get(j, &info);
 	if (left) {	/* past the last allocation: nothing failed */
 		alarm(0);
@@ -200,7 +200,7 @@ static void test_commit_thread_failure_frees_full_start(void **state)
 		/* the running transaction nearly full (max_txn_blocks 255) */
 		t_txn(j, 10, 120, 1, true);
 		c_arm("jnl_handle_start on a full transaction", JNL_DATA_DECLARED, nth);
-		jnl_fault_alloc_set(nth);
+		jnl_fault_alloc_set(j, nth);
 		rc = jnl_handle_start(j, 200, &h);
 		alarm(0);
 		if (rc && rc != -EROFS)
@@ -210,7 +210,7 @@ static void test_commit_thread_failure_frees_full_start(void **state)
 		c_arm("a later jnl_commit", JNL_DATA_DECLARED, nth);
 		assert_int_equal(jnl_commit(j, 0, true), -EROFS);
 		alarm(0);
-		assert_int_equal(jnl_fault_alloc_set(0), 0);	/* it fired */
+		assert_int_equal(jnl_fault_alloc_set(j, 0), 0);	/* it fired */
 		assert_int_equal(jnl_close(j), -EROFS);
 		blk_close(d);
 	}
