@@ -27,7 +27,6 @@
  *      rebuild: the step reached is kept under stats_lock and reset by
  *      RebuildStarted. 100% is RebuildFinished.
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,7 +70,7 @@ static void raid_event_dev(struct raid_array *a, unsigned int role, char *out, s
 {
 	int rc = jg_mutex_lock(&a->sb_lock);
 
-	assert(!rc || rc == EDEADLK);
+	JG_ASSERT(!rc || rc == EDEADLK);
 	if (role < a->geo.n)
 		snprintf(out, n, "%s", a->m[role].name);
 	else
@@ -113,7 +112,7 @@ static void raid_event_emit(struct raid_array *a, enum raid_event_kind kind, uns
 	struct raid_event ev;
 	unsigned int step = 0;
 
-	assert((unsigned int)kind < RAID_EV__COUNT);
+	JG_ASSERT((unsigned int)kind < RAID_EV__COUNT);
 	if ((unsigned int)kind >= RAID_EV__COUNT || !raid_event_count(a, kind, progress, &step))
 		return;
 	if (kind == RAID_EV_REBUILD_PROGRESS) {

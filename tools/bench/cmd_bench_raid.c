@@ -55,7 +55,7 @@
 #include "jgrfs/raid.h"
 
 #define BENCH_MAX_RUNS 15
-#define BENCH_MAX_MEMBERS 32
+#define BENCH_MAX_MEMBERS RAID_MAX_MEMBERS
 #define BENCH_TMPFS_MAGIC 0x01021994
 #define BENCH_SEED 0x6a67726662656e63ull	/* fixed: runs are comparable */
 

@@ -141,8 +141,8 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 {
 	int rc = 0, i;
 
-	if (n <= 0 || n > 64)
-		return cli_err("between 1 and 64 member devices, not %d", n), -EINVAL;
+	if (n <= 0 || n > CLI_MAX_DEVICES)
+		return cli_err("between 1 and %d member devices, not %d", CLI_MAX_DEVICES, n), -EINVAL;
 	for (i = 0; i < n; i++) {
 		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
 		if (rc) {

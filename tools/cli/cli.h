@@ -11,6 +11,10 @@
 #include <stdint.h>
 
 #include "jgrfs/blkreq.h"
+#include "jgrfs/raid.h"
+
+/* Devices one command opens at the most: members and hot spares. */
+#define CLI_MAX_DEVICES (RAID_MAX_MEMBERS + (int)RAID_MAX_SPARES)
 
 /* A subcommand: "create", or "bench raid" (two words) for benchmarks. */
 struct cli_cmd {

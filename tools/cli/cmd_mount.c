@@ -26,7 +26,7 @@
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
 
-#define MOUNT_MAX_MEMBERS (32 + (int)RAID_MAX_SPARES) /* members and hot spares */
+#define MOUNT_MAX_MEMBERS (RAID_MAX_MEMBERS + (int)RAID_MAX_SPARES) /* members and hot spares */
 
 static void mount_usage(FILE *f)
 {

@@ -13,7 +13,7 @@
 #include "jgrfs/raid.h"
 
 /* struct raid_info describes at most this many members. */
-#define RAIDCLI_MAX_MEMBERS 32
+#define RAIDCLI_MAX_MEMBERS RAID_MAX_MEMBERS
 
 /*
  * Fill @out (room for @room entries) with cli_raid_longopts followed by @extra,

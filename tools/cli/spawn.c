@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "jgrfs/base.h"
 #include "spawn.h"
 
@@ -65,12 +66,12 @@ pid_t sp_mount(const char *self, const char *opts, char *const members[], unsign
 	       const char *mnt, const char *log, char *const pre[], double timeout_s,
 	       double *seconds)
 {
-	char *argv[8 + 8 + 64];
+	char *argv[8 + 8 + CLI_MAX_DEVICES];
 	unsigned int a = 0;
 	double t0 = jg_now_seconds();
 	pid_t pid;
 
-	if (n > 64)
+	if (n > CLI_MAX_DEVICES)
 		return -EINVAL;
 	argv[a++] = "jgrfs";
 	for (unsigned int i = 0; pre && pre[i]; i++) {

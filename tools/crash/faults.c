@@ -26,7 +26,7 @@ static const char *fault_opoints;
 /* The fault domain of the current open, shared by its members. */
 static struct raid_fault_domain *fault_domain;
 static bool fault_powercut_signal;	/* cut on SIGUSR1 rather than (or before) write N */
-static struct blk_dev *fault_lower[64];
+static struct blk_dev *fault_lower[CLI_MAX_DEVICES];
 
 /* linger=MS: the process dies this much after the cut. */
 static unsigned int fault_powercut_linger_ms;
