@@ -681,8 +681,12 @@ static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 
 /* ------------------------------------------------------------ phase A */
 
-/* Reads of position @q of row @r at lines where need[k], coalesced. */
-static int raid_read_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, const bool *need)
+/*
+ * Reads or writes (@op) of position @q of row @r at the lines where sel[k],
+ * coalesced into runs, to or from @base, which holds lines from @base_line.
+ */
+static int raid_line_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, enum blk_op op,
+			  uint8_t *base, uint32_t base_line, const bool *sel)
 {
 	const struct raid_geo *geo = &g->a->geo;
 	uint32_t C = geo->chunk_blocks;
@@ -692,14 +696,14 @@ static int raid_read_runs(struct raid_grp *g, struct raid_row *r, unsigned int q
 	for (uint32_t k = 0; k < C && !rc;) {
 		uint32_t e;
 
-		if (!need[k]) {
+		if (!sel[k]) {
 			k++;
 			continue;
 		}
-		for (e = k; e < C && need[e]; e++)
+		for (e = k; e < C && sel[e]; e++)
 			;
-		rc = raid_mr_add(g, BLK_OP_READ, role, r->row, k, e - k,
-				 r->pos_buf[q] + (size_t)(k - r->fl0) * RAID_BS);
+		rc = raid_mr_add(g, op, role, r->row, k, e - k,
+				 base + (size_t)(k - base_line) * RAID_BS);
 		k = e;
 	}
 	return rc;
@@ -774,7 +778,7 @@ static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
 				any |= need[k];
 			}
 			if (any)
-				rc = raid_read_runs(g, r, q, need);
+				rc = raid_line_runs(g, r, q, BLK_OP_READ, r->pos_buf[q], r->fl0, need);
 		}
 	}
 	return rc;
@@ -914,31 +918,6 @@ static bool raid_row_fix(const struct raid_grp *g, const struct raid_row *r)
 	return r->mismatch && (g->repair || g->mode == RAID_GRP_USER) && !g->a->readonly;
 }
 
-/* Write the lines @sel of position @q from @base, which holds lines from @base_line. */
-static int raid_write_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, uint8_t *base,
-			   uint32_t base_line, const bool *sel)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-	unsigned int role = raid_layout_member(geo, r->row, q);
-	int rc = 0;
-
-	for (uint32_t k = 0; k < C && !rc;) {
-		uint32_t e;
-
-		if (!sel[k]) {
-			k++;
-			continue;
-		}
-		for (e = k; e < C && sel[e]; e++)
-			;
-		rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k,
-				 base + (size_t)(k - base_line) * RAID_BS);
-		k = e;
-	}
-	return rc;
-}
-
 static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 {
 	const struct raid_geo *geo = &g->a->geo;
@@ -985,7 +964,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 			for (uint32_t k = 0; k < C; k++)
 				sel[k] = r->line[k] != RAID_LINE_NONE;
 			for (unsigned int j = 0; j < geo->npar && !rc; j++)
-				rc = raid_write_runs(g, r, geo->ndata + j, r->newpar[j], r->fl0, sel);
+				rc = raid_line_runs(g, r, geo->ndata + j, BLK_OP_WRITE, r->newpar[j], r->fl0, sel);
 			continue;
 		}
 		for (unsigned int q = 0; q < npos && !rc; q++) {
@@ -1018,7 +997,7 @@ static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
 							   : r->wsrc[d * C + k] != NULL)
 						sel[k] = true;
 			}
-			rc = raid_write_runs(g, r, q, src, 0, sel);
+			rc = raid_line_runs(g, r, q, BLK_OP_WRITE, src, 0, sel);
 		}
 	}
 	return rc;
