@@ -50,7 +50,7 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *bu
 	uint64_t end, pos;
 	ssize_t rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget_reg(fs, ino, &ip);
 	if (rc)
 		goto out;
@@ -91,7 +91,7 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *bu
 	rc = (ssize_t)(end - off);
 out:
 	free(bounce);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -219,7 +219,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 	if (off + size < off || off + size > FS_MAX_LBLK * JG_BLOCK_SIZE)
 		return -EFBIG;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	fs_busy_wait(fs, ino);	/* (L2): not into blocks a truncate is freeing */
 	rc = fs_writable(fs);
 	while (!rc && written < size) {
@@ -235,7 +235,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 			rc = fs_commit_all_locked(fs);
 		}
 	}
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	/* as write(2): a short count when something was written */
 	return written ? (ssize_t)written : rc;
 }
@@ -254,7 +254,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 		return -EINVAL;
 	if (off + len < off || off + len > FS_MAX_LBLK * JG_BLOCK_SIZE)
 		return -EFBIG;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	fs_busy_begin(fs, &busy, ino);
 	rc = fs_writable(fs);
 	if (!rc)
@@ -284,7 +284,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 		}
 	}
 	fs_busy_end(fs, &busy);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -361,7 +361,7 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *attr, unsigned
 	struct timespec now;
 	int rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (rc)
 		goto out;
@@ -404,7 +404,7 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *attr, unsigned
 out:
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -423,11 +423,11 @@ int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
 
 	(void)ino;
 	(void)datasync;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	started = fs->started;
 	if (started)
 		jnl_info_get(fs->jnl, &info);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	/* the journal waits without the big lock: other calls go on meanwhile */
 	if (!started)
 		return 0;
@@ -442,10 +442,10 @@ int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
 	if (!rc && info.running_tid > 1) {
 		/* (G3) only the one before: without the big lock another thread may have
 		 * joined running_tid after an empty-transaction early return */
-		pthread_mutex_lock(&fs->lock);
+		jg_mutex_lock(&fs->lock);
 		if (jg_seq_after(info.running_tid - 1, fs->durable_tid))
 			fs->durable_tid = info.running_tid - 1;
-		pthread_mutex_unlock(&fs->lock);
+		jg_mutex_unlock(&fs->lock);
 	}
 	return rc;
 }
@@ -457,6 +457,7 @@ int fs_commit_all_locked(struct fs *fs)
 	struct jnl_info info;
 	int rc = 0;
 
+	JG_ASSERT_HELD(&fs->lock);
 	jnl_info_get(fs->jnl, &info);
 	if (info.running_tid > 1)
 		rc = jnl_commit(fs->jnl, info.running_tid - 1, true);

@@ -128,7 +128,7 @@ struct fs_pending {
 };
 
 struct fs {
-	pthread_mutex_t lock;		/* the big lock: protects everything below */
+	struct jg_mutex lock;		/* the big lock: protects everything below */
 	struct blk_dev *dev;
 	struct jnl *jnl;
 	struct fs_mount_opts opts;

@@ -944,13 +944,13 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 		uint64_t ino;
 
 		/* held as by any caller: the steps of (L1) let it go and take it back */
-		pthread_mutex_lock(&fs->lock);
+		jg_mutex_lock(&fs->lock);
 		while (!rc && (ino = jg_le64(fs->sb.orphan_head))) {
 			rc = fs_iget(fs, ino, &ip);
 			if (!rc)
 				rc = ip.nlink ? fs_inode_truncate_blocks(fs, ino) : fs_inode_evict(fs, ino);
 		}
-		pthread_mutex_unlock(&fs->lock);
+		jg_mutex_unlock(&fs->lock);
 	}
 	if (opts->verbose)
 		jg_log(JG_LOG_INFO, "fsck",

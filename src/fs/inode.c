@@ -325,8 +325,8 @@ static bool fs_inode_meta_blocks(const struct fs_inode *ip)
 
 void fs_lock_yield(struct fs *fs)
 {
-	pthread_mutex_unlock(&fs->lock);
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 }
 
 static bool fs_busy_has(const struct fs *fs, uint64_t ino)
@@ -340,7 +340,7 @@ static bool fs_busy_has(const struct fs *fs, uint64_t ino)
 void fs_busy_wait(struct fs *fs, uint64_t ino)
 {
 	while (fs_busy_has(fs, ino))
-		pthread_cond_wait(&fs->busy_cv, &fs->lock);
+		jg_cond_wait(&fs->busy_cv, &fs->lock);
 }
 
 void fs_busy_begin(struct fs *fs, struct fs_busy *b, uint64_t ino)

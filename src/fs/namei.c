@@ -74,8 +74,10 @@ static uint64_t fs_refs(struct fs *fs, uint64_t ino)
 /* One more reference on @ino (the caller holds the lock). */
 static int fs_ref_locked(struct fs *fs, uint64_t ino, uint64_t n)
 {
-	struct fs_istate *s = fs_istate_get(fs, ino, true);
+	struct fs_istate *s;
 
+	JG_ASSERT_HELD(&fs->lock);
+	s = fs_istate_get(fs, ino, true);
 	if (!s)
 		return -ENOMEM;
 	s->refs += n;
@@ -94,7 +96,7 @@ static int fs_lookup_common(struct fs *fs, uint64_t parent, const char *name, bo
 	rc = fs_name_check(name, &len);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget_dir(fs, parent, &dip);
 	if (rc)
 		goto out;
@@ -110,7 +112,7 @@ static int fs_lookup_common(struct fs *fs, uint64_t parent, const char *name, bo
 	if (!rc)
 		fs_inode_to_attr(&ip, out);
 out:
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -129,11 +131,11 @@ int fs_getattr(struct fs *fs, uint64_t ino, struct fs_attr *out)
 	struct fs_inode ip;
 	int rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget(fs, ino, &ip);
 	if (!rc)
 		fs_inode_to_attr(&ip, out);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -214,6 +216,7 @@ static int fs_create_locked(struct fs *fs, uint64_t parent, const char *name, si
 	uint64_t ino;
 	int rc;
 
+	JG_ASSERT_HELD(&fs->lock);
 	rc = fs_tx_start(fs, FS_CREDITS_CREATE, &tx);
 	if (rc)
 		goto out;
@@ -295,7 +298,7 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 	}
 	if (!fs_mode_to_ft(mode))
 		return -EINVAL;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen,
@@ -313,7 +316,7 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 		rc = fs_ref_locked(fs, attr.ino, 1);
 	if (!rc && out)
 		*out = attr;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -356,7 +359,7 @@ ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size)
 	ssize_t rc;
 	size_t n;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget(fs, ino, &ip);
 	if (rc)
 		goto out;
@@ -390,7 +393,7 @@ ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size)
 	}
 out:
 	free(blk);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -410,7 +413,7 @@ static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const
 	rc = fs_name_check(newname, &len);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (rc)
 		goto out;
@@ -467,7 +470,7 @@ out:
 		rc = fs_tx_stop(tx) ?: rc;
 	if (!rc && ref)
 		rc = fs_ref_locked(fs, ino, 1);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -518,7 +521,7 @@ static int fs_remove(struct fs *fs, uint64_t parent, const char *name, bool dir)
 		return rc;
 	if (fs_name_dot(name, len))
 		return dir ? (len == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (rc)
 		goto out;
@@ -559,7 +562,7 @@ out:
 		rc = fs_tx_stop(tx) ?: rc;
 	if (!rc && evict)
 		rc = fs_inode_evict(fs, ino);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -624,7 +627,7 @@ int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newpare
 		return rc;
 	if (fs_name_dot(name, slen) || fs_name_dot(newname, dlen))
 		return -EBUSY;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (rc)
 		goto out;
@@ -761,7 +764,7 @@ out:
 		rc = fs_tx_stop(tx) ?: rc;
 	if (!rc && evict)
 		rc = fs_inode_evict(fs, dino);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -771,9 +774,9 @@ int fs_ref(struct fs *fs, uint64_t ino, uint64_t n)
 {
 	int rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_ref_locked(fs, ino, n);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -783,7 +786,7 @@ int fs_forget(struct fs *fs, uint64_t ino, uint64_t n)
 	struct fs_inode ip;
 	int rc = 0;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	s = fs_istate_get(fs, ino, false);
 	if (!s)
 		goto out;
@@ -798,7 +801,7 @@ int fs_forget(struct fs *fs, uint64_t ino, uint64_t n)
 		rc = fs_inode_evict(fs, ino);
 	fs_istate_drop(fs, ino);
 out:
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -826,7 +829,7 @@ int fs_readdir(struct fs *fs, uint64_t ino, uint64_t off, fs_readdir_fn fn, void
 	struct fs_inode dip;
 	int rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget_dir(fs, ino, &dip);
 	if (rc)
 		goto out;
@@ -838,6 +841,6 @@ int fs_readdir(struct fs *fs, uint64_t ino, uint64_t off, fs_readdir_fn fn, void
 		goto out;	/* removed, still open: empty */
 	rc = fs_dir_iterate(fs, &dip, off < 2 ? 2 : off, fs_readdir_one, &rc_ctx);
 out:
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }

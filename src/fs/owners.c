@@ -382,9 +382,9 @@ static int fs_owners_maps(struct fs_owners *o)
 		struct fs_group_desc gd;
 		uint32_t init;
 
-		pthread_mutex_lock(&fs->lock);
+		jg_mutex_lock(&fs->lock);
 		rc = fs_gd_read(fs, g, &gd);
-		pthread_mutex_unlock(&fs->lock);
+		jg_mutex_unlock(&fs->lock);
 		if (rc) {
 			jg_log(JG_LOG_WARN, FS_SUBSYS, "owners: dev=%s group %u descriptor unreadable: %d",
 			       fs->dev->name, g, rc);
@@ -396,9 +396,9 @@ static int fs_owners_maps(struct fs_owners *o)
 		 * group after this read is missed, as any change during the scan may be */
 		init = jg_le32(gd.itable_init);
 		for (uint32_t t = 0; t < init && t < fs->itable_blocks && !rc; t++) {
-			pthread_mutex_lock(&fs->lock);
+			jg_mutex_lock(&fs->lock);
 			rc = fs_owners_itable_block(o, g, t);
-			pthread_mutex_unlock(&fs->lock);
+			jg_mutex_unlock(&fs->lock);
 		}
 	}
 	return rc;
@@ -454,9 +454,9 @@ static int fs_owners_free(struct fs_owners *o)
 
 			run_end = place_end < end ? place_end : end;
 			if (!kind) {
-				pthread_mutex_lock(&fs->lock);
+				jg_mutex_lock(&fs->lock);
 				rc = fs_owners_unmapped(o, i, g, b, run_end);
-				pthread_mutex_unlock(&fs->lock);
+				jg_mutex_unlock(&fs->lock);
 			}
 			b = run_end;
 		}
@@ -519,7 +519,7 @@ static void fs_owners_orphans(struct fs_owners *o)
 	struct fs_inode ip;
 	uint64_t ino;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	ino = jg_le64(fs->sb.orphan_head);
 	for (uint64_t k = 0; ino && k < fs->ninodes; k++) {
 		struct fs_owners_ino *h = fs_owners_hit_find(o, ino);
@@ -530,7 +530,7 @@ static void fs_owners_orphans(struct fs_owners *o)
 			break;	/* damage: fsck's to report */
 		ino = ip.orphan_next;
 	}
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 }
 
 static int fs_owners_entry(void *ctx, const char *name, size_t len, uint64_t ino,
@@ -568,7 +568,7 @@ static int fs_owners_dir_names(struct fs_owners *o, uint64_t ino)
 	struct fs_inode dip;
 	int rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	/* read again under this hold: the copy of the table step may be stale (O3) */
 	rc = fs_iget(fs, ino, &dip);
 	if (rc || !S_ISDIR(dip.mode) || !dip.nlink) {
@@ -578,7 +578,7 @@ static int fs_owners_dir_names(struct fs_owners *o, uint64_t ino)
 	o->cur_dir = ino;
 	rc = fs_dir_iterate(fs, &dip, 2, fs_owners_entry, o);
 out:
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	if (rc && rc != -ENOMEM) {
 		jg_log(JG_LOG_WARN, FS_SUBSYS, "owners: dev=%s directory %llu unreadable: %d",
 		       fs->dev->name, (unsigned long long)ino, rc);
@@ -597,9 +597,9 @@ static int fs_owners_dirs_scan(struct fs_owners *o)
 		struct fs_group_desc gd;
 		uint32_t init;
 
-		pthread_mutex_lock(&fs->lock);
+		jg_mutex_lock(&fs->lock);
 		rc = fs_gd_read(fs, g, &gd);
-		pthread_mutex_unlock(&fs->lock);
+		jg_mutex_unlock(&fs->lock);
 		if (rc) {
 			rc = rc == -ENOMEM ? rc : 0;	/* counted by pass 2 */
 			continue;
@@ -610,7 +610,7 @@ static int fs_owners_dirs_scan(struct fs_owners *o)
 			unsigned int ndirs = 0;
 			struct fs_buf *b;
 
-			pthread_mutex_lock(&fs->lock);
+			jg_mutex_lock(&fs->lock);
 			rc = fs_bread(fs, blkno, FS_MAGIC_ITABLE, "inode table", &b);
 			if (!rc) {
 				for (uint32_t s = 0; s < FS_INODES_PER_BLOCK; s++) {
@@ -628,7 +628,7 @@ static int fs_owners_dirs_scan(struct fs_owners *o)
 				}
 				fs_bput(fs, b);
 			}
-			pthread_mutex_unlock(&fs->lock);
+			jg_mutex_unlock(&fs->lock);
 			if (rc) {
 				rc = rc == -ENOMEM ? rc : 0;	/* counted by pass 2 */
 				continue;
@@ -692,7 +692,7 @@ static int fs_owners_dir_get(struct fs_owners *o, uint64_t ino, struct fs_owners
 	o->dir[lo] = (struct fs_owners_dir){ .ino = ino };
 	*out = &o->dir[lo];
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget(fs, ino, &dip);
 	if (!rc && S_ISDIR(dip.mode) && dip.parent != ino) {
 		(*out)->parent = dip.parent;
@@ -700,7 +700,7 @@ static int fs_owners_dir_get(struct fs_owners *o, uint64_t ino, struct fs_owners
 		if (!rc && S_ISDIR(pip.mode))
 			rc = fs_dir_iterate(fs, &pip, 2, fs_owners_seek_entry, &seek);
 	}
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	(*out)->name = seek.name;
 	if (rc == -ENOMEM)
 		return rc;

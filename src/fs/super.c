@@ -324,7 +324,7 @@ void fs_close_mem(struct fs *fs)
 		free(fs->ist);
 	}
 	pthread_cond_destroy(&fs->busy_cv);
-	pthread_mutex_destroy(&fs->lock);
+	jg_mutex_destroy(&fs->lock);
 	free(fs);
 }
 
@@ -340,7 +340,7 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		free(blk);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&fs->lock, NULL);
+	jg_mutex_init(&fs->lock, PTHREAD_MUTEX_DEFAULT);
 	pthread_cond_init(&fs->busy_cv, NULL);
 	fs->dev = dev;
 	fs->opts = *opts;
@@ -437,9 +437,9 @@ int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **
 		if (!rc) {
 			/* held as by any caller: a long eviction lets it go and takes it
 			 * back between its steps (L1) */
-			pthread_mutex_lock(&fs->lock);
+			jg_mutex_lock(&fs->lock);
 			rc = fs_orphans_process(fs);
-			pthread_mutex_unlock(&fs->lock);
+			jg_mutex_unlock(&fs->lock);
 		}
 		if (rc) {
 			jnl_abandon(fs->jnl);
@@ -728,7 +728,7 @@ out:
 
 int fs_statfs(struct fs *fs, struct fs_statfs *out)
 {
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	out->block_size = JG_BLOCK_SIZE;
 	out->blocks = fs->nblocks;
 	out->blocks_free = fs->free_blocks;
@@ -736,13 +736,13 @@ int fs_statfs(struct fs *fs, struct fs_statfs *out)
 	out->inodes = fs->ninodes;
 	out->inodes_free = fs->free_inodes;
 	out->name_max = FS_NAME_MAX;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return 0;
 }
 
 void fs_info_get(struct fs *fs, struct fs_info *out)
 {
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	memset(out, 0, sizeof(*out));
 	out->data_mode = fs->opts.data_mode;
 	out->readonly = fs->readonly;
@@ -751,5 +751,5 @@ void fs_info_get(struct fs *fs, struct fs_info *out)
 	out->orphans_freed = fs->orphans_freed;
 	memcpy(out->label, fs->sb.label, sizeof(out->label));
 	out->label[sizeof(out->label) - 1] = 0;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 }

@@ -106,7 +106,7 @@ int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value
 		return rc;
 	if (FS_XATTR_ENTRY_HDR + len + size > FS_XATTR_SPACE)
 		return -E2BIG;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_tx_start(fs, FS_CREDITS_XATTR, &tx);
@@ -189,7 +189,7 @@ out:
 			     (unsigned long long)ino, (unsigned long long)ip.xattr_blk);
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -204,7 +204,7 @@ ssize_t fs_getxattr(struct fs *fs, uint64_t ino, const char *name, void *value, 
 	rc = fs_xattr_name(name, &len);
 	if (rc)
 		return rc == -EOPNOTSUPP ? -ENODATA : rc;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget(fs, ino, &ip);
 	if (!rc)
 		rc = fs_xattr_load(fs, &ip, &b);
@@ -229,7 +229,7 @@ ssize_t fs_getxattr(struct fs *fs, uint64_t ino, const char *name, void *value, 
 	}
 out:
 	fs_bput(fs, b);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -240,7 +240,7 @@ ssize_t fs_listxattr(struct fs *fs, uint64_t ino, char *list, size_t size)
 	size_t need = 0;
 	ssize_t rc;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_iget(fs, ino, &ip);
 	if (!rc)
 		rc = fs_xattr_load(fs, &ip, &b);
@@ -262,7 +262,7 @@ out:
 	fs_bput(fs, b);
 	if (!rc)
 		rc = size && need > size ? -ERANGE : (ssize_t)need;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 
@@ -281,7 +281,7 @@ int fs_removexattr(struct fs *fs, uint64_t ino, const char *name)
 	rc = fs_xattr_name(name, &len);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_tx_start(fs, FS_CREDITS_XATTR, &tx);
@@ -319,7 +319,7 @@ out:
 	fs_bput(fs, b);
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return rc;
 }
 

@@ -417,9 +417,9 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	int rc, rc2;
 
 	memset(&c, 0, sizeof(c));
-	pthread_mutex_init(&c.rebuild_lock, NULL);
+	jg_mutex_init(&c.rebuild_lock, PTHREAD_MUTEX_DEFAULT);
 	pthread_mutex_init(&c.lost_lock, NULL);
-	pthread_mutex_init(&c.scrub_lock, NULL);
+	jg_mutex_init(&c.scrub_lock, PTHREAD_MUTEX_DEFAULT);
 	pthread_cond_init(&c.scrub_cond, NULL);
 	c.array = a;
 	c.opts = o;
@@ -547,9 +547,9 @@ out:
 	rc = rc ? rc : rc2;
 	if (mounted && !rc)
 		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
-	pthread_mutex_destroy(&c.rebuild_lock);
+	jg_mutex_destroy(&c.rebuild_lock);
 	pthread_mutex_destroy(&c.lost_lock);
-	pthread_mutex_destroy(&c.scrub_lock);
+	jg_mutex_destroy(&c.scrub_lock);
 	pthread_cond_destroy(&c.scrub_cond);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);

@@ -42,7 +42,7 @@ struct fop_ctx {
 	unsigned int lost_ndone;
 	char lost_last[256];		/* the last one named, for status */
 	/* online rebuild (FOP_IOC_REPLACE): one at a time, joined before unmount */
-	pthread_mutex_t rebuild_lock; /* protects the three fields below */
+	struct jg_mutex rebuild_lock; /* protects the three fields below */
 	pthread_t rebuild_thread;
 	bool rebuild_started; /* a thread exists (running or finished) and needs a join */
 	bool rebuild_running;
@@ -50,7 +50,7 @@ struct fop_ctx {
 	struct fop_watch *watch; /* the array's event handler, or NULL (spare.c) */
 	struct fop_isync *isync; /* the initial sync's thread, or NULL (initsync.c) */
 	/* online scrub (scrub.c): one at a time, joined before unmount */
-	pthread_mutex_t scrub_lock; /* protects everything below */
+	struct jg_mutex scrub_lock; /* protects everything below */
 	pthread_cond_t scrub_cond;  /* signalled on cancel and unmount: the pacing sleep ends */
 	pthread_t scrub_thread;
 	bool scrub_started;	    /* a thread exists and needs a join */

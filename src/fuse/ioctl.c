@@ -207,9 +207,9 @@ static void *fop_rebuild_main(void *arg)
 		rc = raid_rebuild(c->array, r->role, NULL, fop_rebuild_progress, c);
 		jg_log(JG_LOG_DEBUG, "fuse", "resumed rebuild of role %u -> %d", r->role, rc);
 	}
-	pthread_mutex_lock(&c->rebuild_lock);
+	jg_mutex_lock(&c->rebuild_lock);
 	c->rebuild_running = false;
-	pthread_mutex_unlock(&c->rebuild_lock);
+	jg_mutex_unlock(&c->rebuild_lock);
 	fop_watch_kick(c->watch); /* spare.c (U2): another role may wait for a spare */
 	free(r);
 	return NULL;
@@ -244,6 +244,7 @@ int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_de
 	struct fop_rebuild *r = calloc(1, sizeof(*r));
 	int rc = -ENOMEM;
 
+	JG_ASSERT_HELD(&c->rebuild_lock);
 	if (!r)
 		goto fail;
 	r->c = c;
@@ -266,10 +267,10 @@ void fop_rebuild_join(struct fop_ctx *c)
 	bool started;
 
 	atomic_store(&c->stopping, true);
-	pthread_mutex_lock(&c->rebuild_lock);
+	jg_mutex_lock(&c->rebuild_lock);
 	started = c->rebuild_started;
 	c->rebuild_started = false;
-	pthread_mutex_unlock(&c->rebuild_lock);
+	jg_mutex_unlock(&c->rebuild_lock);
 	if (started)
 		pthread_join(c->rebuild_thread, NULL);
 }
@@ -280,7 +281,7 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 	unsigned int role;
 	int rc;
 
-	pthread_mutex_lock(&c->rebuild_lock);
+	jg_mutex_lock(&c->rebuild_lock);
 	rc = -EBUSY;
 	if (c->rebuild_running)
 		goto out;
@@ -302,7 +303,7 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 	jg_log(JG_LOG_DEBUG, "fuse", "replace: rebuilding role %u onto %s -> %d", role, rq->path,
 	       rc);
 out:
-	pthread_mutex_unlock(&c->rebuild_lock);
+	jg_mutex_unlock(&c->rebuild_lock);
 	return rc;
 }
 
@@ -313,9 +314,9 @@ void fop_rebuild_resume(struct fop_ctx *c)
 
 	if (c->opts->readonly || fop_rebuild_paused(c, &role))
 		return;
-	pthread_mutex_lock(&c->rebuild_lock);
+	jg_mutex_lock(&c->rebuild_lock);
 	rc = fop_rebuild_start_locked(c, role, NULL);
-	pthread_mutex_unlock(&c->rebuild_lock);
+	jg_mutex_unlock(&c->rebuild_lock);
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "cannot resume the rebuild of role %u: %s", role,
 		       strerror(-rc));

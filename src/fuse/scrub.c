@@ -85,7 +85,7 @@ static bool fop_scrub_sleep(struct fop_ctx *c, double until)
 	double now = fop_scrub_now(), d;
 	bool stop;
 
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	while (!c->scrub_cancel && !c->scrub_stop && now < until) {
 		struct timespec rt;
 
@@ -97,11 +97,11 @@ static bool fop_scrub_sleep(struct fop_ctx *c, double until)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&c->scrub_cond, &c->scrub_lock, &ts);
+		jg_cond_timedwait(&c->scrub_cond, &c->scrub_lock, &ts);
 		now = fop_scrub_now();
 	}
 	stop = c->scrub_cancel || c->scrub_stop;
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	return stop;
 }
 
@@ -136,7 +136,7 @@ static void fop_scrub_result_add(struct fop_scrub_run *s, uint64_t key, const st
 	struct fop_status *st = &s->c->st_scrub;
 	struct fop_scrub_result *r;
 
-	pthread_mutex_lock(&s->c->scrub_lock);
+	jg_mutex_lock(&s->c->scrub_lock);
 	if (st->scrub_nresults < FOP_SCRUB_RESULTS) {
 		r = &st->scrub_results[st->scrub_nresults++];
 		memset(r, 0, sizeof(*r));
@@ -158,7 +158,7 @@ static void fop_scrub_result_add(struct fop_scrub_run *s, uint64_t key, const st
 	} else {
 		st->scrub_results_more++;
 	}
-	pthread_mutex_unlock(&s->c->scrub_lock);
+	jg_mutex_unlock(&s->c->scrub_lock);
 }
 
 /* Append @o to the log line of @key (a row, or a block), starting it if new. */
@@ -294,10 +294,10 @@ static void fop_scrub_name_lost(struct fop_scrub_run *s)
 		else
 			ext[ne++] = (struct fs_extent){.start = blocks[i], .count = 1};
 	}
-	pthread_mutex_lock(&s->c->scrub_lock);
+	jg_mutex_lock(&s->c->scrub_lock);
 	for (size_t i = 0; i < ne; i++)
 		s->c->st_scrub.scrub_unreadable += ext[i].count;
-	pthread_mutex_unlock(&s->c->scrub_lock);
+	jg_mutex_unlock(&s->c->scrub_lock);
 	s->kind = FOP_SCRUB_UNREADABLE;
 	s->line_key = UINT64_MAX;
 	fs_owners(s->c->fs, ext, ne, NULL, fop_scrub_owner, s, NULL);
@@ -392,7 +392,7 @@ static void *fop_scrub_main(void *arg)
 		row += n;
 		bytes += n * s->row_blocks * JG_BLOCK_SIZE;
 		now = fop_scrub_now();
-		pthread_mutex_lock(&c->scrub_lock);
+		jg_mutex_lock(&c->scrub_lock);
 		st->scrub_rows_done = row;
 		st->scrub_mismatches = s->mism0 + cnt.mismatches;
 		st->scrub_repaired = cnt.repaired;
@@ -400,7 +400,7 @@ static void *fop_scrub_main(void *arg)
 		st->scrub_eta = st->scrub_rate ? (ri.rows - row) * s->row_blocks * JG_BLOCK_SIZE /
 						     st->scrub_rate
 					       : 0;
-		pthread_mutex_unlock(&c->scrub_lock);
+		jg_mutex_unlock(&c->scrub_lock);
 		if (row < ri.rows && now - tmark >= fop_scrub_mark_seconds) { /* (Q3) */
 			tmark = now;
 			raid_scrub_mark(c->array, true, s->repair, row, s->mism0 + cnt.mismatches);
@@ -414,7 +414,7 @@ static void *fop_scrub_main(void *arg)
 		if (fop_scrub_sleep(c, until))
 			break;
 	}
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	if (rc)
 		state = FOP_SCRUB_STATE_FAILED;
 	else if (c->scrub_cancel)
@@ -423,7 +423,7 @@ static void *fop_scrub_main(void *arg)
 		state = FOP_SCRUB_STATE_PAUSED;
 	else
 		state = FOP_SCRUB_STATE_DONE;
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	/* (Q3) a pause keeps the mark for the next mount; anything else clears it */
 	raid_scrub_mark(c->array, state == FOP_SCRUB_STATE_PAUSED, s->repair, row,
 			s->mism0 + cnt.mismatches);
@@ -457,12 +457,12 @@ static void *fop_scrub_main(void *arg)
 			       s->repair ? "synced, not compared (their parity never matched)"
 					 : "not compared: the initial sync has not reached them");
 	}
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	st->scrub_state = state;
 	st->scrub_error = rc;
 	st->scrub_eta = 0;
 	st->scrub_end = (uint64_t)time(NULL);
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	free(s);
 	return NULL;
 }
@@ -476,6 +476,7 @@ static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_r
 	struct raid_info ri;
 	int rc;
 
+	JG_ASSERT_HELD(&c->scrub_lock);
 	if (!s)
 		return -ENOMEM;
 	raid_info_get(c->array, &ri);
@@ -511,6 +512,7 @@ static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_r
 /* A thread that ended is reaped; true: one still runs. scrub_lock held. */
 static bool fop_scrub_busy_locked(struct fop_ctx *c)
 {
+	JG_ASSERT_HELD(&c->scrub_lock);
 	if (!c->scrub_started)
 		return false;
 	if (c->st_scrub.scrub_state == FOP_SCRUB_STATE_RUNNING)
@@ -535,13 +537,13 @@ int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq)
 		       "member (rebuild first)");
 		return -EAGAIN;
 	}
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	rc = -EBUSY;
 	if (fop_scrub_busy_locked(c) || c->scrub_stop)
 		goto out;
 	rc = fop_scrub_start_locked(c, rq->flags & FOP_SCRUB_REPAIR, rate, 0, 0);
 out:
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	if (!rc)
 		jg_log(JG_LOG_INFO, "fuse", "scrub: started%s rows=%llu max_rate=%llu",
 		       rq->flags & FOP_SCRUB_REPAIR ? " with repair" : "",
@@ -553,13 +555,13 @@ int fop_scrub_cancel(struct fop_ctx *c)
 {
 	int rc = -ENOENT;
 
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	if (c->scrub_started && c->st_scrub.scrub_state == FOP_SCRUB_STATE_RUNNING) {
 		c->scrub_cancel = true;
 		pthread_cond_broadcast(&c->scrub_cond);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	return rc;
 }
 
@@ -582,10 +584,10 @@ void fop_scrub_resume(struct fop_ctx *c)
 	       "scrub: resuming at row %llu of %llu (%llu mismatches found before)%s",
 	       (unsigned long long)ri.scrub_rows, (unsigned long long)ri.rows,
 	       (unsigned long long)ri.scrub_mismatches, ri.scrub_repair ? " with repair" : "");
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	rc = fop_scrub_start_locked(c, ri.scrub_repair, FOP_SCRUB_MAX_RATE_DEFAULT, ri.scrub_rows,
 				    ri.scrub_mismatches);
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "scrub: cannot resume: %s", strerror(-rc));
 }
@@ -594,12 +596,12 @@ void fop_scrub_join(struct fop_ctx *c)
 {
 	bool started;
 
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	c->scrub_stop = true;
 	pthread_cond_broadcast(&c->scrub_cond);
 	started = c->scrub_started;
 	c->scrub_started = false;
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 	if (started)
 		pthread_join(c->scrub_thread, NULL);
 }
@@ -608,7 +610,7 @@ void fop_scrub_status(struct fop_ctx *c, struct fop_status *st)
 {
 	const struct fop_status *s = &c->st_scrub;
 
-	pthread_mutex_lock(&c->scrub_lock);
+	jg_mutex_lock(&c->scrub_lock);
 	st->scrub_state = s->scrub_state;
 	st->scrub_flags = s->scrub_flags;
 	st->scrub_rows_done = s->scrub_rows_done;
@@ -625,5 +627,5 @@ void fop_scrub_status(struct fop_ctx *c, struct fop_status *st)
 	st->scrub_nresults = s->scrub_nresults;
 	st->scrub_results_more = s->scrub_results_more;
 	memcpy(st->scrub_results, s->scrub_results, sizeof(st->scrub_results));
-	pthread_mutex_unlock(&c->scrub_lock);
+	jg_mutex_unlock(&c->scrub_lock);
 }

@@ -78,7 +78,7 @@ static void fop_watch_try(struct fop_ctx *c)
 	unsigned int role;
 	int rc;
 
-	pthread_mutex_lock(&c->rebuild_lock);
+	jg_mutex_lock(&c->rebuild_lock);
 	if (c->rebuild_running || atomic_load(&c->stopping))
 		goto out; /* the rebuild thread kicks us when it ends */
 	if (c->rebuild_started) {
@@ -93,7 +93,7 @@ static void fop_watch_try(struct fop_ctx *c)
 		jg_log(JG_LOG_ERR, "fuse", "cannot start the rebuild of role %u onto a spare: %s",
 		       role, strerror(-rc));
 out:
-	pthread_mutex_unlock(&c->rebuild_lock);
+	jg_mutex_unlock(&c->rebuild_lock);
 }
 
 static void *fop_watch_main(void *arg)

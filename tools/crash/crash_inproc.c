@@ -578,7 +578,7 @@ static void ip_close_devs(struct blk_dev **devs, unsigned int n)
 static int ip_old_data(struct ip_run *x, struct blk_dev **devs)
 {
 	const uint32_t step = 256;
-	uint8_t *buf = malloc((size_t)step * JG_BLOCK_SIZE);
+	uint8_t *buf = jg_alloc_blocks(step);	/* the device contract: aligned */
 	int rc = 0;
 
 	if (!buf)

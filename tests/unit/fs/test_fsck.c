@@ -174,7 +174,7 @@ static void ft_detach(struct fs *fs, uint64_t dir, const char *name, bool zero_l
 	uint64_t ino;
 	unsigned int ft;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	assert_int_equal(fs_tx_start(fs, 32, &tx), 0);
 	assert_int_equal(fs_iget(fs, dir, &dip), 0);
 	assert_int_equal(fs_dir_lookup(fs, &dip, name, strlen(name), &ino, &ft), 0);
@@ -186,7 +186,7 @@ static void ft_detach(struct fs *fs, uint64_t dir, const char *name, bool zero_l
 		assert_int_equal(fs_iput(tx, &ip), 0);
 	}
 	assert_int_equal(fs_tx_stop(tx), 0);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 }
 
 static void test_fsck_unattached_inodes(void **state)
@@ -425,9 +425,9 @@ static void test_fsck_corrupt_dir_block(void **state)
 
 	(void)state;
 	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "f", S_IFREG | 0644, 0, 0, 0, &x), 0);
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	assert_int_equal(fs_iget(fs, FS_ROOT_INO, &root), 0);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	assert_int_equal(fs_unmount(fs), 0);
 	ft_flip(dev, root.block[0], 100);	/* the hash table block */
 	fs = ft_mount(dev);

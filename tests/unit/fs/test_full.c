@@ -560,9 +560,9 @@ static uint32_t ft_dir_depth(struct fs *fs, uint64_t dir)
 {
 	struct fs_inode ip;
 
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	assert_int_equal(fs_iget(fs, dir, &ip), 0);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	return ip.dir_depth;
 }
 

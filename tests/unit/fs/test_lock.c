@@ -111,7 +111,7 @@ static void t_long_with_other(struct fs *fs, struct t_long *l, const char *what)
 	char name[32];
 
 	assert_int_equal(fs_statfs(fs, &before), 0);
-	t_lk.fs_lock = &fs->lock;
+	t_lk.fs_lock = &fs->lock.m;
 	t_lk.stopped = t_lk.other_done = t_lk.long_done = false;
 	t_lk.armed = true;
 	assert_int_equal(pthread_create(&t_lk.thread, NULL, t_long_run, l), 0);
@@ -256,7 +256,7 @@ static void t_truncate_with_same(struct fs *fs, struct t_long *l, struct t_same 
 	uint8_t got[5];
 	pthread_t wt;
 
-	t_lk.fs_lock = &fs->lock;
+	t_lk.fs_lock = &fs->lock.m;
 	t_lk.busy_cv = &fs->busy_cv;
 	t_lk.stopped = t_lk.other_done = t_lk.long_done = false;
 	t_lk.busy_waited = t_lk.same_done = false;
@@ -287,9 +287,10 @@ static void t_truncate_with_same(struct fs *fs, struct t_long *l, struct t_same 
 	__real_pthread_mutex_unlock(&t_lk.m);
 	assert_int_equal(pthread_join(t_lk.thread, NULL), 0);
 	/* the long call is over: whatever its end, nothing is left busy (L2) */
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	left = fs->busy ? fs->busy->ino : 0;
-	__real_pthread_mutex_unlock(&fs->lock);
+	fs->lock.held = 0;	/* jg_mutex_unlock, past the wrapper */
+	__real_pthread_mutex_unlock(&fs->lock.m);
 	if (left)
 		fail_msg("inode %llu still busy after the truncate returned %d",
 			 (unsigned long long)left, l->rc);
@@ -471,13 +472,13 @@ static void t_big_orphans(struct blk_dev *dev, uint64_t *unl, uint64_t *trn)
 	*trn = t_big_file_named(fs, "truncated");
 	assert_int_equal(fs_ref(fs, *unl, 1), 0);
 	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "unlinked"), 0);
-	pthread_mutex_lock(&fs->lock);
+	jg_mutex_lock(&fs->lock);
 	assert_int_equal(fs_tx_start(fs, 16, &tx), 0);
 	assert_int_equal(fs_iget(fs, *trn, &ip), 0);
 	ip.size = 0;
 	assert_int_equal(fs_orphan_add(tx, &ip), 0);
 	assert_int_equal(fs_tx_stop(tx), 0);
-	pthread_mutex_unlock(&fs->lock);
+	jg_mutex_unlock(&fs->lock);
 	assert_int_equal(fs_sync(fs), 0);
 	fs_abandon(fs);
 }
@@ -497,10 +498,10 @@ static void test_lock_orphans_at_mount(void **state)
 	(void)state;
 	t_big_orphans(dev, &unl, &trn);
 	fs = ft_mount(dev);
-	rc = pthread_mutex_trylock(&fs->lock);
+	rc = pthread_mutex_trylock(&fs->lock.m);
 	if (rc)
 		fail_msg("the fs lock is taken after mount: trylock %d", rc);
-	__real_pthread_mutex_unlock(&fs->lock);
+	__real_pthread_mutex_unlock(&fs->lock.m);
 	assert_int_equal(fs_getattr(fs, unl, &a), -ENOENT);
 	assert_int_equal(fs_getattr(fs, trn, &a), 0);
 	assert_int_equal(a.size, 0);

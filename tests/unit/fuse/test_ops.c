@@ -142,7 +142,7 @@ int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	int rc = __real_pthread_mutex_unlock(m);
 
-	if (t_x.fs && m == &t_x.fs->lock && !t_x.running) {
+	if (t_x.fs && m == &t_x.fs->lock.m && !t_x.running) {
 		t_x.releases++;
 		if (t_x.releases == t_x.at) {
 			t_x.running = true;

@@ -110,7 +110,7 @@ static void t_vol_up(struct t_vol *v, unsigned int level, unsigned int n, unsign
 	fop_opts_init(&v->opts);
 	v->c.opts = &v->opts;
 	v->c.watch = v->w;
-	pthread_mutex_init(&v->c.rebuild_lock, NULL);
+	jg_mutex_init(&v->c.rebuild_lock, PTHREAD_MUTEX_DEFAULT);
 }
 
 /* The unmount's order (U3): the spare thread, then the rebuild thread, then the array. */
@@ -119,7 +119,7 @@ static void t_vol_down(struct t_vol *v)
 	fop_watch_stop(&v->c);
 	fop_rebuild_join(&v->c);
 	assert_int_equal(raid_stop(v->c.array), 0);
-	pthread_mutex_destroy(&v->c.rebuild_lock);
+	jg_mutex_destroy(&v->c.rebuild_lock);
 	fop_watch_free(v->w);
 	for (unsigned int i = 0; i < v->n + v->nsp; i++)
 		blk_close(v->mem[i]);
@@ -163,9 +163,9 @@ static void t_wait_thread_idle(struct t_vol *v)
 	}
 	assert_false(lost);
 	assert_int_equal(looks, 1);
-	pthread_mutex_lock(&v->c.rebuild_lock);
+	jg_mutex_lock(&v->c.rebuild_lock);
 	assert_false(v->c.rebuild_running);
-	pthread_mutex_unlock(&v->c.rebuild_lock);
+	jg_mutex_unlock(&v->c.rebuild_lock);
 }
 
 static void test_watch_failure_takes_spare(void **state)
