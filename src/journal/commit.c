@@ -283,7 +283,10 @@ static int jnl_commit_image(struct jnl *j, struct jnl_txn *t, struct jnl_commit_
 	io->pos0 = pos = j->head;
 	p = io->img;
 	if (io->ndecl) {
-		jnl_declare_fill(j, p, pos, t->tid, l->data, l->ndata, io->csum_commit);
+		/* tags hold the data's crc32c whenever the commit could carry
+		 * JNL_COMMIT_DATA_CSUM, whether or not it does (commit_after_data) */
+		jnl_declare_fill(j, p, pos, t->tid, l->data, l->ndata,
+				 l->ndata + t->data_written <= JNL_COMMIT_CSUM_MAX_DATA);
 		p += io->ndecl * JG_BLOCK_SIZE;
 		pos = jnl_next_pos(j, pos, io->ndecl);
 	}
