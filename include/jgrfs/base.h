@@ -28,11 +28,19 @@
 
 /* ---------------------------------------------------------------- logging */
 
+/*
+ * ERR and WARN are for what went wrong; NOTICE for what a command's user
+ * should read without asking (what recovery did at a mount); INFO for the
+ * layers' account of their work (assembled, mkfs, resync); DEBUG for more. The
+ * jgrfs program shows up to NOTICE on stderr (-q: ERR, -v: INFO, -vv: DEBUG);
+ * the daemon sends up to INFO to syslog.
+ */
 enum jg_log_level {
 	JG_LOG_ERR = 0,
 	JG_LOG_WARN = 1,
-	JG_LOG_INFO = 2,
-	JG_LOG_DEBUG = 3,
+	JG_LOG_NOTICE = 2,
+	JG_LOG_INFO = 3,
+	JG_LOG_DEBUG = 4,
 };
 
 typedef void (*jg_log_sink_fn)(void *ctx, int level, const char *subsys, const char *msg);

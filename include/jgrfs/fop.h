@@ -59,6 +59,8 @@ struct fop_opts {
 	bool allow_other;		/* allow_other: other users may use the mount */
 	bool foreground;		/* -f: do not fork (also -d) */
 	bool debug;			/* -d / debug: libfuse traces every request on stderr */
+	int log_level;			/* lines up to this JG_LOG_* on stderr while it is the
+					 * terminal (jgrfs -q/-v/-vv); default JG_LOG_NOTICE */
 	bool writeback_cache;		/* kernel writeback cache; default on (writeback_cache,
 					 * no_writeback_cache) */
 	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
@@ -75,6 +77,13 @@ struct fop_opts {
 
 /* Defaults as above. */
 void fop_opts_init(struct fop_opts *o);
+/*
+ * Route the daemon's log as @o says, from before assembly on: in the
+ * background, to syslog up to JG_LOG_INFO (all with -d or log_level DEBUG),
+ * and to stderr up to @o->log_level until the daemon detaches; in the
+ * foreground, to stderr up to @o->log_level. fop_serve() undoes it.
+ */
+void fop_log_start(const struct fop_opts *o);
 /*
  * Apply @optstr ("data=journal,ro,noatime"). Options jgrfs does not know are kept
  * for libfuse, which refuses the ones it does not know either (at fop_serve()).

@@ -306,6 +306,10 @@ int fs_owners(struct fs *fs, const struct fs_extent *ext, size_t n,
 struct fsck_opts {
 	bool repair;		/* -y: repair; else (-n) only report, never write */
 	bool verbose;
+	/* when set, called as the passes go over the groups (pass 1, then pass 5):
+	 * @done of @total (twice the groups); a nonzero return is ignored */
+	int (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 struct fsck_report {
 	uint64_t problems_found;

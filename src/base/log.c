@@ -8,7 +8,7 @@
 
 #include "jgrfs/base.h"
 
-static const char *const jg_log_names[] = { "error", "warning", "info", "debug" };
+static const char *const jg_log_names[] = { "error", "warning", "notice", "info", "debug" };
 
 static void jg_log_stderr(void *ctx, int level, const char *subsys, const char *msg)
 {

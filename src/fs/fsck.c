@@ -341,6 +341,15 @@ out:
 	return rc;
 }
 
+/* @g groups of pass 1 (@pass5 false) or of pass 5 done: tell the caller's progress. */
+static void fsck_progress(struct fsck *c, uint64_t g, bool pass5)
+{
+	uint64_t n = c->fs->ngroups;
+
+	if (c->opts->progress)
+		c->opts->progress(c->opts->progress_ctx, (pass5 ? n : 0) + g, 2 * n);
+}
+
 static int fsck_pass1(struct fsck *c)
 {
 	struct fs *fs = c->fs;
@@ -352,6 +361,7 @@ static int fsck_pass1(struct fsck *c)
 		struct fs_buf *ib;
 		bool ib_rebuilt;
 
+		fsck_progress(c, g, false);
 		for (uint32_t i = 0; i < 2 + fs->itable_blocks; i++)
 			fsck_set(c->used, start + i);
 		for (uint64_t i = fs_group_size(fs, g); i < fs->bpg && start + i < fs->nblocks; i++)
@@ -770,6 +780,8 @@ static int fsck_pass5(struct fsck *c)
 		struct fs_group_desc *gd;
 		bool gd_bad, bb_rebuilt = false, ib_rebuilt = false;
 
+		fsck_progress(c, g, true);
+
 		rc = fsck_bitmap_read(c, start, FS_MAGIC_BBITMAP, "block bitmap", true, &bb,
 				      &bb_rebuilt);
 		if (!rc)
@@ -892,6 +904,8 @@ static int fsck_run(struct fsck *c)
 		rc = fsck_pass4(c);
 	if (!rc)
 		rc = fsck_pass5(c);
+	if (!rc)
+		fsck_progress(c, fs->ngroups, true);
 	return rc;
 }
 

@@ -43,8 +43,12 @@
 
 /* Background mode: the child's end of the pipe the parent waits on; -1 otherwise. */
 static int fop_ready_fd = -1;
-/* Set once the daemon has detached: logs go to syslog from then on. */
-static atomic_bool fop_log_syslog;
+/* Set once the daemon has detached: stderr is /dev/null from then on. */
+static atomic_bool fop_log_detached;
+/* fop_log_start(): where lines go, and up to which level (JG_LOG_*). */
+static bool fop_log_syslog;
+static int fop_log_syslog_level = JG_LOG_INFO;
+static int fop_log_stderr_level = JG_LOG_NOTICE;
 /* Written by the signal handler, read by the stopper thread. */
 static int fop_sig_pipe[2] = {-1, -1};
 
@@ -52,14 +56,15 @@ static int fop_sig_pipe[2] = {-1, -1};
 
 static void fop_log_sink(void *ctx, int level, const char *subsys, const char *msg)
 {
-	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
-	static const char *const what[] = {"error: ", "warning: ", "", ""};
+	static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG};
+	static const char *const what[] = {"error: ", "warning: ", "", "", ""};
 	int l = level >= 0 && level <= JG_LOG_DEBUG ? level : JG_LOG_INFO;
 
+	(void)ctx;
 	/* syslog carries the severity itself; a terminal reader wants to see it */
-	if (atomic_load(&fop_log_syslog))
+	if (fop_log_syslog && l <= fop_log_syslog_level)
 		syslog(prio[l], "%s: %s", subsys, msg);
-	else
+	if (!atomic_load(&fop_log_detached) && l <= fop_log_stderr_level)
 		fprintf(stderr, "jgrfs: %s: %s%s\n", subsys, what[l], msg);
 }
 
@@ -84,6 +89,21 @@ static void fop_log_fuse(enum fuse_log_level level, const char *fmt, va_list ap)
 					   : JG_LOG_DEBUG,
 	       "libfuse", "%s", line);
 	line[0] = '\0';
+}
+
+void fop_log_start(const struct fop_opts *o)
+{
+	fop_log_stderr_level = o->debug ? JG_LOG_DEBUG : o->log_level;
+	fop_log_syslog = !o->foreground;
+	fop_log_syslog_level =
+		fop_log_stderr_level > JG_LOG_INFO ? fop_log_stderr_level : JG_LOG_INFO;
+	if (fop_log_syslog)
+		openlog("jgrfs", LOG_PID, LOG_DAEMON);
+	jg_log_set_sink(fop_log_sink, NULL);
+	jg_log_set_level(fop_log_syslog && fop_log_syslog_level > fop_log_stderr_level
+				 ? fop_log_syslog_level
+				 : fop_log_stderr_level);
+	fuse_set_log_func(fop_log_fuse);
 }
 
 /* ------------------------------------------------------------- background */
@@ -140,8 +160,7 @@ static void fop_background_ready(void)
 	setsid();
 	if (chdir("/"))
 		jg_log(JG_LOG_WARN, "fuse", "chdir /: %s", strerror(errno));
-	openlog("jgrfs", LOG_PID, LOG_DAEMON);
-	atomic_store(&fop_log_syslog, true);
+	atomic_store(&fop_log_detached, true); /* its log is syslog's alone now */
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {
 		dup2(fd, STDIN_FILENO);
@@ -280,7 +299,7 @@ static void fop_log_recovery(struct fop_ctx *c)
 	if (!c->array_was_dirty && r->was_clean && !fi.orphans_freed)
 		return;
 	jg_log(
-	    JG_LOG_INFO, "fuse",
+	    JG_LOG_NOTICE, "fuse",
 	    "recovery: array_was_dirty=%d raid_rows_resynced=%llu raid_rows_repaired=%llu "
 	    "raid_seconds=%.3f transactions_replayed=%llu blocks_replayed=%llu "
 	    "blocks_revoked=%llu declared_blocks_resynced=%llu log_blocks_resynced=%llu "
@@ -426,10 +445,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	c.notify = watch ? watch->notify : NULL;
 	c.watch = watch;
 	c.owner_uid = getuid();
-	jg_log_set_sink(fop_log_sink, NULL);
-	fuse_set_log_func(fop_log_fuse);
-	if (o->debug)
-		jg_log_set_level(JG_LOG_DEBUG); /* libfuse's request trace is at debug */
+	fop_log_start(o); /* again, for a caller that did not: the same routes */
 
 	rc = fop_mountpoint(mountpoint, mnt);
 	if (rc)
@@ -452,14 +468,11 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	fso.cache_blocks = o->cache_blocks;
 	fso.log_data_blocks = o->log_data_blocks;
 	/*
-	 * The journal reports its recovery itself; fop_log_recovery() says it once
-	 * for both layers, so the user reads one line (all of it with -d).
+	 * The journal reports its recovery itself (JG_LOG_INFO: syslog, and stderr
+	 * with -v); fop_log_recovery() says it once for both layers, at
+	 * JG_LOG_NOTICE, so the user reads one line.
 	 */
-	if (!o->debug)
-		jg_log_set_level(JG_LOG_WARN);
 	rc = fs_mount(raid_array_dev(a), &fso, &c.fs);
-	if (!o->debug)
-		jg_log_set_level(JG_LOG_INFO);
 	if (rc) {
 		jg_log(JG_LOG_ERR, "fuse", "cannot mount the filesystem: %s", strerror(-rc));
 		goto out;
@@ -553,7 +566,8 @@ out:
 	pthread_cond_destroy(&c.scrub_cond);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);
-	if (atomic_load(&fop_log_syslog))
+	if (fop_log_syslog)
 		closelog();
+	fop_log_syslog = false;
 	return rc;
 }

@@ -26,6 +26,7 @@ void fop_opts_init(struct fop_opts *o)
 	o->max_threads = 8;
 	o->timeout_s = 1.0;
 	o->sync_rate_mb = 128;
+	o->log_level = JG_LOG_NOTICE;
 }
 
 void fop_opts_free(struct fop_opts *o)

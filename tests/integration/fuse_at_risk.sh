@@ -53,7 +53,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	DEGR="$T/disk0.img $T/disk2.img $T/disk3.img"
 	# shellcheck disable=SC2086
 	# (the program itself in the background, not a function: $! is the daemon)
-	"$JGRFS_CRASH" --powercut "signal,seed=$round,keep=50,tear,linger=300" mount -f \
+	"$JGRFS_CRASH" --powercut "signal,seed=$round,keep=50,tear,linger=300" mount -f -v \
 		-o data=$DATA,no_writeback_cache,logdata=0,commit=1 $DEGR "$MNT" >"$T/cut.log" 2>&1 &
 	dpid=$!
 	for _ in $(seq 100); do
@@ -89,7 +89,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	grep -q "dirty.*degraded\|write hole" "$T/plain.log" ||
 		{ cat "$T/plain.log"; it_fail "round $round: plain mount refused for another reason"; }
 	# shellcheck disable=SC2086
-	"$JGRFS" mount -f -o force $DEGR "$MNT" >"$T/force.log" 2>&1 &
+	"$JGRFS" mount -f -v -o force $DEGR "$MNT" >"$T/force.log" 2>&1 &
 	for _ in $(seq 100); do
 		grep -q " $MNT fuse" /proc/mounts && break
 		sleep 0.1

@@ -23,7 +23,7 @@ for i in 0 1 2 3; do
 	head -c 96M /dev/urandom >"$T/disk$i.img" || it_fail "old data on disk$i"
 	DEVS="$DEVS $T/disk$i.img"
 done
-it_mkfs -l 5 -c 16K -r journal
+it_mkfs -v -l 5 -c 16K -r journal
 grep -q "initial_sync=pending" "$T/mkfs.log" || { cat "$T/mkfs.log"; it_fail "mkfs over old data: no initial sync pending"; }
 # shellcheck disable=SC2086
 "$JGRFS" examine $DEVS >"$T/examine.log" 2>&1 || { cat "$T/examine.log"; it_fail "examine"; }
@@ -41,7 +41,7 @@ array_field() {
 
 it_log "mount with a slow sync, write files while it runs"
 # shellcheck disable=SC2086
-"$JGRFS" mount -f -o sync_rate=8 $DEVS "$MNT" >"$T/daemon1.log" 2>&1 &
+"$JGRFS" mount -f -v -o sync_rate=8 $DEVS "$MNT" >"$T/daemon1.log" 2>&1 &
 for i in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
 grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon1.log"; it_fail "mount"; }
 cp -a "$(dirname "$0")/../../src" "$MNT/src" || it_fail "cp -a"
@@ -71,7 +71,7 @@ done
 it_log "kill -9 in the middle of the sync (its mark at row $mark1), remount: it resumes"
 it_crash
 # shellcheck disable=SC2086
-"$JGRFS" mount -f -o sync_rate=8 $DEVS "$MNT" >"$T/daemon2.log" 2>&1 &
+"$JGRFS" mount -f -v -o sync_rate=8 $DEVS "$MNT" >"$T/daemon2.log" 2>&1 &
 for i in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
 grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon2.log"; it_fail "mount after the crash"; }
 for i in $(seq 50); do grep -q "initial sync .*: from row" "$T/daemon2.log" && break; sleep 0.1; done
@@ -90,7 +90,7 @@ it_log "member 2 lost before the sync ends: every file reads right, degraded"
 mv "$T/disk2.img" "$T/away2.img" || it_fail mv
 DEVS="$T/disk0.img $T/disk1.img $T/disk3.img"
 # shellcheck disable=SC2086
-"$JGRFS" mount -f -o ro $DEVS "$MNT" >"$T/daemon3.log" 2>&1 &
+"$JGRFS" mount -f -v -o ro $DEVS "$MNT" >"$T/daemon3.log" 2>&1 &
 for i in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
 grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon3.log"; it_fail "degraded mount"; }
 (cd "$MNT" && md5sum -c --quiet "$T/sums") || it_fail "a file reads wrong with member 2 lost before the sync ended"
@@ -101,7 +101,7 @@ DEVS="$T/disk0.img $T/disk1.img $T/disk2.img $T/disk3.img"
 
 it_log "all members, no rate limit: the sync ends"
 # shellcheck disable=SC2086
-"$JGRFS" mount -f -o sync_rate=0 $DEVS "$MNT" >"$T/daemon4.log" 2>&1 &
+"$JGRFS" mount -f -v -o sync_rate=0 $DEVS "$MNT" >"$T/daemon4.log" 2>&1 &
 for i in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
 grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon4.log"; it_fail "mount"; }
 for i in $(seq 600); do

@@ -97,7 +97,7 @@ fusermount3 -u "$MNT" || it_fail "clear the dead mount"
 
 it_log "-f: foreground, SIGINT"
 # shellcheck disable=SC2086
-"$JGRFS" mount -f $DEVS "$MNT" >"$T/fg.log" 2>&1 &
+"$JGRFS" mount -f -v $DEVS "$MNT" >"$T/fg.log" 2>&1 &
 fg=$!
 IT_PIDS="$IT_PIDS $fg"
 i=0

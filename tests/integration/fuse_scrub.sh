@@ -28,7 +28,7 @@ mount_fg() {
 	local log=$1 i=0
 	shift
 	# shellcheck disable=SC2086
-	it_jg mount -f "$@" $DEVS "$MNT" >"$T/$log.log" 2>&1 &
+	it_jg mount -f -v "$@" $DEVS "$MNT" >"$T/$log.log" 2>&1 &
 	while ! grep -q " $MNT fuse" /proc/mounts; do
 		[ $i -lt 300 ] || { cat "$T/$log.log"; it_fail "mount ($log) did not come up"; }
 		sleep 0.1

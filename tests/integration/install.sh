@@ -173,8 +173,10 @@ if len(cmds) < 10:
     sys.exit(f"FAIL: only {len(cmds)} commands found in jgrfs --help")
 
 main = text("jgrfs.8")
-if not (named(section(main, "OPTIONS") or "", "-h") and named(section(main, "OPTIONS") or "", "--help")):
-    sys.exit("FAIL: jgrfs.8's OPTIONS does not name -h, --help (taken by every command)")
+common = {"-h", "--help", "-v", "--verbose", "-q", "--quiet"}
+for opt in sorted(common):
+    if not named(section(main, "OPTIONS") or "", opt):
+        sys.exit(f"FAIL: jgrfs.8's OPTIONS does not name {opt} (taken by every command)")
 own = {"mkfs": "mkfs.jgrfs.8", "fsck": "fsck.jgrfs.8", "mount": "jgrfs-mount.8"}
 bad = 0
 checked = 0
@@ -195,9 +197,14 @@ for cmd in cmds:
     opts = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", help_text))
     # short options: those of the option list ("  -x, --long" or "  -x   text")
     opts |= set(re.findall(r"^ {2,4}(-[A-Za-z])\b", help_text, re.M))
-    # -h, --help: every command's, named once in jgrfs.8's OPTIONS
+    # -h, --help, -v, --verbose, -q, --quiet: every command's, named once in
+    # jgrfs.8's OPTIONS, and in the pages of their own
+    for opt in sorted(common):
+        if opt not in opts:
+            print(f"FAIL: jgrfs {cmd} --help does not name {opt}, which every command takes")
+            bad = 1
     if cmd not in own:
-        opts -= {"-h", "--help"}
+        opts -= common
     for opt in sorted(opts):
         checked += 1
         if not named(page, opt):

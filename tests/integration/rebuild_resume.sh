@@ -91,7 +91,7 @@ for n in 2 5 9 14 20 27 35 44 60 80 100 130 160 190 230 270; do
 		DEVS=$R
 		# in the foreground, to keep the daemon's log
 		# shellcheck disable=SC2086
-		"$JGRFS" mount -f -o data=ordered $DEVS "$MNT" >"$T/daemon.log" 2>&1 &
+		"$JGRFS" mount -f -v -o data=ordered $DEVS "$MNT" >"$T/daemon.log" 2>&1 &
 		for _ in $(seq 300); do
 			grep -q " $MNT fuse" /proc/mounts && break
 			sleep 0.1

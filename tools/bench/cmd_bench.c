@@ -818,7 +818,10 @@ static void bc_usage(FILE *f)
 		"  --recovery-ops N   random writes before the crash (default 20000)\n"
 		"  --dir DIR          where member files go (default ./bench.tmp; not tmpfs)\n"
 		"  --csv FILE         write every median as CSV\n"
-		"  --svg FILE         write a chart\n\n"
+		"  --svg FILE         write a chart\n"
+		"  -v, --verbose      also the engine's own lines; -vv: everything\n"
+		"  -q, --quiet        errors only\n"
+		"  -h, --help         this text\n\n"
 		"Needs root and /dev/fuse. Build with `make release` for figures.\n");
 }
 
@@ -869,6 +872,7 @@ int cmd_bench(int argc, char **argv)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct bc_opts o;
@@ -893,7 +897,7 @@ int cmd_bench(int argc, char **argv)
 		o.wl[k] = true;
 	o.iface[BC_FUSE] = o.iface[BC_INPROC] = true;
 	snprintf(o.dir, sizeof(o.dir), "bench.tmp");
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': {
 			char buf[256], *save = NULL;
@@ -982,6 +986,8 @@ int cmd_bench(int argc, char **argv)
 			bc_usage(stdout);
 			return 0;
 		default:
+			if (!cli_verbosity_opt(c))
+				break;
 			bc_usage(stderr);
 			return 2;
 		}
@@ -1014,7 +1020,6 @@ int cmd_bench(int argc, char **argv)
 		members[i] = storage[i];
 	bc_member_paths(&o, members, &storage[0][0], sizeof(storage[0]));
 	signal(SIGPIPE, SIG_IGN);
-	jg_log_set_level(JG_LOG_WARN); /* in-process assembly and mount: no info lines */
 	printf("jgrfs bench: RAID5 over %d files in %s; %s through FUSE; log in %s\n", BC_MEMBERS,
 	       o.dir, o.use_fio ? "fio" : "built-in generator", o.log);
 

@@ -45,6 +45,8 @@ static const char cmd_bench_fs_help[] =
 	"  -r, --rand-ops N       random 4 KiB fsync'd writes (default 300)\n"
 	"  -c, --creates N        files created (default 5000)\n"
 	"  -m, --modes LIST       comma-separated data modes (default all four)\n"
+	"  -v, --verbose          also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet            errors only: no warnings, no progress\n"
 	"  -h, --help             this text\n";
 
 struct bf_result {
@@ -145,6 +147,7 @@ int cmd_bench_fs(int argc, char **argv)
 		{ "creates", required_argument, NULL, 'c' },
 		{ "modes", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = ".", *modes = "writeback,ordered,journal,declared";
@@ -158,7 +161,8 @@ int cmd_bench_fs(int argc, char **argv)
 	int opt, rc = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:s:f:r:c:m:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:s:f:r:c:m:h" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			dir = optarg;
@@ -188,6 +192,10 @@ int cmd_bench_fs(int argc, char **argv)
 		case 'h':
 			fputs(cmd_bench_fs_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			fputs(cmd_bench_fs_help, stderr);
 			return 1;

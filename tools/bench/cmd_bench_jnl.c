@@ -53,6 +53,8 @@ static const char cmd_bench_jnl_help[] =
 	"  -D, --data D         data blocks per transaction (default 64)\n"
 	"  -J, --journal SIZE   journal size (default 32M)\n"
 	"  -j, --json           one JSON object on stdout\n"
+	"  -v, --verbose        also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet          errors only: no warnings, no progress\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Use a release build (make release) for figures.\n"
@@ -314,6 +316,7 @@ int cmd_bench_jnl(int argc, char **argv)
 		{ "txns", required_argument, NULL, 't' }, { "meta", required_argument, NULL, 'M' },
 		{ "data", required_argument, NULL, 'D' }, { "journal", required_argument, NULL, 'J' },
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static const enum jnl_data_mode modes[] = {
@@ -330,7 +333,8 @@ int cmd_bench_jnl(int argc, char **argv)
 	uint64_t v;
 	int opt, rc = 0;
 
-	while ((opt = getopt_long(argc, argv, "d:s:m:c:t:M:D:J:jh", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:s:m:c:t:M:D:J:jh" CLI_VERBOSITY_SHORTOPTS,
+				  lo, NULL)) != -1) {
 		switch (opt) {
 		case 'd': st.o.dir = optarg; break;
 		case 's':
@@ -368,6 +372,10 @@ int cmd_bench_jnl(int argc, char **argv)
 			break;
 		case 'j': st.o.json = true; break;
 		case 'h': fputs(cmd_bench_jnl_help, stdout); return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default: fputs(cmd_bench_jnl_help, stderr); return 1;
 		}
 	}
@@ -379,7 +387,6 @@ int cmd_bench_jnl(int argc, char **argv)
 			return cli_err("mkdtemp: %s", strerror(errno)), 2;
 		st.made_dir = true;
 	}
-	jg_log_set_level(JG_LOG_WARN);
 	rc = bj_create(&st);
 	if (rc)
 		goto out;

@@ -86,6 +86,8 @@ static const char cmd_bench_raid_help[] =
 	"                           is one request of B chunks per member, and again one\n"
 	"                           request per chunk (the engine's member I/O size)\n"
 	"  -j, --json               one JSON object on stdout, no progress lines\n"
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"examples:\n"
@@ -648,6 +650,7 @@ static int bench_parse(struct bench_opts *o, int argc, char **argv)
 		{ "batch", required_argument, NULL, 'B' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -665,7 +668,8 @@ static int bench_parse(struct bench_opts *o, int argc, char **argv)
 		.runs = 3, .threads = 4, .batch = 16,
 	};
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:s:m:c:S:n:t:B:jh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:s:m:c:S:n:t:B:jh" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			o->dir = optarg;
@@ -714,6 +718,10 @@ static int bench_parse(struct bench_opts *o, int argc, char **argv)
 		case 'h':
 			fputs(cmd_bench_raid_help, stdout);
 			return -1;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			fputs(cmd_bench_raid_help, stderr);
 			return 1;

@@ -4,10 +4,16 @@
  * helpers shared by the subcommands (tools/cli/cli.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -70,6 +76,8 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+static void cli_log_sink(void *ctx, int level, const char *subsys, const char *msg);
+
 static void cli_usage(FILE *f, const struct cli_cmd *cmds)
 {
 	fprintf(f, "usage: jgrfs <command> [options] [args]\n\n"
@@ -96,6 +104,9 @@ int cli_main(const struct cli_cmd *cmds, int argc, char **argv)
 	char name[64];
 
 	base = base ? base + 1 : argv[0];
+	/* the engine's lines: warnings and errors; more with -v (cli_verbosity_opt) */
+	jg_log_set_sink(cli_log_sink, NULL);
+	jg_log_set_level(cli_log_level());
 	/* mkfs.jgrfs, fsck.jgrfs: the names the ecosystem calls */
 	if (!strcmp(base, "mkfs.jgrfs") || !strcmp(base, "fsck.jgrfs")) {
 		snprintf(name, sizeof(name), "%.4s", base);
@@ -137,6 +148,123 @@ int cli_main(const struct cli_cmd *cmds, int argc, char **argv)
 
 const struct cli_member_hook *cli_member_hook;
 
+/* ---------------------------------------------------------------- locks */
+
+enum cli_lock cli_lock_mode = CLI_LOCK_EXCLUSIVE;
+bool cli_lock_wait;
+
+/* The files this process has locked, by identity: a second open of one reuses its lock. */
+static struct cli_locked {
+	dev_t dev;
+	ino_t ino;
+	int fd;
+} cli_locked[2 * CLI_MAX_DEVICES];
+static int cli_nlocked;
+
+const char *cli_lock_holder(const char *path, char *buf, size_t len)
+{
+	char line[256], cmd[160] = "";
+	struct stat st;
+	long pid = 0;
+	FILE *f;
+
+	snprintf(buf, len, "another process");
+	if (stat(path, &st))
+		return buf;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return buf;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" first */
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long long ino;
+		long p;
+
+		if (strstr(line, "->"))
+			continue;
+		if (sscanf(line, "%*d: %*s %*s %*s %ld %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev) && ino == st.st_ino &&
+		    p != getpid())
+			pid = p;
+	}
+	fclose(f);
+	if (pid <= 0)
+		return buf;
+	snprintf(line, sizeof(line), "/proc/%ld/cmdline", pid);
+	f = fopen(line, "re");
+	if (f) {
+		size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
+
+		fclose(f);
+		cmd[n] = '\0';
+		for (size_t i = 0; n && i < n - 1; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		if (n == sizeof(cmd) - 1)
+			strcpy(cmd + n - 4, "...");
+	}
+	snprintf(buf, len, cmd[0] ? "pid %ld (%s)" : "pid %ld", pid, cmd);
+	return buf;
+}
+
+/* Lock @path as cli_lock_mode says, once per file per process. */
+static int cli_lock_member(const char *path)
+{
+	int op = cli_lock_mode == CLI_LOCK_SHARED ? LOCK_SH : LOCK_EX;
+	char who[200];
+	struct stat st;
+	int fd;
+
+	if (cli_lock_mode == CLI_LOCK_NONE)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return cli_err("%s: %s", path, strerror(-err)), err;
+	}
+	for (int i = 0; i < cli_nlocked; i++)
+		if (cli_locked[i].dev == st.st_dev && cli_locked[i].ino == st.st_ino) {
+			close(fd);
+			return 0;
+		}
+	if (cli_nlocked == (int)(sizeof(cli_locked) / sizeof(cli_locked[0]))) {
+		close(fd);
+		return cli_err("%s: too many devices", path), -EMFILE;
+	}
+	if (flock(fd, op | LOCK_NB)) {
+		int err = errno;
+
+		if (err != EWOULDBLOCK) {
+			close(fd);
+			return cli_err("%s: cannot lock: %s", path, strerror(err)), -err;
+		}
+		cli_lock_holder(path, who, sizeof(who));
+		if (!cli_lock_wait) {
+			close(fd);
+			return cli_err("%s: in use by %s; unmount it first (jgrfs umount "
+				       "MOUNTPOINT), or give --wait",
+				       path, who),
+			       -EBUSY;
+		}
+		if (cli_verbosity >= 0)
+			fprintf(stderr, "%s: %s: in use by %s; waiting\n", cli_prog, path, who);
+		while (flock(fd, op))
+			if (errno != EINTR) {
+				err = errno;
+				close(fd);
+				return cli_err("%s: cannot lock: %s", path, strerror(err)), -err;
+			}
+	}
+	cli_locked[cli_nlocked].dev = st.st_dev;
+	cli_locked[cli_nlocked].ino = st.st_ino;
+	cli_locked[cli_nlocked].fd = fd; /* held until exit */
+	cli_nlocked++;
+	return 0;
+}
+
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs)
 {
 	int rc = 0, i;
@@ -147,6 +275,13 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
 		if (rc) {
 			cli_err("%s: cannot open member: %s", paths[i], strerror(-rc));
+			break;
+		}
+		/* after the open, which creates a missing file; before any read or write */
+		rc = cli_lock_member(paths[i]);
+		if (rc) {
+			blk_close(devs[i]);
+			devs[i] = NULL;
 			break;
 		}
 	}
@@ -169,28 +304,152 @@ void cli_close_members(struct blk_dev **devs, int n)
 		cli_member_hook->unwrap(n);
 }
 
-int cli_progress(void *label, uint64_t done, uint64_t total)
-{
-	static int last_decile = -1;
-	int pct = total ? (int)(done * 100 / total) : 100;
+/* ------------------------------------------------------------ verbosity */
 
-	if (isatty(STDERR_FILENO)) {
-		fprintf(stderr, "\r%s: %3d%% (%llu/%llu)", (const char *)label, pct,
-			(unsigned long long)done, (unsigned long long)total);
-		fflush(stderr);
-	} else if (pct / 10 != last_decile) {
-		last_decile = pct / 10;
-		fprintf(stderr, "%s: %d%% (%llu/%llu)\n", (const char *)label, pct,
-			(unsigned long long)done, (unsigned long long)total);
-	}
+int cli_verbosity;
+bool cli_progress_off;
+
+int cli_log_level(void)
+{
+	return cli_verbosity < 0 ? JG_LOG_ERR
+	       : cli_verbosity == 0 ? JG_LOG_NOTICE
+	       : cli_verbosity == 1 ? JG_LOG_INFO
+				    : JG_LOG_DEBUG;
+}
+
+int cli_verbosity_opt(int opt)
+{
+	if (opt == 'v')
+		cli_verbosity = cli_verbosity < 0 ? 1 : cli_verbosity + 1;
+	else if (opt == 'q')
+		cli_verbosity = -1;
+	else
+		return 1;
+	jg_log_set_level(cli_log_level());
 	return 0;
 }
 
-void cli_progress_done(void *label)
+/* ------------------------------------------------------------- progress */
+
+/* The progress line on the terminal, if one is drawn: log lines erase it first. */
+static struct cli_progress *cli_progress_shown;
+static pthread_mutex_t cli_stderr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double cli_now(void)
 {
-	(void)label;
-	if (isatty(STDERR_FILENO))
-		fputc('\n', stderr);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Erase the progress line; cli_stderr_lock held. */
+static void cli_progress_erase_locked(void)
+{
+	if (cli_progress_shown) {
+		fputs("\r\033[K", stderr);
+		cli_progress_shown = NULL;
+	}
+}
+
+/* The engine's lines (jg_log) on stderr: "raid: warning: ...", over no progress line. */
+static void cli_log_sink(void *ctx, int level, const char *subsys, const char *msg)
+{
+	static const char *const what[] = { "error: ", "warning: ", "", "", "" };
+
+	(void)ctx;
+	pthread_mutex_lock(&cli_stderr_lock);
+	cli_progress_erase_locked();
+	fprintf(stderr, "%s: %s%s\n", subsys, level >= 0 && level <= JG_LOG_DEBUG ? what[level] : "",
+		msg);
+	pthread_mutex_unlock(&cli_stderr_lock);
+}
+
+void cli_progress_start(struct cli_progress *p, const char *label, const char *unit,
+			uint64_t unit_bytes)
+{
+	memset(p, 0, sizeof(*p));
+	p->label = label;
+	p->unit = unit;
+	p->unit_bytes = unit_bytes;
+	p->t0 = cli_now();
+	p->drawn_at = 0;
+	p->tenth = -1;
+	p->tty = isatty(STDERR_FILENO);
+	p->on = cli_verbosity >= 0 && !cli_progress_off;
+}
+
+/* "1:05" or "2:03:04" */
+static void cli_hms(double s, char *buf, size_t len)
+{
+	unsigned long long t = s > 0 && s < 1e9 ? (unsigned long long)(s + 0.5) : 0;
+
+	if (t >= 3600)
+		snprintf(buf, len, "%llu:%02llu:%02llu", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%llu:%02llu", t / 60, t % 60);
+}
+
+int cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = ctx;
+	double now = cli_now(), el = now - p->t0;
+	int pct = total ? (int)(done * 100 / total) : 100;
+	char count[80] = "", rate[48] = "", eta[48] = "", b[32];
+
+	if (!p->on)
+		return 0;
+	if (p->tty && done < total && now - p->drawn_at < 0.2)
+		return 0;
+	if (!p->tty && pct / 10 == p->tenth)
+		return 0;
+	if (el > 0.5 && done) {
+		double per_s = (double)done / el;
+
+		if (p->unit_bytes)
+			snprintf(rate, sizeof(rate), "  %s/s",
+				 cli_human_bytes((uint64_t)(per_s * (double)p->unit_bytes), b,
+						 sizeof(b)));
+		else if (p->unit)
+			snprintf(rate, sizeof(rate), "  %.0f %s/s", per_s, p->unit);
+		if (done < total) {
+			cli_hms((double)(total - done) / per_s, b, sizeof(b));
+			snprintf(eta, sizeof(eta), "  eta %s", b);
+		}
+	}
+	if (p->unit)
+		snprintf(count, sizeof(count), " (%llu/%llu %s)", (unsigned long long)done,
+			 (unsigned long long)total, p->unit);
+	pthread_mutex_lock(&cli_stderr_lock);
+	if (p->tty) {
+		fprintf(stderr, "\r\033[K%s: %3d%%%s%s%s", p->label, pct, count, rate, eta);
+		cli_progress_shown = p;
+		p->drawn_at = now;
+	} else {
+		p->tenth = pct / 10;
+		fprintf(stderr, "%s: %d%%%s%s%s\n", p->label, pct, count, rate, eta);
+	}
+	fflush(stderr);
+	pthread_mutex_unlock(&cli_stderr_lock);
+	return 0;
+}
+
+void cli_progress_done(struct cli_progress *p)
+{
+	pthread_mutex_lock(&cli_stderr_lock);
+	if (cli_progress_shown == p)
+		cli_progress_erase_locked();
+	fflush(stderr);
+	pthread_mutex_unlock(&cli_stderr_lock);
+	p->on = false;
+}
+
+uint64_t cli_row_bytes(const struct raid_info *info)
+{
+	unsigned int parity = info->level == 6 ? 2 : 1;
+
+	return (uint64_t)info->chunk_blocks * JG_BLOCK_SIZE *
+	       (info->nmembers > parity ? info->nmembers - parity : 0);
 }
 
 const char *cli_human_bytes(uint64_t bytes, char *buf, int len)

@@ -43,12 +43,34 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
 /*
  * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
- * files are created sparse at that size. On failure prints which path and why,
- * closes what it opened, returns the negative errno. When cli_member_hook is
- * set, its wrap() then puts its layer over the members.
+ * files are created sparse at that size. Each is then locked as cli_lock_mode
+ * says. On failure prints which path and why, closes what it opened, returns
+ * the negative errno. When cli_member_hook is set, its wrap() then puts its
+ * layer over the members.
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);
+
+/*
+ * Two processes on one array would corrupt it. cli_open_members() holds an
+ * advisory lock (flock) on each member until the process exits: exclusive for
+ * a mount's daemon and for the commands that write (mkfs, create, fsck -y,
+ * scrub --repair, rebuild), shared for the read-only ones (fsck -n, scrub,
+ * owners), none for examine (it reads the superblocks of members in use, as
+ * mdadm --examine does). A member locked by another process: the command names
+ * it ("in use by pid 1234 (jgrfs mount d0.img ... /srv)") and fails with
+ * -EBUSY; with --wait (cli_lock_wait) it says so once and waits.
+ */
+enum cli_lock { CLI_LOCK_EXCLUSIVE, CLI_LOCK_SHARED, CLI_LOCK_NONE };
+extern enum cli_lock cli_lock_mode; /* default CLI_LOCK_EXCLUSIVE */
+extern bool cli_lock_wait;
+#define CLI_OPT_WAIT 0x101 /* --wait: no short form */
+#define CLI_WAIT_LONGOPT { "wait", no_argument, NULL, CLI_OPT_WAIT }
+#define CLI_WAIT_HELP \
+	"      --wait               a member in use by another jgrfs process (a mount\n" \
+	"                           being stopped, a running fsck): wait for it\n"
+/* "pid 1234 (jgrfs mount ...)" for the process holding a lock on @path, or "another process". */
+const char *cli_lock_holder(const char *path, char *buf, size_t len);
 
 /*
  * A layer over the members of each cli_open_members(), for the crash harness
@@ -66,10 +88,54 @@ struct cli_member_hook {
 };
 extern const struct cli_member_hook *cli_member_hook;
 
-/* Progress on stderr when it is a terminal, else a line every 10%: "label: 42% (done/total)". */
-int cli_progress(void *label, uint64_t done, uint64_t total);
-/* End a progress display (newline on a terminal). */
-void cli_progress_done(void *label);
+/*
+ * How much a command says, as mdadm and e2fsprogs do. By default its result on
+ * stdout, warnings and errors on stderr, and progress of long work; the
+ * layers' own account of their work (assembled, mkfs, resync: JG_LOG_INFO) is
+ * not shown. Every subcommand takes:
+ *   -q, --quiet     errors only: no warnings, no progress
+ *   -v, --verbose   the layers' lines too; twice (-vv) everything (JG_LOG_DEBUG)
+ * cli_verbosity is -1 (quiet), 0, 1 or 2; cli_verbosity_opt() takes one of
+ * those options found by getopt_long (0 when taken, 1 when not ours) and sets
+ * the log level to match. --json turns progress off with cli_progress_off.
+ */
+extern int cli_verbosity;
+extern bool cli_progress_off;
+int cli_verbosity_opt(int opt);
+/* The log level of cli_verbosity: JG_LOG_ERR, _NOTICE, _INFO or _DEBUG. */
+int cli_log_level(void);
+#define CLI_VERBOSITY_SHORTOPTS "vq"
+#define CLI_VERBOSITY_LONGOPTS \
+	{ "verbose", no_argument, NULL, 'v' }, { "quiet", no_argument, NULL, 'q' }
+#define CLI_VERBOSITY_HELP \
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n" \
+	"  -q, --quiet              errors only: no warnings, no progress\n"
+
+/*
+ * Progress of long work on stderr. On a terminal one line, rewritten in place
+ * at most five times a second, with the rate and the time left:
+ *	scrub:  42% (1720/4095 rows)  540 MiB/s  eta 0:03
+ * and erased at the end, so the result follows on a clean line. Elsewhere (a
+ * log file) a plain line at each tenth. Nothing with -q or --json. Lines the
+ * engine logs meanwhile erase the progress line first; the next update draws it
+ * again. @unit names what is counted (NULL: a percentage only, no rate);
+ * @unit_bytes, when not 0, the bytes of one, for a rate in bytes.
+ */
+struct cli_progress {
+	const char *label, *unit;
+	uint64_t unit_bytes;
+	double t0, drawn_at;	/* CLOCK_MONOTONIC seconds */
+	int tenth;		/* the last plain line's tenth */
+	bool tty, on;
+};
+void cli_progress_start(struct cli_progress *p, const char *label, const char *unit,
+			uint64_t unit_bytes);
+/* Show @done of @total; a raid_progress_fn with @p as its context. Returns 0. */
+int cli_progress(void *p, uint64_t done, uint64_t total);
+/* Erase the line (terminal) and stop. */
+void cli_progress_done(struct cli_progress *p);
+/* Bytes of array data in one stripe row of @info: a row's unit_bytes. */
+uint64_t cli_row_bytes(const struct raid_info *info);
 
 /* Format @bytes as "1.5 GiB" into @buf. */
 const char *cli_human_bytes(uint64_t bytes, char *buf, int len);

@@ -31,6 +31,10 @@ static const char cmd_create_help[] =
 	"options:\n"
 	CLI_RAID_HELP
 	"  -f, --force              overwrite members that belong to another jgrfs array\n"
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
+	"      --wait               when a member is in use by another jgrfs process\n"
+	"                           (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"examples:\n"
@@ -46,6 +50,8 @@ int cmd_create(int argc, char **argv)
 	static const struct option extra[] = {
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
+		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct option longopts[32];
@@ -61,7 +67,8 @@ int cmd_create(int argc, char **argv)
 	raidcli_longopts(longopts, 32, extra);
 	cli_raid_opts_init(&ro, &cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fh" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			force = true;
@@ -69,6 +76,13 @@ int cmd_create(int argc, char **argv)
 		case 'h':
 			fputs(cmd_create_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		case CLI_OPT_WAIT:
+			cli_lock_wait = true;
+			break;
 		default:
 			rc = cli_raid_opt(&ro, opt, optarg);
 			if (rc < 0)

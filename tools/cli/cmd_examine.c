@@ -48,6 +48,8 @@ static const char cmd_examine_help[] =
 	"\n"
 	"options:\n"
 	"  -j, --json               one JSON object on stdout\n"
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"examples:\n"
@@ -517,6 +519,7 @@ int cmd_examine(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	/* never write: no superblock update, no recovery resync */
@@ -529,7 +532,7 @@ int cmd_examine(int argc, char **argv)
 	int opt, n, rc, arc, ret = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -537,6 +540,10 @@ int cmd_examine(int argc, char **argv)
 		case 'h':
 			fputs(cmd_examine_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			fputs(cmd_examine_help, stderr);
 			return 1;
@@ -550,6 +557,7 @@ int cmd_examine(int argc, char **argv)
 	}
 	if (n > RAIDCLI_MAX_MEMBERS)
 		return cli_err("at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
+	cli_lock_mode = CLI_LOCK_NONE; /* members in use too, as mdadm --examine */
 	if (cli_open_members(argv + optind, n, 0, devs))
 		return 2;
 	for (int i = 0; i < n; i++) {
@@ -571,7 +579,16 @@ int cmd_examine(int argc, char **argv)
 		cmd_examine_read_bitmap(&ed[i], devs[i]);
 	}
 
+	/*
+	 * Only a try: the devices given need not make a whole array (examining one
+	 * disk is what this is for). What assembly would warn about - roles
+	 * missing, too few to run - the output below shows per device; its lines
+	 * only with -v.
+	 */
+	if (cli_verbosity < 1)
+		jg_log_set_level(JG_LOG_ERR - 1);
 	arc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
+	jg_log_set_level(cli_log_level());
 	if (!arc) {
 		raid_info_get(a, &info);
 		for (int i = 0; i < n; i++)

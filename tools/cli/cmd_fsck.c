@@ -3,7 +3,7 @@
  * tools/cli/cmd_fsck.c - `jgrfs fsck` (also fsck.jgrfs): check, and with -y repair,
  * the filesystem on an array.
  *
- *	jgrfs fsck [-n|-y] [-v] DEV...
+ *	jgrfs fsck [-n|-y] [-v|-q] [--wait] DEV...
  *
  * The array is assembled read-only and without its recovery resync for -n (the
  * check never writes: the journal is replayed in memory), normally for -y. Then
@@ -33,11 +33,15 @@ static const char cmd_fsck_help[] =
 	"out of range or claimed twice, the orphan list. The volume must not be mounted.\n"
 	"\n"
 	"options:\n"
-	"  -n        only report; never write (the default)\n"
-	"  -y        repair every problem found\n"
-	"  -p        as -y (e2fsck's \"preen\")\n"
-	"  -v        print a summary of what was checked\n"
-	"  -h        this text\n"
+	"  -n, --no                 only report; never write (the default)\n"
+	"  -y, --yes                repair every problem found\n"
+	"  -p                       as -y (e2fsck's \"preen\")\n"
+	"  -v, --verbose            also the engine's own lines (assembly, journal\n"
+	"                           replay); -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
+	"      --wait               when a member is in use by another jgrfs process\n"
+	"                           (a mount being stopped), wait for it\n"
+	"  -h, --help               this text\n"
 	"\n"
 	"exit status: 0 clean, 1 problems repaired, 4 problems left unrepaired,\n"
 	"8 operational error (the array or filesystem could not be opened)\n";
@@ -45,18 +49,23 @@ static const char cmd_fsck_help[] =
 int cmd_fsck(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "no", no_argument, NULL, 'n' },
+		{ "yes", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
+		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
 	struct fsck_opts fo = { 0 };
 	struct fsck_report rep;
+	struct cli_progress prog;
 	struct raid_array *a = NULL;
 	int opt, n, rc, rc2;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "nyvhp", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "nyhp" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			fo.repair = false;
@@ -66,11 +75,17 @@ int cmd_fsck(int argc, char **argv)
 			fo.repair = true;
 			break;
 		case 'v':
-			fo.verbose = true;
+			cli_verbosity_opt(opt); /* the summary is printed anyway */
 			break;
 		case 'h':
 			fputs(cmd_fsck_help, stdout);
 			return 0;
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		case CLI_OPT_WAIT:
+			cli_lock_wait = true;
+			break;
 		default:
 			fputs(cmd_fsck_help, stderr);
 			return 8;
@@ -86,10 +101,15 @@ int cmd_fsck(int argc, char **argv)
 		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n), 8;
 	acfg.readonly = !fo.repair;
 	acfg.no_resync = !fo.repair;
+	cli_lock_mode = fo.repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
 	rc = raidcli_assemble(argv + optind, n, &acfg, devs, &a);
 	if (rc)
 		return 8;
+	cli_progress_start(&prog, "fsck", "group passes", 0);
+	fo.progress = cli_progress;
+	fo.progress_ctx = &prog;
 	rc = fs_fsck(raid_array_dev(a), &fo, &rep);
+	cli_progress_done(&prog);
 	if (rep.recovery.transactions_replayed)
 		printf("journal: %llu transactions replayed (%llu blocks, %llu revoked)%s\n",
 		       (unsigned long long)rep.recovery.transactions_replayed,

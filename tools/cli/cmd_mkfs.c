@@ -37,6 +37,10 @@ static const char cmd_mkfs_help[] =
 	"                           at least 8M: a small one checkpoints all the time)\n"
 	"  -L, --label LABEL        filesystem label, up to 63 bytes\n"
 	"  -i, --inode-ratio BYTES  bytes of space per inode (default 16K)\n"
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
+	"      --wait               when a member is in use by another jgrfs process\n"
+	"                           (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"example:\n"
@@ -52,6 +56,8 @@ int cmd_mkfs(int argc, char **argv)
 		{ "label", required_argument, NULL, 'L' },
 		{ "inode-ratio", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
+		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fs_mkfs_opts fo = { 0 };
@@ -69,7 +75,8 @@ int cmd_mkfs(int argc, char **argv)
 	raidcli_longopts(longopts, 32, extra);
 	cli_raid_opts_init(&ro, &cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fJ:L:i:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fJ:L:i:h" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			fo.force = true;
@@ -95,6 +102,13 @@ int cmd_mkfs(int argc, char **argv)
 		case 'h':
 			fputs(cmd_mkfs_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		case CLI_OPT_WAIT:
+			cli_lock_wait = true;
+			break;
 		default:
 			rc = cli_raid_opt(&ro, opt, optarg);
 			if (rc < 0)

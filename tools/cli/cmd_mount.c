@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -42,6 +41,9 @@ static void mount_usage(FILE *f)
 		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
 		   "  -f, --foreground stay in the foreground, log to stderr\n"
 		   "  -d, --debug      as -o debug\n"
+		   "  -v, --verbose    also the engine's lines (assembly, journal recovery) on\n"
+		   "                   stderr until the daemon detaches; -vv: everything\n"
+		   "  -q, --quiet      errors only\n"
 		   "  -h, --help       this text\n\n"
 		   "mount options:\n" FOP_OPTS_HELP "\n"
 		   "In the background (the default) the command returns once the volume is\n"
@@ -64,30 +66,6 @@ static int mount_split_members(char *list, char **paths, int max)
 		paths[n++] = p;
 	}
 	return n ? n : -EINVAL;
-}
-
-/*
- * Two daemons on one array would corrupt it: hold an advisory lock on every
- * member for the daemon's lifetime (inherited by nothing: O_CLOEXEC).
- */
-static int mount_lock_members(char **paths, int n, int *fds)
-{
-	for (int i = 0; i < n; i++) {
-		fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
-		if (fds[i] < 0)
-			return cli_err("%s: %s", paths[i], strerror(errno)), -errno;
-		if (flock(fds[i], LOCK_EX | LOCK_NB)) {
-			int err = -errno;
-
-			if (err == -EWOULDBLOCK)
-				cli_err("%s: in use by another jgrfs process (mounted elsewhere?)",
-					paths[i]);
-			else
-				cli_err("%s: cannot lock: %s", paths[i], strerror(-err));
-			return err;
-		}
-	}
-	return 0;
 }
 
 /*
@@ -118,10 +96,10 @@ int cmd_mount(int argc, char **argv)
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"debug", no_argument, NULL, 'd'},
 	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct blk_dev *devs[MOUNT_MAX_MEMBERS] = {NULL};
-	int lock_fds[MOUNT_MAX_MEMBERS];
 	char *paths[MOUNT_MAX_MEMBERS];
 	struct raid_assemble_cfg acfg;
 	struct raid_array *a = NULL;
@@ -132,11 +110,9 @@ int cmd_mount(int argc, char **argv)
 	const char *mountpoint;
 	int opt, n = 0, npos, rc = 1, code;
 
-	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
-		lock_fds[i] = -1;
 	fop_opts_init(&o);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:fdh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:fdh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			if (fop_opts_parse(&o, optarg))
@@ -154,6 +130,8 @@ int cmd_mount(int argc, char **argv)
 			rc = 0;
 			goto out;
 		default:
+			if (!cli_verbosity_opt(opt))
+				break;
 			goto usage_err;
 		}
 	}
@@ -201,6 +179,9 @@ int cmd_mount(int argc, char **argv)
 		}
 	}
 
+	o.log_level = cli_log_level();
+	fop_log_start(&o); /* the engine's lines to syslog from here on (background) */
+
 	/* before assembly, whose DegradedArray is an event too; after the fork (a thread) */
 	if (o.notify) {
 		char mnt[PATH_MAX];
@@ -212,9 +193,7 @@ int cmd_mount(int argc, char **argv)
 		if (fop_notify_start(o.notify, mnt, &notify))
 			goto out;
 	}
-	if (mount_lock_members(paths, n, lock_fds))
-		goto out;
-	if (cli_open_members(paths, n, 0, devs))
+	if (cli_open_members(paths, n, 0, devs)) /* and locks them: cli.h */
 		goto out;
 	memset(&acfg, 0, sizeof(acfg));
 	if (o.force && !o.rw_given)
@@ -228,12 +207,8 @@ int cmd_mount(int argc, char **argv)
 	}
 	acfg.event_fn = fop_watch_event; /* notify= and the spare thread */
 	acfg.event_ctx = watch;
-	/* the array's own assembly and resync lines: the daemon sums them up in one */
-	if (!o.debug)
-		jg_log_set_level(JG_LOG_WARN);
+	/* the array's own assembly and resync lines (INFO): the daemon sums them up in one */
 	code = raid_assemble(devs, (unsigned int)n, &acfg, &a);
-	if (!o.debug)
-		jg_log_set_level(JG_LOG_INFO);
 	if (code) {
 		cli_err("cannot assemble the array: %s", strerror(-code));
 		cli_close_members(devs, n);
@@ -255,9 +230,6 @@ usage_err:
 out:
 	fop_watch_free(watch);	 /* the array is stopped or was never assembled: no more events */
 	fop_notify_stop(notify);
-	for (int i = 0; i < MOUNT_MAX_MEMBERS; i++)
-		if (lock_fds[i] >= 0)
-			close(lock_fds[i]);
 	free(positional_list);
 	fop_opts_free(&o);
 	return rc;

@@ -49,6 +49,10 @@ static const char cmd_owners_help[] =
 	"                     counted as left out\n"
 	"  -P, --no-paths     do not look up names (skips the scan of directories)\n"
 	"  -j, --json         one JSON object on stdout\n"
+	"  -v, --verbose      also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet        errors only: no warnings, no progress\n"
+	"      --wait         when a member is in use by another jgrfs process\n"
+	"                     (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"examples:\n"
@@ -309,6 +313,8 @@ int cmd_owners(int argc, char **argv)
 		{ "no-paths", no_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
+		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	/* never write: degraded and dirty arrays are read as they lie (fsck -n) */
@@ -328,7 +334,8 @@ int cmd_owners(int argc, char **argv)
 	uint64_t v;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "b:r:m:Pjh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "b:r:m:Pjh" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			blocks = optarg;
@@ -350,6 +357,13 @@ int cmd_owners(int argc, char **argv)
 		case 'h':
 			fputs(cmd_owners_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		case CLI_OPT_WAIT:
+			cli_lock_wait = true;
+			break;
 		default:
 			fputs(cmd_owners_help, stderr);
 			return 2;
@@ -375,6 +389,7 @@ int cmd_owners(int argc, char **argv)
 		free(q.ext);
 		return 2;
 	}
+	cli_lock_mode = CLI_LOCK_SHARED; /* read-only: beside another reader */
 	if (raidcli_assemble(argv + optind, n, &acfg, devs, &a)) {
 		free(q.ext);
 		return 2;

@@ -61,6 +61,10 @@ static const char cmd_rebuild_help[] =
 	"                           resync every row's parity from its data first;\n"
 	"                           with a member missing, assemble anyway (rows written\n"
 	"                           at the crash may be rebuilt wrong)\n"
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
+	"      --wait               when a member is in use by another jgrfs process\n"
+	"                           (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"examples:\n"
@@ -128,8 +132,13 @@ static int cmd_rebuild_resync(struct raid_array *a)
 	int64_t m;
 
 	fprintf(stderr, "jnl-pending: resyncing the parity of every row before the rebuild\n");
-	m = raid_scrub(a, true, cli_progress, "resync", &rep);
-	cli_progress_done("resync");
+	struct cli_progress prog;
+	struct raid_info info;
+
+	raid_info_get(a, &info);
+	cli_progress_start(&prog, "resync", "rows", cli_row_bytes(&info));
+	m = raid_scrub(a, true, cli_progress, &prog, &rep);
+	cli_progress_done(&prog);
 	if (m < 0)
 		return cli_err("resync before the rebuild failed: %s", strerror((int)-m)), (int)m;
 	fprintf(stderr, "resync: %llu rows checked, %llu repaired\n",
@@ -173,6 +182,7 @@ static int cmd_rebuild_resume(char **paths, int n, const struct raid_assemble_cf
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
 	struct raid_array *a = NULL;
 	struct raid_info info;
+	struct cli_progress prog;
 	int rc, role = -1, ret = 2;
 
 	if (n > RAIDCLI_MAX_MEMBERS)
@@ -203,8 +213,9 @@ static int cmd_rebuild_resume(char **paths, int n, const struct raid_assemble_cf
 	}
 	fprintf(stderr, "resuming the rebuild of role %d onto %s at row %" PRIu64 " of %" PRIu64
 		"\n", role, info.members[role].name, info.members[role].recovered_rows, info.rows);
-	rc = raid_rebuild(a, (unsigned int)role, NULL, cli_progress, "rebuild");
-	cli_progress_done("rebuild");
+	cli_progress_start(&prog, "rebuild", "rows", cli_row_bytes(&info));
+	rc = raid_rebuild(a, (unsigned int)role, NULL, cli_progress, &prog);
+	cli_progress_done(&prog);
 	if (rc) {
 		cmd_rebuild_refused("rebuild", role, info.members[role].name, rc);
 		goto out;
@@ -227,6 +238,8 @@ int cmd_rebuild(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
+		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct raid_assemble_cfg cfg = { 0 };
@@ -234,6 +247,7 @@ int cmd_rebuild(int argc, char **argv)
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS + 1];
 	struct raid_array *a = NULL;
 	struct raid_info info;
+	struct cli_progress prog;
 	const char *newpath = NULL;
 	uint64_t size_bytes = 0, member_bytes = 0, v;
 	long want = -1;
@@ -241,7 +255,8 @@ int cmd_rebuild(int argc, char **argv)
 	int opt, n, rc, role, ret = 2;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:o:Fs:fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:o:Fs:fh" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			newpath = optarg;
@@ -265,6 +280,13 @@ int cmd_rebuild(int argc, char **argv)
 		case 'h':
 			fputs(cmd_rebuild_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		case CLI_OPT_WAIT:
+			cli_lock_wait = true;
+			break;
 		default:
 			fputs(cmd_rebuild_help, stderr);
 			return 1;
@@ -332,9 +354,10 @@ int cmd_rebuild(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, "rebuilding role %d of %u onto %s\n", role, info.nmembers, newpath);
-	rc = raid_rebuild(a, (unsigned int)role, devs[n], cli_progress, "rebuild");
+	cli_progress_start(&prog, "rebuild", "rows", cli_row_bytes(&info));
+	rc = raid_rebuild(a, (unsigned int)role, devs[n], cli_progress, &prog);
 	devs[n] = NULL;	/* the array owns it now, also on failure */
-	cli_progress_done("rebuild");
+	cli_progress_done(&prog);
 	if (rc == -EUCLEAN || rc == -EEXIST) {
 		cmd_rebuild_refused("rebuild", role, newpath, rc);
 		goto out;

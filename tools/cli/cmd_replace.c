@@ -41,6 +41,8 @@ static void replace_usage(FILE *f)
 		   "  -r, --role N     the role to rebuild (default: the one failed or missing)\n"
 		   "  -s, --size SIZE  create NEWDEV as a sparse file of SIZE if it is missing\n"
 		   "  -w, --wait       follow the rebuild to its end\n"
+		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
+		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
 		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
 }
@@ -81,17 +83,18 @@ static int replace_check_newdev(int fd, const char *path)
 /* Follow the rebuild through the status ioctl until it ends; 0 when the array is whole. */
 static int replace_wait(int fd, const char *path)
 {
-	static char label[] = "rebuild";
+	struct cli_progress prog;
 	struct fop_status st;
 	bool seen = false;
 	double t0 = jg_now_seconds();
 
+	cli_progress_start(&prog, "rebuild", NULL, 0);
 	for (;;) {
 		if (ioctl(fd, FOP_IOC_STATUS, &st))
 			return cli_err("status: %s", strerror(errno));
 		if (st.flags & FOP_ST_REBUILDING) {
 			seen = true;
-			cli_progress(label, st.rebuild_ppm, 1000000);
+			cli_progress(&prog, st.rebuild_ppm, 1000000);
 		} else if (seen || !(st.flags & FOP_ST_DEGRADED)) {
 			break;
 		} else if (jg_now_seconds() - t0 > REPLACE_START_SECONDS) {
@@ -101,7 +104,7 @@ static int replace_wait(int fd, const char *path)
 		}
 		usleep(200 * 1000);
 	}
-	cli_progress_done(label);
+	cli_progress_done(&prog);
 	if (st.flags & FOP_ST_DEGRADED)
 		return cli_err(
 		    "the rebuild stopped; the array is still degraded (see the daemon's log)");
@@ -116,6 +119,7 @@ int cmd_replace(int argc, char **argv)
 	    {"size", required_argument, NULL, 's'},
 	    {"wait", no_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct fop_replace rq;
@@ -126,7 +130,7 @@ int cmd_replace(int argc, char **argv)
 
 	memset(&rq, 0, sizeof(rq));
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "r:s:wh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "r:s:wh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
 			if (cli_parse_u64(optarg, 31, &v))
@@ -144,6 +148,10 @@ int cmd_replace(int argc, char **argv)
 		case 'h':
 			replace_usage(stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			replace_usage(stderr);
 			return 2;

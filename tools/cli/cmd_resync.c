@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -21,30 +22,47 @@ static void resync_usage(FILE *f)
 	fprintf(f, "usage: jgrfs resync-all on|off MOUNTPOINT\n\n"
 		   "Switch resync-all on the array under a mounted jgrfs: while on, every read\n"
 		   "resyncs the parity of the stripe row it touches (what fsck does for journal\n"
-		   "replay). Root or the user who mounted only. `jgrfs status` shows the state.\n");
+		   "replay). Root or the user who mounted only. `jgrfs status` shows the state.\n\n"
+		   "  -v, --verbose    accepted, as by every command (nothing more to say)\n"
+		   "  -q, --quiet      accepted, as by every command\n"
+		   "  -h, --help       this text\n");
 }
 
 int cmd_resync(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
+	    {NULL, 0, NULL, 0},
+	};
 	unsigned long cmd;
-	int fd, rc = 0;
+	const char *mnt, *what;
+	int opt, fd, rc = 0;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		resync_usage(stdout);
-		return 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			resync_usage(stdout);
+			return 0;
+		}
+		if (cli_verbosity_opt(opt)) {
+			resync_usage(stderr);
+			return 2;
+		}
 	}
-	if (argc != 3 || (strcmp(argv[1], "on") && strcmp(argv[1], "off"))) {
+	if (argc - optind != 2 || (strcmp(argv[optind], "on") && strcmp(argv[optind], "off"))) {
 		resync_usage(stderr);
 		return 2;
 	}
-	cmd = !strcmp(argv[1], "on") ? FOP_IOC_SET_RESYNC_ALL : FOP_IOC_CLEAR_RESYNC_ALL;
-	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+	what = argv[optind];
+	mnt = argv[optind + 1];
+	cmd = !strcmp(what, "on") ? FOP_IOC_SET_RESYNC_ALL : FOP_IOC_CLEAR_RESYNC_ALL;
+	fd = open(mnt, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return cli_err("%s: %s", argv[2], strerror(errno));
+		return cli_err("%s: %s", mnt, strerror(errno));
 	if (ioctl(fd, cmd, 0)) {
-		rc = errno == ENOTTY
-			 ? cli_err("%s: not a jgrfs mount", argv[2])
-			 : cli_err("%s: resync-all %s: %s", argv[2], argv[1], strerror(errno));
+		rc = errno == ENOTTY ? cli_err("%s: not a jgrfs mount", mnt)
+				     : cli_err("%s: resync-all %s: %s", mnt, what, strerror(errno));
 	}
 	close(fd);
 	return rc;

@@ -44,6 +44,10 @@ static const char cmd_scrub_help[] =
 	"  -j, --json               one JSON object on stdout, no progress display\n"
 	"  -f, --force              scrub even though a filesystem-guided resync is\n"
 	"                           pending (the journal has not been replayed)\n"
+	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
+	"  -q, --quiet              errors only: no warnings, no progress\n"
+	"      --wait               when a member is in use by another jgrfs process\n"
+	"                           (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"examples:\n"
@@ -60,6 +64,8 @@ int cmd_scrub(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_VERBOSITY_LONGOPTS,
+		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	/* first look: never write (a degraded set must not make its absent member stale) */
@@ -69,6 +75,7 @@ int cmd_scrub(int argc, char **argv)
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
 	struct raid_array *a;
 	struct raid_info info;
+	struct cli_progress prog;
 	bool repair = false, json = false, force = false;
 	int64_t mismatches;
 	int opt, n, rc, ret;
@@ -81,7 +88,7 @@ int cmd_scrub(int argc, char **argv)
 			return cmd_scrub_online(argc, argv);
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "Rjfh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "Rjfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			repair = true;
@@ -95,6 +102,13 @@ int cmd_scrub(int argc, char **argv)
 		case 'h':
 			fputs(cmd_scrub_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		case CLI_OPT_WAIT:
+			cli_lock_wait = true;
+			break;
 		default:
 			fputs(cmd_scrub_help, stderr);
 			return 2;	/* 1 means mismatches */
@@ -106,6 +120,8 @@ int cmd_scrub(int argc, char **argv)
 		fputs(cmd_scrub_help, stderr);
 		return 2;
 	}
+	/* the lock is taken once, for both assemblies: exclusive to repair */
+	cli_lock_mode = repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
 	if (raidcli_assemble(argv + optind, n, &probe, devs, &a))
 		return 2;
 	raid_info_get(a, &info);
@@ -132,10 +148,10 @@ int cmd_scrub(int argc, char **argv)
 			"rows its recovery resync would repair (--repair runs that resync first)\n",
 			cli_prog);
 	}
-	mismatches = raid_scrub(a, repair, json ? NULL : cli_progress,
-				repair ? "repair" : "scrub", &rep);
-	if (!json)
-		cli_progress_done("scrub");
+	cli_progress_off = json;
+	cli_progress_start(&prog, repair ? "repair" : "scrub", "rows", cli_row_bytes(&info));
+	mismatches = raid_scrub(a, repair, cli_progress, &prog, &rep);
+	cli_progress_done(&prog);
 	if (mismatches < 0) {
 		ret = cli_err("scrub of %s... failed: %s", argv[optind],
 			      strerror((int)-mismatches)) + 2;

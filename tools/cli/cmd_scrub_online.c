@@ -57,6 +57,8 @@ static const char scrub_online_help[] =
     "  -b, --background      start it and return at once\n"
     "  -c, --cancel          cancel the scrub that runs (it does not resume)\n"
     "  -s, --status          print the state and results of the running or last scrub\n"
+    "  -v, --verbose         also the engine's own lines; -vv: everything\n"
+    "  -q, --quiet           errors only: no warnings, no progress\n"
     "  -h, --help            this text\n"
     "\n"
     "examples:\n"
@@ -293,6 +295,7 @@ int cmd_scrub_online(int argc, char **argv)
 	    {"repair", no_argument, NULL, 'R'},		{"json", no_argument, NULL, 'j'},
 	    {"max-rate", required_argument, NULL, 'r'}, {"background", no_argument, NULL, 'b'},
 	    {"cancel", no_argument, NULL, 'c'},		{"status", no_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},		CLI_VERBOSITY_LONGOPTS,
 	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	struct fop_scrub rq = {.max_rate = UINT64_MAX};
@@ -303,7 +306,7 @@ int cmd_scrub_online(int argc, char **argv)
 	int opt, fd, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "Rjr:bcsh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "Rjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			rq.flags |= FOP_SCRUB_REPAIR;
@@ -329,6 +332,10 @@ int cmd_scrub_online(int argc, char **argv)
 		case 'h':
 			fputs(scrub_online_help, stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			fputs(scrub_online_help, stderr);
 			return 2;

@@ -36,6 +36,8 @@ static void spare_usage(FILE *f)
 		   "so that the next mount finds them; `jgrfs mkfs --spare DEV` writes them\n"
 		   "with a new volume.\n\n"
 		   "  -s, --size SIZE  (add) create DEV as a sparse file of SIZE if it is missing\n"
+		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
+		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
 		   "exit status: 0 done, 1 error, 2 bad usage\n");
 }
@@ -76,6 +78,7 @@ int cmd_spare(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"size", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct fop_spare rq;
@@ -87,7 +90,7 @@ int cmd_spare(int argc, char **argv)
 
 	memset(&rq, 0, sizeof(rq));
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:h" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			if (cli_parse_size(optarg, &size) || size < (1u << 20))
@@ -96,6 +99,10 @@ int cmd_spare(int argc, char **argv)
 		case 'h':
 			spare_usage(stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			spare_usage(stderr);
 			return 2;

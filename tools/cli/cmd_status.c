@@ -26,6 +26,8 @@ static void status_usage(FILE *f)
 		   "what recovery did at mount, and the array's events since mount (member\n"
 		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n\n"
 		   "  -j, --json    one JSON object, for scripts\n"
+		   "  -v, --verbose also the engine's own lines; -vv: everything\n"
+		   "  -q, --quiet   errors only: no warnings, no progress\n"
 		   "  -h, --help    this text\n\n"
 		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
 }
@@ -385,6 +387,7 @@ int cmd_status(int argc, char **argv)
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct fop_status st;
@@ -392,7 +395,7 @@ int cmd_status(int argc, char **argv)
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -400,6 +403,10 @@ int cmd_status(int argc, char **argv)
 		case 'h':
 			status_usage(stdout);
 			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
 		default:
 			status_usage(stderr);
 			return 2;

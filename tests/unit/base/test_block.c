@@ -362,6 +362,6 @@ int main(void)
 		cmocka_unit_test(test_blk_submit_multi),
 	};
 
-	jg_log_set_level(JG_LOG_DEBUG - 2); /* errors only: the tests provoke them */
+	jg_log_set_level(JG_LOG_WARN); /* errors and warnings: the tests provoke them */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
