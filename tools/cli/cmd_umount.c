@@ -431,9 +431,11 @@ static int umount_check(const struct umount_opts *o, const uint8_t *uuid,
 		if (!sb->clean && !dirty++)
 			first = devs[i].path;
 	}
+	if (dirty > 1)
+		return cli_err("array not clean: %s and %u more members are dirty; the next "
+			       "mount will resync", first, dirty - 1);
 	if (dirty)
-		return cli_err("array not clean: %s is dirty%s; the next mount will resync",
-			       first, dirty > 1 ? " (and more members)" : "");
+		return cli_err("array not clean: %s is dirty; the next mount will resync", first);
 	if (o->verbose) {
 		printf("%s: unmounted, daemon pid %d stopped, array clean (%u members", o->mnt,
 		       (int)pid, members - stale);
