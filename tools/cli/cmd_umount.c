@@ -48,33 +48,33 @@
 extern char **environ;
 
 static const char cmd_umount_help[] =
-	"usage: jgrfs umount [-t SECONDS] [-l] [-v|-q] MOUNTPOINT\n"
-	"\n"
-	"Unmount the jgrfs volume at MOUNTPOINT and wait until its daemon has\n"
-	"finished: journal committed, checkpointed, every member superblock marked\n"
-	"clean. Then read the member superblocks back and check that each says clean.\n"
-	"(fusermount3 -u returns before the daemon has done this.) Root unmounts with\n"
-	"umount2(2), other users through fusermount3 -u. When the mount point is\n"
-	"busy, the processes with a working directory, root or open file under it\n"
-	"are named. A dead mount (its daemon killed) is refused unless --force.\n"
-	"Success prints nothing.\n"
-	"\n"
-	"options:\n"
-	"  -t, --timeout SECONDS    wait at most SECONDS for the daemon to exit\n"
-	"                           (default 60; 0 waits for ever)\n"
-	"  -l, --lazy               detach the mount now even when busy (MNT_DETACH,\n"
-	"                           fusermount3 -z), then wait for the daemon, which\n"
-	"                           finishes once the last user lets go\n"
-	"  -f, --force              clear a dead mount (transport endpoint not\n"
-	"                           connected): the array was not stopped cleanly and\n"
-	"                           the next mount recovers it\n"
-	"  -v, --verbose            say what was done: daemon stopped, members clean\n"
-	"  -q, --quiet              no progress line while waiting, no warnings\n"
-	"  -h, --help               this text\n"
-	"\n"
-	"exit status: 0 unmounted, daemon exited, every member clean; 1 not a jgrfs\n"
-	"mount, busy, a dead mount without --force, the daemon still running after\n"
-	"the timeout, or a member superblock not clean; 2 bad options\n";
+    "usage: jgrfs umount [-t SECONDS] [-l] [-v|-q] MOUNTPOINT\n"
+    "\n"
+    "Unmount the jgrfs volume at MOUNTPOINT and wait until its daemon has\n"
+    "finished: journal committed, checkpointed, every member superblock marked\n"
+    "clean. Then read the member superblocks back and check that each says clean.\n"
+    "(fusermount3 -u returns before the daemon has done this.) Root unmounts with\n"
+    "umount2(2), other users through fusermount3 -u. When the mount point is\n"
+    "busy, the processes with a working directory, root or open file under it\n"
+    "are named. A dead mount (its daemon killed) is refused unless --force.\n"
+    "Success prints nothing.\n"
+    "\n"
+    "options:\n"
+    "  -t, --timeout SECONDS    wait at most SECONDS for the daemon to exit\n"
+    "                           (default 60; 0 waits for ever)\n"
+    "  -l, --lazy               detach the mount now even when busy (MNT_DETACH,\n"
+    "                           fusermount3 -z), then wait for the daemon, which\n"
+    "                           finishes once the last user lets go\n"
+    "  -f, --force              clear a dead mount (transport endpoint not\n"
+    "                           connected): the array was not stopped cleanly and\n"
+    "                           the next mount recovers it\n"
+    "  -v, --verbose            say what was done: daemon stopped, members clean\n"
+    "  -q, --quiet              no progress line while waiting, no warnings\n"
+    "  -h, --help               this text\n"
+    "\n"
+    "exit status: 0 unmounted, daemon exited, every member clean; 1 not a jgrfs\n"
+    "mount, busy, a dead mount without --force, the daemon still running after\n"
+    "the timeout, or a member superblock not clean; 2 bad options\n";
 
 /* A member of the array, found open by the daemon and kept open by us. */
 struct umount_dev {
@@ -87,7 +87,7 @@ struct umount_dev {
 
 struct umount_opts {
 	const char *mnt;
-	unsigned int timeout_s;	/* 0: for ever */
+	unsigned int timeout_s; /* 0: for ever */
 	bool lazy, force, verbose, quiet;
 };
 
@@ -116,8 +116,9 @@ static int umount_query(const char *mnt, struct fop_status *st)
 		else if (rc != -ENOTCONN)
 			cli_err("%s: status: %s", mnt, strerror(-rc));
 	} else if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st)) {
-		cli_err("%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
-			mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
+		cli_err(
+		    "%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
+		    mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
 		rc = -EPROTO;
 	} else if (!st->daemon_pid) {
 		cli_err("%s: the daemon did not give its pid", mnt);
@@ -134,8 +135,7 @@ static int umount_query(const char *mnt, struct fop_status *st)
  * its superblock verifies. Returns how many were found (up to @room), or
  * -errno when the fd directory cannot be read.
  */
-static int umount_members_find(pid_t pid, const uint8_t *uuid, struct umount_dev *devs,
-			       int room)
+static int umount_members_find(pid_t pid, const uint8_t *uuid, struct umount_dev *devs, int room)
 {
 	char dir[64], link[PATH_MAX + 64];
 	struct dirent *de;
@@ -396,8 +396,8 @@ static int umount_wait(const struct umount_opts *o, int pfd, pid_t pid)
  * one (a failed member's is left behind at an older event count) must say
  * clean. Returns 0, or 1 with a message naming the first dirty member.
  */
-static int umount_check(const struct umount_opts *o, const uint8_t *uuid,
-			struct umount_dev *devs, int n, pid_t pid)
+static int umount_check(const struct umount_opts *o, const uint8_t *uuid, struct umount_dev *devs,
+			int n, pid_t pid)
 {
 	unsigned int members = 0, spares = 0, stale = 0, dirty = 0;
 	const char *first = NULL;
@@ -408,11 +408,10 @@ static int umount_check(const struct umount_opts *o, const uint8_t *uuid,
 		rc = raidcli_sb_read(devs[i].fd, devs[i].path, uuid, &devs[i].sb);
 		if (rc) {
 			return cli_err("%s: cannot read its superblock after the unmount: %s",
-				       devs[i].path, rc == -ENOENT ? "no longer a member"
-					       : strerror(-rc));
+				       devs[i].path,
+				       rc == -ENOENT ? "no longer a member" : strerror(-rc));
 		}
-		if (!devs[i].sb.spare &&
-		    (!members++ || jg_seq_after(devs[i].sb.events, newest)))
+		if (!devs[i].sb.spare && (!members++ || jg_seq_after(devs[i].sb.events, newest)))
 			newest = devs[i].sb.events;
 	}
 	for (int i = 0; i < n; i++) {
@@ -424,8 +423,9 @@ static int umount_check(const struct umount_opts *o, const uint8_t *uuid,
 			stale++; /* failed while mounted: the array stopped writing to it */
 			if (o->verbose)
 				printf("%s: left out: event count %llu behind the array's %llu "
-				       "(a failed member)\n", devs[i].path,
-				       (unsigned long long)sb->events, (unsigned long long)newest);
+				       "(a failed member)\n",
+				       devs[i].path, (unsigned long long)sb->events,
+				       (unsigned long long)newest);
 			continue;
 		}
 		if (!sb->clean && !dirty++)
@@ -433,7 +433,8 @@ static int umount_check(const struct umount_opts *o, const uint8_t *uuid,
 	}
 	if (dirty > 1)
 		return cli_err("array not clean: %s and %u more members are dirty; the next "
-			       "mount will resync", first, dirty - 1);
+			       "mount will resync",
+			       first, dirty - 1);
 	if (dirty)
 		return cli_err("array not clean: %s is dirty; the next mount will resync", first);
 	if (o->verbose) {
@@ -464,23 +465,25 @@ static int umount_dead(const struct umount_opts *o)
 	if (rc)
 		return 1;
 	if (!o->quiet)
-		fprintf(stderr, "%s: dead mount cleared; the array was not stopped cleanly: the "
-				"next mount recovers it\n", o->mnt);
+		fprintf(stderr,
+			"%s: dead mount cleared; the array was not stopped cleanly: the "
+			"next mount recovers it\n",
+			o->mnt);
 	return 0;
 }
 
 int cmd_umount(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		{ "lazy", no_argument, NULL, 'l' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"timeout", required_argument, NULL, 't'},
+	    {"lazy", no_argument, NULL, 'l'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct umount_opts o = { .timeout_s = 60 };
+	struct umount_opts o = {.timeout_s = 60};
 	struct umount_dev *devs = NULL;
 	char canon[PATH_MAX];
 	struct fop_status st;
@@ -547,8 +550,7 @@ int cmd_umount(int argc, char **argv)
 	}
 	n = umount_members_find(pid, st.uuid, devs, CLI_MAX_DEVICES);
 	if (n < 0) {
-		cli_err("cannot read the open files of daemon pid %d: %s", (int)pid,
-			strerror(-n));
+		cli_err("cannot read the open files of daemon pid %d: %s", (int)pid, strerror(-n));
 		n = 0; /* unmount all the same; the check at the end says it could not */
 	}
 
@@ -569,7 +571,8 @@ int cmd_umount(int argc, char **argv)
 	/* 5. every member clean */
 	if (n == 0)
 		cli_err("%s: unmounted, daemon pid %d stopped, but no member of the array was "
-			"found among its open files: cannot check that it is clean", o.mnt, (int)pid);
+			"found among its open files: cannot check that it is clean",
+			o.mnt, (int)pid);
 	else
 		ret = umount_check(&o, st.uuid, devs, n, pid);
 out:
