@@ -114,6 +114,6 @@ daemon pid: ${pid:-?}; it logs to syslog (journalctl -t jgrfs)
 
   use it:      cp -a /etc $mnt/ && ls $mnt
   state:       $jgrfs status $mnt
-  unmount:     make demo-stop      (or: fusermount3 -u $mnt)
+  unmount:     make demo-stop      (or: $jgrfs umount $mnt)
   crash it:    kill -9 ${pid:-<pid>}   then: make demo   (remounts; prints what recovery did)
 EOF

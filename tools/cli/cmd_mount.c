@@ -37,7 +37,9 @@ static void mount_usage(FILE *f)
 		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"
 		   "DEV... wait idle: a member that fails, or is missing, is rebuilt onto one\n"
 		   "without a command (jgrfs status shows it).\n"
-		   "Unmount with `fusermount3 -u MOUNTPOINT`, umount, or SIGTERM to the daemon.\n\n"
+		   "Unmount with `jgrfs umount MOUNTPOINT`: it waits until the daemon has\n"
+		   "finished and the array is clean (fusermount3 -u, umount, or SIGTERM to\n"
+		   "the daemon stop it too, but return before it has finished).\n\n"
 		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
 		   "  -f, --foreground stay in the foreground, log to stderr\n"
 		   "  -d, --debug      as -o debug\n"
@@ -80,7 +82,7 @@ static int mount_check_mountpoint(const char *mnt)
 	if (stat(mnt, &st) || statvfs(mnt, &sv)) {
 		if (errno == ENOTCONN)
 			return cli_err("%s: a dead FUSE mount (was its daemon killed?): run "
-				       "`fusermount3 -u %s` first",
+				       "`jgrfs umount --force %s` first",
 				       mnt, mnt),
 			       -ENOTCONN;
 		return cli_err("mountpoint %s: %s", mnt, strerror(errno)), -errno;

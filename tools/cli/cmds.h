@@ -10,6 +10,7 @@
 
 int cmd_bench(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+int cmd_umount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
@@ -36,6 +37,7 @@ int cmd_bench_jnl(int argc, char **argv);
 #define CLI_CMDS \
 	{ "mkfs", "create an array and a filesystem on it (mkfs.jgrfs)", cmd_mkfs }, \
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
+	{ "umount", "unmount a volume, wait for its daemon, check the array is clean", cmd_umount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
 	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
 	{ "owners", "name the files and metadata in array blocks or stripe rows", cmd_owners }, \

@@ -4,10 +4,13 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "raidcli.h"
+#include "../../src/raid/raid_format.h"
 
 void raidcli_longopts(struct option *out, int room, const struct option *extra)
 {
@@ -175,4 +178,46 @@ int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool for
 		return 2;
 	}
 	return 0;
+}
+
+int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct raidcli_sb *out)
+{
+	uint8_t *blk = jg_alloc_blocks(2);
+	const struct raid_sb *best = NULL;
+	int rc = -ENOENT;
+	ssize_t got;
+
+	if (!blk)
+		return -ENOMEM;
+	got = pread(fd, blk, 2 * JG_BLOCK_SIZE, 0);
+	if (got < 0) {
+		rc = -errno;
+		goto out;
+	}
+	for (unsigned int c = 0; c < 2 && (size_t)got >= (c + 1) * JG_BLOCK_SIZE; c++) {
+		const struct raid_sb *sb = (const struct raid_sb *)(blk + (size_t)c * JG_BLOCK_SIZE);
+
+		/* only what claims to be ours is checked: other files stay quiet */
+		if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC || memcmp(sb->uuid, uuid, 16))
+			continue;
+		if (jg_blk_check(sb, JG_BLOCK_SIZE, RAID_SB_MAGIC, RAID_FORMAT_VERSION, c,
+				 jg_crc_seed(uuid), "umount", "member superblock", name)) {
+			if (!best)
+				rc = -EUCLEAN;
+			continue;
+		}
+		if (!best || jg_seq_after(jg_le64(sb->hdr.seq), jg_le64(best->hdr.seq)))
+			best = sb;
+	}
+	if (best) {
+		out->role = jg_le32(best->role);
+		out->nmembers = jg_le32(best->nmembers);
+		out->spare = out->role == RAID_ROLE_SPARE;
+		out->events = jg_le64(best->hdr.seq);
+		out->clean = jg_le32(best->state) == RAID_STATE_CLEAN;
+		rc = 0;
+	}
+out:
+	free(blk);
+	return rc;
 }

@@ -55,4 +55,24 @@ void raidcli_json_str(FILE *f, const char *s);
 /* "RAID5", "RAID6", "RAID4" into @buf (at least 8 bytes). */
 const char *raidcli_level_name(unsigned int level, char *buf, size_t len);
 
+/* What one member's superblock says, as raidcli_sb_read() found it. */
+struct raidcli_sb {
+	uint32_t role;		/* 0 .. nmembers-1; meaningless for a spare */
+	uint32_t nmembers;
+	bool spare;		/* a hot spare: holds no data */
+	uint64_t events;	/* the event count of the copy taken */
+	bool clean;		/* state RAID_STATE_CLEAN: shut down cleanly */
+};
+
+/*
+ * Read the superblock of the member open at @fd (blocks 0 and 1: both copies,
+ * @fd may be O_DIRECT) and verify it as assembly and `jgrfs examine` do
+ * (jg_blk_check: magic, crc seeded from @uuid, version, home address); the
+ * newer valid copy wins. Returns 0 and fills @out; -ENOENT, without a message,
+ * when no copy holds a superblock of array @uuid (another file, another
+ * array); -EUCLEAN when one claims to and does not verify (logged, naming
+ * @name); -errno when the read fails.
+ */
+int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct raidcli_sb *out);
+
 #endif /* JGRFS_TOOLS_RAIDCLI_H */
