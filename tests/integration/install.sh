@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/integration/install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH - what `meson install` puts
 # where users look (issue 23): the man pages and the systemd units of the
-# monthly scrub, and pages that cannot drift from the code.
+# monthly scrub, and pages that cannot drift from the code; the bash completion
+# (issue 26).
 #
 #   1. `meson install --destdir` into a private directory: every file meson
 #      says it installs (introspect --installed) is there, among them the four
@@ -28,6 +29,13 @@
 #      variables set it makes and reads an array as without them. The controls:
 #      jgrfs-crash given the same faults as options dies at the cut and fails
 #      the read (else this test could not see a fault at all).
+#
+#   6. The bash completion (issue 26) is installed as jgrfs, mkfs.jgrfs and
+#      fsck.jgrfs in bash-completion's completionsdir under the prefix (its
+#      .pc), else DATADIR/bash-completion/completions, or -Dbashcompletiondir;
+#      sourced in `bash --norc` it registers the three names and completes
+#      with the installed jgrfs (tests/integration/completion.sh checks it
+#      in depth).
 #
 # Needs no root and no FUSE. groff (groff-base, `make deps`) is required.
 set -eu
@@ -80,6 +88,26 @@ for name in want:
         print(f"FAIL: {name} installed at {p}, not in a man8 directory", file=sys.stderr)
         bad = 1
     print(name, dest + p)
+# the bash completion: as jgrfs in bash-completion's completionsdir (its .pc
+# under our prefix), else DATADIR/bash-completion/completions, or -Dbashcompletiondir
+import subprocess
+compdir = opts.get("bashcompletiondir", "")
+if not compdir:
+    r = subprocess.run(["pkg-config", "--define-variable=prefix=" + opts["prefix"],
+                        "--variable=completionsdir", "bash-completion"],
+                       capture_output=True, text=True)
+    compdir = r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else \
+        os.path.join(opts["prefix"], opts["datadir"], "bash-completion", "completions")
+comp = [p for s, p in installed.items() if s.endswith("tools/cli/jgrfs.bash")]
+if comp != [os.path.join(compdir, "jgrfs")]:
+    print(f"FAIL: the bash completion installed at {comp}, not {compdir}/jgrfs", file=sys.stderr)
+    bad = 1
+for name in ["jgrfs", "mkfs.jgrfs", "fsck.jgrfs"]:
+    p = dest + os.path.join(compdir, name)
+    if not os.path.isfile(p):
+        print(f"FAIL: no bash completion {p} (for {name})", file=sys.stderr)
+        bad = 1
+print("completions", dest + compdir)
 jg = os.path.join(opts["prefix"], opts["bindir"], "jgrfs")
 if jg not in installed.values():
     print(f"FAIL: jgrfs not installed as {jg}", file=sys.stderr)
@@ -267,5 +295,28 @@ if [ -n "$F" ]; then
 else
 	echo "SKIP (this part only): no directory outside tmpfs for the member files"
 fi
+
+# 6. the bash completion as installed: sourced in a bare bash, it completes the
+# three names (mkfs.jgrfs and fsck.jgrfs: the symlinks) with the installed jgrfs
+COMPDIR=$(where completions)
+log "bash completion in $COMPDIR"
+for name in mkfs.jgrfs fsck.jgrfs; do
+	cmp -s "$COMPDIR/jgrfs" "$COMPDIR/$name" || fail "$COMPDIR/$name is not the completion of jgrfs"
+done
+# shellcheck disable=SC2016
+out=$(env -i PATH="$DEST$(dirname "$BIN"):/usr/bin:/bin" bash --norc --noprofile -c '
+	for name in jgrfs mkfs.jgrfs fsck.jgrfs; do
+		source "$1/$name" || exit 1
+	done
+	complete -p jgrfs mkfs.jgrfs fsck.jgrfs || exit 1
+	COMP_WORDS=(jgrfs mk) COMP_CWORD=1 COMP_LINE="jgrfs mk" COMP_POINT=8
+	_jgrfs jgrfs mk jgrfs && echo "jgrfs mk: ${COMPREPLY[*]}"
+	COMP_WORDS=(jgrfs mkfs --le) COMP_CWORD=2 COMP_LINE="jgrfs mkfs --le" COMP_POINT=15
+	_jgrfs jgrfs --le mkfs && echo "jgrfs mkfs --le: ${COMPREPLY[*]}"' bash "$COMPDIR" 2>&1) ||
+	{ echo "$out" >&2; fail "sourcing the installed bash completion"; }
+for want in "complete -F _jgrfs jgrfs" "complete -F _jgrfs mkfs.jgrfs" "complete -F _jgrfs fsck.jgrfs" \
+	"jgrfs mk: mkfs" "jgrfs mkfs --le: --level"; do
+	grep -qxF "$want" <<<"$out" || { echo "$out" >&2; fail "the installed bash completion: no '$want'"; }
+done
 
 echo "PASS"
