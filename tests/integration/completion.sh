@@ -17,10 +17,12 @@
 #      mkfs.jgrfs and fsck.jgrfs complete as mkfs and fsck.
 #   3. values: --level 4 5 6, --resync journal bitmap full off, --spare files
 #   4. positional arguments from the usage lines: files for DEV..., directories
-#      for MOUNTPOINT (status, replace, spare add|remove, resync-all on|off)
+#      for MOUNTPOINT (status, replace, spare add|remove, resync-all on|off);
+#      other tests' volumes mounted meanwhile may be offered too
 #   5. each help text read once per session (the wrappers' log)
 #   6. as root with /dev/fuse: a mounted jgrfs volume is offered for MOUNTPOINT
-#      (from /proc/mounts); skipped (that part only) otherwise
+#      (from /proc/mounts), not for mkfs's DEV nor mount's MOUNTPOINT (where to
+#      mount); skipped (that part only) otherwise
 set -eu
 
 JG=${1:?usage: completion.sh JGRFS COMPLETION}
@@ -154,17 +156,18 @@ expect "jgrfs mkfs --spare " "dir1 file1"
 expect "jgrfs bench fs --dir " "dir1"
 
 log "4. positional arguments"
+# MOUNTPOINT: dir1, not file1, and any jgrfs volume mounted now (other tests')
 expect "jgrfs mkfs " "dir1 file1"
 expect "jgrfs mkfs -l 5 --size 1G d" "dir1"
-expect "jgrfs status " "dir1"
-expect "jgrfs status --json " "dir1"
-expect "jgrfs replace " "dir1"
+has "jgrfs status " dir1; hasnt "jgrfs status " file1
+has "jgrfs status --json " dir1; hasnt "jgrfs status --json " file1
+has "jgrfs replace " dir1; hasnt "jgrfs replace " file1
 expect "jgrfs replace --role 1 dir1 " "dir1 file1"
 expect "jgrfs spare " "add remove"
-expect "jgrfs spare add " "dir1"
+has "jgrfs spare add " dir1; hasnt "jgrfs spare add " file1
 expect "jgrfs spare add --size 1G dir1 " "dir1 file1"
 expect "jgrfs resync-all " "off on"
-expect "jgrfs resync-all on " "dir1"
+has "jgrfs resync-all on " dir1; hasnt "jgrfs resync-all on " file1
 expect "jgrfs scrub " "dir1 file1"
 expect "jgrfs mount -o ro " "dir1 file1"
 
@@ -194,11 +197,12 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; 
 	"$JG" mount "$F/d0" "$F/d1" "$F/d2" "$MNT" >"$D/mount.out" 2>&1 ||
 		{ cat "$D/mount.out"; fail "mount"; }
 	grep " fuse" /proc/mounts | grep -F "$(sed 's/ /\\040/g' <<<"$MNT")" || fail "not in /proc/mounts"
-	complete_lines "jgrfs status " "jgrfs status $F/mnt" "jgrfs mkfs " >"$D/out" ||
+	complete_lines "jgrfs status " "jgrfs status $F/mnt" "jgrfs mkfs " "jgrfs mount -o ro " >"$D/out" ||
 		fail "the completion function failed"
 	grep -qF "$MNT" <(reply "jgrfs status ") || fail "'jgrfs status <TAB>' does not offer $MNT"
 	grep -qF "$MNT" <(reply "jgrfs status $F/mnt") || fail "'jgrfs status $F/mnt<TAB>' does not offer $MNT"
 	grep -qF "$MNT" <(reply "jgrfs mkfs ") && fail "'jgrfs mkfs <TAB>' offers the mount point $MNT"
+	grep -qF "$MNT" <(reply "jgrfs mount -o ro ") && fail "'jgrfs mount -o ro <TAB>' offers the mount point $MNT"
 	fusermount3 -u "$MNT" || fail "fusermount3 -u"
 	echo "offered: $MNT"
 else

@@ -217,6 +217,8 @@ _jgrfs_positional()
 	for k in $kinds; do
 		if [[ $k == [a-z]* ]]; then
 			mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "${k//|/ }" -- "$cur")
+		elif [[ $k == MOUNTPOINT && ${key#*|} == mount ]]; then
+			_jgrfs_dirs "$cur"	# where to mount: not a volume mounted already
 		elif [[ $k == MOUNTPOINT ]]; then
 			_jgrfs_mountpoints "$cur"
 		else
