@@ -15,7 +15,8 @@
 #      with sed, not as the completion reads them; so a help text the
 #      completion misreads fails here. `scrub --re` gives --repair;
 #      mkfs.jgrfs and fsck.jgrfs complete as mkfs and fsck.
-#   3. values: --level 4 5 6, --resync journal bitmap full off, --spare files
+#   3. values: --level 4 5 6, --resync journal bitmap full off, --spare files;
+#      also as --level=, split at "=" as bash does
 #   4. positional arguments from the usage lines: files for DEV..., directories
 #      for MOUNTPOINT (status, replace, spare add|remove, resync-all on|off);
 #      other tests' volumes mounted meanwhile may be offered too
@@ -64,7 +65,17 @@ declare -F _jgrfs >/dev/null || { echo "no _jgrfs after sourcing" >&2; exit 1; }
 for line; do
 	COMP_LINE=$line
 	COMP_POINT=${#line}
-	read -ra COMP_WORDS <<<"$line"
+	# words as bash makes them: "=" of COMP_WORDBREAKS a word of its own
+	read -ra ws <<<"$line"
+	COMP_WORDS=()
+	for w in "${ws[@]}"; do
+		while [[ $w == *=* ]]; do
+			[[ -n ${w%%=*} ]] && COMP_WORDS+=("${w%%=*}")
+			COMP_WORDS+=("=")
+			w=${w#*=}
+		done
+		[[ -n $w ]] && COMP_WORDS+=("$w")
+	done
 	[[ $line == *" " ]] && COMP_WORDS+=("")
 	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 	COMPREPLY=()
@@ -112,7 +123,8 @@ longopts() {	# longopts CMD [ARG]: the long options of the option lines of its h
 		sed -nE 's/^ +(-[A-Za-z0-9], +)?(--[a-z0-9][a-z0-9-]*)( .*)?$/\2/p'
 }
 lines=("jgrfs mk" "jgrfs " "jgrfs bench " "jgrfs scrub --re" "jgrfs mkfs --level "
-	"jgrfs mkfs -l " "jgrfs mkfs --resync " "jgrfs mkfs --level=" "mkfs.jgrfs --le"
+	"jgrfs mkfs -l " "jgrfs mkfs --resync " "jgrfs mkfs --level=" "jgrfs mkfs --level=5"
+	"jgrfs mkfs --resync=j" "jgrfs replace --role=1 " "mkfs.jgrfs --le"
 	"fsck.jgrfs -" "jgrfs mkfs --spare " "jgrfs mkfs " "jgrfs mkfs -l 5 --size 1G d"
 	"jgrfs status " "jgrfs status --json " "jgrfs replace " "jgrfs replace --role 1 dir1 "
 	"jgrfs spare " "jgrfs spare add " "jgrfs spare add --size 1G dir1 " "jgrfs resync-all "
@@ -151,6 +163,8 @@ log "3. option values"
 expect "jgrfs mkfs --level " "4 5 6"
 expect "jgrfs mkfs -l " "4 5 6"
 expect "jgrfs mkfs --level=" "4 5 6"
+expect "jgrfs mkfs --level=5" "5"
+expect "jgrfs mkfs --resync=j" "journal"
 expect "jgrfs mkfs --resync " "bitmap full journal off"
 expect "jgrfs mkfs --spare " "dir1 file1"
 expect "jgrfs bench fs --dir " "dir1"
@@ -162,13 +176,14 @@ expect "jgrfs mkfs -l 5 --size 1G d" "dir1"
 has "jgrfs status " dir1; hasnt "jgrfs status " file1
 has "jgrfs status --json " dir1; hasnt "jgrfs status --json " file1
 has "jgrfs replace " dir1; hasnt "jgrfs replace " file1
+has "jgrfs replace --role=1 " dir1; hasnt "jgrfs replace --role=1 " file1
 expect "jgrfs replace --role 1 dir1 " "dir1 file1"
 expect "jgrfs spare " "add remove"
 has "jgrfs spare add " dir1; hasnt "jgrfs spare add " file1
 expect "jgrfs spare add --size 1G dir1 " "dir1 file1"
 expect "jgrfs resync-all " "off on"
 has "jgrfs resync-all on " dir1; hasnt "jgrfs resync-all on " file1
-expect "jgrfs scrub " "dir1 file1"
+has "jgrfs scrub " dir1 file1
 expect "jgrfs mount -o ro " "dir1 file1"
 
 log "5. each help text read once"

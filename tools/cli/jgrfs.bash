@@ -272,18 +272,25 @@ _jgrfs()
 	local key="$prog|$cmd"
 	_jgrfs_load "$prog" "$cmd"
 
-	# --opt=value
-	if [[ $cur == --*=* ]]; then
-		prev=${cur%%=*}
-		cur=${cur#*=}
+	# --opt=value: bash splits it as --opt = value ("=" is in COMP_WORDBREAKS;
+	# the word at the cursor is "=" right after it), else it is one word,
+	# replaced whole: the replies carry "--opt="
+	local eq=""
+	if [[ $cur == = && $prev == --* ]]; then
+		cur=""
 	elif [[ $prev == = && $cword -ge 2 ]]; then
 		prev=${COMP_WORDS[cword - 2]}
+	elif [[ $cur == --*=* ]]; then
+		prev=${cur%%=*}
+		eq=$prev=
+		cur=${cur#*=}
 	fi
 	# the value of an option that takes one
 	local a
 	for a in ${_jgrfs_c_args[$key]:-}; do
 		if [[ ${a%%=*} == "$prev" ]]; then
 			_jgrfs_value "${a#*=}" "$prev" "$cur"
+			[[ -n $eq ]] && COMPREPLY=("${COMPREPLY[@]/#/$eq}")
 			return 0
 		fi
 	done
