@@ -16,7 +16,8 @@
 #      completion misreads fails here. `scrub --re` gives --repair;
 #      mkfs.jgrfs and fsck.jgrfs complete as mkfs and fsck.
 #   3. values: --level 4 5 6, --resync journal bitmap full off, --spare files;
-#      also as --level=, split at "=" as bash does
+#      also as --level=, split at "=" as bash does; mount -o the names of
+#      `jgrfs mount --help`'s mount options
 #   4. positional arguments from the usage lines: files for DEV..., directories
 #      for MOUNTPOINT (status, replace, spare add|remove, resync-all on|off);
 #      other tests' volumes mounted meanwhile may be offered too
@@ -124,7 +125,8 @@ longopts() {	# longopts CMD [ARG]: the long options of the option lines of its h
 }
 lines=("jgrfs mk" "jgrfs " "jgrfs bench " "jgrfs scrub --re" "jgrfs mkfs --level "
 	"jgrfs mkfs -l " "jgrfs mkfs --resync " "jgrfs mkfs --level=" "jgrfs mkfs --level=5"
-	"jgrfs mkfs --resync=j" "jgrfs replace --role=1 " "mkfs.jgrfs --le"
+	"jgrfs mkfs --resync=j" "jgrfs replace --role=1 " "mkfs.jgrfs --le" "jgrfs mount -o "
+	"jgrfs mount -o ro,all"
 	"fsck.jgrfs -" "jgrfs mkfs --spare " "jgrfs mkfs " "jgrfs mkfs -l 5 --size 1G d"
 	"jgrfs status " "jgrfs status --json " "jgrfs replace " "jgrfs replace --role 1 dir1 "
 	"jgrfs spare " "jgrfs spare add " "jgrfs spare add --size 1G dir1 " "jgrfs resync-all "
@@ -168,6 +170,11 @@ expect "jgrfs mkfs --resync=j" "journal"
 expect "jgrfs mkfs --resync " "bitmap full journal off"
 expect "jgrfs mkfs --spare " "dir1 file1"
 expect "jgrfs bench fs --dir " "dir1"
+want=$("$JG" mount --help | sed -n '/^mount options:/,/^$/p' |
+	sed -nE 's/^  ([a-z_]+)(=?)[^ ]*  +[^ ].*/\1\2/p' | sort | tr '\n' ' ' | sed 's/ $//')
+[ "$(wc -w <<<"$want")" -ge 10 ] || fail "only '$want' in jgrfs mount --help's mount options"
+expect "jgrfs mount -o " "$want"
+expect "jgrfs mount -o ro,all" "ro,allow_other"
 
 log "4. positional arguments"
 # MOUNTPOINT: dir1, not file1, and any jgrfs volume mounted now (other tests')
@@ -211,7 +218,7 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; 
 		{ cat "$D/mkfs.out"; fail "mkfs"; }
 	"$JG" mount "$F/d0" "$F/d1" "$F/d2" "$MNT" >"$D/mount.out" 2>&1 ||
 		{ cat "$D/mount.out"; fail "mount"; }
-	grep " fuse" /proc/mounts | grep -F "$(sed 's/ /\\040/g' <<<"$MNT")" || fail "not in /proc/mounts"
+	grep " fuse" /proc/mounts | grep -F "${MNT// /\\040}" || fail "not in /proc/mounts"
 	complete_lines "jgrfs status " "jgrfs status $F/mnt" "jgrfs mkfs " "jgrfs mount -o ro " >"$D/out" ||
 		fail "the completion function failed"
 	grep -qF "$MNT" <(reply "jgrfs status ") || fail "'jgrfs status <TAB>' does not offer $MNT"

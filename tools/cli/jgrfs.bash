@@ -15,21 +15,24 @@
 # one for a mount point: its options are offered as well. Each help text is
 # read once per shell session (cached per program and command).
 #
-# Values: --level 4 5 6, --resync journal bitmap full off, DIR a directory,
+# Values: --level 4 5 6, --resync journal bitmap full off, -o OPTIONS the
+# names of a "mount options:" section (jgrfs mount), DIR a directory,
 # MOUNTPOINT a directory or a mounted jgrfs volume (/proc/mounts: fuse, source
 # jgrfs), anything else that names a file (DEV, PATH, FILE...) files; numbers
 # and sizes nothing. Works with and without the bash-completion package
 # (_filedir when it is loaded, compgen -f otherwise).
 
-# per "PROG|CMD": the help text's options, those that take a value, the usage forms
-declare -gA _jgrfs_c_opts _jgrfs_c_args _jgrfs_c_forms _jgrfs_c_done
+# per "PROG|CMD": the help text's options, those that take a value, the usage
+# forms, the -o options of its "mount options:" (name, or name= for a value)
+declare -gA _jgrfs_c_opts _jgrfs_c_args _jgrfs_c_forms _jgrfs_c_done _jgrfs_c_mopts
 # per PROG: its commands, one a line
 declare -gA _jgrfs_c_cmds
 
 # _jgrfs_parse_help PROG|CMD < help text: fill the caches of one command.
 _jgrfs_parse_help()
 {
-	local key=$1 line opts=" " args=" " forms="" form="" in_usage=0 w
+	local key=$1 line opts=" " args=" " forms="" form="" in_usage=0 in_mopts=0 mopts="" w
+	local re_mopt='^  ([a-z_]+)(=?)[^ ]*  +[^ ]'
 	local re_form='^ +(jgrfs|mkfs\.jgrfs|fsck\.jgrfs) '
 	local re_opt='^ +(-[A-Za-z0-9])?(, )?(--[a-z0-9][a-z0-9-]*)?( [A-Z][A-Z0-9_]*)?( |$)'
 	while IFS= read -r line; do
@@ -51,6 +54,16 @@ _jgrfs_parse_help()
 			fi
 			continue
 		fi
+		# mount options: "  name=VALUE   text", "  name   text", to a blank line
+		if [[ $line == "mount options:"* ]]; then
+			in_mopts=1
+			continue
+		fi
+		if ((in_mopts)); then
+			[[ -z ${line// /} ]] && in_mopts=0
+			[[ $line =~ $re_mopt ]] && mopts+="${BASH_REMATCH[1]}${BASH_REMATCH[2]} "
+			continue
+		fi
 		# option lines: "  -x, --long ARG", "      --long", "  --long ARG", "  -x ARG"
 		[[ $line =~ $re_opt ]] || continue
 		[[ -n ${BASH_REMATCH[1]}${BASH_REMATCH[3]} ]] || continue
@@ -67,6 +80,7 @@ _jgrfs_parse_help()
 	_jgrfs_c_opts[$key]+=$opts
 	_jgrfs_c_args[$key]+=$args
 	_jgrfs_c_forms[$key]+=$forms
+	_jgrfs_c_mopts[$key]+=$mopts
 }
 
 # _jgrfs_load PROG CMD: read `PROG CMD --help` (PROG --help for mkfs.jgrfs
@@ -145,10 +159,10 @@ _jgrfs_mountpoints()
 	done < <(_jgrfs_mounts)
 }
 
-# _jgrfs_value KIND OPTION: the values of an option's argument
+# _jgrfs_value KIND OPTION CUR KEY: the values of an option's argument
 _jgrfs_value()
 {
-	local kind=$1 opt=$2 cur=$3
+	local kind=$1 opt=$2 cur=$3 key=$4
 	case $opt in
 	--level | -l) [[ $kind == N ]] && mapfile -t COMPREPLY < <(compgen -W "4 5 6" -- "$cur") ;;
 	--resync | -r)
@@ -158,6 +172,14 @@ _jgrfs_value()
 		;;
 	esac
 	((${#COMPREPLY[@]})) && return
+	# -o OPTIONS of mount: the names of "mount options:", after a comma too
+	if [[ $kind == OPTIONS && -n ${_jgrfs_c_mopts[$key]:-} ]]; then
+		local pre=""
+		[[ $cur == *,* ]] && pre=${cur%,*},
+		mapfile -t COMPREPLY < <(compgen -P "$pre" -W "${_jgrfs_c_mopts[$key]}" -- "${cur##*,}")
+		[[ ${COMPREPLY[*]} == *=* ]] && compopt -o nospace 2>/dev/null
+		return 0
+	fi
 	case $kind in
 	DIR) _jgrfs_dirs "$cur" ;;
 	MOUNTPOINT) _jgrfs_mountpoints "$cur" ;;
@@ -289,7 +311,7 @@ _jgrfs()
 	local a
 	for a in ${_jgrfs_c_args[$key]:-}; do
 		if [[ ${a%%=*} == "$prev" ]]; then
-			_jgrfs_value "${a#*=}" "$prev" "$cur"
+			_jgrfs_value "${a#*=}" "$prev" "$cur" "$key"
 			[[ -n $eq ]] && COMPREPLY=("${COMPREPLY[@]/#/$eq}")
 			return 0
 		fi
