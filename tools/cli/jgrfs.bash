@@ -206,7 +206,7 @@ _jgrfs_positional()
 		toks=("${toks[@]:1}")
 		read -ra cw <<<"${key#*|}"
 		for ((i = 0; i < ${#cw[@]}; i++)); do
-			[[ ${toks[0]} == "${cw[i]}" ]] || break
+			[[ ${toks[0]:-} == "${cw[i]}" ]] || break
 			toks=("${toks[@]:1}")
 		done
 		# and the options left outside brackets, with their values (-o OPTIONS)
