@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/integration/install.sh MESON BUILD_ROOT JGRFS JGRFS_CRASH - what `meson install` puts
 # where users look (issue 23): the man pages and the systemd units of the
-# monthly scrub, and pages that cannot drift from the code.
+# monthly scrub, and pages that cannot drift from the code; the bash completion
+# (issue 26).
 #
 #   1. `meson install --destdir` into a private directory: every file meson
 #      says it installs (introspect --installed) is there, among them the four
@@ -28,6 +29,13 @@
 #      variables set it makes and reads an array as without them. The controls:
 #      jgrfs-crash given the same faults as options dies at the cut and fails
 #      the read (else this test could not see a fault at all).
+#
+#   6. The bash completion (issue 26) is installed as jgrfs, mkfs.jgrfs and
+#      fsck.jgrfs in bash-completion's completionsdir with our datadir (its
+#      .pc), else DATADIR/bash-completion/completions, or -Dbashcompletiondir;
+#      sourced in `bash --norc` it registers the three names and completes
+#      with the installed jgrfs (tests/integration/completion.sh checks it
+#      in depth).
 #
 # Needs no root and no FUSE. groff (groff-base, `make deps`) is required.
 set -eu
@@ -80,6 +88,30 @@ for name in want:
         print(f"FAIL: {name} installed at {p}, not in a man8 directory", file=sys.stderr)
         bad = 1
     print(name, dest + p)
+# the bash completion: as jgrfs in bash-completion's completionsdir (its .pc
+# with our datadir), else DATADIR/bash-completion/completions, or -Dbashcompletiondir
+import subprocess
+compdir = opts.get("bashcompletiondir", "")
+if not compdir:
+    r = subprocess.run(["pkg-config",
+                        "--define-variable=datadir=" + os.path.join(opts["prefix"], opts["datadir"]),
+                        "--variable=completionsdir", "bash-completion"],
+                       capture_output=True, text=True)
+    compdir = r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else \
+        os.path.join(opts["prefix"], opts["datadir"], "bash-completion", "completions")
+    if not compdir.startswith(opts["prefix"].rstrip("/") + "/"):
+        print(f"FAIL: the bash completion would go to {compdir}, outside the prefix", file=sys.stderr)
+        bad = 1
+comp = [p for s, p in installed.items() if s.endswith("tools/cli/jgrfs.bash")]
+if comp != [os.path.join(compdir, "jgrfs")]:
+    print(f"FAIL: the bash completion installed at {comp}, not {compdir}/jgrfs", file=sys.stderr)
+    bad = 1
+for name in ["jgrfs", "mkfs.jgrfs", "fsck.jgrfs"]:
+    p = dest + os.path.join(compdir, name)
+    if not os.path.isfile(p):
+        print(f"FAIL: no bash completion {p} (for {name})", file=sys.stderr)
+        bad = 1
+print("completions", dest + compdir)
 jg = os.path.join(opts["prefix"], opts["bindir"], "jgrfs")
 if jg not in installed.values():
     print(f"FAIL: jgrfs not installed as {jg}", file=sys.stderr)
@@ -273,6 +305,61 @@ if [ -n "$F" ]; then
 	log "JGRFS_POWERCUT and JGRFS_BADBLOCKS ignored; the controls (jgrfs-crash) fault"
 else
 	echo "SKIP (this part only): no directory outside tmpfs for the member files"
+fi
+
+# 6. the bash completion as installed: sourced in a bare bash, it completes the
+# three names (mkfs.jgrfs and fsck.jgrfs: the symlinks) with the installed jgrfs
+COMPDIR=$(where completions)
+log "bash completion in $COMPDIR"
+for name in mkfs.jgrfs fsck.jgrfs; do
+	cmp -s "$COMPDIR/jgrfs" "$COMPDIR/$name" || fail "$COMPDIR/$name is not the completion of jgrfs"
+done
+# shellcheck disable=SC2016
+out=$(env -i PATH="$DEST$(dirname "$BIN"):/usr/bin:/bin" bash --norc --noprofile -c '
+	for name in jgrfs mkfs.jgrfs fsck.jgrfs; do
+		source "$1/$name" || exit 1
+	done
+	complete -p jgrfs mkfs.jgrfs fsck.jgrfs || exit 1
+	COMP_WORDS=(jgrfs mk) COMP_CWORD=1 COMP_LINE="jgrfs mk" COMP_POINT=8
+	_jgrfs jgrfs mk jgrfs && echo "jgrfs mk: ${COMPREPLY[*]}"
+	COMP_WORDS=(jgrfs mkfs --le) COMP_CWORD=2 COMP_LINE="jgrfs mkfs --le" COMP_POINT=15
+	_jgrfs jgrfs --le mkfs && echo "jgrfs mkfs --le: ${COMPREPLY[*]}"' bash "$COMPDIR" 2>&1) ||
+	{ echo "$out" >&2; fail "sourcing the installed bash completion"; }
+for want in "complete -F _jgrfs jgrfs" "complete -F _jgrfs mkfs.jgrfs" "complete -F _jgrfs fsck.jgrfs" \
+	"jgrfs mk: mkfs" "jgrfs mkfs --le: --level"; do
+	grep -qxF "$want" <<<"$out" || { echo "$out" >&2; fail "the installed bash completion: no '$want'"; }
+done
+# as users get it: bash-completion loads it on demand, by the command's name,
+# from completions/ of a directory in XDG_DATA_DIRS (our prefix's share/)
+BC=/usr/share/bash-completion/bash_completion
+if [ -f "$BC" ]; then
+	log "bash-completion loads it on demand"
+	# shellcheck disable=SC2016
+	out=$(cd "$D" && env -i PATH="$DEST$(dirname "$BIN"):/usr/bin:/bin" HOME="$D" \
+		XDG_DATA_DIRS="$(dirname "$(dirname "$COMPDIR")")" bash --norc --noprofile -c '
+		source "$1" || exit 1
+		mkdir -p dir1 && : >file1
+		for name in jgrfs mkfs.jgrfs fsck.jgrfs; do
+			__load_completion "$name" || { echo "$name not loaded"; exit 1; }
+		done
+		complete -p jgrfs mkfs.jgrfs fsck.jgrfs || exit 1
+		# (mkfs.jgrfs under DEST links to jgrfs outside it: not run here)
+		COMP_WORDS=(jgrfs mkfs --level "") COMP_CWORD=3 COMP_LINE="jgrfs mkfs --level " COMP_POINT=19
+		_jgrfs jgrfs "" --level && echo "jgrfs mkfs --level: ${COMPREPLY[*]}"
+		COMP_WORDS=(jgrfs status "") COMP_CWORD=2 COMP_LINE="jgrfs status " COMP_POINT=13
+		_jgrfs jgrfs "" status && echo "jgrfs status: ${COMPREPLY[*]}"' bash "$BC" 2>&1) ||
+		{ echo "$out" >&2; fail "bash-completion did not load the installed completion"; }
+	for want in "complete -F _jgrfs jgrfs" "complete -F _jgrfs mkfs.jgrfs" \
+		"complete -F _jgrfs fsck.jgrfs" "jgrfs mkfs --level: 4 5 6"; do
+		grep -qxF "$want" <<<"$out" || { echo "$out" >&2; fail "bash-completion's loading: no '$want'"; }
+	done
+	# _filedir: directories for MOUNTPOINT (and a mounted volume, if any)
+	if ! grep -qE '^jgrfs status: (.* )?dir1( |$)' <<<"$out" || grep -q '^jgrfs status: .*file1' <<<"$out"; then
+		echo "$out" >&2
+		fail "bash-completion's loading: jgrfs status <TAB>"
+	fi
+else
+	echo "SKIP (this part only): no $BC (Debian's bash-completion), on-demand loading not checked"
 fi
 
 echo "PASS"
