@@ -238,55 +238,37 @@ static int scrub_exit(const struct fop_status *st)
 	return 0;
 }
 
-/* Follow the running scrub until it ends; Ctrl-C cancels it. */
+/* Follow the running scrub until it ends, with cli_progress; Ctrl-C cancels it. */
 static int scrub_wait(int fd, const char *mnt, bool json, struct fop_status *st)
 {
-	bool tty = isatty(STDERR_FILENO), cancelled = false;
+	bool cancelled = false;
+	struct cli_progress prog;
 	struct sigaction sa;
-	int last_decile = -1, rc;
+	int rc = 0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = scrub_on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	cli_progress_off = json;
+	cli_progress_start(&prog, "scrub", "rows", 0);
 	for (;;) {
 		rc = scrub_status(fd, mnt, st);
-		if (rc)
-			return rc;
-		if (st->scrub_state != FOP_SCRUB_STATE_RUNNING)
+		if (rc || st->scrub_state != FOP_SCRUB_STATE_RUNNING)
 			break;
 		if (scrub_interrupted && !cancelled) {
 			cancelled = true;
+			cli_progress_done(&prog);
 			if (ioctl(fd, FOP_IOC_SCRUB_CANCEL) && errno != ENOENT)
 				cli_err("%s: cancel: %s", mnt, strerror(errno));
 			else if (!json)
-				fprintf(stderr, "%scancelling the scrub\n", tty ? "\n" : "");
+				fprintf(stderr, "cancelling the scrub\n");
 		}
-		if (!json) {
-			uint64_t tot = st->scrub_rows_total ? st->scrub_rows_total : 1;
-			int pct = (int)(st->scrub_rows_done * 100 / tot);
-			char eta[32];
-
-			scrub_hms(st->scrub_eta, eta, sizeof(eta));
-			if (tty)
-				fprintf(
-				    stderr,
-				    "\rscrub: %3d%% (%llu/%llu rows), %llu mismatches, eta %s   ",
-				    pct, (unsigned long long)st->scrub_rows_done,
-				    (unsigned long long)st->scrub_rows_total,
-				    (unsigned long long)st->scrub_mismatches, eta);
-			else if (pct / 10 != last_decile)
-				fprintf(stderr, "scrub: %d%% (%llu/%llu rows), %llu mismatches\n",
-					pct, (unsigned long long)st->scrub_rows_done,
-					(unsigned long long)st->scrub_rows_total,
-					(unsigned long long)st->scrub_mismatches);
-			last_decile = pct / 10;
-		}
+		cli_progress(&prog, st->scrub_rows_done, st->scrub_rows_total);
 		usleep(200 * 1000);
 	}
-	if (!json && tty)
-		fputc('\n', stderr);
-	return 0;
+	cli_progress_done(&prog);
+	return rc;
 }
 
 int cmd_scrub_online(int argc, char **argv)

@@ -478,9 +478,8 @@ int cmd_umount(int argc, char **argv)
 	    {"timeout", required_argument, NULL, 't'},
 	    {"lazy", no_argument, NULL, 'l'},
 	    {"force", no_argument, NULL, 'f'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct umount_opts o = {.timeout_s = 60};
@@ -492,7 +491,7 @@ int cmd_umount(int argc, char **argv)
 	pid_t pid;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "t:lfvqh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:lfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			if (cli_parse_u64(optarg, 1u << 30, &v)) {
@@ -507,22 +506,18 @@ int cmd_umount(int argc, char **argv)
 		case 'f':
 			o.force = true;
 			break;
-		case 'v':
-			o.verbose = true;
-			o.quiet = false;
-			break;
-		case 'q':
-			o.quiet = true;
-			o.verbose = false;
-			break;
 		case 'h':
 			fputs(cmd_umount_help, stdout);
 			return 0;
 		default:
+			if (!cli_verbosity_opt(opt))
+				break;
 			fputs(cmd_umount_help, stderr);
 			return 2;
 		}
 	}
+	o.verbose = cli_verbosity > 0;
+	o.quiet = cli_verbosity < 0;
 	if (argc - optind != 1) {
 		fputs(cmd_umount_help, stderr);
 		return 2;
