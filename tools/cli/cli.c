@@ -434,6 +434,14 @@ int cli_progress(void *ctx, uint64_t done, uint64_t total)
 	return 0;
 }
 
+void cli_progress_erase(void)
+{
+	pthread_mutex_lock(&cli_stderr_lock);
+	cli_progress_erase_locked();
+	fflush(stderr);
+	pthread_mutex_unlock(&cli_stderr_lock);
+}
+
 void cli_progress_done(struct cli_progress *p)
 {
 	pthread_mutex_lock(&cli_stderr_lock);

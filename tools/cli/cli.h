@@ -134,6 +134,8 @@ void cli_progress_start(struct cli_progress *p, const char *label, const char *u
 int cli_progress(void *p, uint64_t done, uint64_t total);
 /* Erase the line (terminal) and stop. */
 void cli_progress_done(struct cli_progress *p);
+/* Erase the progress line, if one is drawn, before a line on stdout; the next update draws it. */
+void cli_progress_erase(void);
 /* Bytes of array data in one stripe row of @info: a row's unit_bytes. */
 uint64_t cli_row_bytes(const struct raid_info *info);
 

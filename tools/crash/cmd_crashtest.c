@@ -327,11 +327,13 @@ report:
 		res->damaged_iterations += bad;
 		res->recovery_s[res->n] = rec_s;
 		res->rows[res->n++] = rows;
-		if (bad || o->verbose)
+		if (bad || o->verbose) {
+			cli_progress_erase();
 			printf("%-8s iter %3u seed %016llx crash at op %u/%u: %s%s\n",
 			       ct_modes[mode].name, it, (unsigned long long)seed,
 			       w.model ? ct_model_issued(w.model) : 0, o->ops,
 			       bad ? "DAMAGE " : "ok", why);
+		}
 		fflush(stdout);
 	}
 	ct_tree_free(&found);
@@ -494,6 +496,8 @@ static int ct_ip_run(const struct ct_opts *o)
 	struct ct_result res[CT_NMODES];
 	char dir[PATH_MAX];
 	double t0 = jg_now_seconds();
+	struct cli_progress prog;
+	uint64_t done = 0, total;
 	FILE *log;
 
 	memset(res, 0, sizeof(res));
@@ -504,6 +508,7 @@ static int ct_ip_run(const struct ct_opts *o)
 	log = fopen(dir, "w");
 	dir[strlen(dir) - 4] = '\0';
 	signal(SIGALRM, ct_watchdog);
+	total = (uint64_t)o->iterations * (unsigned int)__builtin_popcount(o->modes);
 	printf("crashtest: in-process, RAID%u, iterations %u..%u per mode, %u operations each, "
 	       "journal %llu blocks, %s, seed %llu\n", o->level, o->seed_from,
 	       o->seed_from + o->iterations - 1, o->ops, (unsigned long long)o->journal_blocks,
@@ -511,6 +516,7 @@ static int ct_ip_run(const struct ct_opts *o)
 	       o->lifecycle < CT_LC_COUNT ? ct_lc_names[o->lifecycle] : "lifecycle by seed",
 	       (unsigned long long)o->seed);
 	fflush(stdout);
+	cli_progress_start(&prog, "crashtest", "crashes", 0);
 	for (int m = 0; m < CT_NMODES; m++) {
 		struct ct_ip_cfg c = {
 			.level = o->level, .nmem = o->level == 6 ? 5 : 4, .resync = ct_ip_resync[m],
@@ -557,7 +563,9 @@ static int ct_ip_run(const struct ct_opts *o)
 				opcov_add(&res[m].cov, r.points[k]);
 			res[m].damaged_iterations += bad;
 			res[m].n++;
-			if (bad || o->verbose)
+			cli_progress(&prog, ++done, total);
+			if (bad || o->verbose) {
+				cli_progress_erase();
 				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
 				       "%llu%s%s), op %u/%u: %s%s\n", ct_modes[m].name, it,
 				       (unsigned long long)seed, ct_lc_names[r.lifecycle],
@@ -565,10 +573,13 @@ static int ct_ip_run(const struct ct_opts *o)
 				       (unsigned long long)c.cut_span, r.aimed >= 0 ? ", aimed at " : "",
 				       r.aimed >= 0 ? jg_opoint_label((enum jg_opoint)r.aimed) : "",
 				       r.issued, o->ops, bad ? "DAMAGE " : "ok", r.why);
+			}
 			fflush(stdout);
 		}
+		cli_progress_erase();
 		ct_range_line(stdout, o, (enum ct_mode)m, &res[m]);
 	}
+	cli_progress_done(&prog);
 	if (log)
 		fclose(log);
 	if (!o->keep) {
@@ -733,7 +744,8 @@ int cmd_crashtest(int argc, char **argv)
 	unsigned int ncov = 0;
 	char opath[PATH_MAX];
 	bool protected_damage = false, errors = false;
-	uint64_t v;
+	struct cli_progress prog;
+	uint64_t v, done = 0, total;
 	int c;
 
 	snprintf(o.dir, sizeof(o.dir), "crashtest.tmp");
@@ -880,6 +892,8 @@ int cmd_crashtest(int argc, char **argv)
 	       o.level, o.iterations, o.ops, o.power_cut ? "kill -9 + power cut" : "kill -9",
 	       (unsigned long long)o.seed);
 	fflush(stdout);
+	total = (uint64_t)o.iterations * (unsigned int)__builtin_popcount(o.modes);
+	cli_progress_start(&prog, "crashtest", "crashes", 0);
 	for (int m = 0; m < CT_NMODES; m++) {
 		memset(&res[m], 0, sizeof(res[m]));
 		if (!(o.modes & (1u << m)))
@@ -891,6 +905,7 @@ int cmd_crashtest(int argc, char **argv)
 		for (unsigned int it = 0; it < o.iterations; it++) {
 			int rc = ct_iteration(&o, (enum ct_mode)m, it, &res[m]);
 
+			cli_progress(&prog, ++done, total);
 			if (rc) {
 				cli_err("%s iteration %u: %s", ct_modes[m].name, it, strerror(-rc));
 				errors = true;
@@ -898,6 +913,7 @@ int cmd_crashtest(int argc, char **argv)
 			}
 		}
 	}
+	cli_progress_done(&prog);
 
 	printf("\n%-9s %5s", "mode", "iters");
 	for (int c2 = 0; c2 < CT_NCHECKS; c2++)
