@@ -296,6 +296,9 @@ bool jg_blk_crc_ok(const void *blk, size_t len, uint32_t seed);
 int jg_blk_check(const void *blk, size_t len, uint32_t magic, uint16_t max_version,
 		 uint64_t blkno, uint32_t seed, const char *subsys, const char *what,
 		 const char *dev);
+/* As jg_blk_check, silent: for trying candidates of a block (BLK_CTL_HEAL_READ). */
+int jg_blk_verify(const void *blk, size_t len, uint32_t magic, uint16_t max_version,
+		  uint64_t blkno, uint32_t seed);
 
 /* ------------------------------------------------------------------ memory */
 

@@ -121,6 +121,48 @@ enum blk_ctl_cmd {
 	BLK_CTL_GET_JNL_PENDING = 6,
 	/* Fill a struct blk_stats (arg). */
 	BLK_CTL_GET_STATS = 7,
+	/*
+	 * A block read that failed its caller's check (a metadata block whose
+	 * checksum, magic or home address is wrong: jg_blk_check) is read again
+	 * with the caller's check as an oracle (struct blk_heal, arg). Only a
+	 * device with redundancy answers it (the RAID array: src/raid/heal.c); any
+	 * other answers -ENOTTY, and the caller keeps its error. See struct blk_heal.
+	 */
+	BLK_CTL_HEAL_READ = 8,
+};
+
+/*
+ * BLK_CTL_HEAL_READ: one block, read again and rebuilt from the redundancy the
+ * device has until @verify accepts a version of it.
+ *
+ * The RAID array, under the row's lock: the block as the members hold it, then
+ * the block reconstructed with its own member left out and, where the parity
+ * allows it (RAID6, or fewer members missing), with one more member left out
+ * in turn; the first candidate @verify accepts is copied to @buf, and every
+ * member left out whose block differs from the reconstruction is rewritten
+ * with it (a read-only array only reads) and counted as a corrected read error
+ * of that member (raid_info.members[].read_errors_corrected). Nothing
+ * verifies: -EBADMSG, nothing written.
+ *
+ * Returns 0 (@buf verified; @rewritten may be 0: the block read right this
+ * time, or it was rebuilt around a missing member), -EBADMSG (no candidate
+ * verified), -EUCLEAN (the device cannot trust its parity now: the array is
+ * dirty and not yet resynced, or this row is at risk; a rebuilt block could
+ * be an older version that verifies), -ENOTTY (no redundancy: a plain
+ * device), -EINVAL, -ENOMEM, -EIO.
+ */
+struct blk_heal {
+	uint64_t blkno;	/* in: the block (JG_BLOCK_SIZE units) */
+	void *buf;	/* out: JG_BLOCK_SIZE bytes, JG_BLOCK_SIZE-aligned; undefined on error */
+	/*
+	 * in: 0 when @blk is a right version of the block, nonzero when not. Called
+	 * several times, with device locks held: it must not log (each rejected
+	 * candidate is expected), sleep, or call into the device.
+	 */
+	int (*verify)(void *ctx, const void *blk);
+	void *ctx;		/* in: for @verify */
+	uint32_t rewritten;	/* out: bit per member role rewritten (or found bad, read-only) */
+	uint32_t candidates;	/* out: versions tried, the first as read included */
 };
 
 /* Counters a device keeps since it was opened (BLK_CTL_GET_STATS). */

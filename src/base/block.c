@@ -101,6 +101,20 @@ int jg_blk_check(const void *blk, size_t len, uint32_t magic, uint16_t max_versi
 	return 0;
 }
 
+int jg_blk_verify(const void *blk, size_t len, uint32_t magic, uint16_t max_version,
+		  uint64_t blkno, uint32_t seed)
+{
+	const struct jg_blk_hdr *h = blk;
+
+	if (jg_le32(h->magic) != magic || !jg_blk_crc_ok(blk, len, seed))
+		return -EUCLEAN;
+	if (jg_le16(h->version) > max_version)
+		return -EOPNOTSUPP;
+	if (blkno != JG_BLKNO_ANY && jg_le64(h->blkno) != blkno)
+		return -EUCLEAN;
+	return 0;
+}
+
 void *jg_alloc_blocks(size_t nblocks)
 {
 	void *p = NULL;

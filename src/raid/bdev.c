@@ -116,6 +116,8 @@ static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
 		*(struct blk_stats *)arg = a->stats;
 		pthread_mutex_unlock(&a->stats_lock);
 		return 0;
+	case BLK_CTL_HEAL_READ:
+		return raid_heal_read(a, arg); /* heal.c */
 	default:
 		return -ENOTTY;
 	}

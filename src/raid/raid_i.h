@@ -371,6 +371,9 @@ void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,
 void raid_rcache_init(struct raid_array *a);
 void raid_rcache_free(struct raid_array *a);
 
+/* heal.c: BLK_CTL_HEAL_READ (blkreq.h struct blk_heal); takes the row's lock */
+int raid_heal_read(struct raid_array *a, struct blk_heal *h);
+
 /* bitmap.c */
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,
 		     uint64_t regions);
