@@ -178,6 +178,19 @@ int jnl_handle_stop(struct jnl_handle *h);
 int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf);
 
 /*
+ * One block read again after @verify rejected what jnl_read() gave (a
+ * metadata block whose checksum fails): the journal's own copy when it holds
+ * one (handed back as it is: the caller checks it again), else the device's
+ * BLK_CTL_HEAL_READ (blkreq.h struct blk_heal: the RAID array rebuilds it from
+ * the rest of its row and rewrites the damaged member). *@rewritten (may be
+ * NULL) gets the member roles rewritten. Returns 0 (@buf holds a version
+ * @verify accepted, or the journal's copy) or the device's error: -ENOTTY (no
+ * redundancy), -EBADMSG (nothing verified), -EUCLEAN (parity not trusted now).
+ */
+int jnl_read_heal(struct jnl *j, uint64_t blkno, void *buf, int (*verify)(void *, const void *),
+		  void *ctx, uint32_t *rewritten);
+
+/*
  * Commit transaction @tid (0: the running one). With @wait, return once it is
  * durable (fsync). Returns 0 at once when @tid is already durable.
  */

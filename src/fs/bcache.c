@@ -2,7 +2,8 @@
 /*
  * src/fs/bcache.c - the buffer cache between the filesystem and the journal.
  *
- * Interface: fs_bread (read + verify, pinned), fs_bget_new (a block being
+ * Interface: fs_bread (read + verify, pinned; a block that fails its check is
+ * healed by the device when it can: fs_bread_heal), fs_bget_new (a block being
  * initialised), fs_bput (unpin), fs_bdirty (seal the header and hand the block to
  * the journal handle), fs_bcache_drop (a freed block).
  *
@@ -133,10 +134,58 @@ static int fs_bcache_new(struct fs *fs, uint64_t blkno, struct fs_buf **out)
 	return 0;
 }
 
+/* What the device's heal checks each candidate of a metadata block against. */
+struct fs_heal_ctx {
+	struct fs *fs;
+	uint64_t blkno;
+	uint32_t magic;
+};
+
+static int fs_heal_verify(void *ctx, const void *blk)
+{
+	const struct fs_heal_ctx *c = ctx;
+
+	return jg_blk_verify(blk, JG_BLOCK_SIZE, c->magic, FS_FORMAT_VERSION, c->blkno, c->fs->seed);
+}
+
+/*
+ * Block @b, just read from the device, failed its check (bad magic, crc or home
+ * address): ask the device to rebuild it from its redundancy (issue 27; the
+ * RAID array rewrites the member that held the damage, src/raid/heal.c) and
+ * check it again. 0: @b holds the block, verified. Else the check's error
+ * stays (a plain device, nothing verified, or the array's parity not
+ * trusted): the caller reports @rc as before.
+ */
+static int fs_bread_heal(struct fs *fs, struct fs_buf *b, uint32_t magic, const char *what, int rc)
+{
+	struct fs_heal_ctx c = {.fs = fs, .blkno = b->blkno, .magic = magic};
+	uint32_t rewritten = 0;
+	int hr;
+
+	if (rc != -EUCLEAN)
+		return rc; /* a newer version is not damage */
+	hr = jnl_read_heal(fs->jnl, b->blkno, b->data, fs_heal_verify, &c, &rewritten);
+	if (hr) {
+		if (hr != -ENOTTY)
+			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu heal failed: %d", what,
+			       fs->dev->name, (unsigned long long)b->blkno, hr);
+		return rc;
+	}
+	rc = jg_blk_check(b->data, JG_BLOCK_SIZE, magic, FS_FORMAT_VERSION, b->blkno, fs->seed,
+			  FS_SUBSYS, what, fs->dev->name);
+	if (rc)
+		return rc;
+	fs->bc.heals++;
+	jg_log(JG_LOG_WARN, FS_SUBSYS, "%s dev=%s blkno=%llu healed: members rewritten 0x%x", what,
+	       fs->dev->name, (unsigned long long)b->blkno, rewritten);
+	return 0;
+}
+
 int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, struct fs_buf **out)
 {
 	struct fs_bcache *bc = &fs->bc;
 	struct fs_buf *b;
+	bool fresh = false; /* read from the device by this call: may be healed */
 	int rc;
 
 	if (blkno >= fs->nblocks) {
@@ -159,8 +208,10 @@ int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, st
 		b->refs = 1;
 		bc->reads++;
 		rc = fs_bitmap_uninit(fs, blkno, magic, b->data, &made); /* group.c (G4) */
-		if (!rc && !made)
+		if (!rc && !made) {
 			rc = jnl_read(fs->jnl, blkno, 1, b->data);
+			fresh = true;
+		}
 		if (rc) {
 			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu read failed: %d", what,
 			       fs->dev->name, (unsigned long long)blkno, rc);
@@ -172,6 +223,9 @@ int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, st
 	if (magic && b->magic != magic) {
 		rc = jg_blk_check(b->data, JG_BLOCK_SIZE, magic, FS_FORMAT_VERSION, blkno, fs->seed,
 				  FS_SUBSYS, what, fs->dev->name);
+		/* only a buffer this call read and alone holds: nobody sees it change */
+		if (rc && fresh && b->refs == 1)
+			rc = fs_bread_heal(fs, b, magic, what, rc);
 		if (rc) {
 			/* never keep a block that failed: a later read retries the device */
 			b->refs--;

@@ -80,6 +80,8 @@ struct fs_bcache {
 	uint64_t count, limit;
 	struct fs_buf lru;		/* list head: lru.lru_next is the oldest */
 	uint64_t hits, misses, reads;	/* reads: jnl_read calls for metadata */
+	uint64_t heals;			/* blocks that failed their check and were healed
+					 * (fs_bread: BLK_CTL_HEAL_READ) */
 };
 
 /* ---------------------------------------------------------- inode states */

@@ -696,6 +696,40 @@ int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 	return rc;
 }
 
+int jnl_read_heal(struct jnl *j, uint64_t blkno, void *buf, int (*verify)(void *, const void *),
+		  void *ctx, uint32_t *rewritten)
+{
+	struct blk_heal h = {.blkno = blkno, .buf = buf, .verify = verify, .ctx = ctx};
+	const uint8_t *src = NULL;
+	int rc;
+
+	if (rewritten)
+		*rewritten = 0;
+	if (blkno >= j->dev->nblocks)
+		return -EINVAL;
+	jg_mutex_lock(&j->lock);
+	if (j->map.n) {
+		struct jnl_bh *bh = jnl_bh_find(j, blkno);
+
+		if (bh)
+			src = bh->run ? bh->run : bh->com ? bh->com : bh->inflight ? bh->inflight : bh->cp;
+		if (src)
+			memcpy(buf, src, JG_BLOCK_SIZE);
+	}
+	jg_mutex_unlock(&j->lock);
+	if (src)
+		return 0; /* the newest copy is ours, not the device's: nothing to heal there */
+	/*
+	 * A checkpoint may write the block home meanwhile: the heal reads under
+	 * the row's lock, so it sees the old or the new version whole, and the
+	 * caller checks what it gets.
+	 */
+	rc = blk_ctl(j->dev, BLK_CTL_HEAL_READ, &h);
+	if (!rc && rewritten)
+		*rewritten = h.rewritten;
+	return rc;
+}
+
 void jnl_info_get(struct jnl *j, struct jnl_info *out)
 {
 	memset(out, 0, sizeof(*out));
