@@ -28,6 +28,10 @@
  *                    journal's log); the array keeps the row in its row cache, so
  *                    the next partial write of it reads nothing (src/raid/rcache.c).
  * A device ignores flags it has no use for (a memory device ignores them all).
+ *
+ * A block its reader finds damaged (a metadata checksum) is read again with
+ * the reader's check as an oracle through a control, not a flag:
+ * BLK_CTL_HEAL_READ (struct blk_heal below); only the RAID array answers it.
  */
 #ifndef JGRFS_BLKREQ_H
 #define JGRFS_BLKREQ_H

@@ -280,7 +280,9 @@ struct raid_member_info {
 	bool failed;
 	bool rebuilding;
 	uint64_t recovered_rows;	    /* rebuilding: rows rebuilt on it so far */
-	uint64_t read_errors_corrected;	    /* read errors reconstructed and rewritten */
+	uint64_t read_errors_corrected;	    /* read errors reconstructed and rewritten, and
+					     * blocks healed after a failed checksum
+					     * (BLK_CTL_HEAL_READ, src/raid/heal.c) */
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 };
 

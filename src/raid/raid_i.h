@@ -89,7 +89,7 @@ struct raid_member {
 	uint64_t recovered_sb;
 	char name[64];
 	/* read errors (stripe.c raid_read_repair), under stats_lock */
-	uint64_t rd_corrected;	    /* reconstructed, rewritten and read back right */
+	uint64_t rd_corrected;	    /* reconstructed, rewritten and read back right (also heal.c) */
 	uint64_t rd_uncorrectable;  /* no other member could reconstruct the block */
 };
 
