@@ -328,6 +328,48 @@ void fs_close_mem(struct fs *fs)
 	free(fs);
 }
 
+static int fs_sb_heal_verify(void *ctx, const void *blk)
+{
+	const struct fs_super *sb = blk;
+
+	(void)ctx;
+	return jg_blk_verify(blk, JG_BLOCK_SIZE, FS_MAGIC_SUPER, FS_FORMAT_VERSION, FS_SB_BLKNO,
+			     jg_crc_seed(sb->uuid));
+}
+
+/*
+ * The superblock as read failed its check (-EUCLEAN): ask the device to rebuild
+ * it from its redundancy (BLK_CTL_HEAL_READ, as fs_bread does for every other
+ * metadata block; at the first read the journal is not open (@jnl NULL), so
+ * straight to the device: recovery replays a newer copy over it later, as
+ * over the one read; a read-only array heals without writing, so the read
+ * after recovery (through @jnl) heals again). Returns
+ * the verdict on what @blk holds then; @rc when no heal happened.
+ */
+static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc)
+{
+	struct blk_heal h = {.blkno = FS_SB_BLKNO, .buf = blk, .verify = fs_sb_heal_verify};
+	int hr;
+
+	if (rc != -EUCLEAN)
+		return rc;
+	if (jnl) /* after recovery: the journal's copy first */
+		hr = jnl_read_heal(jnl, FS_SB_BLKNO, blk, fs_sb_heal_verify, NULL, &h.rewritten);
+	else
+		hr = blk_ctl(dev, BLK_CTL_HEAL_READ, &h);
+	if (hr) {
+		if (hr != -ENOTTY)
+			jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s heal failed: %d",
+			       dev->name, hr);
+		return rc;
+	}
+	rc = fs_sb_verify((const struct fs_super *)blk, dev, false);
+	if (!rc)
+		jg_log(JG_LOG_WARN, FS_SUBSYS, "superblock dev=%s healed: members rewritten 0x%x",
+		       dev->name, h.rewritten);
+	return rc;
+}
+
 int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, struct fs **out)
 {
 	struct jnl_cfg jc = { 0 };
@@ -352,6 +394,7 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		goto out;
 	}
 	rc = fs_sb_verify((const struct fs_super *)blk, dev, false);
+	rc = fs_sb_heal(dev, NULL, blk, rc);
 	if (rc)
 		goto out;
 	memcpy(&fs->sb, blk, JG_BLOCK_SIZE);
@@ -380,7 +423,8 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 	/* recovery may have replayed a newer superblock */
 	rc = jnl_read(fs->jnl, FS_SB_BLKNO, 1, blk);
 	if (!rc)
-		rc = fs_sb_verify((const struct fs_super *)blk, dev, false);
+		rc = fs_sb_heal(dev, fs->jnl, blk,
+				fs_sb_verify((const struct fs_super *)blk, dev, false));
 	if (rc)
 		goto out;
 	memcpy(&fs->sb, blk, JG_BLOCK_SIZE);

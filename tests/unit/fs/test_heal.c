@@ -348,11 +348,71 @@ static void test_heal_fs_uncorrectable(void **state)
 	free(f);
 }
 
+/*
+ * The filesystem's superblock (array block 0) damaged on its member: the mount
+ * heals it (read before the journal is open, and again after recovery) and the
+ * member holds it again. A read-only assembly mounted read-only heals it in
+ * memory only: the member keeps the damage, and it is counted.
+ */
+static void test_heal_fs_superblock(void **state)
+{
+	struct t_files *f = calloc(1, sizeof(*f));
+	struct raid_assemble_cfg ro = {.readonly = true};
+	struct fs_mount_opts o = {.data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
+				  .readonly = true};
+	struct blk_dev *devs[RAID_MAX_MEMBERS];
+	unsigned int role;
+	uint64_t mblk;
+	uint8_t *good, *bad, *now;
+	struct t_vol v;
+	struct fs *fs;
+
+	(void)state;
+	t_vol_new(&v, 5, 4, 4);
+	t_populate(&v, f);
+	raid_layout_map(&v.geo, FS_SB_BLKNO, &role, &mblk);
+	t_stop(&v);
+	good = t_member_block(&v, role, mblk);
+	t_damage(&v, role, mblk, 600);
+	bad = t_member_block(&v, role, mblk);
+
+	/* read-only: healed in memory, not written */
+	for (unsigned int i = 0; i < v.n; i++)
+		devs[i] = t_keep(v.mem[i]);
+	assert_int_equal(raid_assemble(devs, v.n, &ro, &v.a), 0);
+	assert_int_equal(fs_mount(raid_array_dev(v.a), &o, &fs), 0);
+	assert_int_equal(t_check(fs, f), 0);
+	assert_true(t_corrected(&v, role) >= 1);
+	assert_int_equal(fs_unmount(fs), 0);
+	t_stop(&v);
+	now = t_member_block(&v, role, mblk);
+	assert_memory_equal(now, bad, JG_BLOCK_SIZE);
+	free(now);
+
+	/* writable: healed and rewritten */
+	t_assemble(&v);
+	fs = t_mount(&v);
+	assert_int_equal(t_corrected(&v, role), 1);
+	for (unsigned int m = 0; m < v.n; m++)
+		if (m != role)
+			assert_int_equal(t_corrected(&v, m), 0);
+	now = t_member_block(&v, role, mblk);
+	assert_memory_equal(now, good, JG_BLOCK_SIZE); /* before the unmount rewrites it */
+	free(now);
+	assert_int_equal(t_check(fs, f), 0);
+	assert_int_equal(fs_unmount(fs), 0);
+	t_vol_free(&v);
+	free(good);
+	free(bad);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_heal_fs_metadata),
 	    cmocka_unit_test(test_heal_fs_uncorrectable),
+	    cmocka_unit_test(test_heal_fs_superblock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
