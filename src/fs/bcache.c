@@ -145,7 +145,8 @@ static int fs_heal_verify(void *ctx, const void *blk)
 {
 	const struct fs_heal_ctx *c = ctx;
 
-	return jg_blk_verify(blk, JG_BLOCK_SIZE, c->magic, FS_FORMAT_VERSION, c->blkno, c->fs->seed);
+	return jg_blk_verify(blk, JG_BLOCK_SIZE, c->magic, FS_FORMAT_VERSION, c->blkno,
+			     c->fs->seed);
 }
 
 /*

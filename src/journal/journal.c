@@ -659,6 +659,16 @@ void jnl_abandon(struct jnl *j)
 
 /* ---------------------------------------------------------------- read */
 
+/* The newest copy the journal holds of a block (jnl_i.h: the order jnl_read() keeps), or NULL. */
+static const uint8_t *jnl_bh_newest(const struct jnl_bh *bh)
+{
+	if (bh->run)
+		return bh->run;
+	if (bh->com)
+		return bh->com;
+	return bh->inflight ? bh->inflight : bh->cp;
+}
+
 int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 {
 	struct blk_req *reqs = NULL;
@@ -677,7 +687,7 @@ int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 		const uint8_t *src = NULL;
 
 		if (bh)
-			src = bh->run ? bh->run : bh->com ? bh->com : bh->inflight ? bh->inflight : bh->cp;
+			src = jnl_bh_newest(bh);
 		if (src) {
 			memcpy(dst + (size_t)i * JG_BLOCK_SIZE, src, JG_BLOCK_SIZE);
 			continue;
@@ -712,7 +722,7 @@ int jnl_read_heal(struct jnl *j, uint64_t blkno, void *buf, int (*verify)(void *
 		struct jnl_bh *bh = jnl_bh_find(j, blkno);
 
 		if (bh)
-			src = bh->run ? bh->run : bh->com ? bh->com : bh->inflight ? bh->inflight : bh->cp;
+			src = jnl_bh_newest(bh);
 		if (src)
 			memcpy(buf, src, JG_BLOCK_SIZE);
 	}

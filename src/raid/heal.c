@@ -157,8 +157,11 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 			continue;
 		}
 		rpos[nr] = q;
-		r[nr++] = (struct blk_req){
-		    .op = BLK_OP_READ, .blkno = mblk, .nblocks = 1, .buf = rd[q], .dev = a->m[m].dev};
+		r[nr++] = (struct blk_req){.op = BLK_OP_READ,
+					   .blkno = mblk,
+					   .nblocks = 1,
+					   .buf = rd[q],
+					   .dev = a->m[m].dev};
 	}
 	if (nr)
 		(void)blk_submit_multi(r, nr); /* each result below */
@@ -198,10 +201,9 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 			continue;
 		wrole[nw++] = m;
 		/* (H3) one block the row's parity already agrees with; (H5) */
-		if (!a->readonly &&
-		    (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk, 1, w[q], BLK_FUA) ||
-		     blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, back, 0) ||
-		     memcmp(back, w[q], RAID_BS)))
+		if (!a->readonly && (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk, 1, w[q], BLK_FUA) ||
+				     blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, back, 0) ||
+				     memcmp(back, w[q], RAID_BS)))
 			wfail |= 1u << m;
 	}
 	if (bad && !a->readonly)
@@ -219,10 +221,11 @@ unlock:
 		uint64_t corrected;
 
 		if (wfail & (1u << m)) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "dev=%s heal block=%llu row=%llu: rewrite of member block %llu failed",
-			       a->m[m].name, (unsigned long long)h->blkno, (unsigned long long)row,
-			       (unsigned long long)mblk);
+			jg_log(
+			    JG_LOG_ERR, "raid",
+			    "dev=%s heal block=%llu row=%llu: rewrite of member block %llu failed",
+			    a->m[m].name, (unsigned long long)h->blkno, (unsigned long long)row,
+			    (unsigned long long)mblk);
 			(void)raid_member_fail(a, m, -EIO);
 			continue;
 		}
@@ -230,12 +233,12 @@ unlock:
 		pthread_mutex_lock(&a->stats_lock);
 		corrected = ++a->m[m].rd_corrected;
 		pthread_mutex_unlock(&a->stats_lock);
-		raid_event_detail(a, RAID_EV_READ_ERROR_CORRECTED, m, -1, 0,
-				  "cause=checksum array_block=%llu block=%llu row=%llu rewritten=%s "
-				  "corrected=%llu",
-				  (unsigned long long)h->blkno, (unsigned long long)mblk,
-				  (unsigned long long)row, a->readonly ? "no(read-only)" : "yes",
-				  (unsigned long long)corrected);
+		raid_event_detail(
+		    a, RAID_EV_READ_ERROR_CORRECTED, m, -1, 0,
+		    "cause=checksum array_block=%llu block=%llu row=%llu rewritten=%s "
+		    "corrected=%llu",
+		    (unsigned long long)h->blkno, (unsigned long long)mblk, (unsigned long long)row,
+		    a->readonly ? "no(read-only)" : "yes", (unsigned long long)corrected);
 	}
 	free(mem);
 	return rc;

@@ -204,8 +204,9 @@ static void test_heal_two(void **state)
 		for (unsigned int kind = 0; kind < 3; kind++) {
 			/* kind 0: another data member; 1: P; 2 (RAID6): Q */
 			struct t_case c = t_pick(&g, 0);
-			unsigned int opos = kind == 0 ? g.ndata - 1 : kind == 1 ? RAID_POS_P(&g)
-										: RAID_POS_Q(&g);
+			unsigned int opos = kind == 0	? g.ndata - 1
+					    : kind == 1 ? RAID_POS_P(&g)
+							: RAID_POS_Q(&g);
 			unsigned int orole;
 			uint8_t *img[RAID_MAX_MEMBERS], *good;
 			struct blk_heal h;
@@ -227,7 +228,8 @@ static void test_heal_two(void **state)
 				assert_int_equal(rc, 0);
 				assert_memory_equal(buf, ref + c.b * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
 				assert_int_equal(h.rewritten, (1u << c.role) | (1u << orole));
-				assert_true(t_member_is(&t, c.role, c.mblk, ref + c.b * JG_BLOCK_SIZE));
+				assert_true(
+				    t_member_is(&t, c.role, c.mblk, ref + c.b * JG_BLOCK_SIZE));
 				assert_true(t_member_is(&t, orole, c.mblk, good));
 				for (unsigned int m = 0; m < g.n; m++)
 					assert_int_equal(t_corrected(&t, m),
@@ -442,9 +444,9 @@ static void test_heal_plain_device(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_heal_one),	   cmocka_unit_test(test_heal_two),
-	    cmocka_unit_test(test_heal_other_only), cmocka_unit_test(test_heal_degraded),
-	    cmocka_unit_test(test_heal_readonly),  cmocka_unit_test(test_heal_untrusted),
+	    cmocka_unit_test(test_heal_one),	      cmocka_unit_test(test_heal_two),
+	    cmocka_unit_test(test_heal_other_only),   cmocka_unit_test(test_heal_degraded),
+	    cmocka_unit_test(test_heal_readonly),     cmocka_unit_test(test_heal_untrusted),
 	    cmocka_unit_test(test_heal_plain_device),
 	};
 
