@@ -9,6 +9,8 @@
  * Every array block holds a sealed metadata block (magic, home address,
  * crc32c); damage is one flipped byte on a memory member, under the array.
  */
+#include <pthread.h>
+
 #include "raid_test.h"
 
 #define MEMBER_BLOCKS 96
@@ -191,7 +193,8 @@ static void test_heal_one(void **state)
  */
 static void test_heal_two(void **state)
 {
-	static const struct geo_case cases[] = {{6, 5, 2}, {6, 6, 1}, {5, 4, 4}, {5, 3, 2}};
+	static const struct geo_case cases[] = {
+	    {6, 5, 2}, {6, 6, 1}, {6, 8, 8}, {5, 4, 4}, {5, 3, 2}};
 
 	(void)state;
 	for (unsigned int gi = 0; gi < GEO_N(cases); gi++) {
@@ -426,6 +429,104 @@ static void test_heal_untrusted(void **state)
 	t_free(&t);
 }
 
+struct t_conc {
+	struct tarr *t;
+	const uint8_t *ref;
+	uint64_t b;    /* the damaged block, healed by every healer */
+	uint64_t row0; /* first array block of its row */
+	uint32_t row_blocks, chunk;
+	int rc;		    /* first failure of a thread */
+	uint32_t rewritten; /* OR of the healers' */
+};
+
+static void *t_healer(void *arg)
+{
+	struct t_conc *c = arg;
+	uint8_t *buf = jg_alloc_blocks(1);
+	uint64_t b = c->b;
+	struct blk_heal h = {.blkno = b, .buf = buf, .verify = t_verify, .ctx = &b};
+	int rc = blk_ctl(c->t->dev, BLK_CTL_HEAL_READ, &h);
+
+	if (!rc && memcmp(buf, c->ref + b * JG_BLOCK_SIZE, JG_BLOCK_SIZE))
+		rc = -EILSEQ;
+	if (rc)
+		__atomic_store_n(&c->rc, rc, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&c->rewritten, h.rewritten, __ATOMIC_RELAXED);
+	free(buf);
+	return NULL;
+}
+
+/* Rewrites (with the same content) and reads the other lines of the row. */
+static void *t_row_writer(void *arg)
+{
+	struct t_conc *c = arg;
+	uint8_t *buf = jg_alloc_blocks(1);
+	uint32_t line = (uint32_t)((c->b - c->row0) % c->chunk);
+
+	for (unsigned int i = 0; i < 200; i++) {
+		uint64_t x = c->row0 + (i * 7) % c->row_blocks;
+		int rc;
+
+		if ((x - c->row0) % c->chunk == line)
+			continue; /* the damaged line: a reconstruct-write would fold the damage in
+				   */
+		if (i % 2)
+			rc =
+			    t_io(c->t, BLK_OP_WRITE, x, 1, (void *)(c->ref + x * JG_BLOCK_SIZE), 0);
+		else
+			rc = t_io(c->t, BLK_OP_READ, x, 1, buf, 0) ||
+			     memcmp(buf, c->ref + x * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
+		if (rc)
+			__atomic_store_n(&c->rc, rc < 0 ? rc : -EILSEQ, __ATOMIC_RELAXED);
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Four heals of one damaged block at once, while a thread writes and reads
+ * the other lines of its row: every heal hands back the right block, the
+ * member is rewritten and counted once (the row's lock serialises the heals:
+ * the later ones find it right), the row is consistent after.
+ */
+static void test_heal_concurrent(void **state)
+{
+	static const struct geo_case gc = {6, 5, 4};
+	struct raid_geo g;
+	struct tarr t;
+	uint64_t nblk, sum = 0;
+	uint8_t *ref = t_setup(&t, &gc, &nblk, &g);
+	struct t_case tc = t_pick(&g, 1);
+	struct t_conc c = {.t = &t,
+			   .ref = ref,
+			   .b = tc.b,
+			   .row0 = tc.row * g.row_blocks,
+			   .row_blocks = g.row_blocks,
+			   .chunk = g.chunk_blocks};
+	pthread_t th[5];
+
+	(void)state;
+	t_damage(&t, tc.role, tc.mblk, 77);
+	t_assemble(&t);
+	assert_int_equal(pthread_create(&th[0], NULL, t_row_writer, &c), 0);
+	for (unsigned int i = 1; i < 5; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, t_healer, &c), 0);
+	for (unsigned int i = 0; i < 5; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.rewritten, 1u << tc.role);
+	for (unsigned int m = 0; m < g.n; m++)
+		sum += t_corrected(&t, m);
+	assert_int_equal(sum, 1);
+	assert_int_equal(t_corrected(&t, tc.role), 1);
+	assert_int_equal(t_scrub_mismatches(&t, &g), 0);
+	t_stop(&t);
+	assert_true(t_member_is(&t, tc.role, tc.mblk, ref + tc.b * JG_BLOCK_SIZE));
+	assert_int_equal(t_ref_mismatches(&t, &g), 0);
+	free(ref);
+	t_free(&t);
+}
+
 /* A plain device has no redundancy: -ENOTTY, the caller keeps its error. */
 static void test_heal_plain_device(void **state)
 {
@@ -444,10 +545,10 @@ static void test_heal_plain_device(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_heal_one),	      cmocka_unit_test(test_heal_two),
-	    cmocka_unit_test(test_heal_other_only),   cmocka_unit_test(test_heal_degraded),
-	    cmocka_unit_test(test_heal_readonly),     cmocka_unit_test(test_heal_untrusted),
-	    cmocka_unit_test(test_heal_plain_device),
+	    cmocka_unit_test(test_heal_one),	    cmocka_unit_test(test_heal_two),
+	    cmocka_unit_test(test_heal_other_only), cmocka_unit_test(test_heal_degraded),
+	    cmocka_unit_test(test_heal_readonly),   cmocka_unit_test(test_heal_untrusted),
+	    cmocka_unit_test(test_heal_concurrent), cmocka_unit_test(test_heal_plain_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
