@@ -269,8 +269,9 @@ struct fop_scrub {
 			    * UINT64_MAX: FOP_SCRUB_MAX_RATE_DEFAULT */
 };
 
-/* Version 6: files at risk and lost blocks. Version 7: the online scrub. */
-#define FOP_STATUS_VERSION 7u
+/* Version 6: files at risk and lost blocks. Version 7: the online scrub. Version 8:
+ * the scrub's blocks rebuilt by their checksums and rows it could not tell. */
+#define FOP_STATUS_VERSION 8u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -420,6 +421,11 @@ struct fop_status {
 	uint32_t scrub_nresults;   /* entries of scrub_results */
 	uint64_t scrub_results_more; /* owners found beyond them */
 	struct fop_scrub_result scrub_results[FOP_SCRUB_RESULTS];
+	/* the scrub judges each mismatched line by the filesystem's checksums
+	 * (src/raid/scrub.c (K1)-(K4)): member blocks rebuilt because they failed
+	 * theirs (repair), and rows where nothing told which member is wrong */
+	uint64_t scrub_rebuilt;
+	uint64_t scrub_unresolved;
 };
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 

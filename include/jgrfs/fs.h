@@ -214,6 +214,12 @@ void fs_info_get(struct fs *fs, struct fs_info *out);
 int fs_block_verify(struct fs *fs, uint64_t blkno, const void *blk);
 /* The same as a blk_verify_fn (include/jgrfs/blkreq.h), @ctx the struct fs. */
 int fs_block_verify_fn(void *ctx, uint64_t blkno, const void *blk);
+/*
+ * Does @dev hold a jgrfs filesystem? Block 0 claims the superblock's magic
+ * (nothing more is checked: fs_mount says what is wrong with it). Silent; false
+ * when it cannot be read.
+ */
+bool fs_probe(struct blk_dev *dev);
 
 /* ---------------------------------------------------------------- owners */
 

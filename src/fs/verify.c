@@ -27,6 +27,7 @@
  * Past the filesystem's end nothing lives: BLK_FREE.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fs_i.h"
@@ -127,4 +128,17 @@ int fs_block_verify(struct fs *fs, uint64_t blkno, const void *blk)
 int fs_block_verify_fn(void *ctx, uint64_t blkno, const void *blk)
 {
 	return fs_block_verify(ctx, blkno, blk);
+}
+
+bool fs_probe(struct blk_dev *dev)
+{
+	struct jg_blk_hdr *h = jg_alloc_blocks(1);
+	bool yes;
+
+	if (!h)
+		return false;
+	yes = !blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, h, 0) &&
+	      jg_le32(h->magic) == FS_MAGIC_SUPER;
+	free(h);
+	return yes;
 }

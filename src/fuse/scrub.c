@@ -28,6 +28,13 @@
  *  (Q5) A block no member can give back fails its step with -EIO; the step's
  *       rows are scrubbed again one by one, and those that fail so are skipped
  *       (logged), their lost blocks named (Q4): the scrub goes on.
+ *  (Q6) The array judges each mismatched line with fs_block_verify (src/fs/
+ *       verify.c; src/raid/scrub.c (K1)-(K4)): with repair a block that fails
+ *       its checksum is rebuilt on its member and the parity is rewritten only
+ *       when the data verifies; a line nothing can tell about is left as it
+ *       is and counted (scrub_unresolved). The verifier takes the fs lock and
+ *       reads bitmaps; the array calls it with no row lock held (fs lock
+ *       before row locks, as every FUSE request). Set for this thread's run.
  *
  * scrub_lock is a leaf: nothing holding it calls into the array or the fs.
  */
@@ -360,6 +367,8 @@ static void *fop_scrub_main(void *arg)
 	step = step < 1 ? 1 : step > FOP_SCRUB_MAX_ROWS ? FOP_SCRUB_MAX_ROWS : step;
 	while (raid_lost_blocks(c->array, &s->lost_seq, (uint64_t[16]){0}, 16))
 		; /* (Q4) only the blocks lost from now on */
+	/* (Q6) the filesystem says which member of a mismatched line is wrong */
+	raid_set_verifier(c->array, fs_block_verify_fn, c->fs);
 	rc = raid_scrub_mark(c->array, true, s->repair, s->first, s->mism0);
 	if (rc)
 		jg_log(JG_LOG_WARN, "fuse", "scrub: cannot record its mark: %s", strerror(-rc));
@@ -382,6 +391,8 @@ static void *fop_scrub_main(void *arg)
 		cnt.rows_checked += one.rows_checked;
 		cnt.mismatches += one.mismatches;
 		cnt.repaired += one.repaired;
+		cnt.rebuilt += one.rebuilt;
+		cnt.unresolved += one.unresolved;
 		cnt.unsynced += one.unsynced;
 		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
 		busy |= fg_last != fg;
@@ -396,6 +407,8 @@ static void *fop_scrub_main(void *arg)
 		st->scrub_rows_done = row;
 		st->scrub_mismatches = s->mism0 + cnt.mismatches;
 		st->scrub_repaired = cnt.repaired;
+		st->scrub_rebuilt = cnt.rebuilt;
+		st->scrub_unresolved = cnt.unresolved;
 		st->scrub_rate = now > t0 ? (uint64_t)((double)bytes / (now - t0)) : 0;
 		st->scrub_eta = st->scrub_rate ? (ri.rows - row) * s->row_blocks * JG_BLOCK_SIZE /
 						     st->scrub_rate
@@ -424,6 +437,7 @@ static void *fop_scrub_main(void *arg)
 	else
 		state = FOP_SCRUB_STATE_DONE;
 	jg_mutex_unlock(&c->scrub_lock);
+	raid_set_verifier(c->array, NULL, NULL); /* (Q6) only this thread scrubs */
 	/* (Q3) a pause keeps the mark for the next mount; anything else clears it */
 	raid_scrub_mark(c->array, state == FOP_SCRUB_STATE_PAUSED, s->repair, row,
 			s->mism0 + cnt.mismatches);
@@ -491,6 +505,7 @@ static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_r
 	st->scrub_rows_total = ri.rows;
 	st->scrub_mismatches = mism0;
 	st->scrub_repaired = st->scrub_unreadable = st->scrub_rate = st->scrub_eta = 0;
+	st->scrub_rebuilt = st->scrub_unresolved = 0;
 	st->scrub_max_rate = max_rate;
 	st->scrub_start = (uint64_t)time(NULL);
 	st->scrub_end = 0;
@@ -617,6 +632,8 @@ void fop_scrub_status(struct fop_ctx *c, struct fop_status *st)
 	st->scrub_rows_total = s->scrub_rows_total;
 	st->scrub_mismatches = s->scrub_mismatches;
 	st->scrub_repaired = s->scrub_repaired;
+	st->scrub_rebuilt = s->scrub_rebuilt;
+	st->scrub_unresolved = s->scrub_unresolved;
 	st->scrub_unreadable = s->scrub_unreadable;
 	st->scrub_rate = s->scrub_rate;
 	st->scrub_max_rate = s->scrub_max_rate;

@@ -143,12 +143,14 @@ static void scrub_print_text(const char *mnt, const struct fop_status *st)
 	uint64_t end = st->scrub_end ? st->scrub_end : (uint64_t)time(NULL);
 	char t[32], who[400];
 
-	printf("scrub of %s: %s%s, %llu of %llu rows checked, %llu mismatches, %llu repaired, "
+	printf("scrub of %s: %s%s, %llu of %llu rows checked, %llu mismatches, %llu repaired "
+	       "(%llu blocks rebuilt from checksums), %llu rows unresolved, "
 	       "%llu unreadable blocks, %s\n",
 	       mnt, scrub_state_name(st->scrub_state),
 	       st->scrub_flags & FOP_SCRUB_REPAIR ? " (repair)" : "",
 	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
 	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_rebuilt, (unsigned long long)st->scrub_unresolved,
 	       (unsigned long long)st->scrub_unreadable,
 	       scrub_hms(st->scrub_start && end > st->scrub_start ? end - st->scrub_start : 0, t,
 			 sizeof(t)));
@@ -169,6 +171,10 @@ static void scrub_print_text(const char *mnt, const struct fop_status *st)
 	if (st->scrub_results_more)
 		printf("  ... and %llu more (named in the daemon's log)\n",
 		       (unsigned long long)st->scrub_results_more);
+	if (st->scrub_unresolved)
+		printf("  %llu rows: cannot tell which member is wrong (data without a checksum): "
+		       "not repaired; check the files named above against a backup\n",
+		       (unsigned long long)st->scrub_unresolved);
 }
 
 static void scrub_print_json(const char *mnt, const struct fop_status *st)
@@ -179,12 +185,14 @@ static void scrub_print_json(const char *mnt, const struct fop_status *st)
 	printf("{\"mountpoint\":");
 	raidcli_json_str(stdout, mnt);
 	printf(",\"state\":\"%s\",\"repair\":%s,\"rows_checked\":%llu,\"rows_total\":%llu,"
-	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"seconds\":%llu,"
+	       "\"mismatches\":%llu,\"repaired\":%llu,\"rebuilt\":%llu,\"unresolved\":%llu,"
+	       "\"unreadable\":%llu,\"seconds\":%llu,"
 	       "\"rate_bytes\":%llu,\"max_rate_bytes\":%llu,\"error\":%d,\"results\":[",
 	       scrub_state_name(st->scrub_state),
 	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
 	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
 	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_rebuilt, (unsigned long long)st->scrub_unresolved,
 	       (unsigned long long)st->scrub_unreadable,
 	       (unsigned long long)(st->scrub_start && end > st->scrub_start ? end - st->scrub_start
 									     : 0),
@@ -230,7 +238,7 @@ static int scrub_exit(const struct fop_status *st)
 {
 	if (st->scrub_state != FOP_SCRUB_STATE_DONE)
 		return st->scrub_state == FOP_SCRUB_STATE_FAILED ? 2 : 3;
-	if (st->scrub_unreadable)
+	if (st->scrub_unreadable || st->scrub_unresolved)
 		return 1;
 	if (st->scrub_mismatches &&
 	    !((st->scrub_flags & FOP_SCRUB_REPAIR) && st->scrub_repaired >= st->scrub_mismatches))
