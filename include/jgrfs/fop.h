@@ -261,6 +261,10 @@ struct fop_spare {
 #define FOP_IOC_SCRUB_START _IOW(FOP_IOC_MAGIC, 0x44, struct fop_scrub)
 #define FOP_IOC_SCRUB_CANCEL _IO(FOP_IOC_MAGIC, 0x45)
 #define FOP_SCRUB_REPAIR (1u << 0) /* rewrite the parity of mismatched rows */
+/* with REPAIR: rewrite parity from the data even where the checksums cannot tell
+ * which member is wrong (the repair before issue 27; for rows whose files were
+ * checked); without it such rows are left and counted (scrub_unresolved) */
+#define FOP_SCRUB_TRUST_DATA (1u << 1)
 #define FOP_SCRUB_MAX_RATE_DEFAULT (64ull << 20) /* bytes of array data per second */
 struct fop_scrub {
 	uint32_t flags;	   /* FOP_SCRUB_* */

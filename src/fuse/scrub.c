@@ -57,6 +57,7 @@ static const double fop_scrub_mark_seconds = 5.0;
 struct fop_scrub_run {
 	struct fop_ctx *c;
 	bool repair;
+	bool trust_data; /* FOP_SCRUB_TRUST_DATA: no verifier (Q6) */
 	uint64_t max_rate; /* bytes/s, 0: none */
 	uint64_t first;	   /* row to start at */
 	uint64_t mism0;	   /* mismatches found before a resume */
@@ -368,7 +369,8 @@ static void *fop_scrub_main(void *arg)
 	while (raid_lost_blocks(c->array, &s->lost_seq, (uint64_t[16]){0}, 16))
 		; /* (Q4) only the blocks lost from now on */
 	/* (Q6) the filesystem says which member of a mismatched line is wrong */
-	raid_set_verifier(c->array, fs_block_verify_fn, c->fs);
+	if (!s->trust_data)
+		raid_set_verifier(c->array, fs_block_verify_fn, c->fs);
 	rc = raid_scrub_mark(c->array, true, s->repair, s->first, s->mism0);
 	if (rc)
 		jg_log(JG_LOG_WARN, "fuse", "scrub: cannot record its mark: %s", strerror(-rc));
@@ -482,8 +484,8 @@ static void *fop_scrub_main(void *arg)
 }
 
 /* Start the thread from @first; scrub_lock held, none running (a finished one reaped). */
-static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_rate, uint64_t first,
-				  uint64_t mism0)
+static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, bool trust_data,
+				  uint64_t max_rate, uint64_t first, uint64_t mism0)
 {
 	struct fop_status *st = &c->st_scrub;
 	struct fop_scrub_run *s = calloc(1, sizeof(*s));
@@ -496,11 +498,12 @@ static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_r
 	raid_info_get(c->array, &ri);
 	s->c = c;
 	s->repair = repair;
+	s->trust_data = trust_data;
 	s->max_rate = max_rate;
 	s->first = first;
 	s->mism0 = mism0;
 	st->scrub_state = FOP_SCRUB_STATE_RUNNING;
-	st->scrub_flags = repair ? FOP_SCRUB_REPAIR : 0;
+	st->scrub_flags = (repair ? FOP_SCRUB_REPAIR : 0) | (trust_data ? FOP_SCRUB_TRUST_DATA : 0);
 	st->scrub_rows_done = first;
 	st->scrub_rows_total = ri.rows;
 	st->scrub_mismatches = mism0;
@@ -556,7 +559,8 @@ int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq)
 	rc = -EBUSY;
 	if (fop_scrub_busy_locked(c) || c->scrub_stop)
 		goto out;
-	rc = fop_scrub_start_locked(c, rq->flags & FOP_SCRUB_REPAIR, rate, 0, 0);
+	rc = fop_scrub_start_locked(c, rq->flags & FOP_SCRUB_REPAIR,
+				    rq->flags & FOP_SCRUB_TRUST_DATA, rate, 0, 0);
 out:
 	jg_mutex_unlock(&c->scrub_lock);
 	if (!rc)
@@ -600,7 +604,7 @@ void fop_scrub_resume(struct fop_ctx *c)
 	       (unsigned long long)ri.scrub_rows, (unsigned long long)ri.rows,
 	       (unsigned long long)ri.scrub_mismatches, ri.scrub_repair ? " with repair" : "");
 	jg_mutex_lock(&c->scrub_lock);
-	rc = fop_scrub_start_locked(c, ri.scrub_repair, FOP_SCRUB_MAX_RATE_DEFAULT, ri.scrub_rows,
+	rc = fop_scrub_start_locked(c, ri.scrub_repair, false, FOP_SCRUB_MAX_RATE_DEFAULT, ri.scrub_rows,
 				    ri.scrub_mismatches);
 	jg_mutex_unlock(&c->scrub_lock);
 	if (rc)

@@ -38,7 +38,7 @@
 #include "jgrfs/raid.h"
 
 static const char cmd_scrub_help[] =
-	"usage: jgrfs scrub [--repair] [--json] DEV...\n"
+	"usage: jgrfs scrub [--repair [--trust-data]] [--json] DEV...\n"
 	"       jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background|--cancel|--status]\n"
 	"                   MOUNTPOINT   (online: jgrfs scrub --help MOUNTPOINT)\n"
 	"\n"
@@ -49,13 +49,17 @@ static const char cmd_scrub_help[] =
 	"its checksums say which member of a mismatched row is wrong: a block that\n"
 	"fails its checksum is rebuilt from the others, the parity is rewritten only\n"
 	"when the data verifies, and a row of data without checksums is left as it\n"
-	"is (unresolved). Without a filesystem the parity is rewritten from the data.\n"
+	"is (unresolved: check the files `jgrfs owners --row` names, then\n"
+	"--repair --trust-data rewrites such parity from the data). Without a\n"
+	"filesystem the parity is rewritten from the data.\n"
 	"The array\n"
 	"must not be degraded and not mounted: a mounted volume is scrubbed online by\n"
 	"its daemon, given its mount point (a directory).\n"
 	"\n"
 	"options:\n"
-	"  -R, --repair             rewrite mismatched parity (default: only count)\n"
+	"  -R, --repair             mend mismatched rows (default: only count)\n"
+	"  -T, --trust-data         with --repair: do not use the filesystem's checksums;\n"
+	"                           rewrite every mismatched parity from the data\n"
 	"  -j, --json               one JSON object on stdout, no progress display\n"
 	"  -f, --force              scrub even though a filesystem-guided resync is\n"
 	"                           pending (the journal has not been replayed)\n"
@@ -76,6 +80,7 @@ int cmd_scrub(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "repair", no_argument, NULL, 'R' },
+		{ "trust-data", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -94,7 +99,7 @@ int cmd_scrub(int argc, char **argv)
 	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
 				    .readonly = true };
 	struct fs *fs = NULL;
-	bool repair = false, json = false, force = false;
+	bool repair = false, json = false, force = false, trust_data = false;
 	int64_t mismatches;
 	int opt, n, rc, ret;
 
@@ -106,10 +111,13 @@ int cmd_scrub(int argc, char **argv)
 			return cmd_scrub_online(argc, argv);
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "Rjfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "RTjfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			repair = true;
+			break;
+		case 'T':
+			trust_data = true;
 			break;
 		case 'j':
 			json = true;
@@ -166,7 +174,7 @@ int cmd_scrub(int argc, char **argv)
 			"rows its recovery resync would repair (--repair runs that resync first)\n",
 			cli_prog);
 	}
-	if (fs_probe(raid_array_dev(a))) {
+	if (!trust_data && fs_probe(raid_array_dev(a))) {
 		/* the checksums tell which member is wrong (read-only: writes nothing) */
 		rc = fs_mount(raid_array_dev(a), &mo, &fs);
 		if (rc) {

@@ -27,14 +27,20 @@
 #include "jgrfs/fs.h"
 
 static const char scrub_online_help[] =
-    "usage: jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background] MOUNTPOINT\n"
+    "usage: jgrfs scrub [--repair [--trust-data]] [--json] [--max-rate MIB] [--background]\n"
+    "                   MOUNTPOINT\n"
     "       jgrfs scrub --cancel MOUNTPOINT\n"
     "       jgrfs scrub --status [--json] MOUNTPOINT\n"
     "\n"
     "Scrub a mounted jgrfs volume online: its daemon reads every stripe row under\n"
     "the locks a writer takes (the volume stays in use and concurrent writes stay\n"
-    "correct) and compares the parity with the data; with --repair it rewrites the\n"
-    "parity of mismatched rows from the data. The scrub is paced (--max-rate), at a\n"
+    "correct) and compares the parity with the data. With --repair the\n"
+    "filesystem's checksums say which member of a mismatched row is wrong: a block\n"
+    "that fails its checksum is rebuilt from the others, the parity is rewritten\n"
+    "only when the data verifies (or is free space), and a row whose data has no\n"
+    "checksum is left as it is and counted unresolved (its files are named: check\n"
+    "them, then --repair --trust-data rewrites such parity from the data). The\n"
+    "scrub is paced (--max-rate), at a\n"
     "quarter of that rate while the volume serves other I/O; `jgrfs status\n"
     "MOUNTPOINT` shows its progress and an estimate of the time left. An\n"
     "unmount pauses it: the next mount resumes it from where it was. Every\n"
@@ -50,7 +56,9 @@ static const char scrub_online_help[] =
     "(jgrfs scrub --help without a mount point).\n"
     "\n"
     "options:\n"
-    "  -R, --repair          rewrite mismatched parity (default: only count)\n"
+    "  -R, --repair          mend mismatched rows (default: only count)\n"
+    "  -T, --trust-data      with --repair: rewrite parity from the data where the\n"
+    "                        checksums cannot tell which member is wrong\n"
     "  -j, --json            one JSON object on stdout at the end, no progress\n"
     "  -r, --max-rate MIB    at most MIB MiB of array data per second (default 64;\n"
     "                        0: no limit)\n"
@@ -286,6 +294,7 @@ int cmd_scrub_online(int argc, char **argv)
 	    {"max-rate", required_argument, NULL, 'r'}, {"background", no_argument, NULL, 'b'},
 	    {"cancel", no_argument, NULL, 'c'},		{"status", no_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},		CLI_VERBOSITY_LONGOPTS,
+	    {"trust-data", no_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	struct fop_scrub rq = {.max_rate = UINT64_MAX};
@@ -296,10 +305,13 @@ int cmd_scrub_online(int argc, char **argv)
 	int opt, fd, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "Rjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "RTjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			rq.flags |= FOP_SCRUB_REPAIR;
+			break;
+		case 'T':
+			rq.flags |= FOP_SCRUB_TRUST_DATA;
 			break;
 		case 'j':
 			json = true;
