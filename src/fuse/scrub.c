@@ -462,10 +462,17 @@ static void *fop_scrub_main(void *arg)
 	default:
 		jg_log(JG_LOG_INFO, "fuse",
 		       "scrub: done rows=%llu mismatches=%llu repaired=%llu unreadable=%llu "
-		       "seconds=%.1f",
+		       "rebuilt=%llu unresolved=%llu checksums=%s seconds=%.1f",
 		       (unsigned long long)ri.rows, (unsigned long long)(s->mism0 + cnt.mismatches),
 		       (unsigned long long)cnt.repaired, (unsigned long long)st->scrub_unreadable,
-		       fop_scrub_now() - t0);
+		       (unsigned long long)cnt.rebuilt, (unsigned long long)cnt.unresolved,
+		       s->trust_data ? "no" : "yes", fop_scrub_now() - t0);
+		if (cnt.unresolved)
+			jg_log(JG_LOG_WARN, "fuse",
+			       "scrub: %llu rows: cannot tell which member is wrong (data without a "
+			       "checksum): not repaired; check the files named, then scrub --repair "
+			       "--trust-data",
+			       (unsigned long long)cnt.unresolved);
 		if (cnt.unsynced)
 			jg_log(JG_LOG_WARN, "fuse",
 			       "scrub: %llu rows past the initial sync's mark were %s",
