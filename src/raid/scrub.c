@@ -92,6 +92,9 @@ static enum raid_line_verdict raid_scrub_judge(struct raid_array *a, uint64_t ro
 	for (unsigned int d = 0; d < g->ndata; d++) {
 		int v = raid_verdict(a, b0 + (uint64_t)d * g->chunk_blocks, line[d]);
 
+		jg_log(JG_LOG_DEBUG, "raid", "scrub %s row=%llu line=%u block=%llu: verdict %d",
+		       a->dev.name, (unsigned long long)row, k,
+		       (unsigned long long)(b0 + (uint64_t)d * g->chunk_blocks), v);
 		fails |= (uint32_t)(v == BLK_FAILS) << d;
 		unknown |= (uint32_t)(v == BLK_UNKNOWN) << d;
 	}
