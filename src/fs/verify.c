@@ -40,8 +40,7 @@ static int fs_verify_magic(const struct fs *fs, uint64_t blkno, const void *blk,
 }
 
 /* (V1) a block of group @g's fixed places, at @off from the group's start */
-static int fs_verify_fixed(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t off,
-			   const void *blk)
+static int fs_verify_fixed(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t off, const void *blk)
 {
 	struct fs_group_desc gd;
 	uint32_t magic;
@@ -65,8 +64,7 @@ static int fs_verify_fixed(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t o
 }
 
 /* (V2) a block of group @g's data area, bit @bit of its block bitmap */
-static int fs_verify_data(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t bit,
-			  const void *blk)
+static int fs_verify_data(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t bit, const void *blk)
 {
 	const struct jg_blk_hdr *h = blk;
 	struct fs_buf *bb;
@@ -137,8 +135,8 @@ bool fs_probe(struct blk_dev *dev)
 
 	if (!h)
 		return false;
-	yes = !blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, h, 0) &&
-	      jg_le32(h->magic) == FS_MAGIC_SUPER;
+	yes =
+	    !blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, h, 0) && jg_le32(h->magic) == FS_MAGIC_SUPER;
 	free(h);
 	return yes;
 }

@@ -177,6 +177,14 @@ int cmd_scrub(int argc, char **argv)
 	if (!trust_data && fs_probe(raid_array_dev(a))) {
 		/* the checksums tell which member is wrong (read-only: writes nothing) */
 		rc = fs_mount(raid_array_dev(a), &mo, &fs);
+		if (rc && repair) {
+			/* without its checksums a repair would trust the data blindly */
+			fs = NULL;
+			ret = cli_err("%s...: cannot open the filesystem: %s; its checksums "
+				      "cannot judge the rows (fsck it first, or --trust-data)",
+				      argv[optind], strerror(-rc)) + 1;
+			goto out;
+		}
 		if (rc) {
 			fs = NULL;
 			fprintf(stderr, "%s: warning: cannot open the filesystem on %s...: %s; "

@@ -40,7 +40,7 @@ static int t_verify(void *ctx, uint64_t blkno, const void *blk)
 		return BLK_UNKNOWN;
 	default:
 		return jg_blk_verify(blk, JG_BLOCK_SIZE, T_MAGIC, 1, blkno, T_SEED) ? BLK_FAILS
-										     : BLK_VERIFIES;
+										    : BLK_VERIFIES;
 	}
 }
 
@@ -176,7 +176,8 @@ static void test_cscrub_data_rebuilt(void **state)
 			assert_int_equal(rep.blocks_rebuilt, 0);
 			assert_int_equal(rep.rows_unresolved, 0);
 			after = t_line(&e);
-			assert_memory_equal(before, after, npos * JG_BLOCK_SIZE); /* nothing written */
+			assert_memory_equal(before, after,
+					    npos * JG_BLOCK_SIZE); /* nothing written */
 			free(after);
 
 			assert_int_equal(raid_scrub(e.t.a, true, NULL, NULL, &rep), 1);
@@ -188,7 +189,8 @@ static void test_cscrub_data_rebuilt(void **state)
 			after = t_line(&e);
 			for (unsigned int q = e.g.ndata; q < npos; q++) /* parity untouched */
 				assert_memory_equal(before + (size_t)q * JG_BLOCK_SIZE,
-						    after + (size_t)q * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
+						    after + (size_t)q * JG_BLOCK_SIZE,
+						    JG_BLOCK_SIZE);
 			for (unsigned int r = 0; r < e.g.n; r++)
 				assert_int_equal(t_corrected(&e.t, r), r == m ? 1 : 0);
 			assert_int_equal(raid_scrub(e.t.a, false, NULL, NULL, &rep), 0);
