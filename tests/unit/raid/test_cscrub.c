@@ -26,12 +26,21 @@ enum t_kind { T_SEALED = 0, T_FREE = 1, T_UNKNOWN = 2 };
 struct t_oracle {
 	uint8_t *kind; /* per array block, enum t_kind */
 	uint64_t calls;
+	/* a writer meeting the judgement: called once, at the first verdict */
+	void (*hook)(struct t_oracle *o);
+	void *hook_ctx;
 };
 
 static int t_verify(void *ctx, uint64_t blkno, const void *blk)
 {
 	struct t_oracle *o = ctx;
 
+	if (o->hook) {
+		void (*h)(struct t_oracle *) = o->hook;
+
+		o->hook = NULL;
+		h(o);
+	}
 	o->calls++;
 	switch (o->kind[blkno]) {
 	case T_FREE:
@@ -361,6 +370,56 @@ static void test_cscrub_rows(void **state)
 	}
 }
 
+/* The hook: a new sealed version of data position 1's block of the line, through the array. */
+static void t_hook_write(struct t_oracle *o)
+{
+	struct t_env *e = o->hook_ctx;
+	uint8_t *nb = jg_alloc_blocks(1);
+	unsigned int m;
+	uint64_t mblk, b;
+
+	t_where(&e->g, 1, &m, &mblk, &b);
+	t_fill(nb, 1, 999);
+	jg_blk_seal(nb, JG_BLOCK_SIZE, T_MAGIC, 1, 0, 8, b, T_SEED);
+	assert_int_equal(t_io(&e->t, BLK_OP_WRITE, b, 1, nb, 0), 0);
+	memcpy(e->ref + b * JG_BLOCK_SIZE, nb, JG_BLOCK_SIZE);
+	free(nb);
+}
+
+/*
+ * (K4) A write to the line while it is judged (the judgement runs with no row
+ * lock): the parity computed from the old data must not be written over the
+ * new. The P of the line is damaged; the first verdict writes a new version
+ * of another data block of the line through the array. After the repair the
+ * array reads the new version, every other block as before, and a second
+ * scrub finds nothing.
+ */
+static void test_cscrub_write_during_judgement(void **state)
+{
+	static const struct geo_case cases[] = {{5, 4, 4}, {6, 5, 2}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < GEO_N(cases); gi++) {
+		struct t_env e;
+		struct raid_resync_report rep = {0};
+		uint8_t *all;
+
+		t_setup(&e, &cases[gi]);
+		t_damage(&e, e.g.ndata, 900); /* P */
+		e.o.hook = t_hook_write;
+		e.o.hook_ctx = &e;
+		assert_int_equal(raid_scrub(e.t.a, true, NULL, NULL, &rep), 1);
+		assert_null(e.o.hook); /* the write happened during the judgement */
+		assert_int_equal(rep.rows_unresolved, 0);
+		assert_int_equal(raid_scrub(e.t.a, false, NULL, NULL, &rep), 0);
+		all = jg_alloc_blocks(e.nblk);
+		assert_int_equal(t_io(&e.t, BLK_OP_READ, 0, (uint32_t)e.nblk, all, 0), 0);
+		assert_memory_equal(all, e.ref, e.nblk * JG_BLOCK_SIZE);
+		free(all);
+		t_teardown(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +429,7 @@ int main(void)
 	    cmocka_unit_test(test_cscrub_raid6_two),
 	    cmocka_unit_test(test_cscrub_free_space),
 	    cmocka_unit_test(test_cscrub_rows),
+	    cmocka_unit_test(test_cscrub_write_during_judgement),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
