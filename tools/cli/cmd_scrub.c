@@ -140,6 +140,10 @@ int cmd_scrub(int argc, char **argv)
 			return 2;	/* 1 means mismatches */
 		}
 	}
+	if (trust_data && !repair) {
+		cli_err("--trust-data goes with --repair");
+		return 2;
+	}
 	n = argc - optind;
 	if (n < 1) {
 		cli_err("no member devices given");

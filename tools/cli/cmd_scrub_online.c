@@ -343,6 +343,10 @@ int cmd_scrub_online(int argc, char **argv)
 			return 2;
 		}
 	}
+	if ((rq.flags & FOP_SCRUB_TRUST_DATA) && !(rq.flags & FOP_SCRUB_REPAIR)) {
+		cli_err("--trust-data goes with --repair");
+		return 2;
+	}
 	if (argc - optind != 1 || (cancel && status)) {
 		fputs(scrub_online_help, stderr);
 		return 2;
