@@ -55,16 +55,19 @@ printed either way; one JSON line per copy in DIR/results.jsonl.
 usage: bitrot.py --jgrfs PATH [--copies N] [--seed S] [--dir DIR] ...
 """
 import argparse
+import concurrent.futures
 import errno
 import hashlib
 import json
 import os
+import queue
 import random
 import shutil
 import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 BS = 4096
@@ -624,6 +627,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dir", default="/dev/shm/jgrfs-bitrot",
                     help="work directory (member copies, logs, results.jsonl)")
+    ap.add_argument("--jobs", type=int, default=1, help="copies at a time")
     ap.add_argument("--member-size", default="64M")
     ap.add_argument("--chunk", default="64K")
     ap.add_argument("--reuse", action="store_true", help="keep DIR/base if it is there")
@@ -672,19 +676,34 @@ def main():
         log(f"member {role}: used blocks " + ", ".join(
             f"{k} {len(v)}" for k, v in sorted(by_role[role].items())))
     log(f"volume ready in {time.time() - t0:.0f} s; seed {a.seed}")
-    work = os.path.join(a.dir, "work")
-    os.makedirs(work, exist_ok=True)
-    if mounted(os.path.join(work, "mnt")):
-        clear_mount(os.path.join(work, "mnt"), mounted(os.path.join(work, "mnt")))
+    # one work directory (member copies, mount point) per job
+    works = queue.Queue()
+    for j in range(max(1, a.jobs)):
+        work = os.path.join(a.dir, f"work{j}")
+        os.makedirs(work, exist_ok=True)
+        if mounted(os.path.join(work, "mnt")):
+            clear_mount(os.path.join(work, "mnt"), mounted(os.path.join(work, "mnt")))
+        works.put(work)
     copies = [a.only] if a.only is not None else range(a.first, a.first + a.copies)
     recs = []
+    lock = threading.Lock()
     with open(results, "a") as res:
-        for i in copies:
-            rec = run_copy(a, i, base_devs, by_role, geo, work, os.path.join(base, "manifest.json"))
-            res.write(json.dumps(rec) + "\n")
-            res.flush()
-            recs.append(rec)
-            log(describe(rec))
+        def one(i):
+            work = works.get()
+            try:
+                rec = run_copy(a, i, base_devs, by_role, geo, work, os.path.join(base, "manifest.json"))
+            finally:
+                works.put(work)
+            with lock:
+                res.write(json.dumps(rec) + "\n")
+                res.flush()
+                recs.append(rec)
+                log(describe(rec))
+
+        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
+            for f in [ex.submit(one, i) for i in copies]:
+                f.result()
+    recs.sort(key=lambda r: r["copy"])
     text, fail = summary(recs, a.expect_data_checksums)
     if fail:
         show_failed(a.dir, recs, a.expect_data_checksums)
