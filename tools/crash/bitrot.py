@@ -588,8 +588,13 @@ def summary(recs, expect_csum):
     lines.append(f"silent wrong reads, one member damaged, all explained by damaged file content (data, long symlink): "
                  f"{len(sw_data)}" + ("" if expect_csum else " (expected until data checksums land)"))
     lines.append(f"silent wrong reads, one member damaged, not explained by file content: {len(sw_other)}")
-    lines.append(f"silent wrong reads, two members damaged: "
-                 f"{sum(r['class'] == 'silent-wrong' for r in recs if r['members'] == 2)}")
+    two = [r for r in recs if r["members"] == 2 and r["class"] == "silent-wrong"]
+    lines.append(f"silent wrong reads, two members damaged: {len(two)} "
+                 f"(not explained by file content: {sum(bool(r['wrong_unexplained']) for r in two)})")
+    lines.append(f"copies with a heal counted (status: read errors corrected): "
+                 f"{sum(bool(r['healed']) for r in recs)}; fsck -n not clean: "
+                 f"{sum(r['fsck'] != 0 for r in recs)}; an EIO reading: {sum(bool(r['eio']) for r in recs)}; "
+                 f"mount refused: {sum(r['mount'] != 'mounted' for r in recs)}")
     t = [r["seconds"] for r in recs]
     if t:
         lines.append(f"seconds per copy: mean {sum(t) / len(t):.1f}, max {max(t):.1f}")
