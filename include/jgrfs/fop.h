@@ -273,6 +273,66 @@ struct fop_scrub {
 			    * UINT64_MAX: FOP_SCRUB_MAX_RATE_DEFAULT */
 };
 
+/*
+ * FUSE requests this daemon answered since mount, by kind (issue 28): one
+ * counter per handler of src/fuse/ops.c, counted as the handler starts, before
+ * it replies. A request the kernel sends that has no handler (access, lseek,
+ * copy_file_range, ...) is answered ENOSYS by libfuse and not counted; flush has
+ * a handler that counts it and answers the same ENOSYS (V6 of ops.c). Cheap:
+ * relaxed atomics, no lock. The values of enum fop_req are fixed (new kinds
+ * only at the end): tools index fop_requests.count with them.
+ */
+enum fop_req {
+	FOP_REQ_LOOKUP = 0,
+	FOP_REQ_FORGET = 1, /* forget and each inode of a batch forget */
+	FOP_REQ_GETATTR = 2,
+	FOP_REQ_SETATTR = 3,
+	FOP_REQ_READLINK = 4,
+	FOP_REQ_MKNOD = 5,
+	FOP_REQ_MKDIR = 6,
+	FOP_REQ_UNLINK = 7,
+	FOP_REQ_RMDIR = 8,
+	FOP_REQ_SYMLINK = 9,
+	FOP_REQ_RENAME = 10,
+	FOP_REQ_LINK = 11,
+	FOP_REQ_OPEN = 12,
+	FOP_REQ_READ = 13,
+	FOP_REQ_WRITE = 14,
+	FOP_REQ_FLUSH = 15,
+	FOP_REQ_RELEASE = 16,
+	FOP_REQ_FSYNC = 17,
+	FOP_REQ_OPENDIR = 18,
+	FOP_REQ_READDIR = 19,
+	FOP_REQ_READDIRPLUS = 20,
+	FOP_REQ_RELEASEDIR = 21,
+	FOP_REQ_FSYNCDIR = 22,
+	FOP_REQ_STATFS = 23,
+	FOP_REQ_SETXATTR = 24,
+	FOP_REQ_GETXATTR = 25,
+	FOP_REQ_LISTXATTR = 26,
+	FOP_REQ_REMOVEXATTR = 27,
+	FOP_REQ_CREATE = 28,
+	FOP_REQ_FALLOCATE = 29,
+	FOP_REQ_IOCTL = 30,
+	FOP_REQ__COUNT
+};
+#define FOP_REQUESTS_MAX 64u /* room in struct fop_requests */
+_Static_assert(FOP_REQ__COUNT <= FOP_REQUESTS_MAX, "fop_requests.count holds every kind");
+
+/* The answer to FOP_IOC_REQUESTS: fixed size, so that its command number is too. */
+struct fop_requests {
+	uint32_t version; /* FOP_REQUESTS_VERSION */
+	uint32_t nkinds;  /* FOP_REQ__COUNT of the daemon: entries of @count it fills */
+	uint64_t count[FOP_REQUESTS_MAX]; /* indexed by enum fop_req; since mount */
+};
+#define FOP_REQUESTS_VERSION 1u
+_Static_assert(sizeof(struct fop_requests) == 520, "fop_requests size");
+/*
+ * Fill a struct fop_requests (anyone may ask, as for FOP_IOC_STATUS). The
+ * ioctl is itself a request: the count it returns includes it.
+ */
+#define FOP_IOC_REQUESTS _IOR(FOP_IOC_MAGIC, 0x46, struct fop_requests)
+
 /* Version 6: files at risk and lost blocks. Version 7: the online scrub. Version 8:
  * the scrub's blocks rebuilt by their checksums and rows it could not tell. */
 #define FOP_STATUS_VERSION 8u

@@ -57,7 +57,20 @@ struct fop_ctx {
 	bool scrub_cancel;	    /* FOP_IOC_SCRUB_CANCEL: stop, clear the mark */
 	bool scrub_stop;	    /* unmount: stop, keep the mark */
 	struct fop_status st_scrub; /* the scrub_* fields of status, kept here */
+	/*
+	 * FUSE requests by kind (enum fop_req), for FOP_IOC_REQUESTS. Relaxed
+	 * atomics, no lock: each counter only grows, nothing is ordered by it,
+	 * and a reader that sees one kind a request behind another is harmless
+	 * (a snapshot taken while requests run is approximate anyway).
+	 */
+	atomic_uint_least64_t requests[FOP_REQ__COUNT];
 };
+
+/* Count one request of kind @kind (at the start of its handler). */
+static inline void fop_count(struct fop_ctx *c, enum fop_req kind)
+{
+	atomic_fetch_add_explicit(&c->requests[kind], 1, memory_order_relaxed);
+}
 
 /*
  * spare.c: the array's event handler and the spare thread it wakes. @lock is a

@@ -3,7 +3,8 @@
  * src/fuse/ioctl.c - the ioctls of a mounted volume (include/jgrfs/fop.h):
  * resync-all on/off, the seeds' SET_RESYNC_ALL / CLEAR_RESYNC_ALL (seed 006),
  * passed to the array as blk_ctl(BLK_CTL_SET_RESYNC_ALL / CLEAR_RESYNC_ALL), and
- * the status that `jgrfs status` prints, the online scrub (scrub.c), the online rebuild of a failed
+ * the status that `jgrfs status` prints, the FUSE requests counted by kind
+ * (issue 28), the online scrub (scrub.c), the online rebuild of a failed
  * member (`jgrfs replace`), which runs in a thread of its own, and hot spares
  * added and removed (`jgrfs spare`).
  *
@@ -382,6 +383,16 @@ static bool fop_ioctl_allowed(fuse_req_t req, struct fop_ctx *c)
 	return who->uid == 0 || who->uid == c->owner_uid;
 }
 
+/* A snapshot of the request counters (relaxed loads: see fop_ctx.requests). */
+static void fop_requests_fill(struct fop_ctx *c, struct fop_requests *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->version = FOP_REQUESTS_VERSION;
+	rq->nkinds = FOP_REQ__COUNT;
+	for (unsigned int i = 0; i < FOP_REQ__COUNT; i++)
+		rq->count[i] = atomic_load_explicit(&c->requests[i], memory_order_relaxed);
+}
+
 /*
  * The checks in the order the handler answers them: a 32-bit caller, an unknown
  * command, then (the caller's) permission, then the sizes the kernel announces
@@ -438,6 +449,10 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 		if (out_bufsz < sizeof(struct fop_status))
 			out->arg_err = -EINVAL;
 		return 0;
+	case FOP_IOC_REQUESTS:
+		if (out_bufsz < sizeof(struct fop_requests))
+			out->arg_err = -EINVAL;
+		return 0;
 	default:
 		return -ENOTTY;
 	}
@@ -450,8 +465,10 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	struct fop_ctx *c = fuse_req_userdata(req);
 	struct fop_ioctl_call call;
 	struct fop_status st;
+	struct fop_requests rq;
 	int rc;
 
+	fop_count(c, FOP_REQ_IOCTL);
 	rc = fop_ioctl_decode(cmd, flags, in_buf, in_bufsz, out_bufsz, &call);
 	if (rc)
 		goto out;
@@ -495,6 +512,10 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		if (rc)
 			goto out;
 		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FOP_IOC_REQUESTS:
+		fop_requests_fill(c, &rq);
+		fuse_reply_ioctl(req, 0, &rq, sizeof(rq));
 		return;
 	default: /* FOP_IOC_STATUS: decode knows no other */
 		fop_status_fill(c, &st);

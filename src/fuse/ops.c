@@ -31,10 +31,11 @@
  *      (FS_WRITE_KEEP_TIMES): otherwise a file's mtime would move by the
  *      writeback delay at remount. An overwrite then leaves the inode as it
  *      was, and its commit logs the data alone.
- * (V6) No flush handler: close(2) has nothing for us to do (durability is fsync's
+ * (V6) No flush: close(2) has nothing for us to do (durability is fsync's
  *      business, as on ext4, and the kernel writes a file's cached pages back
- *      before it would send FLUSH), so the first FLUSH gets ENOSYS from libfuse
- *      and the kernel sends no more: one request fewer per close.
+ *      before it would send FLUSH), so the first FLUSH gets ENOSYS (from
+ *      fop_flush, which only counts it: the answer libfuse gives without a
+ *      handler) and the kernel sends no more: one request fewer per close.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -156,6 +157,7 @@ static void fop_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fs_attr a;
 	int rc;
 
+	fop_count(c, FOP_REQ_LOOKUP);
 	rc = fs_lookup_ref(c->fs, parent, name, &a);
 	if (rc == -ENOENT) {
 		/* (V2): a negative entry the kernel may cache */
@@ -172,6 +174,7 @@ static void fop_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	struct fop_ctx *c = fop_ctx_of(req);
 	int rc;
 
+	fop_count(c, FOP_REQ_FORGET);
 	rc = fs_forget(c->fs, ino, nlookup);
 	if (rc)
 		jg_log(JG_LOG_WARN, "fuse", "forget ino=%llu n=%llu: %s", (unsigned long long)ino,
@@ -183,6 +186,8 @@ static void fop_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_da
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	/* the batch is the kernel's choice: count what it forgets, as for forget */
+	atomic_fetch_add_explicit(&c->requests[FOP_REQ_FORGET], count, memory_order_relaxed);
 	for (size_t i = 0; i < count; i++) {
 		int rc = fs_forget(c->fs, forgets[i].ino, forgets[i].nlookup);
 
@@ -201,6 +206,7 @@ static void fop_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct stat st;
 	int rc;
 
+	fop_count(c, FOP_REQ_GETATTR);
 	rc = fs_getattr(c->fs, ino, &a);
 	if (rc)
 		goto out;
@@ -232,6 +238,7 @@ static void fop_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	struct stat st;
 	int rc;
 
+	fop_count(c, FOP_REQ_SETATTR);
 	memset(&in, 0, sizeof(in));
 	in.mode = attr->st_mode;
 	in.uid = attr->st_uid;
@@ -260,6 +267,7 @@ static void fop_readlink(fuse_req_t req, fuse_ino_t ino)
 	ssize_t n;
 	int rc;
 
+	fop_count(c, FOP_REQ_READLINK);
 	n = fs_readlink(c->fs, ino, buf, FS_SYMLINK_MAX);
 	if (n < 0) {
 		rc = (int)n;
@@ -279,6 +287,7 @@ static void fop_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct fs_attr a;
 	int rc;
 
+	fop_count(c, FOP_REQ_MKNOD);
 	/* as fs_mknod: no directory nor symlink by this call, no type a file */
 	if (!(mode & S_IFMT))
 		mode |= S_IFREG;
@@ -296,6 +305,7 @@ static void fop_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct fs_attr a;
 	int rc;
 
+	fop_count(c, FOP_REQ_MKDIR);
 	/* the kernel sends permission bits only; the type is ours to add */
 	rc = fs_create_ref(c->fs, parent, name, S_IFDIR | (mode & 07777), 0, NULL, who->uid,
 			   who->gid, &a);
@@ -306,6 +316,7 @@ static void fop_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_UNLINK);
 	fuse_reply_err(req, -fs_unlink(c->fs, parent, name));
 }
 
@@ -313,6 +324,7 @@ static void fop_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_RMDIR);
 	fuse_reply_err(req, -fs_rmdir(c->fs, parent, name));
 }
 
@@ -323,6 +335,7 @@ static void fop_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, con
 	struct fs_attr a;
 	int rc;
 
+	fop_count(c, FOP_REQ_SYMLINK);
 	rc = fs_create_ref(c->fs, parent, name, S_IFLNK | 0777, 0, link, who->uid, who->gid, &a);
 	fop_reply_entry(req, rc, &a);
 }
@@ -334,6 +347,7 @@ static void fop_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	unsigned int fsflags = 0;
 	int rc = -EINVAL;
 
+	fop_count(c, FOP_REQ_RENAME);
 	/* RENAME_NOREPLACE 1, RENAME_EXCHANGE 2; RENAME_WHITEOUT (overlayfs) is not ours */
 	if (flags & ~3u)
 		goto out;
@@ -352,6 +366,7 @@ static void fop_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	struct fs_attr a;
 	int rc;
 
+	fop_count(c, FOP_REQ_LINK);
 	rc = fs_link_ref(c->fs, ino, newparent, newname, &a);
 	fop_reply_entry(req, rc, &a);
 }
@@ -362,6 +377,7 @@ static void fop_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_OPEN);
 	if (c->opts->readonly && (fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;
@@ -379,6 +395,7 @@ static void fop_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t n;
 	int rc = -ENOMEM;
 
+	fop_count(c, FOP_REQ_READ);
 	if (size == 0) {
 		fuse_reply_buf(req, NULL, 0);
 		return;
@@ -407,6 +424,7 @@ static void fop_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	struct fop_ctx *c = fop_ctx_of(req);
 	ssize_t n;
 
+	fop_count(c, FOP_REQ_WRITE);
 	/* from the writeback cache: the times are the kernel's (V5) */
 	n = fs_write_flags(c->fs, ino, (uint64_t)off, size, buf,
 			   fi->writepage ? FS_WRITE_KEEP_TIMES : 0);
@@ -417,8 +435,20 @@ static void fop_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	fuse_reply_write(req, (size_t)n);
 }
 
+/*
+ * (V6): nothing to do at close, and the kernel should know: ENOSYS, which the
+ * kernel remembers (no FLUSH after the first), as libfuse answers when there is
+ * no handler. The handler is here only to count that first FLUSH.
+ */
+static void fop_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fop_count(fop_ctx_of(req), FOP_REQ_FLUSH);
+	fuse_reply_err(req, ENOSYS);
+}
+
 static void fop_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	fop_count(fop_ctx_of(req), FOP_REQ_RELEASE);
 	fuse_reply_err(req, 0);
 }
 
@@ -426,6 +456,7 @@ static void fop_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_FSYNC);
 	fuse_reply_err(req, -fs_fsync(c->fs, ino, datasync != 0));
 }
 
@@ -435,6 +466,7 @@ static void fop_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, o
 	struct fop_ctx *c = fop_ctx_of(req);
 	int rc = -EINVAL;
 
+	fop_count(c, FOP_REQ_FALLOCATE);
 	if (off < 0 || len <= 0)
 		goto out;
 	rc = fs_fallocate(c->fs, ino, mode, (uint64_t)off, (uint64_t)len);
@@ -451,6 +483,7 @@ static void fop_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	struct fs_attr a;
 	int rc;
 
+	fop_count(c, FOP_REQ_CREATE);
 	rc = fs_create_ref(c->fs, parent, name, S_IFREG | (mode & 07777), 0, NULL, who->uid,
 			   who->gid, &a); /* (V1) */
 	if (rc)
@@ -468,6 +501,7 @@ out:
 
 static void fop_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	fop_count(fop_ctx_of(req), FOP_REQ_OPENDIR);
 	fuse_reply_open(req, fi);
 }
 
@@ -608,17 +642,20 @@ out:
 static void fop_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
+	fop_count(fop_ctx_of(req), FOP_REQ_READDIR);
 	fop_readdir_common(req, ino, size, off, false);
 }
 
 static void fop_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			    struct fuse_file_info *fi)
 {
+	fop_count(fop_ctx_of(req), FOP_REQ_READDIRPLUS);
 	fop_readdir_common(req, ino, size, off, true);
 }
 
 static void fop_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	fop_count(fop_ctx_of(req), FOP_REQ_RELEASEDIR);
 	fuse_reply_err(req, 0);
 }
 
@@ -626,6 +663,7 @@ static void fop_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fu
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_FSYNCDIR);
 	fuse_reply_err(req, -fs_fsync(c->fs, ino, datasync != 0));
 }
 
@@ -638,6 +676,7 @@ static void fop_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs v;
 	int rc;
 
+	fop_count(c, FOP_REQ_STATFS);
 	rc = fs_statfs(c->fs, &s);
 	if (rc)
 		goto out;
@@ -664,6 +703,7 @@ static void fop_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_SETXATTR);
 	fuse_reply_err(req, -fs_setxattr(c->fs, ino, name, value, size, flags));
 }
 
@@ -674,6 +714,7 @@ static void fop_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_
 	ssize_t n;
 	int rc = -ENOMEM;
 
+	fop_count(c, FOP_REQ_GETXATTR);
 	if (size == 0) {
 		/* the caller asks how big the value is */
 		n = fs_getxattr(c->fs, ino, name, NULL, 0);
@@ -707,6 +748,7 @@ static void fop_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t n;
 	int rc = -ENOMEM;
 
+	fop_count(c, FOP_REQ_LISTXATTR);
 	if (size == 0) {
 		n = fs_listxattr(c->fs, ino, NULL, 0);
 		if (n < 0) {
@@ -736,6 +778,7 @@ static void fop_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct fop_ctx *c = fop_ctx_of(req);
 
+	fop_count(c, FOP_REQ_REMOVEXATTR);
 	fuse_reply_err(req, -fs_removexattr(c->fs, ino, name));
 }
 
@@ -758,6 +801,7 @@ const struct fuse_lowlevel_ops fop_ops = {
     .open = fop_open,
     .read = fop_read,
     .write = fop_write,
+    .flush = fop_flush,
     .release = fop_release,
     .fsync = fop_fsync,
     .opendir = fop_opendir,

@@ -88,7 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_ASSERT(cmd == FOP_IOC_SET_RESYNC_ALL || cmd == FOP_IOC_CLEAR_RESYNC_ALL ||
 			  cmd == FOP_IOC_STATUS || cmd == FOP_IOC_REPLACE ||
 			  cmd == FOP_IOC_SPARE_ADD || cmd == FOP_IOC_SPARE_REMOVE ||
-			  cmd == FOP_IOC_SCRUB_START || cmd == FOP_IOC_SCRUB_CANCEL);
+			  cmd == FOP_IOC_SCRUB_START || cmd == FOP_IOC_SCRUB_CANCEL ||
+			  cmd == FOP_IOC_REQUESTS);
 		if (cmd == FOP_IOC_SCRUB_START) {
 			FZ_ASSERT(call.privileged && (const uint8_t *)call.scrub == in);
 			FZ_ASSERT(in_bufsz >= sizeof(struct fop_scrub) && !call.scrub->reserved);
@@ -112,6 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (cmd == FOP_IOC_STATUS)
 			FZ_ASSERT(out_bufsz >= sizeof(struct fop_status));
+		if (cmd == FOP_IOC_REQUESTS)
+			FZ_ASSERT(!call.privileged && out_bufsz >= sizeof(struct fop_requests));
 		if (cmd == FOP_IOC_SET_RESYNC_ALL || cmd == FOP_IOC_CLEAR_RESYNC_ALL)
 			FZ_ASSERT(call.privileged);
 	} else if (rc == 0) {

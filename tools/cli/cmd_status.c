@@ -105,7 +105,44 @@ static long long status_sync_eta(const struct fop_status *st)
 	return (long long)((st->rows - st->sync_done + st->sync_rate - 1) / st->sync_rate);
 }
 
-static void status_print_json(const struct fop_status *st)
+/* Names of enum fop_req in "fuse_requests", as the FUSE opcodes (fuse_kernel.h) */
+static const char *const status_req_names[FOP_REQ__COUNT] = {
+    [FOP_REQ_LOOKUP] = "lookup",	  [FOP_REQ_FORGET] = "forget",
+    [FOP_REQ_GETATTR] = "getattr",	  [FOP_REQ_SETATTR] = "setattr",
+    [FOP_REQ_READLINK] = "readlink",	  [FOP_REQ_MKNOD] = "mknod",
+    [FOP_REQ_MKDIR] = "mkdir",		  [FOP_REQ_UNLINK] = "unlink",
+    [FOP_REQ_RMDIR] = "rmdir",		  [FOP_REQ_SYMLINK] = "symlink",
+    [FOP_REQ_RENAME] = "rename",	  [FOP_REQ_LINK] = "link",
+    [FOP_REQ_OPEN] = "open",		  [FOP_REQ_READ] = "read",
+    [FOP_REQ_WRITE] = "write",		  [FOP_REQ_FLUSH] = "flush",
+    [FOP_REQ_RELEASE] = "release",	  [FOP_REQ_FSYNC] = "fsync",
+    [FOP_REQ_OPENDIR] = "opendir",	  [FOP_REQ_READDIR] = "readdir",
+    [FOP_REQ_READDIRPLUS] = "readdirplus", [FOP_REQ_RELEASEDIR] = "releasedir",
+    [FOP_REQ_FSYNCDIR] = "fsyncdir",	  [FOP_REQ_STATFS] = "statfs",
+    [FOP_REQ_SETXATTR] = "setxattr",	  [FOP_REQ_GETXATTR] = "getxattr",
+    [FOP_REQ_LISTXATTR] = "listxattr",	  [FOP_REQ_REMOVEXATTR] = "removexattr",
+    [FOP_REQ_CREATE] = "create",	  [FOP_REQ_FALLOCATE] = "fallocate",
+    [FOP_REQ_IOCTL] = "ioctl",
+};
+
+/* "fuse_requests": FUSE requests by kind since mount (issue 28); null from an older daemon */
+static void status_print_json_requests(const struct fop_requests *rq)
+{
+	unsigned int n;
+
+	if (!rq) {
+		printf("\"fuse_requests\":null,");
+		return;
+	}
+	n = rq->nkinds < FOP_REQ__COUNT ? rq->nkinds : FOP_REQ__COUNT;
+	printf("\"fuse_requests\":{");
+	for (unsigned int k = 0; k < n; k++)
+		printf("%s\"%s\":%llu", k ? "," : "", status_req_names[k],
+		       (unsigned long long)rq->count[k]);
+	printf("},");
+}
+
+static void status_print_json(const struct fop_status *st, const struct fop_requests *rq)
 {
 	char uuid[37];
 	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
@@ -221,6 +258,7 @@ static void status_print_json(const struct fop_status *st)
 	       (unsigned long long)st->scrub_max_rate, (unsigned long long)st->scrub_eta,
 	       (unsigned long long)st->scrub_start, (unsigned long long)st->scrub_end,
 	       (unsigned long long)(st->scrub_nresults + st->scrub_results_more));
+	status_print_json_requests(rq);
 	printf("\"io\":{\"reads\":%llu,\"writes\":%llu,\"flushes\":%llu,\"read_blocks\":%llu,"
 	       "\"write_blocks\":%llu,\"syncraid_rows\":%llu,\"resync_rows_checked\":%llu,"
 	       "\"resync_rows_repaired\":%llu,\"bitmap_bits_set\":%llu}}\n",
@@ -363,8 +401,13 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	       (unsigned long long)st->flushes, (unsigned long long)st->syncraid_rows);
 }
 
-/* Open @mnt and issue the status ioctl; prints why not and returns -errno. */
-static int status_query(const char *mnt, struct fop_status *st)
+/*
+ * Open @mnt and issue the status ioctl; prints why not and returns -errno. Then
+ * the request counters into @rq, when asked for (@rq not NULL) and the daemon
+ * answers them: *@have_rq says whether it did.
+ */
+static int status_query(const char *mnt, struct fop_status *st, struct fop_requests *rq,
+			bool *have_rq)
 {
 	int fd, rc = 0;
 
@@ -384,6 +427,11 @@ static int status_query(const char *mnt, struct fop_status *st)
 		    mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
 		rc = -EPROTO;
 	}
+	if (!rc && rq) {
+		memset(rq, 0, sizeof(*rq));
+		*have_rq = !ioctl(fd, FOP_IOC_REQUESTS, rq) &&
+			   rq->version == FOP_REQUESTS_VERSION;
+	}
 	close(fd);
 	return rc;
 }
@@ -397,7 +445,8 @@ int cmd_status(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct fop_status st;
-	bool json = false;
+	struct fop_requests rq;
+	bool json = false, have_rq = false;
 	int opt;
 
 	optind = 1;
@@ -422,10 +471,10 @@ int cmd_status(int argc, char **argv)
 		status_usage(stderr);
 		return 2;
 	}
-	if (status_query(argv[optind], &st))
+	if (status_query(argv[optind], &st, json ? &rq : NULL, &have_rq))
 		return 1;
 	if (json)
-		status_print_json(&st);
+		status_print_json(&st, have_rq ? &rq : NULL);
 	else
 		status_print_text(argv[optind], &st);
 	return st.flags & FOP_ST_DEGRADED ? 3 : 0;
