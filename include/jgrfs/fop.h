@@ -66,7 +66,7 @@ struct fop_opts {
 	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
 	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
-	double timeout_s;		/* timeout=: entry and attribute cache, default 1.0 s */
+	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s (V7 of ops.c) */
 	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
@@ -115,7 +115,7 @@ void fop_opts_free(struct fop_opts *o);
 	"  threads=N           FUSE worker threads (default 8)\n"                                  \
 	"  max_read_errors=N   read errors of a member corrected (reconstructed from the\n"      \
 	"                      others and rewritten) before it is failed (default 20)\n"         \
-	"  timeout=SECONDS     kernel cache of names and attributes (default 1)\n"                 \
+	"  timeout=SECONDS     kernel cache of names and attributes (default 86400)\n"             \
 	"  notify=PROGRAM      on each array event run PROGRAM (an absolute path) with\n"          \
 	"                      EVENT MOUNTPOINT DEVICE, as mdadm --monitor does: Fail,\n"          \
 	"                      DegradedArray, ReadErrorCorrected, ReadErrorUncorrectable,\n"       \

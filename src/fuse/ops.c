@@ -36,6 +36,15 @@
  *      before it would send FLUSH), so the first FLUSH gets ENOSYS (from
  *      fop_flush, which only counts it: the answer libfuse gives without a
  *      handler) and the kernel sends no more: one request fewer per close.
+ * (V7) Entries and attributes are cached for timeout= seconds, by default a
+ *      day: this mount is the volume's only writer (the argument of (V2)), and
+ *      every change it makes is a request whose reply updates the kernel's
+ *      cache or after which the kernel drops what it cached (dir mtime and
+ *      size after a create, size and blocks after a write, ctime after
+ *      unlink, link, rename, setxattr). Nothing of the daemon's own changes a
+ *      cached attribute: reads do not set atime (src/fs/file.c), scrub, heal and
+ *      rebuild change no file. A short timeout only made the kernel ask again:
+ *      a lookup per path component and a getattr before a write.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,7 +86,7 @@ static void fop_entry_fill(struct fop_ctx *c, const struct fs_attr *a, struct fu
 	e->ino = a->ino;
 	e->generation = a->generation;
 	fop_attr_to_stat(a, &e->attr);
-	e->attr_timeout = c->opts->timeout_s;
+	e->attr_timeout = c->opts->timeout_s; /* (V7) */
 	e->entry_timeout = c->opts->timeout_s;
 }
 

@@ -24,7 +24,7 @@ void fop_opts_init(struct fop_opts *o)
 	o->writeback_cache = true;
 	o->max_write_bytes = FOP_MAX_WRITE_LIMIT;
 	o->max_threads = 8;
-	o->timeout_s = 1.0;
+	o->timeout_s = 86400.0;
 	o->sync_rate_mb = 128;
 	o->log_level = JG_LOG_NOTICE;
 }
