@@ -45,6 +45,14 @@
  *      cached attribute: reads do not set atime (src/fs/file.c), scrub, heal and
  *      rebuild change no file. A short timeout only made the kernel ask again:
  *      a lookup per path component and a getattr before a write.
+ * (V8) No open either (FUSE_CAP_NO_OPEN_SUPPORT, when the kernel has it): the
+ *      first OPEN gets ENOSYS, after which the kernel opens files itself, with
+ *      FOPEN_KEEP_CACHE (what fop_open gave) and no file handle (we keep none),
+ *      and sends neither OPEN nor RELEASE for any file, created ones included:
+ *      two requests fewer per open of an existing file, one per create. Nothing
+ *      is lost: permissions are the kernel's (default_permissions), O_TRUNC is
+ *      a setattr (V3), and a read-only mount is read-only in the kernel too
+ *      (fop_serve passes "ro"), so a write open fails there with EROFS.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -130,15 +138,17 @@ static void fop_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	/* (V8): init comes before any other request, so fop_open reads it unlocked */
+	c->no_open = !!(conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
 	/* (V4): only for a writable mount */
 	if (o->writeback_cache && !o->readonly && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 	else
 		conn->want &= ~(unsigned int)FUSE_CAP_WRITEBACK_CACHE;
 	conn->time_gran = 1;
-	jg_log(JG_LOG_DEBUG, "fuse", "init proto=%u.%u max_write=%u writeback_cache=%d",
+	jg_log(JG_LOG_DEBUG, "fuse", "init proto=%u.%u max_write=%u writeback_cache=%d no_open=%d",
 	       conn->proto_major, conn->proto_minor, conn->max_write,
-	       !!(conn->want & FUSE_CAP_WRITEBACK_CACHE));
+	       !!(conn->want & FUSE_CAP_WRITEBACK_CACHE), c->no_open);
 }
 
 /*
@@ -387,6 +397,10 @@ static void fop_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fop_ctx *c = fop_ctx_of(req);
 
 	fop_count(c, FOP_REQ_OPEN);
+	if (c->no_open) {
+		fuse_reply_err(req, ENOSYS); /* (V8): the kernel sends no more */
+		return;
+	}
 	if (c->opts->readonly && (fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;

@@ -67,6 +67,10 @@ it_unmount
 it_log "ro"
 it_mount -o ro
 touch "$MNT/new" 2>/dev/null && it_fail "wrote to a read-only mount"
+# an existing file opened for writing: refused by the kernel, no OPEN reaches
+# the daemon (V8 of src/fuse/ops.c)
+err=$( (: >>"$MNT/declared/f") 2>&1) && it_fail "opened a file for writing on a read-only mount"
+case "$err" in *"Read-only file system"*) ;; *) it_fail "write open on ro: $err" ;; esac
 cmp "$T/data" "$MNT/declared/f" || it_fail "read on ro"
 "$JGRFS" status "$MNT" | grep -q "read-only" || it_fail "status: read-only"
 it_unmount
