@@ -130,7 +130,17 @@ static void fop_init(void *userdata, struct fuse_conn_info *conn)
 	/* sequential reads in requests as large as the writes (the kernel caps it) */
 	if (conn->max_readahead < o->max_write_bytes)
 		conn->max_readahead = o->max_write_bytes;
-	/* O_TRUNC comes as setattr (V3); setuid bits are cleared by the kernel */
+	/*
+	 * O_TRUNC comes as setattr (V3). The kernel clears setuid, setgid and
+	 * security.capability itself (by setattr and removexattr), asking first
+	 * with a getxattr of security.capability at each write: only
+	 * FUSE_HANDLE_KILLPRIV_V2 would spare it (it sets SB_NOSEC, so an inode
+	 * found clean is not asked again), and libfuse 3.14 cannot ask for it
+	 * (no FUSE_CAP_HANDLE_KILLPRIV_V2). Plain
+	 * HANDLE_KILLPRIV saves nothing: with it on, the getxattr still came at
+	 * each write (fuse_requests, kernel 6.18), and it would hand us a duty
+	 * (clearing the bits unless the writer has CAP_FSETID) we cannot judge.
+	 */
 	conn->want &= ~(unsigned int)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_HANDLE_KILLPRIV);
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR; /* status on the mount root */
