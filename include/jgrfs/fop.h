@@ -66,7 +66,7 @@ struct fop_opts {
 	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
 	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
-	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s (V7 of ops.c) */
+	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s */
 	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);

@@ -28,7 +28,7 @@ struct fop_ctx {
 	struct fuse_session *se;
 	struct fop_notify *notify; /* notify=PROGRAM, or NULL: its counters for status */
 	uid_t owner_uid; /* who mounted: may switch resync-all */
-	bool no_open; /* the kernel opens files without us (V8 of ops.c); set by init */
+	bool no_open;	 /* the kernel opens files without us (V8 of ops.c); set by init */
 	time_t mount_time;
 	/* what recovery did at this mount, kept for the status ioctl */
 	struct raid_resync_report raid_resync;

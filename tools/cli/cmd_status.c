@@ -107,21 +107,36 @@ static long long status_sync_eta(const struct fop_status *st)
 
 /* Names of enum fop_req in "fuse_requests", as the FUSE opcodes (fuse_kernel.h) */
 static const char *const status_req_names[FOP_REQ__COUNT] = {
-    [FOP_REQ_LOOKUP] = "lookup",	  [FOP_REQ_FORGET] = "forget",
-    [FOP_REQ_GETATTR] = "getattr",	  [FOP_REQ_SETATTR] = "setattr",
-    [FOP_REQ_READLINK] = "readlink",	  [FOP_REQ_MKNOD] = "mknod",
-    [FOP_REQ_MKDIR] = "mkdir",		  [FOP_REQ_UNLINK] = "unlink",
-    [FOP_REQ_RMDIR] = "rmdir",		  [FOP_REQ_SYMLINK] = "symlink",
-    [FOP_REQ_RENAME] = "rename",	  [FOP_REQ_LINK] = "link",
-    [FOP_REQ_OPEN] = "open",		  [FOP_REQ_READ] = "read",
-    [FOP_REQ_WRITE] = "write",		  [FOP_REQ_FLUSH] = "flush",
-    [FOP_REQ_RELEASE] = "release",	  [FOP_REQ_FSYNC] = "fsync",
-    [FOP_REQ_OPENDIR] = "opendir",	  [FOP_REQ_READDIR] = "readdir",
-    [FOP_REQ_READDIRPLUS] = "readdirplus", [FOP_REQ_RELEASEDIR] = "releasedir",
-    [FOP_REQ_FSYNCDIR] = "fsyncdir",	  [FOP_REQ_STATFS] = "statfs",
-    [FOP_REQ_SETXATTR] = "setxattr",	  [FOP_REQ_GETXATTR] = "getxattr",
-    [FOP_REQ_LISTXATTR] = "listxattr",	  [FOP_REQ_REMOVEXATTR] = "removexattr",
-    [FOP_REQ_CREATE] = "create",	  [FOP_REQ_FALLOCATE] = "fallocate",
+    [FOP_REQ_LOOKUP] = "lookup",
+    [FOP_REQ_FORGET] = "forget",
+    [FOP_REQ_GETATTR] = "getattr",
+    [FOP_REQ_SETATTR] = "setattr",
+    [FOP_REQ_READLINK] = "readlink",
+    [FOP_REQ_MKNOD] = "mknod",
+    [FOP_REQ_MKDIR] = "mkdir",
+    [FOP_REQ_UNLINK] = "unlink",
+    [FOP_REQ_RMDIR] = "rmdir",
+    [FOP_REQ_SYMLINK] = "symlink",
+    [FOP_REQ_RENAME] = "rename",
+    [FOP_REQ_LINK] = "link",
+    [FOP_REQ_OPEN] = "open",
+    [FOP_REQ_READ] = "read",
+    [FOP_REQ_WRITE] = "write",
+    [FOP_REQ_FLUSH] = "flush",
+    [FOP_REQ_RELEASE] = "release",
+    [FOP_REQ_FSYNC] = "fsync",
+    [FOP_REQ_OPENDIR] = "opendir",
+    [FOP_REQ_READDIR] = "readdir",
+    [FOP_REQ_READDIRPLUS] = "readdirplus",
+    [FOP_REQ_RELEASEDIR] = "releasedir",
+    [FOP_REQ_FSYNCDIR] = "fsyncdir",
+    [FOP_REQ_STATFS] = "statfs",
+    [FOP_REQ_SETXATTR] = "setxattr",
+    [FOP_REQ_GETXATTR] = "getxattr",
+    [FOP_REQ_LISTXATTR] = "listxattr",
+    [FOP_REQ_REMOVEXATTR] = "removexattr",
+    [FOP_REQ_CREATE] = "create",
+    [FOP_REQ_FALLOCATE] = "fallocate",
     [FOP_REQ_IOCTL] = "ioctl",
 };
 
@@ -429,8 +444,7 @@ static int status_query(const char *mnt, struct fop_status *st, struct fop_reque
 	}
 	if (!rc && rq) {
 		memset(rq, 0, sizeof(*rq));
-		*have_rq = !ioctl(fd, FOP_IOC_REQUESTS, rq) &&
-			   rq->version == FOP_REQUESTS_VERSION;
+		*have_rq = !ioctl(fd, FOP_IOC_REQUESTS, rq) && rq->version == FOP_REQUESTS_VERSION;
 	}
 	close(fd);
 	return rc;
