@@ -498,6 +498,7 @@ static int ct_ip_run(const struct ct_opts *o)
 	double t0 = jg_now_seconds();
 	struct cli_progress prog;
 	uint64_t done = 0, total;
+	bool any_bad = false;
 	FILE *log;
 
 	memset(res, 0, sizeof(res));
@@ -562,6 +563,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			for (unsigned int k = 0; k < r.ncuts; k++)
 				opcov_add(&res[m].cov, r.points[k]);
 			res[m].damaged_iterations += bad;
+			any_bad |= bad;
 			res[m].n++;
 			cli_progress(&prog, ++done, total);
 			if (bad || o->verbose) {
@@ -582,7 +584,11 @@ static int ct_ip_run(const struct ct_opts *o)
 	cli_progress_done(&prog);
 	if (log)
 		fclose(log);
-	if (!o->keep) {
+	if (any_bad) {
+		/* ct_ip_iteration kept the members of each damaged iteration */
+		printf("crashtest: the damaged iterations' members and the log are kept in %s\n",
+		       dir);
+	} else if (!o->keep) {
 		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/log");
 		unlink(dir);
 		dir[strlen(dir) - 4] = '\0';
