@@ -137,6 +137,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 {
 	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
 	unsigned int nmem = o->level == 6 ? 5 : 4;
+	bool keep_this = false;
 	char idir[640], mnt[704], log[704], powercut[96], why[256] = "", opath[PATH_MAX];
 	/* the daemon's power cut, which records what it had in flight in @opath */
 	char *fault_args[] = { "--powercut", powercut, "--opoints", opath, NULL };
@@ -333,12 +334,17 @@ report:
 			       ct_modes[mode].name, it, (unsigned long long)seed,
 			       w.model ? ct_model_issued(w.model) : 0, o->ops,
 			       bad ? "DAMAGE " : "ok", why);
+			/* timing decides where a crash lands: keep what it left */
+			if (bad)
+				printf("%-8s iter %3u: its members and log are kept in %s\n",
+				       ct_modes[mode].name, it, idir);
 		}
 		fflush(stdout);
+		keep_this = bad;
 	}
 	ct_tree_free(&found);
 	ct_model_free(w.model);
-	if (!o->keep) {
+	if (!o->keep && !keep_this) {
 		for (unsigned int i = 0; i < nmem; i++)
 			unlink(members[i]);
 		unlink(log);
