@@ -67,6 +67,10 @@ struct fs_mkfs_opts {
 	uint32_t inode_ratio;		/* bytes per inode; 0: 16384 */
 	const char *label;		/* up to 63 bytes; NULL for none */
 	bool force;			/* overwrite an existing jgrfs filesystem */
+	/* a crc32c of every file data block, verified on every read (ro_compat
+	 * DATA_CSUM, docs/FORMAT.md §4.9); such a volume mounts data=declared or
+	 * data=journal only */
+	bool data_csum;
 };
 
 /* Write a new filesystem (superblock, groups, root directory, journal) on @dev. */
@@ -186,8 +190,22 @@ struct fs_info {
 	struct jnl_recovery_report recovery; /* what recovery did at this mount */
 	uint64_t orphans_freed;		/* at this mount */
 	char label[64];
+	bool data_csum;			/* the volume keeps data checksums */
+	uint64_t data_csum_heals;	/* data blocks that failed their checksum, healed */
+	uint64_t data_csum_errors;	/* ... not healed: the read got EIO */
+	uint64_t data_csum_settled;	/* slots set by recovery (declared at the crash) */
 };
 void fs_info_get(struct fs *fs, struct fs_info *out);
+
+/*
+ * Does @blk (4 KiB) match the data checksum recorded for array block @blkno?
+ * 1 yes, 0 no (damage), -ENOENT no checksum recorded (feature off, slot empty,
+ * or the block was in flight at a crash and not settled yet), <0 an error
+ * reading the checksum block. For the scrub's verifier. Takes the filesystem's
+ * lock: not to be called from under it, nor from a path an fs call waits on
+ * while holding it (an array row lock held by the caller may be one).
+ */
+int fs_data_csum_check(struct fs *fs, uint64_t blkno, const void *blk);
 
 /* ---------------------------------------------------------------- owners */
 

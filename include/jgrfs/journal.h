@@ -128,6 +128,17 @@ struct jnl_recovery_report {
 int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep);
 
 /*
+ * After jnl_recover(): the blocks named by the declare blocks of the transaction
+ * that did not commit (recovery's pass 2: exactly the data that may have been in
+ * flight at the crash), in log order, duplicates possible; the caller owns
+ * *@list (free()). None (NULL, 0) when the log was clean or not written in
+ * declared mode, and after a first call. Bounded by the log: at most one
+ * transaction's declare blocks. The filesystem settles its data checksums of
+ * these blocks (docs/DESIGN.md, "Data checksums").
+ */
+void jnl_recovery_take_declared(struct jnl *j, uint64_t **list, size_t *n);
+
+/*
  * Begin service: mark the log in use (declare feature on in declared mode),
  * start the commit thread. Handles may start after this.
  */

@@ -938,6 +938,12 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 		if (rc)
 			goto out;
 		fs->started = true;
+		/* the data checksums of the blocks in flight at the crash, as a mount */
+		jg_mutex_lock(&fs->lock);
+		rc = fs_dcsum_settle(fs);
+		jg_mutex_unlock(&fs->lock);
+		if (rc)
+			goto out;
 	}
 	c.used = calloc(fs->nblocks / 8 + 1, 1);
 	c.iflags = calloc(fs->ninodes + 1, 1);

@@ -182,6 +182,10 @@ struct jnl {
 	uint64_t early_batches, early_waits;
 	uint64_t checkpoints, cp_passes;
 	struct jnl_recovery_report last_recovery;
+	/* recovery: the blocks the uncommitted transaction declared, until
+	 * jnl_recovery_take_declared() hands them over */
+	uint64_t *rec_declared;
+	size_t rec_ndeclared;
 };
 
 /* ------------------------------------------------------------- journal.c */

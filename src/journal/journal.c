@@ -610,6 +610,7 @@ static void jnl_free(struct jnl *j)
 	jnl_txn_free(j->committing);
 	free(j->cp_list);
 	free(j->cpp_list);
+	free(j->rec_declared);
 	for (size_t i = 0; i < j->stage_n; i++)
 		free(j->stage_pool[i]);
 	free(j->stage_pool);

@@ -745,6 +745,62 @@ out:
 }
 
 /*
+ * The blocks the uncommitted transaction declared, kept for the filesystem
+ * (jnl_recovery_take_declared): read after the SYNCRAID passes, so from resynced
+ * rows; a declare block that no longer verifies names nothing (as in pass 2).
+ */
+static int jnl_rec_keep_declared(struct jnl *j, struct jnl_scan *s)
+{
+	uint8_t *blk;
+	size_t cap = 0;
+	int rc = 0;
+
+	if (!s->ndecl)
+		return 0;
+	blk = jg_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ndecl && !rc; i++) {
+		const struct jnl_tag *t;
+		uint32_t cnt;
+
+		t = jnl_rec_declare_read(j, s->decl[i], blk, 0, &cnt, &rc);
+		if (rc || !t)
+			break;
+		if (j->rec_ndeclared + cnt > cap) {
+			size_t nc = (j->rec_ndeclared + cnt) * 2;
+			uint64_t *v = realloc(j->rec_declared, nc * sizeof(*v));
+
+			if (!v) {
+				rc = -ENOMEM;
+				break;
+			}
+			j->rec_declared = v;
+			cap = nc;
+		}
+		for (uint32_t k = 0; k < cnt; k++) {
+			uint64_t b = jg_le64(t[k].blkno);
+
+			if (b < j->dev->nblocks)
+				j->rec_declared[j->rec_ndeclared++] = b;
+		}
+	}
+	free(blk);
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s reading declare blocks failed: %d",
+		       j->dev->name, rc);
+	return rc;
+}
+
+void jnl_recovery_take_declared(struct jnl *j, uint64_t **list, size_t *n)
+{
+	*list = j->rec_declared;
+	*n = j->rec_ndeclared;
+	j->rec_declared = NULL;
+	j->rec_ndeclared = 0;
+}
+
+/*
  * Pass 3: the log whose parity may not be durable, in one batch. A log write's
  * parity is durable only at the next flush (stripe.c (W4)), and a commit
  * finds at most jnl_unflushed_max() log blocks written since the last one
@@ -873,6 +929,11 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		rc = jnl_rec_declared(j, &s, &rep);
 		if (!rc)
 			rc = jnl_rec_window(j, s.last_first, s.head, &rep);
+		if (rc)
+			goto out;
+	}
+	if (declared) {
+		rc = jnl_rec_keep_declared(j, &s);
 		if (rc)
 			goto out;
 	}
