@@ -481,6 +481,44 @@ static void test_dcsum_settle(void **state)
 	free(blk);
 }
 
+/*
+ * fsck reads every checksum block; one damaged beyond healing (written through
+ * the array: its parity agrees) is a problem; -y writes it again with every
+ * slot empty, after which fsck is clean and the file reads (unverified).
+ */
+static void test_dcsum_fsck(void **state)
+{
+	uint8_t *blk = jg_alloc_blocks(1);
+	struct fsck_opts n = {.repair = false}, y = {.repair = true};
+	struct fsck_report r;
+	uint64_t ino, pblk, cb;
+	struct t_vol v;
+	struct fs *fs;
+
+	(void)state;
+	t_vol_new(&v, 5, 4, 4);
+	fs = t_mount(&v);
+	ino = t_file(fs, "f", T_BYTES, 6);
+	pblk = t_pblk(fs, ino, 0);
+	cb = fs->dcsum_start + pblk / FS_DCSUM_PER_BLOCK;
+	assert_int_equal(fs_unmount(fs), 0);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &n, &r), 0);
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_READ, cb, 1, blk, 0), 0);
+	blk[100] ^= 0xff;
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_WRITE, cb, 1, blk, 0), 0);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &n, &r), 4);
+	assert_int_equal(r.problems_found, 1);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &y, &r), 1);
+	assert_int_equal(r.problems_fixed, 1);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &n, &r), 0);
+	fs = t_mount(&v);
+	t_expect(fs, ino, T_BYTES, 6);
+	assert_int_equal(fs_data_csum_check(fs, pblk, blk), -ENOENT);
+	assert_int_equal(fs_unmount(fs), 0);
+	t_vol_free(&v);
+	free(blk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +527,7 @@ int main(void)
 	    cmocka_unit_test(test_dcsum_overwrite),
 	    cmocka_unit_test(test_dcsum_modes),
 	    cmocka_unit_test(test_dcsum_settle),
+	    cmocka_unit_test(test_dcsum_fsck),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
