@@ -274,8 +274,10 @@ int fs_dcsum_settle(struct fs *fs)
 	int rc = 0;
 
 	JG_ASSERT_HELD(&fs->lock);
-	if (!fs->dcsum_nunsettled)
+	if (!fs->dcsum_blocks)
 		return 0;
+	if (!fs->dcsum_nunsettled)
+		return jnl_recovery_settled(fs->jnl); /* a pointer that named nothing */
 	blk = jg_alloc_blocks(1);
 	if (!blk)
 		return -ENOMEM;
@@ -317,6 +319,10 @@ int fs_dcsum_settle(struct fs *fs)
 		       fs->dev->name, rc);
 		return rc;
 	}
+	/* only now may the journal forget which blocks they were */
+	rc = jnl_recovery_settled(fs->jnl);
+	if (rc)
+		return rc;
 	jg_log(JG_LOG_INFO, FS_SUBSYS,
 	       "dev=%s data checksums of %llu blocks in flight at the crash settled", fs->dev->name,
 	       (unsigned long long)done);

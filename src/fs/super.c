@@ -426,6 +426,8 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 			  : opts->log_data_blocks ? (unsigned int)opts->log_data_blocks
 						  : FS_LOG_DATA_DEFAULT;
 	jc.readonly = fs->readonly;
+	/* data checksums: the journal keeps the blocks in flight findable until settled */
+	jc.keep_declared = fs->dcsum_blocks != 0;
 	jc.readonly_syncraid = fs->readonly && opts->readonly_syncraid;
 	rc = jnl_open(dev, &jc, &fs->jnl);
 	if (rc)
