@@ -45,7 +45,7 @@ static const char cmd_bench_fs_help[] =
 	"  -r, --rand-ops N       random 4 KiB fsync'd writes (default 300)\n"
 	"  -c, --creates N        files created (default 5000)\n"
 	"  -m, --modes LIST       comma-separated data modes (default all four); MODE+csum:\n"
-	"                         on a volume made with --data-checksums (declared,\n"
+	"                         on a volume made with data checksums (declared,\n"
 	"                         journal); a mode may repeat (rounds in one run)\n"
 	"  -v, --verbose          also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet            errors only: no warnings, no progress\n"
@@ -159,7 +159,7 @@ int cmd_bench_fs(int argc, char **argv)
 	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[BF_MEMBERS];
-	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[128], *save, *tok;
+	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[1024], *save, *tok;
 	struct raid_array *a = NULL;
 	int opt, rc = 0;
 
