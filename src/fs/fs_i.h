@@ -313,9 +313,12 @@ int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_d
  * allocation's bitmaps and descriptors, the inode */
 #define FS_WRITE_CHUNK 64u
 #define FS_CREDITS_WRITE (FS_WRITE_CHUNK + 32u)
-/* with data checksums: and the checksum block of each data block (scattered
- * blocks: one each; a contiguous run shares one per 1016 blocks) */
-#define FS_CREDITS_WRITE_DCSUM (FS_CREDITS_WRITE + FS_WRITE_CHUNK)
+/* with data checksums: and the checksum blocks of its data blocks: a contiguous
+ * run of FS_WRITE_CHUNK shares at most 2 (1016 slots a block); scattered blocks
+ * need one each, and the per-block room check ends such a chunk early (the
+ * write goes on in the next handle). Not one per block: a handle's reserved
+ * credits count against its transaction's room until it stops */
+#define FS_CREDITS_WRITE_DCSUM (FS_CREDITS_WRITE + 8u)
 /* create: the entry (worst case), two inodes, allocation, a new directory's blocks
  * or a long symlink's data block and its checksum block */
 #define FS_CREDITS_CREATE (FS_CREDITS_DIR_ADD + 24u)
