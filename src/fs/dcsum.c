@@ -133,9 +133,8 @@ static int fs_u64_cmp(const void *a, const void *b)
 
 static bool fs_dcsum_unsettled(const struct fs *fs, uint64_t blkno)
 {
-	return fs->dcsum_nunsettled &&
-	       bsearch(&blkno, fs->dcsum_unsettled, fs->dcsum_nunsettled, sizeof(blkno),
-		       fs_u64_cmp);
+	return fs->dcsum_nunsettled && bsearch(&blkno, fs->dcsum_unsettled, fs->dcsum_nunsettled,
+					       sizeof(blkno), fs_u64_cmp);
 }
 
 /* @blkno's slot: FS_DCSUM_NONE when none is recorded or it is not to be trusted now. */
@@ -209,14 +208,16 @@ static int fs_dcsum_heal(struct fs *fs, uint64_t ino, uint64_t lblk, uint64_t pb
 	if (!hr && fs_dcsum_of(fs, blk) == want) {
 		fs->dcsum_heals++;
 		jg_log(JG_LOG_WARN, FS_SUBSYS,
-		       "data dev=%s ino=%llu lblk=%llu blkno=%llu failed its checksum, healed: members rewritten 0x%x",
+		       "data dev=%s ino=%llu lblk=%llu blkno=%llu failed its checksum, healed: "
+		       "members rewritten 0x%x",
 		       fs->dev->name, (unsigned long long)ino, (unsigned long long)lblk,
 		       (unsigned long long)pblk, rewritten);
 		return 0;
 	}
 	fs->dcsum_errors++;
 	jg_log(JG_LOG_ERR, FS_SUBSYS,
-	       "data dev=%s ino=%llu lblk=%llu blkno=%llu checksum error: crc 0x%08x, recorded 0x%08x, not healed (%d): EIO",
+	       "data dev=%s ino=%llu lblk=%llu blkno=%llu checksum error: crc 0x%08x, recorded "
+	       "0x%08x, not healed (%d): EIO",
 	       fs->dev->name, (unsigned long long)ino, (unsigned long long)lblk,
 	       (unsigned long long)pblk, got, want, hr);
 	return -EIO;
