@@ -13,6 +13,12 @@
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
 #                  summed; fails on damage in a protected mode or a point hit < 100 times
+#   make bitrot    the bit rot campaign of issue 27 (tools/crash/bitrot.py; root, FUSE):
+#                  BITROT_COPIES copies of one RAID5 volume, 1-4 bytes changed in used
+#                  blocks of one or two members, fsck -n and a read-only mount reading
+#                  everything, in build/ (sanitizers); fails on a crash, a hang or a
+#                  silent wrong read with one member damaged (file data: once
+#                  BITROT_DATA_CSUM=1, for volumes with data checksums)
 #   make fuzz      libFuzzer (clang) in build-fuzz/: every target of tests/fuzz/ for
 #                  FUZZ_TIME seconds each (docs/FUZZING.md); fails naming a target that
 #                  crashed and its artifact
@@ -30,7 +36,7 @@ PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninj
 	python3 xz-utils tar groff-base bash-completion
 
 .PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps \
-	bench-scrub
+	bench-scrub bitrot
 
 all: build
 
@@ -119,6 +125,21 @@ crash-long: release
 	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out | grep -v '^off ' ; \
 	$(RELEASE)/tools/jgrfs-crash crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
 		$(CRASH_DIR)/range-*.out
+
+# Copies, seed (copy i of a seed is the same damage every time: --only i runs it
+# alone), work directory (member copies; tmpfs: they are read with O_DIRECT),
+# BITROT_DATA_CSUM=1: a silent wrong read of file data with one member damaged
+# fails too (for when file data has checksums; today it is counted as expected).
+BITROT_COPIES ?= 1000
+BITROT_SEED ?= 1
+BITROT_DIR ?= /dev/shm/jgrfs-bitrot
+BITROT_DATA_CSUM ?=
+BITROT_ARGS ?=
+bitrot: build
+	python3 tools/crash/bitrot.py --jgrfs $(BUILD)/tools/jgrfs --copies $(BITROT_COPIES) \
+		--seed $(BITROT_SEED) --dir $(BITROT_DIR) \
+		$(if $(BITROT_DATA_CSUM),--expect-data-checksums) $(BITROT_ARGS) 2>&1 | tee $(BITROT_DIR).out; \
+	exit $${PIPESTATUS[0]}
 
 BENCH_SCRUB_ARGS ?= -r 3
 bench-scrub: release

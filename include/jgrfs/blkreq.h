@@ -169,6 +169,24 @@ struct blk_heal {
 	uint32_t candidates;	/* out: versions tried, the first as read included */
 };
 
+/*
+ * What the user of a device says of one of its blocks as a device holds it: a
+ * scrub's oracle (issue 27) when a line's parity disagrees with its data
+ * (include/jgrfs/raid.h raid_set_verifier; the filesystem's fs_block_verify).
+ */
+enum blk_verdict {
+	BLK_VERIFIES = 0, /* holds something with a check (magic, crc, home) that passes */
+	BLK_FAILS = 1,	  /* holds something whose check fails: damaged */
+	BLK_FREE = 2,	  /* holds nothing: any content is right (free space) */
+	BLK_UNKNOWN = 3,  /* holds something without a check (file data): cannot tell */
+};
+/*
+ * The verdict (enum blk_verdict) on @blk as the content of device block
+ * @blkno. May sleep and read the device, but is called with none of the
+ * device's locks held.
+ */
+typedef int (*blk_verify_fn)(void *ctx, uint64_t blkno, const void *blk);
+
 /* Counters a device keeps since it was opened (BLK_CTL_GET_STATS). */
 struct blk_stats {
 	uint64_t reads, writes, flushes;	/* requests completed */

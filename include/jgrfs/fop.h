@@ -261,6 +261,10 @@ struct fop_spare {
 #define FOP_IOC_SCRUB_START _IOW(FOP_IOC_MAGIC, 0x44, struct fop_scrub)
 #define FOP_IOC_SCRUB_CANCEL _IO(FOP_IOC_MAGIC, 0x45)
 #define FOP_SCRUB_REPAIR (1u << 0) /* rewrite the parity of mismatched rows */
+/* with REPAIR: rewrite parity from the data even where the checksums cannot tell
+ * which member is wrong (the repair before issue 27; for rows whose files were
+ * checked); without it such rows are left and counted (scrub_unresolved) */
+#define FOP_SCRUB_TRUST_DATA (1u << 1)
 #define FOP_SCRUB_MAX_RATE_DEFAULT (64ull << 20) /* bytes of array data per second */
 struct fop_scrub {
 	uint32_t flags;	   /* FOP_SCRUB_* */
@@ -269,8 +273,9 @@ struct fop_scrub {
 			    * UINT64_MAX: FOP_SCRUB_MAX_RATE_DEFAULT */
 };
 
-/* Version 6: files at risk and lost blocks. Version 7: the online scrub. */
-#define FOP_STATUS_VERSION 7u
+/* Version 6: files at risk and lost blocks. Version 7: the online scrub. Version 8:
+ * the scrub's blocks rebuilt by their checksums and rows it could not tell. */
+#define FOP_STATUS_VERSION 8u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -420,6 +425,11 @@ struct fop_status {
 	uint32_t scrub_nresults;   /* entries of scrub_results */
 	uint64_t scrub_results_more; /* owners found beyond them */
 	struct fop_scrub_result scrub_results[FOP_SCRUB_RESULTS];
+	/* the scrub judges each mismatched line by the filesystem's checksums
+	 * (src/raid/scrub.c (K1)-(K4)): member blocks rebuilt because they failed
+	 * theirs (repair), and rows where nothing told which member is wrong */
+	uint64_t scrub_rebuilt;
+	uint64_t scrub_unresolved;
 };
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 

@@ -207,6 +207,40 @@ void fs_info_get(struct fs *fs, struct fs_info *out);
  */
 int fs_data_csum_check(struct fs *fs, uint64_t blkno, const void *blk);
 
+/* ---------------------------------------------------------------- verify */
+
+/*
+ * What array block @blkno holding @blk (JG_BLOCK_SIZE bytes) is worth, for a
+ * scrub that must tell which member of a mismatched row is wrong (issue 27;
+ * include/jgrfs/raid.h raid_set_verifier): enum blk_verdict
+ * (include/jgrfs/blkreq.h) --
+ *   BLK_VERIFIES  metadata whose check (magic, crc32c, home address) passes;
+ *   BLK_FAILS     a block of a metadata-only place (superblock, descriptors,
+ *                 bitmaps, written inode table blocks) that does not verify,
+ *                 whatever its first bytes say; or an allocated data-area
+ *                 block that claims a metadata magic (directory, indirect,
+ *                 xattr) and does not verify;
+ *   BLK_FREE      nothing lives there: free in the block bitmap (and not freed
+ *                 by a transaction that is not yet durable), an inode table
+ *                 block never written, a bitmap never written (lazy), or past
+ *                 the filesystem's end;
+ *   BLK_VERIFIES/BLK_FAILS also for file data on a volume with data
+ *                 checksums whose slot is set (src/fs/verify.c (V4));
+ *   BLK_UNKNOWN   other file data, the journal region.
+ * Takes the filesystem's lock and may read bitmaps and descriptors (through
+ * the buffer cache, so from the device): call it with no device lock held. A
+ * bitmap that cannot be read gives BLK_UNKNOWN. Cheap: no inode is scanned.
+ */
+int fs_block_verify(struct fs *fs, uint64_t blkno, const void *blk);
+/* The same as a blk_verify_fn (include/jgrfs/blkreq.h), @ctx the struct fs. */
+int fs_block_verify_fn(void *ctx, uint64_t blkno, const void *blk);
+/*
+ * Does @dev hold a jgrfs filesystem? Block 0 claims the superblock's magic
+ * (nothing more is checked: fs_mount says what is wrong with it). Silent; false
+ * when it cannot be read.
+ */
+bool fs_probe(struct blk_dev *dev);
+
 /* ---------------------------------------------------------------- owners */
 
 /*

@@ -243,7 +243,13 @@ struct raid_array;
 /* Report of one resync pass (recovery, scrub, rebuild). */
 struct raid_resync_report {
 	uint64_t rows_checked;
-	uint64_t rows_repaired;	/* rows whose parity did not match and was rewritten */
+	uint64_t rows_repaired;	/* rows whose parity did not match and was rewritten
+				 * (a scrub with a verifier: rows with a line repaired) */
+	/* a scrub with a verifier (raid_set_verifier): */
+	uint64_t blocks_rebuilt;	/* member blocks rebuilt because their data failed
+					 * the check (counted on their members) */
+	uint64_t rows_unresolved;	/* rows with a mismatched line nothing tells which
+					 * member is wrong: not repaired */
 	double seconds;
 };
 
@@ -339,6 +345,15 @@ struct raid_info {
 };
 void raid_info_get(struct raid_array *a, struct raid_info *out);
 
+/*
+ * The scrub's oracle (raid_scrub, raid_scrub_rows): @fn says of an array block
+ * whether a content verifies (enum blk_verdict, include/jgrfs/blkreq.h); the
+ * filesystem on the array knows (fs_block_verify). Called only for the lines
+ * of mismatched rows, with no array lock held (it may read the array); NULL
+ * clears it. Set it before a scrub starts, not during one.
+ */
+void raid_set_verifier(struct raid_array *a, blk_verify_fn fn, void *ctx);
+
 /* Progress callback for long operations: @done of @total rows; return non-zero to stop. */
 typedef int (*raid_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
@@ -346,6 +361,13 @@ typedef int (*raid_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  * Read every row and count rows whose parity does not match the data (MD's
  * mismatch_cnt); with @repair rewrite their parity. Needs a non-degraded array.
  * Returns the count of mismatched rows (>= 0) or a negative errno.
+ *
+ * With a verifier (raid_set_verifier) each mismatched line (the same block of
+ * every chunk of the row) is judged by it (src/raid/scrub.c (K1)-(K4)): the
+ * data verifies or is free: the parity is rewritten; a member block fails and
+ * its reconstruction from the others verifies: that block is rebuilt (a
+ * corrected read error of its member), the parity stays; else nothing tells
+ * which member is wrong: nothing is written, the row counted unresolved.
  */
 int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void *ctx,
 		   struct raid_resync_report *rep);
@@ -363,6 +385,8 @@ struct raid_scrub_counts {
 	uint64_t repaired;	/* ... and had it rewritten (@repair) */
 	uint64_t unsynced;	/* rows past the initial sync's mark: not compared (their
 				 * parity never matched); with @repair synced instead */
+	uint64_t rebuilt;	/* with a verifier: member blocks rebuilt (raid_scrub) */
+	uint64_t unresolved;	/* ... rows with a line nobody can tell: not repaired */
 };
 /*
  * Scrub rows [@first, @first + @count) under the row locks a writer takes, so

@@ -210,6 +210,8 @@ int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta);
 int fs_ialloc(struct fs_tx *tx, uint64_t parent, bool dir, uint64_t *out);
 int fs_ifree(struct fs_tx *tx, uint64_t ino, bool dir);
 bool fs_block_valid(const struct fs *fs, uint64_t blkno);
+/* (G3) @blkno was freed by a recent transaction, durable or not (conservative). */
+bool fs_block_freed_pending(const struct fs *fs, uint64_t blkno);
 int fs_groups_load(struct fs *fs);
 /* Bitmap bit helpers, shared with fsck. */
 static inline bool fs_bit_test(const uint8_t *blk, uint32_t i)

@@ -206,6 +206,24 @@ static bool fs_pending_test(const struct fs *fs, uint32_t g, uint32_t i, uint64_
 	return false;
 }
 
+bool fs_block_freed_pending(const struct fs *fs, uint64_t blkno)
+{
+	const struct fs_pending *p;
+	uint32_t g, i;
+
+	if (!fs->pending || blkno < fs->first_group)
+		return false;
+	g = (uint32_t)((blkno - fs->first_group) / fs->bpg);
+	i = (uint32_t)((blkno - fs->first_group) % fs->bpg);
+	if (g >= fs->ngroups)
+		return false;
+	p = &fs->pending[g];
+	for (int k = 0; k < 2; k++)
+		if (p->bits[k] && fs_bit_test(p->bits[k], i))
+			return true;
+	return false;
+}
+
 /* Remember that bit @i of group @g was freed in @tid. */
 static int fs_pending_add(struct fs *fs, uint32_t g, uint32_t i, uint64_t tid)
 {

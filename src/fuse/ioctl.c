@@ -425,7 +425,7 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 	case FOP_IOC_SCRUB_START:
 		out->privileged = true;
 		sc = in_buf;
-		if (in_bufsz < sizeof(struct fop_scrub) || !sc || (sc->flags & ~FOP_SCRUB_REPAIR) ||
+		if (in_bufsz < sizeof(struct fop_scrub) || !sc || (sc->flags & ~(FOP_SCRUB_REPAIR | FOP_SCRUB_TRUST_DATA)) ||
 		    sc->reserved)
 			out->arg_err = -EINVAL;
 		else

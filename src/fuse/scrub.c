@@ -28,6 +28,13 @@
  *  (Q5) A block no member can give back fails its step with -EIO; the step's
  *       rows are scrubbed again one by one, and those that fail so are skipped
  *       (logged), their lost blocks named (Q4): the scrub goes on.
+ *  (Q6) The array judges each mismatched line with fs_block_verify (src/fs/
+ *       verify.c; src/raid/scrub.c (K1)-(K4)): with repair a block that fails
+ *       its checksum is rebuilt on its member and the parity is rewritten only
+ *       when the data verifies; a line nothing can tell about is left as it
+ *       is and counted (scrub_unresolved). The verifier takes the fs lock and
+ *       reads bitmaps; the array calls it with no row lock held (fs lock
+ *       before row locks, as every FUSE request). Set for this thread's run.
  *
  * scrub_lock is a leaf: nothing holding it calls into the array or the fs.
  */
@@ -50,6 +57,7 @@ static const double fop_scrub_mark_seconds = 5.0;
 struct fop_scrub_run {
 	struct fop_ctx *c;
 	bool repair;
+	bool trust_data; /* FOP_SCRUB_TRUST_DATA: no verifier (Q6) */
 	uint64_t max_rate; /* bytes/s, 0: none */
 	uint64_t first;	   /* row to start at */
 	uint64_t mism0;	   /* mismatches found before a resume */
@@ -360,6 +368,9 @@ static void *fop_scrub_main(void *arg)
 	step = step < 1 ? 1 : step > FOP_SCRUB_MAX_ROWS ? FOP_SCRUB_MAX_ROWS : step;
 	while (raid_lost_blocks(c->array, &s->lost_seq, (uint64_t[16]){0}, 16))
 		; /* (Q4) only the blocks lost from now on */
+	/* (Q6) the filesystem says which member of a mismatched line is wrong */
+	if (!s->trust_data)
+		raid_set_verifier(c->array, fs_block_verify_fn, c->fs);
 	rc = raid_scrub_mark(c->array, true, s->repair, s->first, s->mism0);
 	if (rc)
 		jg_log(JG_LOG_WARN, "fuse", "scrub: cannot record its mark: %s", strerror(-rc));
@@ -382,6 +393,8 @@ static void *fop_scrub_main(void *arg)
 		cnt.rows_checked += one.rows_checked;
 		cnt.mismatches += one.mismatches;
 		cnt.repaired += one.repaired;
+		cnt.rebuilt += one.rebuilt;
+		cnt.unresolved += one.unresolved;
 		cnt.unsynced += one.unsynced;
 		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
 		busy |= fg_last != fg;
@@ -396,6 +409,8 @@ static void *fop_scrub_main(void *arg)
 		st->scrub_rows_done = row;
 		st->scrub_mismatches = s->mism0 + cnt.mismatches;
 		st->scrub_repaired = cnt.repaired;
+		st->scrub_rebuilt = cnt.rebuilt;
+		st->scrub_unresolved = cnt.unresolved;
 		st->scrub_rate = now > t0 ? (uint64_t)((double)bytes / (now - t0)) : 0;
 		st->scrub_eta = st->scrub_rate ? (ri.rows - row) * s->row_blocks * JG_BLOCK_SIZE /
 						     st->scrub_rate
@@ -424,6 +439,7 @@ static void *fop_scrub_main(void *arg)
 	else
 		state = FOP_SCRUB_STATE_DONE;
 	jg_mutex_unlock(&c->scrub_lock);
+	raid_set_verifier(c->array, NULL, NULL); /* (Q6) only this thread scrubs */
 	/* (Q3) a pause keeps the mark for the next mount; anything else clears it */
 	raid_scrub_mark(c->array, state == FOP_SCRUB_STATE_PAUSED, s->repair, row,
 			s->mism0 + cnt.mismatches);
@@ -446,10 +462,17 @@ static void *fop_scrub_main(void *arg)
 	default:
 		jg_log(JG_LOG_INFO, "fuse",
 		       "scrub: done rows=%llu mismatches=%llu repaired=%llu unreadable=%llu "
-		       "seconds=%.1f",
+		       "rebuilt=%llu unresolved=%llu checksums=%s seconds=%.1f",
 		       (unsigned long long)ri.rows, (unsigned long long)(s->mism0 + cnt.mismatches),
 		       (unsigned long long)cnt.repaired, (unsigned long long)st->scrub_unreadable,
-		       fop_scrub_now() - t0);
+		       (unsigned long long)cnt.rebuilt, (unsigned long long)cnt.unresolved,
+		       s->trust_data ? "no" : "yes", fop_scrub_now() - t0);
+		if (cnt.unresolved)
+			jg_log(JG_LOG_WARN, "fuse",
+			       "scrub: %llu rows: cannot tell which member is wrong (data without a "
+			       "checksum): not repaired; check the files named, then scrub --repair "
+			       "--trust-data",
+			       (unsigned long long)cnt.unresolved);
 		if (cnt.unsynced)
 			jg_log(JG_LOG_WARN, "fuse",
 			       "scrub: %llu rows past the initial sync's mark were %s",
@@ -468,8 +491,8 @@ static void *fop_scrub_main(void *arg)
 }
 
 /* Start the thread from @first; scrub_lock held, none running (a finished one reaped). */
-static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_rate, uint64_t first,
-				  uint64_t mism0)
+static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, bool trust_data,
+				  uint64_t max_rate, uint64_t first, uint64_t mism0)
 {
 	struct fop_status *st = &c->st_scrub;
 	struct fop_scrub_run *s = calloc(1, sizeof(*s));
@@ -482,15 +505,17 @@ static int fop_scrub_start_locked(struct fop_ctx *c, bool repair, uint64_t max_r
 	raid_info_get(c->array, &ri);
 	s->c = c;
 	s->repair = repair;
+	s->trust_data = trust_data;
 	s->max_rate = max_rate;
 	s->first = first;
 	s->mism0 = mism0;
 	st->scrub_state = FOP_SCRUB_STATE_RUNNING;
-	st->scrub_flags = repair ? FOP_SCRUB_REPAIR : 0;
+	st->scrub_flags = (repair ? FOP_SCRUB_REPAIR : 0) | (trust_data ? FOP_SCRUB_TRUST_DATA : 0);
 	st->scrub_rows_done = first;
 	st->scrub_rows_total = ri.rows;
 	st->scrub_mismatches = mism0;
 	st->scrub_repaired = st->scrub_unreadable = st->scrub_rate = st->scrub_eta = 0;
+	st->scrub_rebuilt = st->scrub_unresolved = 0;
 	st->scrub_max_rate = max_rate;
 	st->scrub_start = (uint64_t)time(NULL);
 	st->scrub_end = 0;
@@ -541,7 +566,8 @@ int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq)
 	rc = -EBUSY;
 	if (fop_scrub_busy_locked(c) || c->scrub_stop)
 		goto out;
-	rc = fop_scrub_start_locked(c, rq->flags & FOP_SCRUB_REPAIR, rate, 0, 0);
+	rc = fop_scrub_start_locked(c, rq->flags & FOP_SCRUB_REPAIR,
+				    rq->flags & FOP_SCRUB_TRUST_DATA, rate, 0, 0);
 out:
 	jg_mutex_unlock(&c->scrub_lock);
 	if (!rc)
@@ -585,7 +611,7 @@ void fop_scrub_resume(struct fop_ctx *c)
 	       (unsigned long long)ri.scrub_rows, (unsigned long long)ri.rows,
 	       (unsigned long long)ri.scrub_mismatches, ri.scrub_repair ? " with repair" : "");
 	jg_mutex_lock(&c->scrub_lock);
-	rc = fop_scrub_start_locked(c, ri.scrub_repair, FOP_SCRUB_MAX_RATE_DEFAULT, ri.scrub_rows,
+	rc = fop_scrub_start_locked(c, ri.scrub_repair, false, FOP_SCRUB_MAX_RATE_DEFAULT, ri.scrub_rows,
 				    ri.scrub_mismatches);
 	jg_mutex_unlock(&c->scrub_lock);
 	if (rc)
@@ -617,6 +643,8 @@ void fop_scrub_status(struct fop_ctx *c, struct fop_status *st)
 	st->scrub_rows_total = s->scrub_rows_total;
 	st->scrub_mismatches = s->scrub_mismatches;
 	st->scrub_repaired = s->scrub_repaired;
+	st->scrub_rebuilt = s->scrub_rebuilt;
+	st->scrub_unresolved = s->scrub_unresolved;
 	st->scrub_unreadable = s->scrub_unreadable;
 	st->scrub_rate = s->scrub_rate;
 	st->scrub_max_rate = s->scrub_max_rate;

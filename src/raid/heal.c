@@ -57,7 +57,7 @@
 #include "raid_i.h"
 
 /* (H4) 0 when the parity of @row can be trusted, else -EUCLEAN (logged). */
-static int raid_heal_trusted(struct raid_array *a, uint64_t row)
+int raid_heal_trusted(struct raid_array *a, uint64_t row)
 {
 	const char *why = NULL;
 	bool b;
@@ -90,7 +90,7 @@ static int raid_heal_trusted(struct raid_array *a, uint64_t row)
  * The erasure sets to try, in order (see above): each holds @base (the block's
  * position and the unreadable ones) and is as large as the parity allows.
  */
-static unsigned int raid_heal_sets(const struct raid_geo *g, uint32_t base, uint32_t *sets)
+unsigned int raid_heal_sets(const struct raid_geo *g, uint32_t base, uint32_t *sets)
 {
 	unsigned int npos = g->ndata + g->npar, ns = 0;
 	unsigned int order[RAID_MAX_MEMBERS], no = 0;

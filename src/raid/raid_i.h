@@ -165,6 +165,8 @@ struct raid_array {
 	/* the online scrub's mark (RAID_FEATURE_COMPAT_SCRUB; raid_scrub_mark) */
 	uint64_t scrub_rows, scrub_mismatches;
 	uint32_t scrub_flags;	/* RAID_SCRUB_*; 0: no mark */
+	blk_verify_fn verify;	/* the scrub's oracle (raid_set_verifier), or NULL */
+	void *verify_ctx;
 	struct blk_dev *retired[RAID_MAX_MEMBERS]; /* replaced failed devices, closed at stop */
 	unsigned int nretired;
 	/* hot spares (spare.c), under sb_lock; unrelated to spare_lock below */
@@ -373,6 +375,14 @@ void raid_rcache_free(struct raid_array *a);
 
 /* heal.c: BLK_CTL_HEAL_READ (blkreq.h struct blk_heal); takes the row's lock */
 int raid_heal_read(struct raid_array *a, struct blk_heal *h);
+/* heal.c (H4): 0 when the parity of @row can be trusted, else -EUCLEAN (logged). */
+int raid_heal_trusted(struct raid_array *a, uint64_t row);
+/*
+ * heal.c: the erasure sets to try for a line, in order: each holds @base (the
+ * damaged position and the unreadable ones) and is as large as the parity
+ * allows; into @sets (RAID_MAX_MEMBERS + 1), their number returned.
+ */
+unsigned int raid_heal_sets(const struct raid_geo *g, uint32_t base, uint32_t *sets);
 
 /* bitmap.c */
 int raid_bitmap_init(struct raid_array *a, uint32_t region_blocks, uint32_t blocks,

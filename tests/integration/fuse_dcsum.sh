@@ -12,7 +12,10 @@
 # `status --json` counts one corrected read error on that member and on no
 # other; reading /b fails with EIO (never wrong bytes) and the daemon's log
 # names the file's inode, its logical block and the array block. A mount with
-# data=ordered is refused. After the unmount fsck is clean.
+# data=ordered is refused. After the unmount fsck is clean. Then /a's block is
+# damaged again and an offline `scrub --repair` rebuilds it from its row (the
+# data checksum says which member is wrong), while /b's line, two members
+# wrong, is left unresolved with nothing written.
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 FIND="$(cd "$(dirname "$0")" && pwd)/owners_find.py"
@@ -97,4 +100,27 @@ grep -q "ino=$(cat "$T/b.ino") lblk=5 blkno=$B checksum error" "$T/daemon.log" |
 grep -q "lblk=3 blkno=$A failed its checksum, healed" "$T/daemon.log" ||
 	{ cat "$T/daemon.log"; it_fail "the daemon log does not name the healed block of /a"; }
 it_fsck_clean
+
+it_log "scrub --repair with data checksums: /a damaged again is rebuilt, /b's line left alone"
+printf 'WWWW' | dd of="$AF" bs=1 seek=$((AB * 4096 + 3000)) conv=notrunc status=none
+dd if="$BF" of="$T/bblk.bad" bs=4096 skip="$BB" count=1 status=none
+dd if="$B2F" of="$T/b2blk.bad" bs=4096 skip="$BB" count=1 status=none
+# shellcheck disable=SC2086
+"$JGRFS" scrub --repair --json $DEVS >"$T/scrub.json" 2>"$T/scrub.err"
+rc=$?
+[ $rc = 1 ] || { cat "$T/scrub.json" "$T/scrub.err"; it_fail "scrub --repair exit $rc, expected 1 (an unresolved row)"; }
+python3 - "$T/scrub.json" <<'EOF' || { cat "$T/scrub.json" "$T/scrub.err"; it_fail "scrub --repair --json"; }
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["checksums"] is True, o
+assert o["mismatches"] == 2 and o["rebuilt"] == 1 and o["unresolved"] == 1, o
+EOF
+dd if="$AF" iflag=direct bs=4096 skip="$AB" count=1 status=none | cmp -s - "$T/ablk.orig" ||
+	it_fail "$AF block $AB: the scrub did not rebuild it from its row"
+grep -q "dev=$AF block=$AB (data) is wrong: its reconstruction from the row verifies: rewritten" \
+	"$T/scrub.err" || { cat "$T/scrub.err"; it_fail "no word of /a's rebuilt block"; }
+dd if="$BF" iflag=direct bs=4096 skip="$BB" count=1 status=none | cmp -s - "$T/bblk.bad" ||
+	it_fail "$BF block $BB: written by a scrub that could not tell"
+dd if="$B2F" iflag=direct bs=4096 skip="$BB" count=1 status=none | cmp -s - "$T/b2blk.bad" ||
+	it_fail "$B2F block $BB: written by a scrub that could not tell"
 it_finish

@@ -18,7 +18,9 @@
 # Last, a block no member can give back: the daemon is started with
 # jgrfs-crash --badblocks (reads of chosen member blocks fail) on the data block of a
 # file and the parity block of its row; the scrub must name the file's block as
-# unreadable and finish.
+# unreadable and finish. --repair judges each mismatched line by the checksums
+# (issue 27): the damaged file data has none, so its row is left unresolved and
+# nothing is written there; --repair --trust-data then rewrites parity from data.
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 FIND="$(cd "$(dirname "$0")" && pwd)/owners_find.py"
@@ -134,8 +136,27 @@ grep -q "mismatch row $RA: /a.bin (inode [0-9]*, data)" "$T/s1.txt" ||
 "$JGRFS" status "$MNT" | grep -q "^scrub: *done at [0-9]*/[0-9]* rows, 3 mismatches" ||
 	{ "$JGRFS" status "$MNT"; it_fail "status scrub line"; }
 
-it_log "--repair: all repaired, a second scrub clean, the files read right"
-"$JGRFS" scrub --repair "$MNT" >"$T/s2.txt" 2>&1 || { cat "$T/s2.txt"; it_fail "scrub --repair exit $?"; }
+it_log "--repair judges by the checksums: /a.bin's row (data without one) is left unresolved"
+"$JGRFS" scrub --repair --json "$MNT" >"$T/s2.json" 2>&1
+rc=$?
+[ $rc = 1 ] || { cat "$T/s2.json"; it_fail "scrub --repair exit $rc, expected 1 (unresolved)"; }
+python3 - "$T/s2.json" <<'EOF2' || { cat "$T/s2.json"; it_fail "scrub --repair counts"; }
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out["mismatches"] == 3 and out["rebuilt"] == 0, out  # no block failed a checksum
+assert out["unresolved"] >= 1 and out["repaired"] + out["unresolved"] == 3, out
+EOF2
+grep -q "row=$RA line=[0-9]*: cannot tell which member is wrong" "$T/scrub1.log" ||
+	{ grep scrub "$T/scrub1.log"; it_fail "no unresolved line for /a.bin's row $RA"; }
+dd if="$MF" iflag=direct bs=4096 skip="$MB" count=1 status=none | tail -c +101 | head -c 4 |
+	grep -q XXXX ||
+	it_fail "/a.bin's damaged block was written"
+"$JGRFS" scrub --json "$MNT" >"$T/s2b.json" 2>&1
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); r={x["row"] for x in o["results"]}; assert int(sys.argv[2]) in r, o' \
+	"$T/s2b.json" "$RA" || { cat "$T/s2b.json"; it_fail "/a.bin's row no longer mismatched"; }
+it_log "--repair --trust-data: all repaired, a second scrub clean, the files read right"
+"$JGRFS" scrub --repair --trust-data "$MNT" >"$T/s2.txt" 2>&1 ||
+	{ cat "$T/s2.txt"; it_fail "scrub --repair --trust-data exit $?"; }
 "$JGRFS" scrub --json "$MNT" >"$T/s3.json" 2>&1 || { cat "$T/s3.json"; it_fail "second scrub not clean"; }
 grep -q '"mismatches":0' "$T/s3.json" || it_fail "second scrub: $(cat "$T/s3.json")"
 echo 3 >/proc/sys/vm/drop_caches

@@ -115,6 +115,9 @@ grep -q "mismatches  *1\$" out || { cat out >&2; fail "scrub should count 1 row"
 run "$JG" scrub --repair $M
 expect_rc 0 "scrub --repair"
 grep -q "repaired  *1\$" out || { cat out >&2; fail "repair should rewrite 1 row"; }
+# no filesystem on a bare array: nothing could tell data from parity, and it says so
+grep -q "^checksums  *no" out && grep -q "parity was rewritten from the data" out ||
+	{ cat out >&2; fail "repair of a bare array should say it had no checksums"; }
 run "$JG" scrub $M
 expect_rc 0 "scrub after repair"
 if command -v python3 >/dev/null; then

@@ -150,4 +150,30 @@ it_unmount
 it_fsck_clean
 members_clean
 
+it_log "an offline command names the mount holding the members, and --wait waits for it"
+it_mount
+pid=$(it_daemon_pid)
+# shellcheck disable=SC2086
+"$JGRFS" fsck -n $DEVS >"$T/held.out" 2>"$T/held.err"
+rc=$?
+[ $rc = 8 ] || it_fail "fsck -n of a mounted volume: exit $rc, expected 8"
+grep -q "in use by pid $pid (.*jgrfs mount" "$T/held.err" ||
+	{ cat "$T/held.err"; it_fail "fsck does not name the daemon (pid $pid) holding the members"; }
+# shellcheck disable=SC2086
+"$JGRFS" fsck -n --wait $DEVS >"$T/wait.out" 2>"$T/wait.err" &
+fpid=$!
+IT_PIDS="$IT_PIDS $fpid"
+for _ in $(seq 200); do
+	grep -q "waiting" "$T/wait.err" && break
+	sleep 0.05
+done
+grep -q "in use by pid $pid .*; waiting" "$T/wait.err" ||
+	{ cat "$T/wait.err"; it_fail "fsck --wait does not say whom it waits for"; }
+kill -0 "$fpid" || it_fail "fsck --wait did not wait"
+"$JGRFS" umount "$MNT" || it_fail "umount while an fsck waits"
+wait "$fpid"
+rc=$?
+[ $rc = 0 ] || { cat "$T/wait.err"; it_fail "fsck --wait after the unmount: exit $rc, expected 0"; }
+grep -q "^clean:" "$T/wait.out" || it_fail "fsck --wait printed no result"
+
 it_finish

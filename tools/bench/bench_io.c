@@ -56,14 +56,16 @@ static int bench_io_seq(struct bench_run *run, uint8_t *buf, struct blk_req *req
 	const struct bench_job *job = run->job;
 	uint8_t op = job->pattern == BENCH_SEQ_READ ? BLK_OP_READ : BLK_OP_WRITE;
 	size_t unit_bytes = (size_t)job->unit_blocks * JG_BLOCK_SIZE;
+	bool first = true; /* a thread started late on a loaded machine still measures a batch */
 
 	while (!atomic_load(&run->err) && !bench_interrupted &&
-	       jg_now_seconds() < run->deadline) {
+	       (first || jg_now_seconds() < run->deadline)) {
 		uint64_t u0 = atomic_fetch_add(&run->next_unit, job->batch);
 		unsigned int cnt, nreq = 0;
 		uint64_t bytes;
 		int rc;
 
+		first = false;
 		if (job->once && u0 >= job->units)
 			break;
 		u0 %= job->units;
@@ -118,11 +120,13 @@ static int bench_io_rand(struct bench_run *run, uint8_t *buf, struct blk_req *re
 {
 	const struct bench_job *job = run->job;
 	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+	bool first = true; /* as in bench_io_seq */
 
 	while (!atomic_load(&run->err) && !bench_interrupted &&
-	       jg_now_seconds() < run->deadline) {
+	       (first || jg_now_seconds() < run->deadline)) {
 		int rc;
 
+		first = false;
 		for (unsigned int i = 0; i < job->batch; i++) {
 			struct blk_req *r = &reqs[i];
 			bool dup;

@@ -85,7 +85,8 @@ static void cli_usage(FILE *f, const struct cli_cmd *cmds)
 		   "commands:\n");
 	for (size_t i = 0; cmds[i].name; i++)
 		fprintf(f, "  %-14s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\nRun 'jgrfs <command> --help' for the options of one command.\n");
+	fprintf(f, "\nEvery command takes -v (also the engine's own lines; -vv: everything) and\n"
+		   "-q (errors only). Run 'jgrfs <command> --help' for the options of one command.\n");
 }
 
 static const struct cli_cmd *cli_find(const struct cli_cmd *cmds, const char *name)
@@ -161,7 +162,8 @@ static struct cli_locked {
 } cli_locked[2 * CLI_MAX_DEVICES];
 static int cli_nlocked;
 
-const char *cli_lock_holder(const char *path, char *buf, size_t len)
+/* "pid 1234 (jgrfs mount ...)" for the process holding a lock on @path, or "another process". */
+static const char *cli_lock_holder(const char *path, char *buf, size_t len)
 {
 	char line[256], cmd[160] = "";
 	struct stat st;
@@ -373,8 +375,7 @@ void cli_progress_start(struct cli_progress *p, const char *label, const char *u
 	p->unit = unit;
 	p->unit_bytes = unit_bytes;
 	p->t0 = cli_now();
-	p->drawn_at = 0;
-	p->tenth = -1;
+	p->tenth = 0; /* plain lines from 10% on: "0%" says nothing */
 	p->tty = isatty(STDERR_FILENO);
 	p->on = cli_verbosity >= 0 && !cli_progress_off;
 }

@@ -67,11 +67,6 @@ extern bool cli_lock_wait;
 #define CLI_OPT_WAIT 0x101 /* --wait: no short form */
 #define CLI_OPT_DATA_CSUM 0x102 /* mkfs --data-checksums: no short form */
 #define CLI_WAIT_LONGOPT { "wait", no_argument, NULL, CLI_OPT_WAIT }
-#define CLI_WAIT_HELP \
-	"      --wait               a member in use by another jgrfs process (a mount\n" \
-	"                           being stopped, a running fsck): wait for it\n"
-/* "pid 1234 (jgrfs mount ...)" for the process holding a lock on @path, or "another process". */
-const char *cli_lock_holder(const char *path, char *buf, size_t len);
 
 /*
  * A layer over the members of each cli_open_members(), for the crash harness
@@ -108,9 +103,6 @@ int cli_log_level(void);
 #define CLI_VERBOSITY_SHORTOPTS "vq"
 #define CLI_VERBOSITY_LONGOPTS \
 	{ "verbose", no_argument, NULL, 'v' }, { "quiet", no_argument, NULL, 'q' }
-#define CLI_VERBOSITY_HELP \
-	"  -v, --verbose            also the engine's own lines; -vv: everything\n" \
-	"  -q, --quiet              errors only: no warnings, no progress\n"
 
 /*
  * Progress of long work on stderr. On a terminal one line, rewritten in place

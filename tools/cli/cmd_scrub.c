@@ -14,6 +14,15 @@
  * An array whose filesystem journal still has to be replayed (jnl-pending) is
  * refused: rows the journal names may legitimately disagree with their parity
  * until recovery, and "repairing" them from stale data would hide that.
+ *
+ * When the array holds a jgrfs filesystem it is opened read-only in process
+ * (as `jgrfs owners` does: the journal replayed in memory, nothing written)
+ * and tells the scrub which member of a mismatched line is wrong
+ * (fs_block_verify; src/raid/scrub.c (K1)-(K4)): a block failing its checksum
+ * is rebuilt, the parity rewritten only when the data verifies, a line of
+ * unchecked data left as it is and counted unresolved. Without a filesystem
+ * (an array made by `jgrfs create`), --repair rewrites parity from the data
+ * as before, and says that nothing could tell.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,22 +34,32 @@
 #include "cli.h"
 #include "cmds.h"
 #include "raidcli.h"
+#include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
 
 static const char cmd_scrub_help[] =
-	"usage: jgrfs scrub [--repair] [--json] DEV...\n"
+	"usage: jgrfs scrub [--repair [--trust-data]] [--json] DEV...\n"
 	"       jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background|--cancel|--status]\n"
 	"                   MOUNTPOINT   (online: jgrfs scrub --help MOUNTPOINT)\n"
 	"\n"
 	"Read every stripe row of the array on the members DEV and count the rows whose\n"
 	"parity does not match the data; nothing is written. With --repair, assemble\n"
 	"the array for use (running its recovery resync if it was not shut down\n"
-	"cleanly) and rewrite the parity of mismatched rows from the data. The array\n"
+	"cleanly) and mend mismatched rows. When the array holds a jgrfs filesystem,\n"
+	"its checksums say which member of a mismatched row is wrong: a block that\n"
+	"fails its checksum is rebuilt from the others, the parity is rewritten only\n"
+	"when the data verifies, and a row of data without checksums is left as it\n"
+	"is (unresolved: check the files `jgrfs owners --row` names, then\n"
+	"--repair --trust-data rewrites such parity from the data). Without a\n"
+	"filesystem the parity is rewritten from the data.\n"
+	"The array\n"
 	"must not be degraded and not mounted: a mounted volume is scrubbed online by\n"
 	"its daemon, given its mount point (a directory).\n"
 	"\n"
 	"options:\n"
-	"  -R, --repair             rewrite mismatched parity (default: only count)\n"
+	"  -R, --repair             mend mismatched rows (default: only count)\n"
+	"  -T, --trust-data         with --repair: do not use the filesystem's checksums;\n"
+	"                           rewrite every mismatched parity from the data\n"
 	"  -j, --json               one JSON object on stdout, no progress display\n"
 	"  -f, --force              scrub even though a filesystem-guided resync is\n"
 	"                           pending (the journal has not been replayed)\n"
@@ -61,6 +80,7 @@ int cmd_scrub(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "repair", no_argument, NULL, 'R' },
+		{ "trust-data", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -76,7 +96,10 @@ int cmd_scrub(int argc, char **argv)
 	struct raid_array *a;
 	struct raid_info info;
 	struct cli_progress prog;
-	bool repair = false, json = false, force = false;
+	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
+				    .readonly = true };
+	struct fs *fs = NULL;
+	bool repair = false, json = false, force = false, trust_data = false;
 	int64_t mismatches;
 	int opt, n, rc, ret;
 
@@ -88,10 +111,13 @@ int cmd_scrub(int argc, char **argv)
 			return cmd_scrub_online(argc, argv);
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "Rjfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "RTjfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			repair = true;
+			break;
+		case 'T':
+			trust_data = true;
 			break;
 		case 'j':
 			json = true;
@@ -113,6 +139,10 @@ int cmd_scrub(int argc, char **argv)
 			fputs(cmd_scrub_help, stderr);
 			return 2;	/* 1 means mismatches */
 		}
+	}
+	if (trust_data && !repair) {
+		cli_err("--trust-data goes with --repair");
+		return 2;
 	}
 	n = argc - optind;
 	if (n < 1) {
@@ -148,10 +178,31 @@ int cmd_scrub(int argc, char **argv)
 			"rows its recovery resync would repair (--repair runs that resync first)\n",
 			cli_prog);
 	}
+	if (!trust_data && fs_probe(raid_array_dev(a))) {
+		/* the checksums tell which member is wrong (read-only: writes nothing) */
+		rc = fs_mount(raid_array_dev(a), &mo, &fs);
+		if (rc && repair) {
+			/* without its checksums a repair would trust the data blindly */
+			fs = NULL;
+			ret = cli_err("%s...: cannot open the filesystem: %s; its checksums "
+				      "cannot judge the rows (fsck it first, or --trust-data)",
+				      argv[optind], strerror(-rc)) + 1;
+			goto out;
+		}
+		if (rc) {
+			fs = NULL;
+			fprintf(stderr, "%s: warning: cannot open the filesystem on %s...: %s; "
+				"scrubbing without its checksums\n", cli_prog, argv[optind],
+				strerror(-rc));
+		} else {
+			raid_set_verifier(a, fs_block_verify_fn, fs);
+		}
+	}
 	cli_progress_off = json;
 	cli_progress_start(&prog, repair ? "repair" : "scrub", "rows", cli_row_bytes(&info));
 	mismatches = raid_scrub(a, repair, cli_progress, &prog, &rep);
 	cli_progress_done(&prog);
+	raid_set_verifier(a, NULL, NULL);
 	if (mismatches < 0) {
 		ret = cli_err("scrub of %s... failed: %s", argv[optind],
 			      strerror((int)-mismatches)) + 2;
@@ -159,21 +210,35 @@ int cmd_scrub(int argc, char **argv)
 	}
 	if (json) {
 		printf("{\"rows_checked\":%" PRIu64 ",\"mismatches\":%" PRId64 ",\"repaired\":%"
-		       PRIu64 ",\"seconds\":%.3f,\"repair\":%s}\n", rep.rows_checked, mismatches,
-		       rep.rows_repaired, rep.seconds, repair ? "true" : "false");
+		       PRIu64 ",\"rebuilt\":%" PRIu64 ",\"unresolved\":%" PRIu64
+		       ",\"checksums\":%s,\"seconds\":%.3f,\"repair\":%s}\n", rep.rows_checked,
+		       mismatches, rep.rows_repaired, rep.blocks_rebuilt, rep.rows_unresolved,
+		       fs ? "true" : "false", rep.seconds, repair ? "true" : "false");
 	} else {
 		printf("rows checked  %" PRIu64 "\n", rep.rows_checked);
 		printf("mismatches    %" PRId64 "\n", mismatches);
 		printf("repaired      %" PRIu64 "\n", rep.rows_repaired);
+		printf("rebuilt       %" PRIu64 " blocks (failed their checksums)\n",
+		       rep.blocks_rebuilt);
+		printf("unresolved    %" PRIu64 " rows (cannot tell which member is wrong)\n",
+		       rep.rows_unresolved);
+		printf("checksums     %s\n", fs ? "yes (the filesystem's)" : "no (no filesystem)");
 		printf("seconds       %.2f\n", rep.seconds);
+		if (!fs && repair && rep.rows_repaired)
+			printf("note: parity was rewritten from the data: with no filesystem "
+			       "checksums, nothing told whether a data block was the wrong one\n");
 	}
 	if (mismatches == 0)
 		ret = 0;
+	else if (rep.rows_unresolved)
+		ret = 1;
 	else if (repair && rep.rows_repaired >= (uint64_t)mismatches)
 		ret = 0;
 	else
 		ret = 1;
 out:
+	if (fs)
+		fs_unmount(fs); /* read-only: never started, writes nothing */
 	rc = raidcli_stop(a, devs, n);
 	if (rc) {
 		cli_err("stopping the array failed: %s", strerror(-rc));

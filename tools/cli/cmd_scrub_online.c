@@ -27,14 +27,20 @@
 #include "jgrfs/fs.h"
 
 static const char scrub_online_help[] =
-    "usage: jgrfs scrub [--repair] [--json] [--max-rate MIB] [--background] MOUNTPOINT\n"
+    "usage: jgrfs scrub [--repair [--trust-data]] [--json] [--max-rate MIB] [--background]\n"
+    "                   MOUNTPOINT\n"
     "       jgrfs scrub --cancel MOUNTPOINT\n"
     "       jgrfs scrub --status [--json] MOUNTPOINT\n"
     "\n"
     "Scrub a mounted jgrfs volume online: its daemon reads every stripe row under\n"
     "the locks a writer takes (the volume stays in use and concurrent writes stay\n"
-    "correct) and compares the parity with the data; with --repair it rewrites the\n"
-    "parity of mismatched rows from the data. The scrub is paced (--max-rate), at a\n"
+    "correct) and compares the parity with the data. With --repair the\n"
+    "filesystem's checksums say which member of a mismatched row is wrong: a block\n"
+    "that fails its checksum is rebuilt from the others, the parity is rewritten\n"
+    "only when the data verifies (or is free space), and a row whose data has no\n"
+    "checksum is left as it is and counted unresolved (its files are named: check\n"
+    "them, then --repair --trust-data rewrites such parity from the data). The\n"
+    "scrub is paced (--max-rate), at a\n"
     "quarter of that rate while the volume serves other I/O; `jgrfs status\n"
     "MOUNTPOINT` shows its progress and an estimate of the time left. An\n"
     "unmount pauses it: the next mount resumes it from where it was. Every\n"
@@ -50,7 +56,9 @@ static const char scrub_online_help[] =
     "(jgrfs scrub --help without a mount point).\n"
     "\n"
     "options:\n"
-    "  -R, --repair          rewrite mismatched parity (default: only count)\n"
+    "  -R, --repair          mend mismatched rows (default: only count)\n"
+    "  -T, --trust-data      with --repair: rewrite parity from the data where the\n"
+    "                        checksums cannot tell which member is wrong\n"
     "  -j, --json            one JSON object on stdout at the end, no progress\n"
     "  -r, --max-rate MIB    at most MIB MiB of array data per second (default 64;\n"
     "                        0: no limit)\n"
@@ -143,12 +151,14 @@ static void scrub_print_text(const char *mnt, const struct fop_status *st)
 	uint64_t end = st->scrub_end ? st->scrub_end : (uint64_t)time(NULL);
 	char t[32], who[400];
 
-	printf("scrub of %s: %s%s, %llu of %llu rows checked, %llu mismatches, %llu repaired, "
+	printf("scrub of %s: %s%s, %llu of %llu rows checked, %llu mismatches, %llu repaired "
+	       "(%llu blocks rebuilt from checksums), %llu rows unresolved, "
 	       "%llu unreadable blocks, %s\n",
 	       mnt, scrub_state_name(st->scrub_state),
 	       st->scrub_flags & FOP_SCRUB_REPAIR ? " (repair)" : "",
 	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
 	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_rebuilt, (unsigned long long)st->scrub_unresolved,
 	       (unsigned long long)st->scrub_unreadable,
 	       scrub_hms(st->scrub_start && end > st->scrub_start ? end - st->scrub_start : 0, t,
 			 sizeof(t)));
@@ -169,6 +179,10 @@ static void scrub_print_text(const char *mnt, const struct fop_status *st)
 	if (st->scrub_results_more)
 		printf("  ... and %llu more (named in the daemon's log)\n",
 		       (unsigned long long)st->scrub_results_more);
+	if (st->scrub_unresolved)
+		printf("  %llu rows: cannot tell which member is wrong (data without a checksum): "
+		       "not repaired; check the files named above against a backup\n",
+		       (unsigned long long)st->scrub_unresolved);
 }
 
 static void scrub_print_json(const char *mnt, const struct fop_status *st)
@@ -179,12 +193,14 @@ static void scrub_print_json(const char *mnt, const struct fop_status *st)
 	printf("{\"mountpoint\":");
 	raidcli_json_str(stdout, mnt);
 	printf(",\"state\":\"%s\",\"repair\":%s,\"rows_checked\":%llu,\"rows_total\":%llu,"
-	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"seconds\":%llu,"
+	       "\"mismatches\":%llu,\"repaired\":%llu,\"rebuilt\":%llu,\"unresolved\":%llu,"
+	       "\"unreadable\":%llu,\"seconds\":%llu,"
 	       "\"rate_bytes\":%llu,\"max_rate_bytes\":%llu,\"error\":%d,\"results\":[",
 	       scrub_state_name(st->scrub_state),
 	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
 	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
 	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_rebuilt, (unsigned long long)st->scrub_unresolved,
 	       (unsigned long long)st->scrub_unreadable,
 	       (unsigned long long)(st->scrub_start && end > st->scrub_start ? end - st->scrub_start
 									     : 0),
@@ -230,7 +246,7 @@ static int scrub_exit(const struct fop_status *st)
 {
 	if (st->scrub_state != FOP_SCRUB_STATE_DONE)
 		return st->scrub_state == FOP_SCRUB_STATE_FAILED ? 2 : 3;
-	if (st->scrub_unreadable)
+	if (st->scrub_unreadable || st->scrub_unresolved)
 		return 1;
 	if (st->scrub_mismatches &&
 	    !((st->scrub_flags & FOP_SCRUB_REPAIR) && st->scrub_repaired >= st->scrub_mismatches))
@@ -278,6 +294,7 @@ int cmd_scrub_online(int argc, char **argv)
 	    {"max-rate", required_argument, NULL, 'r'}, {"background", no_argument, NULL, 'b'},
 	    {"cancel", no_argument, NULL, 'c'},		{"status", no_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},		CLI_VERBOSITY_LONGOPTS,
+	    {"trust-data", no_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	struct fop_scrub rq = {.max_rate = UINT64_MAX};
@@ -288,10 +305,13 @@ int cmd_scrub_online(int argc, char **argv)
 	int opt, fd, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "Rjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "RTjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'R':
 			rq.flags |= FOP_SCRUB_REPAIR;
+			break;
+		case 'T':
+			rq.flags |= FOP_SCRUB_TRUST_DATA;
 			break;
 		case 'j':
 			json = true;
@@ -322,6 +342,10 @@ int cmd_scrub_online(int argc, char **argv)
 			fputs(scrub_online_help, stderr);
 			return 2;
 		}
+	}
+	if ((rq.flags & FOP_SCRUB_TRUST_DATA) && !(rq.flags & FOP_SCRUB_REPAIR)) {
+		cli_err("--trust-data goes with --repair");
+		return 2;
 	}
 	if (argc - optind != 1 || (cancel && status)) {
 		fputs(scrub_online_help, stderr);

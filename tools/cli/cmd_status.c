@@ -71,6 +71,10 @@ static void status_print_scrub(const struct fop_status *st)
 	       (unsigned long long)st->scrub_mismatches);
 	if (st->scrub_repaired)
 		printf(", %llu repaired", (unsigned long long)st->scrub_repaired);
+	if (st->scrub_rebuilt)
+		printf(", %llu blocks rebuilt from checksums", (unsigned long long)st->scrub_rebuilt);
+	if (st->scrub_unresolved)
+		printf(", %llu rows unresolved", (unsigned long long)st->scrub_unresolved);
 	if (st->scrub_unreadable)
 		printf(", %llu unreadable blocks", (unsigned long long)st->scrub_unreadable);
 	if (st->scrub_state == FOP_SCRUB_STATE_RUNNING) {
@@ -204,13 +208,15 @@ static void status_print_json(const struct fop_status *st)
 	       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
 	       (unsigned long long)st->orphans_freed);
 	printf("\"scrub\":{\"state\":\"%s\",\"repair\":%s,\"rows_done\":%llu,\"rows_total\":%llu,"
-	       "\"mismatches\":%llu,\"repaired\":%llu,\"unreadable\":%llu,\"rate_bytes\":%llu,"
+	       "\"mismatches\":%llu,\"repaired\":%llu,\"rebuilt\":%llu,\"unresolved\":%llu,"
+	       "\"unreadable\":%llu,\"rate_bytes\":%llu,"
 	       "\"max_rate_bytes\":%llu,\"eta_seconds\":%llu,\"start_time\":%llu,"
 	       "\"end_time\":%llu,\"named\":%llu},",
 	       status_scrub_state(st->scrub_state),
 	       st->scrub_flags & FOP_SCRUB_REPAIR ? "true" : "false",
 	       (unsigned long long)st->scrub_rows_done, (unsigned long long)st->scrub_rows_total,
 	       (unsigned long long)st->scrub_mismatches, (unsigned long long)st->scrub_repaired,
+	       (unsigned long long)st->scrub_rebuilt, (unsigned long long)st->scrub_unresolved,
 	       (unsigned long long)st->scrub_unreadable, (unsigned long long)st->scrub_rate,
 	       (unsigned long long)st->scrub_max_rate, (unsigned long long)st->scrub_eta,
 	       (unsigned long long)st->scrub_start, (unsigned long long)st->scrub_end,

@@ -320,9 +320,11 @@ static void t_slot_is(struct fs *fs, uint64_t pblk, const uint8_t *blk)
 	uint8_t *other = jg_alloc_blocks(1);
 
 	assert_int_equal(fs_data_csum_check(fs, pblk, blk), 1);
+	assert_int_equal(fs_block_verify(fs, pblk, blk), BLK_VERIFIES); /* the scrub's oracle */
 	memcpy(other, blk, JG_BLOCK_SIZE);
 	other[5] ^= 1;
 	assert_int_equal(fs_data_csum_check(fs, pblk, other), 0);
+	assert_int_equal(fs_block_verify(fs, pblk, other), BLK_FAILS);
 	free(other);
 }
 
@@ -352,6 +354,18 @@ static void test_dcsum_overwrite(void **state)
 	t_slot_is(fs, pblk, blk);
 	/* a block never written as data: no checksum */
 	assert_int_equal(fs_data_csum_check(fs, fs->nblocks - 1, blk), -ENOENT);
+	/* the checksum blocks are metadata to the scrub's oracle, not free space */
+	{
+		uint64_t cb = fs->dcsum_start + pblk / FS_DCSUM_PER_BLOCK;
+		uint8_t *cblk = jg_alloc_blocks(1);
+
+		assert_int_equal(fs_sync(fs), 0); /* the checksum block at home */
+		assert_int_equal(jnl_read(fs->jnl, cb, 1, cblk), 0);
+		assert_int_equal(fs_block_verify(fs, cb, cblk), BLK_VERIFIES);
+		cblk[4000] ^= 1;
+		assert_int_equal(fs_block_verify(fs, cb, cblk), BLK_FAILS);
+		free(cblk);
+	}
 	assert_int_equal(fs_unmount(fs), 0);
 	/* and after a remount, from the checksum block at home */
 	fs = t_mount(&v);

@@ -457,6 +457,169 @@ static void test_heal_fs_journal_copy(void **state)
 	free(f);
 }
 
+/* ------------------------------------------ fs_block_verify (issue 27, verify.c) */
+
+struct t_find {
+	uint64_t ino, data_blk, free_blk;
+};
+
+static int t_find_blocks(void *ctx, const struct fs_owner *o)
+{
+	struct t_find *f = ctx;
+
+	if (o->kind == FS_OWNER_DATA && o->ino == f->ino && !f->data_blk)
+		f->data_blk = o->blkno;
+	if (o->kind == FS_OWNER_FREE && !f->free_blk)
+		f->free_blk = o->blkno;
+	return 0;
+}
+
+/* The array block @b as the filesystem's device holds it, into @out. */
+static void t_array_read(struct t_vol *v, uint64_t b, uint8_t *out)
+{
+	assert_int_equal(blk_rw(raid_array_dev(v->a), BLK_OP_READ, b, 1, out, 0), 0);
+}
+
+/* The verdict on block @b as stored, and on it with byte @at flipped. */
+static void t_verdicts(struct t_vol *v, struct fs *fs, uint64_t b, size_t at, int stored,
+		       int flipped)
+{
+	uint8_t *blk = jg_alloc_blocks(1);
+
+	t_array_read(v, b, blk);
+	assert_int_equal(fs_block_verify(fs, b, blk), stored);
+	blk[at] ^= 0x11;
+	assert_int_equal(fs_block_verify(fs, b, blk), flipped);
+	free(blk);
+}
+
+/*
+ * What fs_block_verify says of each kind of block: the superblock, the group
+ * descriptors, a bitmap, an inode table block and a directory block verify and
+ * fail when a byte flips (and a table block of zeros fails: a metadata-only
+ * place); file data and the journal cannot tell; free space, an inode table
+ * block never written and the array past the filesystem are free whatever
+ * they hold; a block just freed is not free yet (G3).
+ */
+static void test_verify_kinds(void **state)
+{
+	struct t_files *f = calloc(1, sizeof(*f));
+	struct fs_extent all;
+	struct t_find fd = {0};
+	struct fs_attr at;
+	uint8_t *zero = jg_zalloc_blocks(1);
+	struct t_vol v;
+	struct fs *fs;
+	uint64_t gone_blk;
+
+	(void)state;
+	t_vol_new(&v, 5, 4, 4);
+	t_populate(&v, f);
+	fs = t_mount(&v);
+	all = (struct fs_extent){.start = 0, .count = fs->nblocks};
+	fd.ino = f->ino;
+	assert_int_equal(fs_owners(fs, &all, 1, NULL, t_find_blocks, &fd, NULL), 0);
+	assert_true(fd.data_blk && fd.free_blk);
+
+	t_verdicts(&v, fs, 0, 100, BLK_VERIFIES, BLK_FAILS);		   /* superblock */
+	t_verdicts(&v, fs, fs->gdt_start, 40, BLK_VERIFIES, BLK_FAILS); /* descriptors */
+	t_verdicts(&v, fs, fs->first_group, 100, BLK_VERIFIES, BLK_FAILS); /* block bitmap */
+	t_verdicts(&v, fs, f->itable_blk, 300, BLK_VERIFIES, BLK_FAILS);
+	t_verdicts(&v, fs, f->dir_blk, 1000, BLK_VERIFIES, BLK_FAILS);
+	assert_int_equal(fs_block_verify(fs, f->itable_blk, zero), BLK_FAILS);
+	t_verdicts(&v, fs, fd.data_blk, 10, BLK_UNKNOWN, BLK_UNKNOWN);	  /* file data */
+	t_verdicts(&v, fs, fs->jnl_start + 1, 10, BLK_UNKNOWN, BLK_UNKNOWN); /* journal */
+	t_verdicts(&v, fs, fd.free_blk, 10, BLK_FREE, BLK_FREE);
+	/* the last inode table block of group 0: never written (G2) */
+	t_verdicts(&v, fs, fs->first_group + 2 + fs->itable_blocks - 1, 10, BLK_FREE, BLK_FREE);
+	if (fs->nblocks < v.geo.array_blocks)
+		assert_int_equal(fs_block_verify(fs, fs->nblocks, zero), BLK_FREE);
+
+	/* a block freed by a transaction that may not be durable: not free (G3) */
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "gone", S_IFREG | 0644, 0, 0, 0, &at), 0);
+	assert_int_equal(fs_write(fs, at.ino, 0, 4096, zero), 4096);
+	fd = (struct t_find){.ino = at.ino};
+	assert_int_equal(fs_owners(fs, &all, 1, NULL, t_find_blocks, &fd, NULL), 0);
+	gone_blk = fd.data_blk;
+	assert_true(gone_blk != 0);
+	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "gone"), 0);
+	assert_true(fs_block_freed_pending(fs, gone_blk));
+	assert_int_not_equal(fs_block_verify(fs, gone_blk, zero), BLK_FREE);
+
+	assert_int_equal(fs_unmount(fs), 0);
+	t_vol_free(&v);
+	free(zero);
+	free(f);
+}
+
+/*
+ * The scrub of the array with the mounted filesystem as its oracle: a damaged
+ * inode table block (RAID5), and a damaged directory block with the P of its
+ * line (RAID6) are rebuilt on their members, each counted once; the parity
+ * is rewritten only when it was damaged; fsck and a second scrub are clean.
+ */
+static void test_verify_scrub(void **state)
+{
+	static const unsigned int geo[][3] = {{5, 4, 4}, {6, 5, 2}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < 2; gi++) {
+		struct t_files *f = calloc(1, sizeof(*f));
+		unsigned int role, prole;
+		uint64_t blk, mblk, row;
+		uint8_t *good, *pgood, *now;
+		struct raid_scrub_counts sc = {0};
+		struct t_vol v;
+		struct fs *fs;
+
+		t_vol_new(&v, geo[gi][0], geo[gi][1], geo[gi][2]);
+		t_populate(&v, f);
+		blk = gi ? f->dir_blk : f->itable_blk;
+		raid_layout_map(&v.geo, blk, &role, &mblk);
+		row = (mblk - v.geo.data_offset) / v.geo.chunk_blocks;
+		prole = raid_layout_member(&v.geo, row, RAID_POS_P(&v.geo));
+		t_stop(&v);
+		good = t_member_block(&v, role, mblk);
+		pgood = t_member_block(&v, prole, mblk);
+		t_damage(&v, role, mblk, 500);
+		if (gi)
+			t_damage(&v, prole, mblk, 700);
+		t_assemble(&v);
+		fs = t_mount(&v);
+		raid_set_verifier(v.a, fs_block_verify_fn, fs);
+		assert_int_equal(raid_scrub_rows(v.a, 0, v.geo.rows, true, NULL, NULL, &sc), 0);
+		assert_int_equal(sc.mismatches, 1);
+		assert_int_equal(sc.repaired, 1);
+		assert_int_equal(sc.rebuilt, gi ? 2 : 1);
+		assert_int_equal(sc.unresolved, 0);
+		now = t_member_block(&v, role, mblk);
+		assert_memory_equal(now, good, JG_BLOCK_SIZE);
+		free(now);
+		now = t_member_block(&v, prole, mblk);
+		assert_memory_equal(now, pgood, JG_BLOCK_SIZE); /* untouched, or restored */
+		free(now);
+		for (unsigned int m = 0; m < v.n; m++)
+			assert_int_equal(t_corrected(&v, m), m == role || (gi && m == prole) ? 1 : 0);
+		memset(&sc, 0, sizeof(sc));
+		assert_int_equal(raid_scrub_rows(v.a, 0, v.geo.rows, false, NULL, NULL, &sc), 0);
+		assert_int_equal(sc.mismatches, 0);
+		raid_set_verifier(v.a, NULL, NULL);
+		assert_int_equal(t_check(fs, f), 0);
+		assert_int_equal(fs_unmount(fs), 0);
+		{
+			struct fsck_opts o = {.repair = false};
+			struct fsck_report r;
+
+			assert_int_equal(fs_fsck(raid_array_dev(v.a), &o, &r), 0);
+			assert_int_equal(r.problems_found, 0);
+		}
+		t_vol_free(&v);
+		free(good);
+		free(pgood);
+		free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +627,8 @@ int main(void)
 	    cmocka_unit_test(test_heal_fs_uncorrectable),
 	    cmocka_unit_test(test_heal_fs_superblock),
 	    cmocka_unit_test(test_heal_fs_journal_copy),
+	    cmocka_unit_test(test_verify_kinds),
+	    cmocka_unit_test(test_verify_scrub),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
