@@ -273,11 +273,12 @@ enum fs_owner_kind {
 	FS_OWNER_UNCLAIMED,	/* data area, in use in the block bitmap, no inode maps it
 				 * (leaked, or allocated after its group was scanned) */
 	FS_OWNER_OUTSIDE,	/* past the filesystem's end: array blocks it does not use */
+	FS_OWNER_DCSUM,		/* a data checksum block (DATA_CSUM, past the filesystem's end) */
 };
 
 /* "data", "directory", "symlink", "indirect", "xattr", "inode-table", "block-bitmap",
  * "inode-bitmap", "group-descriptors", "superblock", "journal", "free", "unclaimed",
- * "outside"; the names the CLI prints and --json carries. */
+ * "outside", "data-checksums"; the names the CLI prints and --json carries. */
 const char *fs_owner_kind_name(enum fs_owner_kind kind);
 
 /* One report: @count consecutive array blocks from @blkno with one owner. For an inode's

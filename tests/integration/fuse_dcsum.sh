@@ -101,6 +101,14 @@ grep -q "lblk=3 blkno=$A failed its checksum, healed" "$T/daemon.log" ||
 	{ cat "$T/daemon.log"; it_fail "the daemon log does not name the healed block of /a"; }
 it_fsck_clean
 
+it_log "owners names the checksum block of /a's block"
+FSB=$(sed -n 's/.* \([0-9]*\) blocks of 4 KiB.*/\1/p' "$T/mkfs.log")
+[ -n "$FSB" ] || { cat "$T/mkfs.log"; it_fail "mkfs did not say the filesystem's blocks"; }
+# shellcheck disable=SC2086
+"$JGRFS" owners --json --block "$(( FSB + A / 1016 ))" $DEVS >"$T/owners.json" ||
+	it_fail "owners"
+grep -q '"kind":"data-checksums"' "$T/owners.json" || { cat "$T/owners.json"; it_fail "owners: no data-checksums"; }
+
 it_log "scrub --repair with data checksums: /a damaged again is rebuilt, /b's line left alone"
 printf 'WWWW' | dd of="$AF" bs=1 seek=$((AB * 4096 + 3000)) conv=notrunc status=none
 dd if="$BF" of="$T/bblk.bad" bs=4096 skip="$BB" count=1 status=none
