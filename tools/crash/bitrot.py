@@ -75,7 +75,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NMEMBERS = 4
 META_KINDS = ("directory", "symlink", "indirect", "xattr", "inode-table", "block-bitmap",
-              "inode-bitmap", "group-descriptors", "superblock", "journal")
+              "inode-bitmap", "group-descriptors", "superblock", "journal", "data-checksums")
 # file content without a checksum of its own (FORMAT.md: a long symlink target
 # is file data); damage in it is only caught by data checksums
 DATA_KINDS = ("data", "symlink")
@@ -184,7 +184,7 @@ def make_volume(a, base, env):
     os.mkdir(mnt)
     logf = os.path.join(base, "make.log")
     rc, _ = run([a.jgrfs, "mkfs", "-q", "--level", "5", "--chunk", a.chunk, "--size", a.member_size]
-                + devs, logf, 300, env)
+                + (["--data-checksums"] if a.data_checksums else []) + devs, logf, 300, env)
     if rc != 0:
         die(f"mkfs failed ({rc}): {logf}")
     rc, _ = run([a.jgrfs, "mount", "-q"] + devs + [mnt], logf, 120, env)
@@ -640,6 +640,9 @@ def main():
     ap.add_argument("--expect-data-checksums", action="store_true",
                     help="a silent wrong read of file content with one member damaged fails too "
                          "(once the volume has data checksums)")
+    ap.add_argument("--data-checksums", action="store_true",
+                    help="make the volume with mkfs --data-checksums (implies "
+                         "--expect-data-checksums; use another --dir than a run without)")
     ap.add_argument("--timeout-fsck", type=int, default=180)
     ap.add_argument("--timeout-mount", type=int, default=60)
     ap.add_argument("--timeout-read", type=int, default=180)
@@ -647,6 +650,8 @@ def main():
     ap.add_argument("--summary", action="store_true", help="only sum up DIR/results.jsonl")
     ap.add_argument("--read", nargs=3, metavar=("MANIFEST", "MNT", "OUT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.data_checksums:
+        a.expect_data_checksums = True
     if a.read:
         reader(*a.read)
         return 0
