@@ -41,9 +41,11 @@ Classes of a copy, first that applies:
   all-right    fsck clean, every file, link and directory right
 A silent wrong read is *explained by file content* when every wrong thing is a
 file (or a long symlink, whose target block is file data: docs/FORMAT.md) one
-of whose content blocks was damaged: file content has no checksum yet, so
-RAID5 cannot tell which member lies. Anything else (a listing, a short link,
-a file whose only damage was metadata or parity) is *unexplained*: metadata
+of whose content blocks was damaged: on a volume without data checksums
+file content has no checksum, so RAID5 cannot tell which member lies (with
+--data-checksums every silent wrong read with one member damaged fails).
+Anything else (a listing, a short link, a file whose only damage was
+metadata or parity) is *unexplained*: metadata
 has a checksum and is healed from its row (BLK_CTL_HEAL_READ).
 
 Exit status: 1 when a copy crashed or hung, or one member was damaged and a
@@ -488,7 +490,7 @@ def run_copy(a, i, base_devs, by_role, geo, work, manifest_path):
 
 
 def unexplained(rec):
-    """Wrong things not explained by damaged file content (no checksum yet)."""
+    """Wrong things not explained by damaged file content (unchecked without data checksums)."""
     paths = {p.lstrip("/") for d in rec["damage"] if d["kind"] in DATA_KINDS for p in d["paths"]}
     return len([w for w in rec["wrong"] if not (w["what"] in ("file", "link") and w["path"] in paths)])
 
@@ -586,7 +588,7 @@ def summary(recs, expect_csum):
     lines.append(f"crashes {sum(r['class'] == 'crash' for r in recs)}, "
                  f"hangs {sum(r['class'] == 'hang' for r in recs)}")
     lines.append(f"silent wrong reads, one member damaged, all explained by damaged file content (data, long symlink): "
-                 f"{len(sw_data)}" + ("" if expect_csum else " (expected until data checksums land)"))
+                 f"{len(sw_data)}" + ("" if expect_csum else " (expected without data checksums)"))
     lines.append(f"silent wrong reads, one member damaged, not explained by file content: {len(sw_other)}")
     two = [r for r in recs if r["members"] == 2 and r["class"] == "silent-wrong"]
     lines.append(f"silent wrong reads, two members damaged: {len(two)} "
@@ -603,7 +605,7 @@ def summary(recs, expect_csum):
         lines.append("FAIL: copies " + " ".join(str(r["copy"]) for r in fail[:40]))
     else:
         lines.append("PASS: no crash, no hang, no silent wrong read with one member damaged"
-                     + ("" if expect_csum else " but from file content (no data checksums yet)"))
+                     + ("" if expect_csum else " but from file content (no data checksums)"))
     return "\n".join(lines), bool(fail)
 
 
