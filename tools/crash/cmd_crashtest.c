@@ -78,6 +78,7 @@ struct ct_opts {
 	uint64_t cut_span;		/* 0: calibrated */
 	uint64_t cut_at;		/* 0: by seed */
 	uint64_t aim;			/* bit per point: cuts aimed at them */
+	bool data_csum;			/* --data-checksums: volumes made with them */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];	/* this program, for mkfs/mount/fsck/scrub */
 };
@@ -530,7 +531,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			.data_mode = m == CT_DECLARED ? JNL_DATA_DECLARED : JNL_DATA_ORDERED,
 			.member_bytes = o->member_bytes, .journal_blocks = o->journal_blocks,
 			.ops = o->ops, .lifecycle = o->lifecycle, .eio = o->eio, .dir = dir, .log = log,
-			.aim = o->aim,
+			.aim = o->aim, .data_csum = o->data_csum,
 		};
 		struct ct_ip_result r;
 		int rc;
@@ -702,6 +703,9 @@ static void ct_usage(FILE *f)
 		"                   drawn among all: reaches points few writes carry (K2,\n"
 		"                   replay, resync with --lifecycle recovery-cut)\n"
 		"  --cut-at W       cut at member write W whatever the seed (reproduction)\n"
+		"  --data-checksums volumes made with data checksums (mkfs --data-checksums):\n"
+		"                   a file that fails its checksum after recovery (EIO) is\n"
+		"                   damage; with --mode declared only (ordered is refused)\n"
 		"  --eio            no power cut: a member fails the writes of some blocks (-EIO);\n"
 		"                   clean unmount, then every check (after a rebuild if failed)\n"
 		"  --min-coverage N fail (exit 1) naming each ordering point in flight at fewer\n"
@@ -742,6 +746,7 @@ int cmd_crashtest(int argc, char **argv)
 		{ "cut-span", required_argument, NULL, 'W' },
 		{ "cut-at", required_argument, NULL, 'A' },
 		{ "aim", required_argument, NULL, 'T' },
+		{ "data-checksums", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ct_opts o = {
@@ -837,6 +842,9 @@ int cmd_crashtest(int argc, char **argv)
 		case 'E':
 			o.eio = true;
 			break;
+		case 'D':
+			o.data_csum = true;
+			break;
 		case 'T':
 			if (ct_parse_points(optarg, &o.aim))
 				return cli_err("--aim %s: unknown point (labels and names as in the "
@@ -877,6 +885,8 @@ int cmd_crashtest(int argc, char **argv)
 		return ct_sum(&o, argv + optind, argc - optind);
 	if (optind != argc)
 		return cli_err("unexpected argument '%s'", argv[optind]), 2;
+	if (o.data_csum && (!o.in_process || o.modes != 1u << CT_DECLARED))
+		return cli_err("--data-checksums: with --in-process --mode declared only (such a volume refuses data=ordered)"), 2;
 	if (o.in_process) {
 		if (!o.size_set)
 			o.member_bytes = 16ull << 20;

@@ -606,7 +606,8 @@ static int ip_make(struct ip_run *x)
 	bool old = x->r->lifecycle == CT_LC_INITIAL_SYNC;
 	struct raid_create_cfg cc = { .level = c->level, .resync = c->resync,
 				      .assume_clean = !old /* new files: zeros */ };
-	struct fs_mkfs_opts mk = { .journal_blocks = c->journal_blocks, .force = true };
+	struct fs_mkfs_opts mk = { .journal_blocks = c->journal_blocks, .force = true,
+				   .data_csum = c->data_csum };
 	struct fs_mount_opts mo = { .data_mode = c->data_mode, .no_commit_thread = true };
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[16];
