@@ -138,7 +138,7 @@ BITROT_ARGS ?=
 bitrot: build
 	python3 tools/crash/bitrot.py --jgrfs $(BUILD)/tools/jgrfs --copies $(BITROT_COPIES) \
 		--seed $(BITROT_SEED) --dir $(BITROT_DIR) \
-		$(if $(BITROT_DATA_CSUM),--expect-data-checksums) $(BITROT_ARGS) 2>&1 | tee $(BITROT_DIR).out; \
+		$(if $(BITROT_DATA_CSUM),--data-checksums) $(BITROT_ARGS) 2>&1 | tee $(BITROT_DIR).out; \
 	exit $${PIPESTATUS[0]}
 
 BENCH_SCRUB_ARGS ?= -r 3

@@ -67,6 +67,10 @@ struct fs_mkfs_opts {
 	uint32_t inode_ratio;		/* bytes per inode; 0: 16384 */
 	const char *label;		/* up to 63 bytes; NULL for none */
 	bool force;			/* overwrite an existing jgrfs filesystem */
+	/* a crc32c of every file data block, verified on every read (ro_compat
+	 * DATA_CSUM, docs/FORMAT.md §4.9); such a volume mounts data=declared or
+	 * data=journal only */
+	bool data_csum;
 };
 
 /* Write a new filesystem (superblock, groups, root directory, journal) on @dev. */
@@ -186,8 +190,22 @@ struct fs_info {
 	struct jnl_recovery_report recovery; /* what recovery did at this mount */
 	uint64_t orphans_freed;		/* at this mount */
 	char label[64];
+	bool data_csum;			/* the volume keeps data checksums */
+	uint64_t data_csum_heals;	/* data blocks that failed their checksum, healed */
+	uint64_t data_csum_errors;	/* ... not healed: the read got EIO */
+	uint64_t data_csum_settled;	/* slots set by recovery (declared at the crash) */
 };
 void fs_info_get(struct fs *fs, struct fs_info *out);
+
+/*
+ * Does @blk (4 KiB) match the data checksum recorded for array block @blkno?
+ * 1 yes, 0 no (damage), -ENOENT no checksum recorded (feature off, slot empty,
+ * or the block was in flight at a crash and not settled yet), <0 an error
+ * reading the checksum block. For the scrub's verifier. Takes the filesystem's
+ * lock: not to be called from under it, nor from a path an fs call waits on
+ * while holding it (an array row lock held by the caller may be one).
+ */
+int fs_data_csum_check(struct fs *fs, uint64_t blkno, const void *blk);
 
 /* ---------------------------------------------------------------- verify */
 
@@ -206,7 +224,9 @@ void fs_info_get(struct fs *fs, struct fs_info *out);
  *                 by a transaction that is not yet durable), an inode table
  *                 block never written, a bitmap never written (lazy), or past
  *                 the filesystem's end;
- *   BLK_UNKNOWN   file data (no checksum yet), the journal region.
+ *   BLK_VERIFIES/BLK_FAILS also for file data on a volume with data
+ *                 checksums whose slot is set (src/fs/verify.c (V4));
+ *   BLK_UNKNOWN   other file data, the journal region.
  * Takes the filesystem's lock and may read bitmaps and descriptors (through
  * the buffer cache, so from the device): call it with no device lock held. A
  * bitmap that cannot be read gives BLK_UNKNOWN. Cheap: no inode is scanned.
@@ -253,11 +273,12 @@ enum fs_owner_kind {
 	FS_OWNER_UNCLAIMED,	/* data area, in use in the block bitmap, no inode maps it
 				 * (leaked, or allocated after its group was scanned) */
 	FS_OWNER_OUTSIDE,	/* past the filesystem's end: array blocks it does not use */
+	FS_OWNER_DCSUM,		/* a data checksum block (DATA_CSUM, past the filesystem's end) */
 };
 
 /* "data", "directory", "symlink", "indirect", "xattr", "inode-table", "block-bitmap",
  * "inode-bitmap", "group-descriptors", "superblock", "journal", "free", "unclaimed",
- * "outside"; the names the CLI prints and --json carries. */
+ * "outside", "data-checksums"; the names the CLI prints and --json carries. */
 const char *fs_owner_kind_name(enum fs_owner_kind kind);
 
 /* One report: @count consecutive array blocks from @blkno with one owner. For an inode's

@@ -90,6 +90,11 @@ struct jnl_cfg {
 	 * writing it home first: one durability point instead of two, and no
 	 * declare block (docs/FORMAT.md §3.8). 0: never (the default) */
 	unsigned int log_data_max;
+	/* the caller settles the blocks jnl_recovery_take_declared() names (data
+	 * checksums) and says so (jnl_recovery_settled): until then the journal
+	 * superblock keeps pointing at the dropped transaction that declared them
+	 * (settle_start), so a crash before finds them again */
+	bool keep_declared;
 };
 
 struct jnl;
@@ -126,6 +131,20 @@ struct jnl_recovery_report {
  * are kept in memory (jnl_read() returns them) and nothing is written.
  */
 int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep);
+
+/*
+ * After jnl_recover(): the blocks named by the declare blocks of the transaction
+ * that did not commit (recovery's pass 2: exactly the data that may have been in
+ * flight at the crash), in log order, duplicates possible; the caller owns
+ * *@list (free()). None (NULL, 0) when the log was clean or not written in
+ * declared mode, and after a first call. Bounded by the log: at most one
+ * transaction's declare blocks. The filesystem settles its data checksums of
+ * these blocks (docs/DESIGN.md, "Data checksums").
+ */
+void jnl_recovery_take_declared(struct jnl *j, uint64_t **list, size_t *n);
+/* The blocks recovery named are settled, durably: forget the dropped transaction
+ * (the superblock's settle pointer, jnl_cfg.keep_declared). No-op when none. */
+int jnl_recovery_settled(struct jnl *j);
 
 /*
  * Begin service: mark the log in use (declare feature on in declared mode),

@@ -189,7 +189,7 @@ int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, st
 	bool fresh = false; /* read from the device by this call: may be healed */
 	int rc;
 
-	if (blkno >= fs->nblocks) {
+	if (blkno >= fs->nblocks && !fs_dcsum_in_region(fs, blkno)) {
 		jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu bad range: beyond %llu blocks",
 		       what, fs->dev->name, (unsigned long long)blkno,
 		       (unsigned long long)fs->nblocks);

@@ -75,6 +75,9 @@ ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *bu
 			goto out;
 		if (pblk) {
 			rc = jnl_read(fs->jnl, pblk, (uint32_t)run, bounce);
+			/* never bytes that fail their checksum: healed, or EIO */
+			if (!rc)
+				rc = fs_dcsum_verify_run(fs, ino, lblk, pblk, run, bounce);
 			if (rc)
 				goto out;
 		}
@@ -95,11 +98,16 @@ out:
 	return rc;
 }
 
-static int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
+/* Every data block a file writes home comes here: its checksum is set in the
+ * same handle (dcsum.c), so both commit together. */
+int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 {
+	int rc;
+
 	if (tx->fs->opts.data_mode == JNL_DATA_JOURNAL)
 		fs_tx_track(tx, pblk);
-	return jnl_handle_dirty_data(tx->h, pblk, blk);
+	rc = fs_dcsum_set(tx, pblk, blk);
+	return rc ?: jnl_handle_dirty_data(tx->h, pblk, blk);
 }
 
 /* Undo the mapping of a new block whose data the journal refused (X1). If even
@@ -128,12 +136,14 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 	struct fs_inode ip;
 	struct fs_tx *tx = NULL;
 	struct timespec now;
+	/* a block's allocation (bitmap, descriptor, 3 indirect) and its checksum block */
+	unsigned int room = fs->dcsum_blocks ? 9 : 8;
 	int rc;
 
 	if (!blk)
 		return -ENOMEM;
 	*done = 0;
-	rc = fs_tx_start(fs, FS_CREDITS_WRITE, &tx);
+	rc = fs_tx_start(fs, fs->dcsum_blocks ? FS_CREDITS_WRITE_DCSUM : FS_CREDITS_WRITE, &tx);
 	if (rc)
 		goto out;
 	rc = fs_iget_reg(fs, ino, &ip);
@@ -150,7 +160,7 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 		if (n > end - pos)
 			n = end - pos;
 		/* room for this block's allocation: bitmap, descriptor, 3 indirect */
-		if (!fs_tx_room(tx, 8))
+		if (!fs_tx_room(tx, room))
 			break;
 		/* a failure here may leave indirect blocks mapped: the inode is written below */
 		rc = fs_bmap_alloc(tx, &ip, lblk, false, &pblk, &fresh);
@@ -167,7 +177,8 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 				if (fresh)
 					memset(blk, 0, JG_BLOCK_SIZE);
 				else
-					rc = jnl_read(fs->jnl, pblk, 1, blk);
+					rc = jnl_read(fs->jnl, pblk, 1, blk) ?:
+					     fs_dcsum_verify_run(fs, ino, lblk, pblk, 1, blk);
 			}
 			if (!rc) {
 				memcpy(blk + skip, src + (pos - off), n);
@@ -303,7 +314,8 @@ static int fs_zero_tail(struct fs_tx *tx, struct fs_inode *ip, uint64_t size)
 	blk = jg_alloc_blocks(1);
 	if (!blk)
 		return -ENOMEM;
-	rc = jnl_read(tx->fs->jnl, pblk, 1, blk);
+	rc = jnl_read(tx->fs->jnl, pblk, 1, blk) ?:
+	     fs_dcsum_verify_run(tx->fs, ip->ino, size / JG_BLOCK_SIZE, pblk, 1, blk);
 	if (!rc) {
 		memset(blk + size % JG_BLOCK_SIZE, 0, JG_BLOCK_SIZE - size % JG_BLOCK_SIZE);
 		rc = fs_data_dirty(tx, pblk, blk);

@@ -35,6 +35,7 @@
 #define FS_MAGIC_DTABLE 0x5444474au	/* "JGDT" */
 #define FS_MAGIC_DBUCKET 0x4244474au	/* "JGDB" */
 #define FS_MAGIC_XATTR 0x4158474au	/* "JGXA" */
+#define FS_MAGIC_DCSUM 0x4344474au	/* "JGDC" */
 
 /* ------------------------------------------------------------ superblock */
 
@@ -50,8 +51,17 @@
  * bitmap and takes the same time whatever the size (ext4's BLOCK_UNINIT).
  */
 #define FS_FEATURE_INCOMPAT_LAZY_BITMAPS (1u << 0)
+/*
+ * Ro_compat features (a build that does not know one mounts read-only).
+ * DATA_CSUM: a crc32c of every file data block, kept in a region of checksum
+ * blocks after the filesystem's last block (dcsum_start = blocks_count,
+ * dcsum_blocks of them; see "data checksums" below). An old build never looks
+ * past blocks_count, so it can read the volume; it must not write it (its
+ * writes would leave the checksums stale).
+ */
+#define FS_FEATURE_RO_COMPAT_DATA_CSUM (1u << 0)
 #define FS_FEATURE_COMPAT_SUPP 0u
-#define FS_FEATURE_RO_COMPAT_SUPP 0u
+#define FS_FEATURE_RO_COMPAT_SUPP FS_FEATURE_RO_COMPAT_DATA_CSUM
 #define FS_FEATURE_INCOMPAT_SUPP FS_FEATURE_INCOMPAT_LAZY_BITMAPS
 
 struct fs_super {
@@ -81,7 +91,9 @@ struct fs_super {
 /*0e8*/	le64 last_mount_time;
 /*0f0*/	le32 error_count;
 /*0f4*/	le32 reserved0;
-/*0f8*/	uint8_t reserved[4096 - 0xf8];
+/*0f8*/	le64 dcsum_start;		/* DATA_CSUM: first checksum block (= blocks_count), else 0 */
+/*100*/	le64 dcsum_blocks;		/* DATA_CSUM: ceil(blocks_count / FS_DCSUM_PER_BLOCK), else 0 */
+/*108*/	uint8_t reserved[4096 - 0x108];
 };
 _Static_assert(sizeof(struct fs_super) == 4096, "fs_super size");
 _Static_assert(offsetof(struct fs_super, blocks_count) == 0x20, "sb.blocks_count");
@@ -108,6 +120,8 @@ _Static_assert(offsetof(struct fs_super, mkfs_time) == 0xd8, "sb.mkfs_time");
 _Static_assert(offsetof(struct fs_super, mount_count) == 0xe0, "sb.mount_count");
 _Static_assert(offsetof(struct fs_super, last_mount_time) == 0xe8, "sb.last_mount_time");
 _Static_assert(offsetof(struct fs_super, error_count) == 0xf0, "sb.error_count");
+_Static_assert(offsetof(struct fs_super, dcsum_start) == 0xf8, "sb.dcsum_start");
+_Static_assert(offsetof(struct fs_super, dcsum_blocks) == 0x100, "sb.dcsum_blocks");
 
 /* ----------------------------------------------------- group descriptors */
 
@@ -273,5 +287,24 @@ _Static_assert(offsetof(struct fs_xattr_hdr, used) == 0x22, "xa.used");
 #define FS_XATTR_SPACE (JG_BLOCK_SIZE - FS_XATTR_OFFSET)
 /* entry: u8 name_len, le16 value_len (bytes 1-2, unaligned), full name, value */
 #define FS_XATTR_ENTRY_HDR 3u
+
+/* --------------------------------------------------------- data checksums */
+
+/*
+ * With FS_FEATURE_RO_COMPAT_DATA_CSUM: checksum block i (at dcsum_start + i,
+ * magic FS_MAGIC_DCSUM, the common header) holds the slots of array blocks
+ * [i * FS_DCSUM_PER_BLOCK, (i + 1) * FS_DCSUM_PER_BLOCK): slot k, a le32 at
+ * byte FS_DCSUM_OFFSET + 4 * k, is for block i * FS_DCSUM_PER_BLOCK + k.
+ * A slot holds crc32c(seed, the block's 4096 bytes) (seed = jg_crc_seed(uuid),
+ * as every metadata crc), except: 0 = no checksum recorded (never verified),
+ * and a crc that computes to 0 is stored as FS_DCSUM_ZERO (a block whose crc
+ * is FS_DCSUM_ZERO verifies against it too).
+ */
+#define FS_DCSUM_OFFSET 32u
+#define FS_DCSUM_PER_BLOCK ((JG_BLOCK_SIZE - FS_DCSUM_OFFSET) / 4u)	/* 1016 */
+#define FS_DCSUM_NONE 0u
+#define FS_DCSUM_ZERO 0xffffffffu
+_Static_assert(FS_DCSUM_OFFSET == sizeof(struct jg_blk_hdr), "dcsum slots follow the header");
+_Static_assert(FS_DCSUM_PER_BLOCK == 1016u, "dcsum slots per block");
 
 #endif /* JGRFS_FS_FORMAT_H */

@@ -120,6 +120,7 @@ struct fs_tx {
 	uint64_t tid;
 	unsigned int credits;
 	unsigned int used;
+	struct fs_buf *dcsum;		/* data checksum block changed, not yet logged (dcsum.c) */
 	uint64_t blocks[FS_TX_MAX_TRACK];
 };
 
@@ -154,6 +155,11 @@ struct fs {
 	struct jnl_recovery_report recovery;
 	uint64_t orphans_freed;
 	struct fs_busy *busy;		/* (L2): inodes a long call works on */
+	/* data checksums (dcsum.c), with FS_FEATURE_RO_COMPAT_DATA_CSUM; else 0 */
+	uint64_t dcsum_start, dcsum_blocks;
+	uint64_t *dcsum_unsettled;	/* sorted: declared at the crash, not yet settled */
+	size_t dcsum_nunsettled;
+	uint64_t dcsum_heals, dcsum_errors, dcsum_settled;
 	pthread_cond_t busy_cv;		/* signalled when one is no longer busy */
 };
 
@@ -309,13 +315,21 @@ int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_d
  * allocation's bitmaps and descriptors, the inode */
 #define FS_WRITE_CHUNK 64u
 #define FS_CREDITS_WRITE (FS_WRITE_CHUNK + 32u)
-/* create: the entry (worst case), two inodes, allocation, a new directory's blocks */
+/* with data checksums: and the checksum blocks of its data blocks: a contiguous
+ * run of FS_WRITE_CHUNK shares at most 2 (1016 slots a block); scattered blocks
+ * need one each, and the per-block room check ends such a chunk early (the
+ * write goes on in the next handle). Not one per block: a handle's reserved
+ * credits count against its transaction's room until it stops */
+#define FS_CREDITS_WRITE_DCSUM (FS_CREDITS_WRITE + 8u)
+/* create: the entry (worst case), two inodes, allocation, a new directory's blocks
+ * or a long symlink's data block and its checksum block */
 #define FS_CREDITS_CREATE (FS_CREDITS_DIR_ADD + 24u)
 /* unlink: entry, two inodes, orphan list (superblock and one more inode) */
 #define FS_CREDITS_UNLINK 16u
 /* rename: the new entry (worst case), the old entry, up to four inodes, orphan list */
 #define FS_CREDITS_RENAME (FS_CREDITS_DIR_ADD + 32u)
-/* a size change: the tail block's map, the inode, the orphan list */
+/* a size change: the tail block's map, the inode, the orphan list, the tail
+ * block's data checksum block */
 #define FS_CREDITS_SETSIZE 16u
 /* each step of a truncate: the map blocks and bitmaps of the blocks it frees */
 #define FS_CREDITS_TRUNCATE 128u
@@ -330,10 +344,37 @@ int fs_dir_iterate(struct fs *fs, const struct fs_inode *dip, uint64_t off, fs_d
 
 /* -------------------------------------------------------------- file.c */
 
+/* Hand file data block @pblk to the journal (per the data mode) and set its checksum. */
+int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk);
+
 /* Commit and wait for everything so far (no handle held); records durable_tid. */
 int fs_commit_all_locked(struct fs *fs);
 /* Shrink or grow @ino to @size (several handles when shrinking, @ino busy: L2). */
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
+
+/* ------------------------------------------------------------- dcsum.c */
+
+/* A settling handle: its slots' checksum blocks (FS_DCSUM_SETTLE_STEP of them at
+ * most, one a slot when scattered), with room to spare */
+#define FS_CREDITS_SETTLE 72u
+/* the slot value of data block @blk (crc32c, FS_DCSUM_ZERO for 0) */
+uint32_t fs_dcsum_of(const struct fs *fs, const void *blk);
+bool fs_dcsum_in_region(const struct fs *fs, uint64_t blkno);
+/* Set @blkno's slot for content @blk (nothing without the feature); the
+ * checksum block is tracked now, logged at fs_dcsum_flush (fs_tx_stop). */
+int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk);
+int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v);
+int fs_dcsum_flush(struct fs_tx *tx);
+/* Check the @n blocks read into @buf from array blocks @pblk.. (logical @lblk.. of
+ * @ino) against their slots; heal a mismatch in @buf or return -EIO (logged). */
+int fs_dcsum_verify_run(struct fs *fs, uint64_t ino, uint64_t lblk, uint64_t pblk, uint64_t n,
+			uint8_t *buf);
+/* fs_data_csum_check with fs->lock held */
+int fs_data_csum_check_locked(struct fs *fs, uint64_t blkno, const void *blk);
+/* After recovery: take the journal's declared blocks as not to be verified yet. */
+int fs_dcsum_take_unsettled(struct fs *fs);
+/* Journal started: set the slots of the unsettled blocks from the array, committed. */
+int fs_dcsum_settle(struct fs *fs);
 
 /* ------------------------------------------------------------- xattr.c */
 

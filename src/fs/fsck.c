@@ -881,6 +881,49 @@ next:
 	return rc;
 }
 
+/* ------------------------------------------------------------ data checksums */
+
+/*
+ * DATA_CSUM: every checksum block of the region must verify (fs_bread heals one
+ * the array can rebuild). One that cannot be read right loses its slots: -y
+ * writes it again with every slot 0 ("no checksum recorded": its blocks are
+ * not verified until written again), never a slot it cannot vouch for.
+ */
+static int fsck_dcsum(struct fsck *c)
+{
+	struct fs *fs = c->fs;
+	struct fs_buf *b;
+	struct fs_tx *tx;
+	int rc;
+
+	for (uint64_t i = 0; i < fs->dcsum_blocks; i++) {
+		uint64_t blkno = fs->dcsum_start + i;
+
+		rc = fs_bread(fs, blkno, FS_MAGIC_DCSUM, "data checksums", &b);
+		if (!rc) {
+			fs_bput(fs, b);
+			continue;
+		}
+		if (rc != -EUCLEAN && rc != -EIO)
+			return rc;
+		fsck_problem(c, "data checksum block %llu unreadable (%d): its %u slots lost",
+			     (unsigned long long)blkno, rc, FS_DCSUM_PER_BLOCK);
+		if (!c->opts->repair)
+			continue;
+		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
+		if (!rc) {
+			rc = fs_bget_new(fs, blkno, &b);
+			if (!rc) {
+				rc = fs_bdirty(tx, b, FS_MAGIC_DCSUM);
+				fs_bput(fs, b);
+			}
+			rc = fs_tx_stop(tx) ?: rc;
+		}
+		fsck_fixed(c, rc);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int fsck_run(struct fsck *c)
@@ -904,6 +947,8 @@ static int fsck_run(struct fsck *c)
 		rc = fsck_pass4(c);
 	if (!rc)
 		rc = fsck_pass5(c);
+	if (!rc)
+		rc = fsck_dcsum(c);
 	if (!rc)
 		fsck_progress(c, fs->ngroups, true);
 	return rc;
@@ -938,6 +983,12 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 		if (rc)
 			goto out;
 		fs->started = true;
+		/* the data checksums of the blocks in flight at the crash, as a mount */
+		jg_mutex_lock(&fs->lock);
+		rc = fs_dcsum_settle(fs);
+		jg_mutex_unlock(&fs->lock);
+		if (rc)
+			goto out;
 	}
 	c.used = calloc(fs->nblocks / 8 + 1, 1);
 	c.iflags = calloc(fs->ninodes + 1, 1);

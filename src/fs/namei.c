@@ -162,9 +162,7 @@ static int fs_symlink_store(struct fs_tx *tx, struct fs_inode *ip, const char *t
 	rc = fs_bmap_alloc(tx, ip, 0, false, &pblk, &fresh);
 	if (!rc) {
 		memcpy(buf, target, len);
-		if (tx->fs->opts.data_mode == JNL_DATA_JOURNAL)
-			fs_tx_track(tx, pblk);
-		rc = jnl_handle_dirty_data(tx->h, pblk, buf);
+		rc = fs_data_dirty(tx, pblk, buf);
 	}
 	free(buf);
 	return rc;
@@ -386,7 +384,7 @@ ssize_t fs_readlink(struct fs *fs, uint64_t ino, char *buf, size_t size)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = jnl_read(fs->jnl, pblk, 1, blk);
+	rc = jnl_read(fs->jnl, pblk, 1, blk) ?: fs_dcsum_verify_run(fs, ino, 0, pblk, 1, blk);
 	if (!rc) {
 		memcpy(buf, blk, n);
 		rc = (ssize_t)ip.size;

@@ -102,6 +102,7 @@ static const char *const fs_owner_kinds[] = {
 	[FS_OWNER_FREE] = "free",
 	[FS_OWNER_UNCLAIMED] = "unclaimed",
 	[FS_OWNER_OUTSIDE] = "outside",
+	[FS_OWNER_DCSUM] = "data-checksums",
 };
 
 const char *fs_owner_kind_name(enum fs_owner_kind kind)
@@ -174,6 +175,7 @@ static bool fs_owners_extends(const struct fs_owner *a, const struct fs_owner *b
 	case FS_OWNER_JOURNAL:
 	case FS_OWNER_GDT:
 	case FS_OWNER_OUTSIDE:
+	case FS_OWNER_DCSUM:
 		return true;
 	default:
 		return false;
@@ -221,8 +223,12 @@ static enum fs_owner_kind fs_owners_place(const struct fs *fs, uint64_t b, uint6
 	uint32_t g;
 
 	*group = 0;
+	if (fs_dcsum_in_region(fs, b)) {
+		*end = fs->dcsum_start + fs->dcsum_blocks;
+		return FS_OWNER_DCSUM;
+	}
 	if (b >= fs->nblocks) {
-		*end = UINT64_MAX;
+		*end = UINT64_MAX; /* the checksum region, when kept, starts at nblocks */
 		return FS_OWNER_OUTSIDE;
 	}
 	if (b == FS_SB_BLKNO) {

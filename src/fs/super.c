@@ -49,14 +49,16 @@ int fs_tx_start(struct fs *fs, unsigned int credits, struct fs_tx **out)
 	tx->tid = jnl_handle_tid(tx->h);
 	tx->credits = credits;
 	tx->used = 0;
+	tx->dcsum = NULL;
 	*out = tx;
 	return 0;
 }
 
 int fs_tx_stop(struct fs_tx *tx)
 {
-	int rc = jnl_handle_stop(tx->h);
+	int rc = fs_dcsum_flush(tx);
 
+	rc = jnl_handle_stop(tx->h) ?: rc;
 	if (rc == -EROFS)
 		tx->fs->readonly = true;
 	free(tx);
@@ -276,6 +278,11 @@ static int fs_sb_verify(const struct fs_super *sb, const struct blk_dev *dev, bo
 		bad = "last group size";
 	else if (jg_le64(sb->orphan_head) > (uint64_t)ng * ipg)
 		bad = "orphan_head";
+	else if ((jg_le32(sb->feature_ro_compat) & FS_FEATURE_RO_COMPAT_DATA_CSUM) &&
+		 (jg_le64(sb->dcsum_start) != nb ||
+		  jg_le64(sb->dcsum_blocks) != (nb + FS_DCSUM_PER_BLOCK - 1) / FS_DCSUM_PER_BLOCK ||
+		  jg_le64(sb->dcsum_blocks) > dev->nblocks - nb))
+		bad = "dcsum_start or dcsum_blocks";
 	if (!bad)
 		return 0;
 	jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s blkno=0 bad %s", dev->name, bad);
@@ -299,6 +306,11 @@ static void fs_geometry_load(struct fs *fs)
 	fs->jnl_start = jg_le64(sb->journal_start);
 	fs->jnl_blocks = jg_le64(sb->journal_blocks);
 	fs->first_group = jg_le64(sb->first_group_block);
+	fs->dcsum_start = fs->dcsum_blocks = 0;
+	if (jg_le32(sb->feature_ro_compat) & FS_FEATURE_RO_COMPAT_DATA_CSUM) {
+		fs->dcsum_start = jg_le64(sb->dcsum_start);
+		fs->dcsum_blocks = jg_le64(sb->dcsum_blocks);
+	}
 }
 
 void fs_close_mem(struct fs *fs)
@@ -306,6 +318,7 @@ void fs_close_mem(struct fs *fs)
 	if (!fs)
 		return;
 	fs_bcache_destroy(fs);
+	free(fs->dcsum_unsettled);
 	if (fs->pending) {
 		for (uint32_t g = 0; g < fs->ngroups; g++)
 			for (int k = 0; k < 2; k++)
@@ -413,6 +426,8 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 			  : opts->log_data_blocks ? (unsigned int)opts->log_data_blocks
 						  : FS_LOG_DATA_DEFAULT;
 	jc.readonly = fs->readonly;
+	/* data checksums: the journal keeps the blocks in flight findable until settled */
+	jc.keep_declared = fs->dcsum_blocks != 0;
 	jc.readonly_syncraid = fs->readonly && opts->readonly_syncraid;
 	rc = jnl_open(dev, &jc, &fs->jnl);
 	if (rc)
@@ -432,6 +447,9 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 	rc = fs_bcache_init(fs, opts->cache_blocks ? opts->cache_blocks : 16384);
 	if (!rc)
 		rc = fs_groups_load(fs);
+	/* the data in flight at the crash: not verified until settled (dcsum.c) */
+	if (!rc)
+		rc = fs_dcsum_take_unsettled(fs);
 out:
 	free(blk);
 	if (rc) {
@@ -474,6 +492,17 @@ int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **
 	rc = fs_open(dev, opts, false, &fs);
 	if (rc)
 		return rc;
+	if (fs->dcsum_blocks && !fs->readonly &&
+	    (opts->data_mode == JNL_DATA_ORDERED || opts->data_mode == JNL_DATA_WRITEBACK)) {
+		/* an in-place overwrite in flight at a crash would leave data that does
+		 * not match its committed checksum, and nothing would say which block
+		 * (docs/DESIGN.md, "Data checksums") */
+		jg_log(JG_LOG_ERR, FS_SUBSYS,
+		       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only)",
+		       dev->name, jnl_data_mode_name(opts->data_mode));
+		fs_abandon(fs);
+		return -EINVAL;
+	}
 	if (jg_le32(fs->sb.state) & FS_STATE_ERROR)
 		jg_log(JG_LOG_WARN, FS_SUBSYS, "dev=%s has errors recorded: run fsck", dev->name);
 	if (!fs->readonly) {
@@ -482,7 +511,10 @@ int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **
 			/* held as by any caller: a long eviction lets it go and takes it
 			 * back between its steps (L1) */
 			jg_mutex_lock(&fs->lock);
-			rc = fs_orphans_process(fs);
+			/* before any use: the checksums of the data in flight at the crash */
+			rc = fs_dcsum_settle(fs);
+			if (!rc)
+				rc = fs_orphans_process(fs);
 			jg_mutex_unlock(&fs->lock);
 		}
 		if (rc) {
@@ -546,6 +578,14 @@ struct fs_geom {
 static int fs_mkfs_geometry(uint64_t dev_blocks, const struct fs_mkfs_opts *opts,
 			    struct fs_geom *g)
 {
+	/* data checksums: their region follows the filesystem's last block */
+	if (opts->data_csum) {
+		uint64_t c = (dev_blocks + FS_DCSUM_PER_BLOCK - 1) / FS_DCSUM_PER_BLOCK;
+
+		if (c >= dev_blocks)
+			return -ENOSPC;
+		dev_blocks -= c;
+	}
 	uint64_t ratio = opts->inode_ratio ? opts->inode_ratio : 16384, per_group, last;
 	uint64_t jb = opts->journal_blocks;
 
@@ -641,6 +681,37 @@ static int fs_mkfs_groups(struct blk_dev *dev, const struct fs_geom *g, uint32_t
 		}
 	}
 	free(gdts);
+	return rc;
+}
+
+/*
+ * The data checksum region: every block with its header and every slot empty
+ * (0: no checksum recorded), written in batches. A volume of N blocks has
+ * N / 1016 of them (0.1 %).
+ */
+static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, uint32_t seed)
+{
+	struct blk_req reqs[FS_MKFS_BATCH];
+	uint8_t *blks = jg_alloc_blocks(FS_MKFS_BATCH);
+	int rc = 0;
+
+	if (!blks)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count && !rc; i += FS_MKFS_BATCH) {
+		unsigned int n = count - i < FS_MKFS_BATCH ? (unsigned int)(count - i) : FS_MKFS_BATCH;
+
+		for (unsigned int k = 0; k < n; k++) {
+			uint8_t *b = blks + (size_t)k * JG_BLOCK_SIZE;
+
+			memset(b, 0, JG_BLOCK_SIZE);
+			jg_blk_seal(b, JG_BLOCK_SIZE, FS_MAGIC_DCSUM, FS_FORMAT_VERSION, 0, 0,
+				    start + i + k, seed);
+			reqs[k] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start + i + k,
+						    .nblocks = 1, .buf = b };
+		}
+		rc = blk_submit(dev, reqs, n);
+	}
+	free(blks);
 	return rc;
 }
 
@@ -744,9 +815,17 @@ int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts)
 	}
 	sb->mkfs_time = jg_cpu_to_le64((uint64_t)now.tv_sec);
 	sb->feature_incompat = jg_cpu_to_le32(FS_FEATURE_INCOMPAT_LAZY_BITMAPS);
+	if (opts->data_csum) {
+		sb->feature_ro_compat = jg_cpu_to_le32(FS_FEATURE_RO_COMPAT_DATA_CSUM);
+		sb->dcsum_start = jg_cpu_to_le64(g.nblocks);
+		sb->dcsum_blocks = jg_cpu_to_le64((g.nblocks + FS_DCSUM_PER_BLOCK - 1) /
+						  FS_DCSUM_PER_BLOCK);
+	}
 	if (opts->label)
 		snprintf(sb->label, sizeof(sb->label), "%s", opts->label);
 	rc = fs_mkfs_groups(dev, &g, seed);
+	if (!rc && opts->data_csum)
+		rc = fs_mkfs_dcsum(dev, g.nblocks, jg_le64(sb->dcsum_blocks), seed);
 	if (!rc)
 		rc = jnl_format(dev, 1 + g.gdt_blocks, g.jnl_blocks, sb->uuid);
 	if (rc)
@@ -795,5 +874,9 @@ void fs_info_get(struct fs *fs, struct fs_info *out)
 	out->orphans_freed = fs->orphans_freed;
 	memcpy(out->label, fs->sb.label, sizeof(out->label));
 	out->label[sizeof(out->label) - 1] = 0;
+	out->data_csum = fs->dcsum_blocks != 0;
+	out->data_csum_heals = fs->dcsum_heals;
+	out->data_csum_errors = fs->dcsum_errors;
+	out->data_csum_settled = fs->dcsum_settled;
 	jg_mutex_unlock(&fs->lock);
 }

@@ -21,10 +21,16 @@
  *       magic of the data area (directory table or bucket, indirect, xattr) is
  *       checked against it and its home: BLK_VERIFIES or BLK_FAILS. Any other
  *       allocated block is file data, or metadata whose magic is the damage:
- *       BLK_UNKNOWN (the scrub then says it cannot tell rather than guess).
+ *       BLK_UNKNOWN (the scrub then says it cannot tell rather than guess),
+ *       unless (V4) data checksums say.
+ *  (V4) on a volume with data checksums, an allocated data-area block that
+ *       matches its slot verifies; one that does not, and claims no metadata
+ *       magic that verifies, fails. A slot not set or not settled (in flight
+ *       at a crash, dcsum.c) says nothing. The checksum blocks themselves, past
+ *       the filesystem's end, are metadata: checked with their magic.
  *  (V3) the journal region: BLK_UNKNOWN (its log blocks carry their own checks,
  *       but a block's place in the log says which of them applies; not done).
- * Past the filesystem's end nothing lives: BLK_FREE.
+ * Past the filesystem's end (and its checksum region) nothing lives: BLK_FREE.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,7 +76,7 @@ static int fs_verify_data(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t bi
 	struct fs_buf *bb;
 	uint32_t magic;
 	bool used;
-	int rc;
+	int csum, rc;
 
 	rc = fs_bread(fs, fs_group_start(fs, g), FS_MAGIC_BBITMAP, "block bitmap", &bb);
 	if (rc)
@@ -79,16 +85,21 @@ static int fs_verify_data(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t bi
 	fs_bput(fs, bb);
 	if (!used && !fs_block_freed_pending(fs, blkno))
 		return BLK_FREE;
+	/*
+	 * (V4) file data has a slot in the data checksum region (dcsum.c) when
+	 * the volume keeps them and the slot is set and settled. A match is
+	 * decisive. A mismatch is not, before the magic: slots are not cleared
+	 * when a block is freed, so a block reused for metadata may keep its
+	 * old file's slot.
+	 */
+	csum = fs_data_csum_check_locked(fs, blkno, blk);
+	if (csum == 1)
+		return BLK_VERIFIES;
 	magic = jg_le32(h->magic);
 	if (magic == FS_MAGIC_DTABLE || magic == FS_MAGIC_DBUCKET || magic == FS_MAGIC_INDIRECT ||
 	    magic == FS_MAGIC_XATTR)
 		return fs_verify_magic(fs, blkno, blk, magic);
-	/*
-	 * File data. Data checksums (being added apart) go here:
-	 * fs_data_csum_check(fs, blkno, blk) -- 1 verifies: BLK_VERIFIES, 0
-	 * mismatch: BLK_FAILS, -ENOENT (no checksum kept): BLK_UNKNOWN.
-	 */
-	return BLK_UNKNOWN;
+	return csum == 0 ? BLK_FAILS : BLK_UNKNOWN;
 }
 
 static int fs_block_verify_locked(struct fs *fs, uint64_t blkno, const void *blk)
@@ -96,6 +107,8 @@ static int fs_block_verify_locked(struct fs *fs, uint64_t blkno, const void *blk
 	uint64_t off;
 	uint32_t g;
 
+	if (fs_dcsum_in_region(fs, blkno))
+		return fs_verify_magic(fs, blkno, blk, FS_MAGIC_DCSUM);
 	if (blkno >= fs->nblocks)
 		return BLK_FREE; /* the array past the filesystem: nothing lives there */
 	if (blkno == FS_SB_BLKNO)

@@ -66,7 +66,11 @@ struct jnl_sb {
 /*50*/	uint8_t uuid[16];		/* seeds every checksum of the journal */
 /*60*/	le32 data_mode;			/* enum jnl_data_mode of the last writer (informational) */
 /*64*/	le32 reserved0;
-/*68*/	le64 reserved[19];
+	/* the transaction a recovery dropped whose declared blocks the filesystem has
+	 * not yet settled (jnl_cfg.keep_declared): its first block and tid; 0 none */
+/*68*/	le64 settle_start;
+/*70*/	le64 settle_sequence;
+/*78*/	le64 reserved[17];
 };
 _Static_assert(sizeof(struct jnl_sb) == 0x100, "jnl_sb size");
 _Static_assert(offsetof(struct jnl_sb, nblocks) == 0x20, "jnl_sb.nblocks");
@@ -79,7 +83,9 @@ _Static_assert(offsetof(struct jnl_sb, feature_ro_compat) == 0x48, "jnl_sb.featu
 _Static_assert(offsetof(struct jnl_sb, max_txn_blocks) == 0x4c, "jnl_sb.max_txn_blocks");
 _Static_assert(offsetof(struct jnl_sb, uuid) == 0x50, "jnl_sb.uuid");
 _Static_assert(offsetof(struct jnl_sb, data_mode) == 0x60, "jnl_sb.data_mode");
-_Static_assert(offsetof(struct jnl_sb, reserved) == 0x68, "jnl_sb.reserved");
+_Static_assert(offsetof(struct jnl_sb, settle_start) == 0x68, "jnl_sb.settle_start");
+_Static_assert(offsetof(struct jnl_sb, settle_sequence) == 0x70, "jnl_sb.settle_sequence");
+_Static_assert(offsetof(struct jnl_sb, reserved) == 0x78, "jnl_sb.reserved");
 
 /* Header of descriptor, revoke and declare blocks. */
 struct jnl_list_hdr {

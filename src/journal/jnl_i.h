@@ -135,6 +135,9 @@ struct jnl {
 	uint64_t soft_txn_blocks;	/* a transaction this large is committed */
 	uint32_t feat_compat, feat_incompat, feat_ro_compat;
 	uint64_t sb_start, sb_sequence;	/* as read at open */
+	/* jnl_sb.settle_*: kept in every superblock write until jnl_recovery_settled() */
+	uint64_t settle_start, settle_sequence;
+	uint64_t sb_last_start, sb_last_sequence; /* the last superblock written */
 	uint32_t write_flags;		/* BLK_FS_RAIDSYNC in declared mode, else 0 */
 	unsigned int fault_alloc_nth;	/* tests: jnl_fault_alloc_set(); 0: off (atomic) */
 
@@ -182,6 +185,10 @@ struct jnl {
 	uint64_t early_batches, early_waits;
 	uint64_t checkpoints, cp_passes;
 	struct jnl_recovery_report last_recovery;
+	/* recovery: the blocks the uncommitted transaction declared, until
+	 * jnl_recovery_take_declared() hands them over */
+	uint64_t *rec_declared;
+	size_t rec_ndeclared;
 };
 
 /* ------------------------------------------------------------- journal.c */

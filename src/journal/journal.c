@@ -298,7 +298,8 @@ int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struc
 
 static void jnl_sb_fill(uint8_t *blk, uint64_t start_blkno, uint64_t nblocks, uint64_t start,
 			uint64_t sequence, uint32_t compat, uint32_t incompat, uint32_t ro_compat,
-			uint64_t max_txn, const uint8_t uuid[16], uint32_t mode, uint32_t seed)
+			uint64_t max_txn, const uint8_t uuid[16], uint32_t mode, uint32_t seed,
+			uint64_t settle_start, uint64_t settle_sequence)
 {
 	struct jnl_sb *sb = (struct jnl_sb *)blk;
 
@@ -313,6 +314,8 @@ static void jnl_sb_fill(uint8_t *blk, uint64_t start_blkno, uint64_t nblocks, ui
 	sb->max_txn_blocks = jg_cpu_to_le32((uint32_t)max_txn);
 	memcpy(sb->uuid, uuid, 16);
 	sb->data_mode = jg_cpu_to_le32(mode);
+	sb->settle_start = jg_cpu_to_le64(settle_start);
+	sb->settle_sequence = jg_cpu_to_le64(settle_sequence);
 	jg_blk_seal(blk, JG_BLOCK_SIZE, JNL_MAGIC_SB, JNL_VERSION, 0, sequence, start_blkno, seed);
 }
 
@@ -347,13 +350,17 @@ int jnl_sb_write_iolocked(struct jnl *j, uint64_t start, uint64_t sequence, bool
 		j->feat_incompat &= ~(JNL_FEAT_INCOMPAT_DECLARE | JNL_FEAT_INCOMPAT_DECLARE_CSUM);
 	jnl_sb_fill(blk, j->start_blkno, j->nblocks, start, sequence, j->feat_compat,
 		    j->feat_incompat, j->feat_ro_compat, j->max_txn_blocks, j->uuid,
-		    (uint32_t)j->cfg.mode, j->seed);
+		    (uint32_t)j->cfg.mode, j->seed, j->settle_start, j->settle_sequence);
 	r = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = j->start_blkno, .nblocks = 1, .buf = blk,
 			      .flags = BLK_FUA | (preflush ? BLK_PREFLUSH : 0) | j->write_flags };
 	op = jg_opoint_set(JG_OP_JNL_SB);
 	rc = jnl_io(j, &r, 1);
 	jg_opoint_set(op);
 	free(blk);
+	if (!rc) {
+		j->sb_last_start = start;
+		j->sb_last_sequence = sequence;
+	}
 	return rc;
 }
 
@@ -375,7 +382,7 @@ int jnl_format(struct blk_dev *dev, uint64_t start_blkno, uint64_t nblocks, cons
 		goto out;
 	jnl_sb_fill(blk, start_blkno, nblocks, 0, 1, 0,
 		    JNL_FEAT_INCOMPAT_REVOKE | JNL_FEAT_INCOMPAT_CSUM, 0, jnl_max_txn_for(nblocks),
-		    uuid, JNL_DATA_ORDERED, jg_crc_seed(uuid));
+		    uuid, JNL_DATA_ORDERED, jg_crc_seed(uuid), 0, 0);
 	/* the first log block zeroed too: nothing stale at the first start position */
 	r[0] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start_blkno + 1, .nblocks = 1,
 				 .buf = blk + JG_BLOCK_SIZE };
@@ -456,6 +463,15 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 	j->feat_ro_compat = jg_le32(sb->feature_ro_compat);
 	j->sb_start = start;
 	j->sb_sequence = jg_le64(sb->sequence);
+	j->sb_last_start = j->sb_start;
+	j->sb_last_sequence = j->sb_sequence;
+	j->settle_start = jg_le64(sb->settle_start);
+	j->settle_sequence = jg_le64(sb->settle_sequence);
+	if (j->settle_start > j->cap) {
+		jg_log(JG_LOG_WARN, JNL_SUBSYS, "superblock dev=%s bad settle_start %llu: ignored",
+		       j->dev->name, (unsigned long long)j->settle_start);
+		j->settle_start = j->settle_sequence = 0;
+	}
 	return 0;
 }
 
@@ -610,6 +626,7 @@ static void jnl_free(struct jnl *j)
 	jnl_txn_free(j->committing);
 	free(j->cp_list);
 	free(j->cpp_list);
+	free(j->rec_declared);
 	for (size_t i = 0; i < j->stage_n; i++)
 		free(j->stage_pool[i]);
 	free(j->stage_pool);

@@ -745,6 +745,117 @@ out:
 }
 
 /*
+ * The blocks the uncommitted transaction declared, kept for the filesystem
+ * (jnl_recovery_take_declared): read after the SYNCRAID passes, so from resynced
+ * rows; a declare block that no longer verifies names nothing (as in pass 2).
+ */
+static int jnl_rec_keep_declared(struct jnl *j, const uint64_t *decl, size_t ndecl)
+{
+	uint8_t *blk;
+	size_t cap = j->rec_ndeclared;
+	int rc = 0;
+
+	if (!ndecl)
+		return 0;
+	blk = jg_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	for (size_t i = 0; i < ndecl && !rc; i++) {
+		const struct jnl_tag *t;
+		uint32_t cnt;
+
+		t = jnl_rec_declare_read(j, decl[i], blk, 0, &cnt, &rc);
+		if (rc || !t)
+			break;
+		if (j->rec_ndeclared + cnt > cap) {
+			size_t nc = (j->rec_ndeclared + cnt) * 2;
+			uint64_t *v = realloc(j->rec_declared, nc * sizeof(*v));
+
+			if (!v) {
+				rc = -ENOMEM;
+				break;
+			}
+			j->rec_declared = v;
+			cap = nc;
+		}
+		for (uint32_t k = 0; k < cnt; k++) {
+			uint64_t b = jg_le64(t[k].blkno);
+
+			if (b < j->dev->nblocks)
+				j->rec_declared[j->rec_ndeclared++] = b;
+		}
+	}
+	free(blk);
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s reading declare blocks failed: %d",
+		       j->dev->name, rc);
+	return rc;
+}
+
+/*
+ * The superblock names a transaction an earlier recovery dropped whose declared
+ * blocks the filesystem had not settled when the power went (settle_start,
+ * settle_sequence): its declare blocks are still in the log (the log since
+ * started after its window, and the filesystem settles before anything else),
+ * so they are read again: a scan from there, as recovery's, of that one
+ * transaction. Nothing of it is replayed.
+ */
+static int jnl_rec_keep_settle(struct jnl *j)
+{
+	uint64_t start = j->sb_start, seq = j->sb_sequence;
+	struct jnl_scan s = { 0 };
+	int rc;
+
+	jnl_map_init(&s.revoke);
+	j->sb_start = j->settle_start;
+	j->sb_sequence = j->settle_sequence;
+	rc = jnl_rec_scan(j, &s);
+	j->sb_start = start;
+	j->sb_sequence = seq;
+	if (!rc && s.committed)
+		rc = -EUCLEAN;	/* never ours: that transaction did not commit */
+	if (!rc)
+		rc = s.last.set ? jnl_rec_keep_declared(j, s.last.decl, s.last.ndecl)
+				: jnl_rec_keep_declared(j, s.decl, s.ndecl);
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS,
+		       "recovery dev=%s blocks declared by dropped transaction %llu at %llu not found: %d",
+		       j->dev->name, (unsigned long long)j->settle_sequence,
+		       (unsigned long long)j->settle_start, rc);
+	free(s.tags.v);
+	free(s.decl);
+	jnl_map_free(&s.revoke);
+	jnl_last_clear(&s.last);
+	return rc;
+}
+
+int jnl_recovery_settled(struct jnl *j)
+{
+	int rc = 0;
+
+	jg_mutex_lock(&j->io_lock);
+	if (j->settle_start) {
+		j->settle_start = j->settle_sequence = 0;
+		if (!j->cfg.readonly)
+			rc = jnl_sb_write_iolocked(j, j->sb_last_start, j->sb_last_sequence,
+						   j->feat_incompat & JNL_FEAT_INCOMPAT_DECLARE,
+						   false);
+	}
+	jg_mutex_unlock(&j->io_lock);
+	if (rc)
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "dev=%s superblock write failed: %d", j->dev->name, rc);
+	return rc;
+}
+
+void jnl_recovery_take_declared(struct jnl *j, uint64_t **list, size_t *n)
+{
+	*list = j->rec_declared;
+	*n = j->rec_ndeclared;
+	j->rec_declared = NULL;
+	j->rec_ndeclared = 0;
+}
+
+/*
  * Pass 3: the log whose parity may not be durable, in one batch. A log write's
  * parity is durable only at the next flush (stripe.c (W4)), and a commit
  * finds at most jnl_unflushed_max() log blocks written since the last one
@@ -827,6 +938,9 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		return -EINVAL;
 	op0 = jg_opoint_set(JG_OP_JNL_RESYNC);
 	jnl_map_init(&s.revoke);
+	/* an earlier recovery's dropped transaction the filesystem has not settled */
+	if (j->settle_start)
+		(void)jnl_rec_keep_settle(j);
 	if (!j->sb_start) {
 		rep.was_clean = true;
 		if (!ro) {
@@ -876,6 +990,25 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		if (rc)
 			goto out;
 	}
+	if (declared) {
+		rc = jnl_rec_keep_declared(j, s.decl, s.ndecl);
+		if (rc)
+			goto out;
+		/*
+		 * The caller settles what they name in its first transactions, after
+		 * this log is emptied: until it says so (jnl_recovery_settled) the
+		 * superblock keeps pointing at the dropped transaction, and the new log
+		 * starts past its window, so a crash before then finds its declare
+		 * blocks again. (An earlier pointer, not settled, is replaced: its
+		 * blocks are in the list now, and this recovery's transaction too.)
+		 */
+		if (s.ndecl && j->cfg.keep_declared && !ro) {
+			j->settle_start = s.head;
+			j->settle_sequence = s.end_tid;
+		}
+	}
+	if (!j->cfg.keep_declared)
+		j->settle_start = j->settle_sequence = 0; /* nobody to settle them */
 	if (!ro) {
 		rc = blk_flush(j->dev);
 		if (!rc) {
@@ -900,6 +1033,9 @@ done:
 	if (rc)
 		goto out;
 	j->head = j->tail = j->unflushed_from = 1;
+	if (j->settle_start && j->cfg.keep_declared && !ro)
+		j->head = j->tail = j->unflushed_from =
+			jnl_next_pos(j, j->settle_start, j->max_txn_blocks);
 	j->used = 0;
 	j->recovered = true;
 	rep.seconds = jg_now_seconds() - t0;

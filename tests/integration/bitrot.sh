@@ -13,9 +13,11 @@
 #     file content: metadata has checksums and is healed from its row
 #     (BLK_CTL_HEAL_READ), parity is not read by a healthy array.
 # A file whose own data block was damaged may still read back wrong with no
-# error (file data has no checksums yet): counted and printed as expected, not
-# a failure. BITROT_ARGS=--expect-data-checksums makes it one, for a volume
-# with data checksums. Two members damaged in one row is beyond RAID5: counted.
+# error on a volume made without data checksums: counted and printed as
+# expected, not a failure. Then BITROT_CSUM_COPIES (default 12) copies of a
+# volume made with `mkfs --data-checksums`, where any silent wrong read with
+# one member damaged fails. Two members damaged in one row is beyond RAID5:
+# counted.
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 BITROT="$(cd "$(dirname "$0")/../../tools/crash" && pwd)/bitrot.py"
@@ -24,4 +26,9 @@ it_log "bit rot: ${BITROT_COPIES:-16} copies, seed ${BITROT_SEED:-1}"
 # shellcheck disable=SC2086
 python3 "$BITROT" --jgrfs "$JGRFS" --copies "${BITROT_COPIES:-16}" --seed "${BITROT_SEED:-1}" \
 	--dir "$T/bitrot" ${BITROT_ARGS:-} || it_fail "bit rot campaign (exit $?)"
+it_log "bit rot with data checksums: ${BITROT_CSUM_COPIES:-12} copies, seed ${BITROT_SEED:-1}"
+# shellcheck disable=SC2086
+python3 "$BITROT" --jgrfs "$JGRFS" --copies "${BITROT_CSUM_COPIES:-12}" --seed "${BITROT_SEED:-1}" \
+	--dir "$T/bitrot-csum" --data-checksums ${BITROT_ARGS:-} ||
+	it_fail "bit rot campaign with data checksums (exit $?)"
 it_finish

@@ -8,7 +8,8 @@ reader needs to find and verify a volume's metadata -- the CRC-32C parameters an
 seeding (section "Conventions"), the block header (1), the member layout and
 superblock copies (2.1, 2.2), the bitmap blocks (2.3), the array block mapping
 and P parity (2.1), the filesystem superblock (4.2), group descriptors (4.3),
-bitmaps (4.4) and the journal superblock (3.2). It prints what it read and
+bitmaps (4.4), the journal superblock (3.2) and, with DATA_CSUM, every data
+checksum block and every set slot against its block (4.9). It prints what it read and
 exits 1 naming the first check that failed, so a change of the format that the
 document does not follow fails `make test`.
 
@@ -156,12 +157,44 @@ def main(paths):
     # 2.2: past the initial sync's mark too, the lines mkfs wrote match their parity
     for b in (0, gdt_start, jstart, first_group, first_group + 1):
         check_parity(b)
+    # 4.9: data checksums -- every checksum block, and every set slot against
+    # the array block it names (crc of the 4096 bytes; 0 stored as 0xffffffff).
+    # A freed block keeps its slot, so a slot is a claim only while its block
+    # holds file data: format_reader.sh gives this a volume that never freed one.
+    (ro_compat,) = struct.unpack_from("<I", fsb, 0x6C)
+    dcsum_start, dcsum_blocks = struct.unpack_from("<QQ", fsb, 0xF8)
+    slots = 0
+    if ro_compat & 1:
+        if dcsum_start != blocks or dcsum_blocks != -(-blocks // 1016):
+            fail(f"dcsum_start {dcsum_start}, dcsum_blocks {dcsum_blocks}: 4.2 gives "
+                 f"{blocks}, {-(-blocks // 1016)}")
+        if dcsum_start + dcsum_blocks > array_blocks:
+            fail("the data checksum region ends past the array")
+        for i in range(dcsum_blocks):
+            cb = read_array(dcsum_start + i)
+            check_block(cb, 0x4344474A, dcsum_start + i, fseed, f"data checksum block {i}")
+            for k in range(1016):
+                (want,) = struct.unpack_from("<I", cb, 0x20 + 4 * k)
+                b = i * 1016 + k
+                if want == 0:
+                    continue
+                if b >= blocks:
+                    fail(f"data checksum block {i}: slot {k} set for array block {b}, "
+                         f"past the filesystem")
+                got = crc32c(fseed, read_array(b))
+                if got != want and not (got == 0 and want == 0xFFFFFFFF):
+                    fail(f"array block {b}: crc {got:#x}, its slot in data checksum "
+                         f"block {i} says {want:#x}")
+                slots += 1
+    elif dcsum_start or dcsum_blocks:
+        fail(f"dcsum_start {dcsum_start}, dcsum_blocks {dcsum_blocks} without DATA_CSUM")
     print(f"format_reader: array level {level}, {n} members, chunk {chunk}, "
           f"{array_blocks} array blocks, state {'dirty' if state else 'clean'}"
           f"{', initial sync at row %d' % sync_rows if incompat & 4 else ''}; "
           f"filesystem {blocks} blocks, {groups} groups, group 0 free "
           f"{free_blocks} blocks {free_inodes} inodes; journal {nblocks} blocks "
-          f"at {jstart}, start {start}, sequence {jseq}: all checks pass")
+          f"at {jstart}, start {start}, sequence {jseq}"
+          f"{'; %d data checksums verified' % slots if ro_compat & 1 else ''}: all checks pass")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,9 @@ static const char cmd_bench_fs_help[] =
 	"  -f, --file-size SIZE   sequential file size (default 256M)\n"
 	"  -r, --rand-ops N       random 4 KiB fsync'd writes (default 300)\n"
 	"  -c, --creates N        files created (default 5000)\n"
-	"  -m, --modes LIST       comma-separated data modes (default all four)\n"
+	"  -m, --modes LIST       comma-separated data modes (default all four); MODE+csum:\n"
+	"                         on a volume made with data checksums (declared,\n"
+	"                         journal); a mode may repeat (rounds in one run)\n"
 	"  -v, --verbose          also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet            errors only: no warnings, no progress\n"
 	"  -h, --help             this text\n";
@@ -53,11 +55,12 @@ struct bf_result {
 	double write_mbs, read_mbs, rand_iops, creates_s;
 };
 
-static int bf_run_mode(struct raid_array *a, enum jnl_data_mode mode, uint64_t file_bytes,
-		       unsigned int rand_ops, unsigned int creates, struct bf_result *r)
+static int bf_run_mode(struct raid_array *a, enum jnl_data_mode mode, bool csum,
+		       uint64_t file_bytes, unsigned int rand_ops, unsigned int creates,
+		       struct bf_result *r)
 {
 	struct fs_mount_opts mo = { .data_mode = mode };
-	struct fs_mkfs_opts mk = { .force = true };
+	struct fs_mkfs_opts mk = { .force = true, .data_csum = csum };
 	struct blk_dev *dev = raid_array_dev(a);
 	uint8_t *buf = jg_alloc_blocks(BF_IO / JG_BLOCK_SIZE);
 	uint64_t seed = 0x62656e6366730001ull;
@@ -156,7 +159,7 @@ int cmd_bench_fs(int argc, char **argv)
 	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[BF_MEMBERS];
-	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[128], *save, *tok;
+	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[1024], *save, *tok;
 	struct raid_array *a = NULL;
 	int opt, rc = 0;
 
@@ -225,23 +228,31 @@ int cmd_bench_fs(int argc, char **argv)
 	       BF_MEMBERS, (unsigned long long)(member_bytes >> 20), tmpl);
 	printf("sequential file %llu MiB in 1 MiB calls; %u random 4 KiB writes with fsync; "
 	       "%u creates\n\n", (unsigned long long)(file_bytes >> 20), rand_ops, creates);
-	printf("%-10s %14s %14s %16s %14s\n", "mode", "seq write MB/s", "seq read MB/s",
+	printf("%-14s %14s %14s %16s %14s\n", "mode", "seq write MB/s", "seq read MB/s",
 	       "4K fsync writes/s", "creates/s");
 	snprintf(mlist, sizeof(mlist), "%s", modes);
 	for (tok = strtok_r(mlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		enum jnl_data_mode m;
 		struct bf_result r = { 0 };
+		char name[32], *plus;
+		bool csum = false;
 
-		if (jnl_data_mode_parse(tok, &m)) {
+		snprintf(name, sizeof(name), "%s", tok);
+		plus = strchr(name, '+');
+		if (plus && !strcmp(plus, "+csum")) {
+			*plus = '\0';
+			csum = true;
+		}
+		if (jnl_data_mode_parse(name, &m)) {
 			rc = cli_err("unknown data mode '%s'", tok);
 			break;
 		}
-		rc = bf_run_mode(a, m, file_bytes, rand_ops, creates, &r);
+		rc = bf_run_mode(a, m, csum, file_bytes, rand_ops, creates, &r);
 		if (rc) {
 			cli_err("mode %s failed: %s", tok, strerror(-rc));
 			break;
 		}
-		printf("%-10s %14.1f %14.1f %16.1f %14.0f\n", tok, r.write_mbs, r.read_mbs,
+		printf("%-14s %14.1f %14.1f %16.1f %14.0f\n", tok, r.write_mbs, r.read_mbs,
 		       r.rand_iops, r.creates_s);
 		fflush(stdout);
 	}

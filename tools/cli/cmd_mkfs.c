@@ -37,6 +37,9 @@ static const char cmd_mkfs_help[] =
 	"                           at least 8M: a small one checkpoints all the time)\n"
 	"  -L, --label LABEL        filesystem label, up to 63 bytes\n"
 	"  -i, --inode-ratio BYTES  bytes of space per inode (default 16K)\n"
+	"      --data-checksums     keep a crc32c of every file data block, checked on\n"
+	"                           every read (a damaged block is healed from parity or\n"
+	"                           is EIO); mounts with data=declared or data=journal\n"
 	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"      --wait               when a member is in use by another jgrfs process\n"
@@ -55,6 +58,7 @@ int cmd_mkfs(int argc, char **argv)
 		{ "journal-size", required_argument, NULL, 'J' },
 		{ "label", required_argument, NULL, 'L' },
 		{ "inode-ratio", required_argument, NULL, 'i' },
+		{ "data-checksums", no_argument, NULL, CLI_OPT_DATA_CSUM },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		CLI_WAIT_LONGOPT,
@@ -98,6 +102,9 @@ int cmd_mkfs(int argc, char **argv)
 			if (cli_parse_size(optarg, &v) || v < 4096 || v > (1u << 30))
 				return cli_err("bad inode ratio '%s' (4K to 1G)", optarg);
 			fo.inode_ratio = (uint32_t)v;
+			break;
+		case CLI_OPT_DATA_CSUM:
+			fo.data_csum = true;
 			break;
 		case 'h':
 			fputs(cmd_mkfs_help, stdout);

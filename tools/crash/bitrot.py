@@ -41,9 +41,11 @@ Classes of a copy, first that applies:
   all-right    fsck clean, every file, link and directory right
 A silent wrong read is *explained by file content* when every wrong thing is a
 file (or a long symlink, whose target block is file data: docs/FORMAT.md) one
-of whose content blocks was damaged: file content has no checksum yet, so
-RAID5 cannot tell which member lies. Anything else (a listing, a short link,
-a file whose only damage was metadata or parity) is *unexplained*: metadata
+of whose content blocks was damaged: on a volume without data checksums
+file content has no checksum, so RAID5 cannot tell which member lies (with
+--data-checksums every silent wrong read with one member damaged fails).
+Anything else (a listing, a short link, a file whose only damage was
+metadata or parity) is *unexplained*: metadata
 has a checksum and is healed from its row (BLK_CTL_HEAL_READ).
 
 Exit status: 1 when a copy crashed or hung, or one member was damaged and a
@@ -75,7 +77,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NMEMBERS = 4
 META_KINDS = ("directory", "symlink", "indirect", "xattr", "inode-table", "block-bitmap",
-              "inode-bitmap", "group-descriptors", "superblock", "journal")
+              "inode-bitmap", "group-descriptors", "superblock", "journal", "data-checksums")
 # file content without a checksum of its own (FORMAT.md: a long symlink target
 # is file data); damage in it is only caught by data checksums
 DATA_KINDS = ("data", "symlink")
@@ -184,7 +186,7 @@ def make_volume(a, base, env):
     os.mkdir(mnt)
     logf = os.path.join(base, "make.log")
     rc, _ = run([a.jgrfs, "mkfs", "-q", "--level", "5", "--chunk", a.chunk, "--size", a.member_size]
-                + devs, logf, 300, env)
+                + (["--data-checksums"] if a.data_checksums else []) + devs, logf, 300, env)
     if rc != 0:
         die(f"mkfs failed ({rc}): {logf}")
     rc, _ = run([a.jgrfs, "mount", "-q"] + devs + [mnt], logf, 120, env)
@@ -488,7 +490,7 @@ def run_copy(a, i, base_devs, by_role, geo, work, manifest_path):
 
 
 def unexplained(rec):
-    """Wrong things not explained by damaged file content (no checksum yet)."""
+    """Wrong things not explained by damaged file content (unchecked without data checksums)."""
     paths = {p.lstrip("/") for d in rec["damage"] if d["kind"] in DATA_KINDS for p in d["paths"]}
     return len([w for w in rec["wrong"] if not (w["what"] in ("file", "link") and w["path"] in paths)])
 
@@ -586,7 +588,7 @@ def summary(recs, expect_csum):
     lines.append(f"crashes {sum(r['class'] == 'crash' for r in recs)}, "
                  f"hangs {sum(r['class'] == 'hang' for r in recs)}")
     lines.append(f"silent wrong reads, one member damaged, all explained by damaged file content (data, long symlink): "
-                 f"{len(sw_data)}" + ("" if expect_csum else " (expected until data checksums land)"))
+                 f"{len(sw_data)}" + ("" if expect_csum else " (expected without data checksums)"))
     lines.append(f"silent wrong reads, one member damaged, not explained by file content: {len(sw_other)}")
     two = [r for r in recs if r["members"] == 2 and r["class"] == "silent-wrong"]
     lines.append(f"silent wrong reads, two members damaged: {len(two)} "
@@ -603,7 +605,7 @@ def summary(recs, expect_csum):
         lines.append("FAIL: copies " + " ".join(str(r["copy"]) for r in fail[:40]))
     else:
         lines.append("PASS: no crash, no hang, no silent wrong read with one member damaged"
-                     + ("" if expect_csum else " but from file content (no data checksums yet)"))
+                     + ("" if expect_csum else " but from file content (no data checksums)"))
     return "\n".join(lines), bool(fail)
 
 
@@ -640,6 +642,9 @@ def main():
     ap.add_argument("--expect-data-checksums", action="store_true",
                     help="a silent wrong read of file content with one member damaged fails too "
                          "(once the volume has data checksums)")
+    ap.add_argument("--data-checksums", action="store_true",
+                    help="make the volume with mkfs --data-checksums (implies "
+                         "--expect-data-checksums; use another --dir than a run without)")
     ap.add_argument("--timeout-fsck", type=int, default=180)
     ap.add_argument("--timeout-mount", type=int, default=60)
     ap.add_argument("--timeout-read", type=int, default=180)
@@ -647,6 +652,8 @@ def main():
     ap.add_argument("--summary", action="store_true", help="only sum up DIR/results.jsonl")
     ap.add_argument("--read", nargs=3, metavar=("MANIFEST", "MNT", "OUT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.data_checksums:
+        a.expect_data_checksums = True
     if a.read:
         reader(*a.read)
         return 0

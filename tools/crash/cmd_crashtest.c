@@ -78,6 +78,7 @@ struct ct_opts {
 	uint64_t cut_span;		/* 0: calibrated */
 	uint64_t cut_at;		/* 0: by seed */
 	uint64_t aim;			/* bit per point: cuts aimed at them */
+	bool data_csum;			/* --data-checksums: volumes made with them */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];	/* this program, for mkfs/mount/fsck/scrub */
 };
@@ -137,6 +138,7 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 {
 	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
 	unsigned int nmem = o->level == 6 ? 5 : 4;
+	bool keep_this = false;
 	char idir[640], mnt[704], log[704], powercut[96], why[256] = "", opath[PATH_MAX];
 	/* the daemon's power cut, which records what it had in flight in @opath */
 	char *fault_args[] = { "--powercut", powercut, "--opoints", opath, NULL };
@@ -333,12 +335,17 @@ report:
 			       ct_modes[mode].name, it, (unsigned long long)seed,
 			       w.model ? ct_model_issued(w.model) : 0, o->ops,
 			       bad ? "DAMAGE " : "ok", why);
+			/* timing decides where a crash lands: keep what it left */
+			if (bad)
+				printf("%-8s iter %3u: its members and log are kept in %s\n",
+				       ct_modes[mode].name, it, idir);
 		}
 		fflush(stdout);
+		keep_this = bad;
 	}
 	ct_tree_free(&found);
 	ct_model_free(w.model);
-	if (!o->keep) {
+	if (!o->keep && !keep_this) {
 		for (unsigned int i = 0; i < nmem; i++)
 			unlink(members[i]);
 		unlink(log);
@@ -498,6 +505,7 @@ static int ct_ip_run(const struct ct_opts *o)
 	double t0 = jg_now_seconds();
 	struct cli_progress prog;
 	uint64_t done = 0, total;
+	bool any_bad = false;
 	FILE *log;
 
 	memset(res, 0, sizeof(res));
@@ -523,7 +531,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			.data_mode = m == CT_DECLARED ? JNL_DATA_DECLARED : JNL_DATA_ORDERED,
 			.member_bytes = o->member_bytes, .journal_blocks = o->journal_blocks,
 			.ops = o->ops, .lifecycle = o->lifecycle, .eio = o->eio, .dir = dir, .log = log,
-			.aim = o->aim,
+			.aim = o->aim, .data_csum = o->data_csum,
 		};
 		struct ct_ip_result r;
 		int rc;
@@ -562,6 +570,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			for (unsigned int k = 0; k < r.ncuts; k++)
 				opcov_add(&res[m].cov, r.points[k]);
 			res[m].damaged_iterations += bad;
+			any_bad |= bad;
 			res[m].n++;
 			cli_progress(&prog, ++done, total);
 			if (bad || o->verbose) {
@@ -582,7 +591,11 @@ static int ct_ip_run(const struct ct_opts *o)
 	cli_progress_done(&prog);
 	if (log)
 		fclose(log);
-	if (!o->keep) {
+	if (any_bad) {
+		/* ct_ip_iteration kept the members of each damaged iteration */
+		printf("crashtest: the damaged iterations' members and the log are kept in %s\n",
+		       dir);
+	} else if (!o->keep) {
 		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/log");
 		unlink(dir);
 		dir[strlen(dir) - 4] = '\0';
@@ -690,6 +703,9 @@ static void ct_usage(FILE *f)
 		"                   drawn among all: reaches points few writes carry (K2,\n"
 		"                   replay, resync with --lifecycle recovery-cut)\n"
 		"  --cut-at W       cut at member write W whatever the seed (reproduction)\n"
+		"  --data-checksums volumes made with data checksums (mkfs --data-checksums):\n"
+		"                   a file that fails its checksum after recovery (EIO) is\n"
+		"                   damage; with --mode declared only (ordered is refused)\n"
 		"  --eio            no power cut: a member fails the writes of some blocks (-EIO);\n"
 		"                   clean unmount, then every check (after a rebuild if failed)\n"
 		"  --min-coverage N fail (exit 1) naming each ordering point in flight at fewer\n"
@@ -730,6 +746,7 @@ int cmd_crashtest(int argc, char **argv)
 		{ "cut-span", required_argument, NULL, 'W' },
 		{ "cut-at", required_argument, NULL, 'A' },
 		{ "aim", required_argument, NULL, 'T' },
+		{ "data-checksums", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ct_opts o = {
@@ -825,6 +842,9 @@ int cmd_crashtest(int argc, char **argv)
 		case 'E':
 			o.eio = true;
 			break;
+		case 'D':
+			o.data_csum = true;
+			break;
 		case 'T':
 			if (ct_parse_points(optarg, &o.aim))
 				return cli_err("--aim %s: unknown point (labels and names as in the "
@@ -865,6 +885,8 @@ int cmd_crashtest(int argc, char **argv)
 		return ct_sum(&o, argv + optind, argc - optind);
 	if (optind != argc)
 		return cli_err("unexpected argument '%s'", argv[optind]), 2;
+	if (o.data_csum && (!o.in_process || o.modes != 1u << CT_DECLARED))
+		return cli_err("--data-checksums: with --in-process --mode declared only (such a volume refuses data=ordered)"), 2;
 	if (o.in_process) {
 		if (!o.size_set)
 			o.member_bytes = 16ull << 20;

@@ -606,7 +606,8 @@ static int ip_make(struct ip_run *x)
 	bool old = x->r->lifecycle == CT_LC_INITIAL_SYNC;
 	struct raid_create_cfg cc = { .level = c->level, .resync = c->resync,
 				      .assume_clean = !old /* new files: zeros */ };
-	struct fs_mkfs_opts mk = { .journal_blocks = c->journal_blocks, .force = true };
+	struct fs_mkfs_opts mk = { .journal_blocks = c->journal_blocks, .force = true,
+				   .data_csum = c->data_csum };
 	struct fs_mount_opts mo = { .data_mode = c->data_mode, .no_commit_thread = true };
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[16];
@@ -1232,6 +1233,27 @@ static void ip_sync_finish(struct ip_run *x)
 		ip_why(x, CT_ERROR, "stop after the initial sync failed: %s", strerror(-rc));
 }
 
+/*
+ * An iteration's member file, at its end: removed, unless the iteration found
+ * damage or could not run. Then it is kept as PATH.seed-SEED (the next
+ * iteration reuses PATH), its state after the recovery and the checks, and the
+ * log says so: a failure that timing made (the cut falls on the n-th member
+ * write, and which write that is depends on the threads) may not come back
+ * when the seed is run again.
+ */
+static void ip_member_done(struct ip_run *x, const char *path)
+{
+	char kept[PATH_MAX + 32];
+
+	if (!x->r->why[0]) {
+		unlink(path);
+		return;
+	}
+	snprintf(kept, sizeof(kept), "%s.seed-%016llx", path, (unsigned long long)x->seed);
+	if (rename(path, kept) == 0 && x->c->log)
+		fprintf(x->c->log, "seed %016llx: kept %s\n", (unsigned long long)x->seed, kept);
+}
+
 int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_result *r)
 {
 	struct ip_run x = { .c = c, .seed = seed, .r = r, .failed_role = c->nmem };
@@ -1298,7 +1320,7 @@ out:
 	ct_model_free(m);
 	for (unsigned int i = 0; i < c->nmem; i++) {
 		if (x.members[i])
-			unlink(x.members[i]);
+			ip_member_done(&x, x.members[i]);
 		free(x.members[i]);
 	}
 	unlink(x.spare);

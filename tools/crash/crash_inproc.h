@@ -83,6 +83,7 @@ struct ct_ip_cfg {
 					 * instead of at a member write; 0: never */
 	enum ct_lifecycle lifecycle;
 	bool eio;			/* faults while running instead of a power cut */
+	bool data_csum;			/* mkfs --data-checksums: EIO on a read is damage */
 	bool calibrate;			/* (I2) only, uncut: count the workload's writes */
 	const char *dir;		/* the member files */
 	FILE *log;			/* a failure's model dump; NULL: none */
