@@ -42,9 +42,10 @@ is_mounted() {
 	grep -q " $mnt fuse" /proc/mounts
 }
 
-# A mount whose daemon died (kill -9) answers "Transport endpoint is not connected".
+# A mount whose daemon died (kill -9) answers "Transport endpoint is not connected"
+# to statfs; stat may still answer from the kernel's attribute cache (a day).
 is_dead_mount() {
-	is_mounted && ! stat "$mnt" >/dev/null 2>&1
+	is_mounted && ! stat -f "$mnt" >/dev/null 2>&1
 }
 
 daemon_pid() {
