@@ -10,7 +10,7 @@ jgrfs=$1
 here=$(cd "$(dirname "$0")" && pwd)
 reader="$here/format_reader.py"
 dir=$(mktemp -d /tmp/jgrfs-format.XXXXXX)
-trap 'fusermount3 -u -z "$dir/fs" 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'fusermount3 -u -z "$dir/fs" 2>/dev/null || true; rm -rf "$dir"' EXIT
 
 run() { # level members chunk policy
 	rm -f "$dir"/m*
