@@ -3,7 +3,9 @@
  * include/jgrfs/raid.h - the RAID4/5/6 array and its member devices.
  *
  * Member devices (struct blk_dev, include/jgrfs/blkreq.h):
+ *   raid_dev_open()         what a user names: an NBD URI, else a path
  *   raid_dev_uring_open()   a file or block device, O_DIRECT, io_uring
+ *   raid_dev_nbd_open()     an NBD export on another machine, libnbd
  *   raid_dev_mem_open()     memory, for unit tests
  *   raid_dev_fault_open()   wraps another device: fails chosen blocks, models a
  *                           power cut (writes after the Nth dropped or torn)
@@ -36,6 +38,30 @@
  * Thread-safe: any thread may submit.
  */
 int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev **out);
+
+/*
+ * An NBD export (src/raid/dev_nbd.c): @uri is nbd://HOST[:PORT]/EXPORT,
+ * nbd+unix:///EXPORT?socket=PATH, or nbds:// / nbds+unix:// (TLS). Checks the
+ * export: writable, able to flush, a size that is a multiple of JG_BLOCK_SIZE
+ * and, with @create_blocks, at least that many blocks (an export cannot be
+ * created or grown: -ENOSPC); a server minimum block size of at most
+ * JG_BLOCK_SIZE. Waits at most JGRFS_NBD_TIMEOUT seconds (environment, default
+ * 30, 0: no limit) for the server, and as long for each answer later: a
+ * request not answered in time ends the connection, and it and every later
+ * request complete with -EIO. Fails with a message naming @uri.
+ * Thread-safe: any thread may submit. May sleep.
+ */
+int raid_dev_nbd_open(const char *uri, uint64_t create_blocks, struct blk_dev **out);
+
+/* Whether @path names an NBD export (nbd://, nbd+unix://, nbds://, nbds+unix://). */
+bool raid_dev_is_nbd(const char *path);
+
+/*
+ * A member as a user names it: an NBD URI (raid_dev_is_nbd) through
+ * raid_dev_nbd_open(), anything else through raid_dev_uring_open(). Same
+ * arguments and returns as those.
+ */
+int raid_dev_open(const char *path, uint64_t create_blocks, struct blk_dev **out);
 
 /* A zero-filled memory device of @nblocks blocks named @name. */
 int raid_dev_mem_open(const char *name, uint64_t nblocks, struct blk_dev **out);
