@@ -228,7 +228,7 @@ void fop_notify_stop(struct fop_notify *n);
 struct fop_replace {
 	uint32_t flags; /* FOP_REPLACE_* */
 	uint32_t role;
-	char path[1024]; /* the new device, NUL-terminated, absolute */
+	char path[1024]; /* the new device, NUL-terminated: an absolute path or an NBD URI */
 };
 
 /*
@@ -243,7 +243,7 @@ struct fop_replace {
 struct fop_spare {
 	uint32_t flags; /* 0 */
 	uint32_t reserved;
-	char path[1024]; /* the device, NUL-terminated, absolute */
+	char path[1024]; /* the device, NUL-terminated: an absolute path or an NBD URI */
 };
 
 /*

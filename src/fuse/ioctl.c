@@ -297,7 +297,7 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 		       rq->flags & FOP_REPLACE_ROLE ? " at that role (working or unknown)" : "");
 		goto out;
 	}
-	rc = raid_dev_uring_open(rq->path, 0, &dev);
+	rc = raid_dev_open(rq->path, 0, &dev);
 	if (!rc)
 		rc = fop_rebuild_start_locked(c, role, dev); /* takes dev */
 	/* the array says RebuildStarted when the rebuild takes the role */
@@ -332,7 +332,7 @@ static int fop_ioctl_spare_add(struct fop_ctx *c, const struct fop_spare *rq)
 
 	if (c->opts->readonly)
 		return -EROFS;
-	rc = raid_dev_uring_open(rq->path, 0, &dev);
+	rc = raid_dev_open(rq->path, 0, &dev);
 	if (!rc)
 		rc = raid_spare_add(c->array, dev); /* the array logs a refusal */
 	if (rc) {
@@ -418,7 +418,8 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 		out->privileged = true;
 		rq = in_buf;
 		if (in_bufsz < sizeof(struct fop_replace) || !rq ||
-		    memchr(rq->path, '\0', sizeof(rq->path)) == NULL || rq->path[0] != '/')
+		    memchr(rq->path, '\0', sizeof(rq->path)) == NULL ||
+		    (rq->path[0] != '/' && !raid_dev_is_nbd(rq->path)))
 			out->arg_err = -EINVAL;
 		else
 			out->replace = rq;
@@ -428,7 +429,8 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 		out->privileged = true;
 		sp = in_buf;
 		if (in_bufsz < sizeof(struct fop_spare) || !sp || sp->flags ||
-		    memchr(sp->path, '\0', sizeof(sp->path)) == NULL || sp->path[0] != '/')
+		    memchr(sp->path, '\0', sizeof(sp->path)) == NULL ||
+		    (sp->path[0] != '/' && !raid_dev_is_nbd(sp->path)))
 			out->arg_err = -EINVAL;
 		else
 			out->spare = sp;

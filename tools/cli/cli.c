@@ -219,6 +219,9 @@ static int cli_lock_member(const char *path)
 
 	if (cli_lock_mode == CLI_LOCK_NONE)
 		return 0;
+	/* an NBD export has no file here to lock; nothing stops a second client */
+	if (raid_dev_is_nbd(path))
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
 		int err = -errno;
@@ -274,7 +277,7 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 	if (n <= 0 || n > CLI_MAX_DEVICES)
 		return cli_err("between 1 and %d member devices, not %d", CLI_MAX_DEVICES, n), -EINVAL;
 	for (i = 0; i < n; i++) {
-		rc = raid_dev_uring_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
+		rc = raid_dev_open(paths[i], create_bytes / JG_BLOCK_SIZE, &devs[i]);
 		if (rc) {
 			cli_err("%s: cannot open member: %s", paths[i], strerror(-rc));
 			break;

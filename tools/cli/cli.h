@@ -42,11 +42,12 @@ int cli_parse_size(const char *s, uint64_t *bytes);
 int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
 /*
- * Open each path as a member (io_uring, O_DIRECT). With @create_bytes, missing
- * files are created sparse at that size. Each is then locked as cli_lock_mode
- * says. On failure prints which path and why, closes what it opened, returns
- * the negative errno. When cli_member_hook is set, its wrap() then puts its
- * layer over the members.
+ * Open each path as a member (raid_dev_open: a file or block device through
+ * io_uring, O_DIRECT; or an NBD URI). With @create_bytes, missing files are
+ * created sparse at that size (an NBD export must hold as much already). Each
+ * file is then locked as cli_lock_mode says (an NBD export is not). On failure
+ * prints which path and why, closes what it opened, returns the negative errno.
+ * When cli_member_hook is set, its wrap() then puts its layer over the members.
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);

@@ -56,16 +56,36 @@ static void mount_usage(FILE *f)
 		   "members=/dev/sdb:/dev/sdc:/dev/sdd,data=declared,nofail  0  0\n");
 }
 
-/* Split "a:b:c" in place into @paths; returns the count or -EINVAL. */
+/*
+ * Split "a:b:c" in place into @paths; returns the count or -EINVAL. An NBD URI
+ * keeps the colons of its "scheme://" and its "host:port" (or "[v6addr]:port");
+ * it ends at the first colon after them, so one cannot have a colon in its
+ * export name or query (%3A in a URI).
+ */
 static int mount_split_members(char *list, char **paths, int max)
 {
 	int n = 0;
-	char *save = NULL;
+	char *p = list;
 
-	for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
-		if (n == max)
-			return -EINVAL;
-		paths[n++] = p;
+	while (*p) {
+		char *end = p;
+
+		if (raid_dev_is_nbd(p)) {
+			end = strstr(p, "://") + 3;
+			if (*end == '[')
+				end += strcspn(end, "]");
+			end += strcspn(end, "/?");
+		}
+		end += strcspn(end, ":");
+		if (end > p) {
+			if (n == max)
+				return -EINVAL;
+			paths[n++] = p;
+		}
+		if (!*end)
+			break;
+		*end = '\0';
+		p = end + 1;
 	}
 	return n ? n : -EINVAL;
 }

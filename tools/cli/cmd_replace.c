@@ -161,13 +161,19 @@ int cmd_replace(int argc, char **argv)
 		replace_usage(stderr);
 		return 2;
 	}
-	if (size && access(argv[optind + 1], F_OK)) {
+	if (raid_dev_is_nbd(argv[optind + 1])) {
+		/* a URI, handed to the daemon as it is: no file to create or resolve */
+		if (size)
+			return cli_err("%s: --size is for files; an NBD export is sized on its "
+				       "server", argv[optind + 1]);
+		snprintf(path, sizeof(path), "%s", argv[optind + 1]);
+	} else if (size && access(argv[optind + 1], F_OK)) {
 		fd = open(argv[optind + 1], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 || ftruncate(fd, (off_t)size))
 			return cli_err("%s: cannot create: %s", argv[optind + 1], strerror(errno));
 		close(fd);
 	}
-	if (!realpath(argv[optind + 1], path))
+	if (!raid_dev_is_nbd(path) && !realpath(argv[optind + 1], path))
 		return cli_err("%s: %s%s", argv[optind + 1], strerror(errno),
 			       errno == ENOENT ? " (create it, or give --size)" : "");
 	if (strlen(path) >= sizeof(rq.path))

@@ -126,14 +126,20 @@ int cmd_spare(int argc, char **argv)
 		spare_usage(stderr);
 		return 2;
 	}
-	if (add && size && access(dev, F_OK)) {
+	if (raid_dev_is_nbd(dev)) {
+		/* a URI, handed to the daemon as it is: no file to create or resolve */
+		if (size)
+			return cli_err("%s: --size is for files; an NBD export is sized on its "
+				       "server", dev);
+		snprintf(path, sizeof(path), "%s", dev);
+	} else if (add && size && access(dev, F_OK)) {
 		fd = open(dev, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 || ftruncate(fd, (off_t)size))
 			return cli_err("%s: cannot create: %s", dev, strerror(errno));
 		close(fd);
 	}
 	/* the daemon opens it by this path; remove compares real paths */
-	if (!realpath(dev, path))
+	if (!raid_dev_is_nbd(dev) && !realpath(dev, path))
 		return cli_err("%s: %s%s", dev, strerror(errno),
 			       add && errno == ENOENT ? " (create it, or give --size)" : "");
 	if (strlen(path) >= sizeof(rq.path))

@@ -11,7 +11,8 @@
  *      holds the pid with a pidfd;
  *   2. finds the members among the daemon's open files (/proc/PID/fd: regular
  *      files and block devices whose superblock verifies with that UUID) and
- *      keeps them open, so that step 5 reads the very devices;
+ *      keeps them open, so that step 5 reads the very devices; members that are
+ *      NBD exports (named by a URI in the status) get a connection of their own;
  *   3. unmounts: umount2() as root, else fusermount3 -u; when busy, names the
  *      processes with a cwd, root or open file under the mount point;
  *   4. waits for the daemon to exit (-t, default 60 s);
@@ -78,7 +79,8 @@ static const char cmd_umount_help[] =
 
 /* A member of the array, found open by the daemon and kept open by us. */
 struct umount_dev {
-	int fd;
+	int fd;			/* -1 for an NBD member */
+	struct blk_dev *nbd;	/* an NBD member: our own connection to it */
 	char path[PATH_MAX];
 	dev_t dev;
 	ino_t ino;
@@ -180,6 +182,35 @@ static int umount_members_find(pid_t pid, const uint8_t *uuid, struct umount_dev
 		n++;
 	}
 	closedir(d);
+	return n;
+}
+
+/*
+ * The members and spares of the status that are NBD exports (they are no open
+ * file of the daemon): a connection to each, appended to @devs. Failed members
+ * are left out, as a file member whose superblock is behind would be. Returns
+ * how many were added.
+ */
+static int umount_members_nbd(const struct fop_status *st, struct umount_dev *devs, int room)
+{
+	const char *names[FOP_STATUS_MEMBERS + FOP_STATUS_SPARES];
+	int k = 0, n = 0;
+
+	for (uint32_t i = 0; i < st->nmembers && i < FOP_STATUS_MEMBERS; i++)
+		if ((st->members[i].flags & FOP_MEMBER_PRESENT) &&
+		    !(st->members[i].flags & FOP_MEMBER_FAILED))
+			names[k++] = st->members[i].name;
+	for (uint32_t i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++)
+		names[k++] = st->spares[i].name;
+	for (int i = 0; i < k && n < room; i++) {
+		struct umount_dev *u = &devs[n];
+
+		if (!raid_dev_is_nbd(names[i]) || raid_dev_nbd_open(names[i], 0, &u->nbd))
+			continue; /* the engine said why */
+		u->fd = -1;
+		snprintf(u->path, sizeof(u->path), "%s", names[i]);
+		n++;
+	}
 	return n;
 }
 
@@ -405,7 +436,8 @@ static int umount_check(const struct umount_opts *o, const uint8_t *uuid, struct
 	int rc;
 
 	for (int i = 0; i < n; i++) {
-		rc = raidcli_sb_read(devs[i].fd, devs[i].path, uuid, &devs[i].sb);
+		rc = devs[i].nbd ? raidcli_sb_read_dev(devs[i].nbd, devs[i].path, uuid, &devs[i].sb)
+				 : raidcli_sb_read(devs[i].fd, devs[i].path, uuid, &devs[i].sb);
 		if (rc) {
 			return cli_err("%s: cannot read its superblock after the unmount: %s",
 				       devs[i].path,
@@ -548,6 +580,7 @@ int cmd_umount(int argc, char **argv)
 		cli_err("cannot read the open files of daemon pid %d: %s", (int)pid, strerror(-n));
 		n = 0; /* unmount all the same; the check at the end says it could not */
 	}
+	n += umount_members_nbd(&st, devs + n, CLI_MAX_DEVICES - n);
 
 	/* 3. unmount */
 	rc = umount_detach(o.mnt, o.lazy);
@@ -571,8 +604,11 @@ int cmd_umount(int argc, char **argv)
 	else
 		ret = umount_check(&o, st.uuid, devs, n, pid);
 out:
-	for (int i = 0; i < n; i++)
-		close(devs[i].fd);
+	for (int i = 0; i < n; i++) {
+		if (devs[i].fd >= 0)
+			close(devs[i].fd);
+		blk_close(devs[i].nbd);
+	}
 	free(devs);
 	if (pfd >= 0)
 		close(pfd);

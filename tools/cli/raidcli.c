@@ -133,6 +133,8 @@ static bool raidcli_all_new(char **paths, int n, uint64_t size_bytes)
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 
+		if (raid_dev_is_nbd(paths[i]))
+			return false; /* an export holds what it holds */
 		if (stat(paths[i], &st) ? errno != ENOENT || !size_bytes
 					: !S_ISREG(st.st_mode) || st.st_blocks)
 			return false;
@@ -180,20 +182,13 @@ int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool for
 	return 0;
 }
 
-int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct raidcli_sb *out)
+/* raidcli_sb_read on the first @got bytes of a member, read into @blk. */
+static int raidcli_sb_parse(const uint8_t *blk, size_t got, const char *name,
+			    const uint8_t uuid[16], struct raidcli_sb *out)
 {
-	uint8_t *blk = jg_alloc_blocks(2);
 	const struct raid_sb *best = NULL;
 	int rc = -ENOENT;
-	ssize_t got;
 
-	if (!blk)
-		return -ENOMEM;
-	got = pread(fd, blk, 2 * JG_BLOCK_SIZE, 0);
-	if (got < 0) {
-		rc = -errno;
-		goto out;
-	}
 	for (unsigned int c = 0; c < 2 && (size_t)got >= (c + 1) * JG_BLOCK_SIZE; c++) {
 		const struct raid_sb *sb = (const struct raid_sb *)(blk + (size_t)c * JG_BLOCK_SIZE);
 
@@ -217,7 +212,35 @@ int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct rai
 		out->clean = jg_le32(best->state) == RAID_STATE_CLEAN;
 		rc = 0;
 	}
-out:
+	return rc;
+}
+
+int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct raidcli_sb *out)
+{
+	uint8_t *blk = jg_alloc_blocks(2);
+	ssize_t got;
+	int rc;
+
+	if (!blk)
+		return -ENOMEM;
+	got = pread(fd, blk, 2 * JG_BLOCK_SIZE, 0);
+	rc = got < 0 ? -errno : raidcli_sb_parse(blk, (size_t)got, name, uuid, out);
+	free(blk);
+	return rc;
+}
+
+int raidcli_sb_read_dev(struct blk_dev *dev, const char *name, const uint8_t uuid[16],
+			struct raidcli_sb *out)
+{
+	uint8_t *blk = jg_alloc_blocks(2);
+	uint32_t n = dev->nblocks < 2 ? 1 : 2;
+	int rc;
+
+	if (!blk)
+		return -ENOMEM;
+	rc = blk_rw(dev, BLK_OP_READ, 0, n, blk, 0);
+	if (!rc)
+		rc = raidcli_sb_parse(blk, (size_t)n * JG_BLOCK_SIZE, name, uuid, out);
 	free(blk);
 	return rc;
 }

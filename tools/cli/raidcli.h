@@ -74,5 +74,8 @@ struct raidcli_sb {
  * @name); -errno when the read fails.
  */
 int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct raidcli_sb *out);
+/* The same through a device (an NBD member, raid_dev_nbd_open). */
+int raidcli_sb_read_dev(struct blk_dev *dev, const char *name, const uint8_t uuid[16],
+			struct raidcli_sb *out);
 
 #endif /* JGRFS_TOOLS_RAIDCLI_H */
