@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Members over NBD (src/raid/dev_nbd.c): a RAID5 of four nbdkit servers on Unix
+# sockets, each serving a sparse file (so its data outlives a server restart).
+#
+#   1. a URI whose server is not there fails at once, naming the URI; an export
+#      smaller than mkfs --size asks fails, saying it cannot be grown;
+#   2. mkfs over the four URIs, mount, write files (sha256sum), unmount (jgrfs
+#      umount reads the superblocks back over NBD), fsck -n, examine, mount
+#      again with -o members=URI:URI:... (the fstab form): the files read back
+#      right;
+#   3. one server killed (kill -9) under writes: the writes finish, the volume
+#      goes on degraded, status names the failed member, the files read right;
+#      the server restarted, `jgrfs replace MNT URI` rebuilds onto it;
+#   4. nbdkit's error filter fails every read of one member: on a read-only
+#      mount the files still read right (rebuilt from parity) and status counts
+#      the corrected read errors on that member;
+#   5. a server that stops answering (SIGSTOP) fails its member after
+#      JGRFS_NBD_TIMEOUT seconds: the write waiting on it finishes degraded.
+#
+#   nbd_members.sh PATH/TO/jgrfs
+. "$(dirname "$0")/fuse_lib.sh"
+it_setup "$@"
+command -v nbdkit >/dev/null || it_skip "no nbdkit (make deps installs it)"
+command -v sha256sum >/dev/null || it_skip "no sha256sum"
+
+# nbd_start I [--filter=F] [KEY=VALUE...]: serve $T/d$I.img on $T/s$I.sock in
+# the background; returns once the server listens (nbdkit writes its pid file
+# then). Filter parameters go after the plugin's, as nbdkit(1) wants them.
+nbd_start() {
+	local i=$1 n=0 filter=()
+	shift
+	if [ $# -gt 0 ] && [ "${1#--filter=}" != "$1" ]; then
+		filter=("$1")
+		shift
+	fi
+	rm -f "$T/s$i.sock" "$T/p$i.pid"
+	nbdkit -f --unix "$T/s$i.sock" --pidfile "$T/p$i.pid" "${filter[@]}" file "$T/d$i.img" "$@" \
+		</dev/null >>"$T/nbdkit$i.log" 2>&1 &
+	IT_PIDS="$IT_PIDS $!"	# fuse_lib's trap kills them
+	while [ ! -s "$T/p$i.pid" ]; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || it_fail "nbdkit $i did not start (see $T/nbdkit$i.log)"
+		sleep 0.1
+	done
+	eval "NBD_PID$i=$!"
+}
+nbd_uri() {
+	echo "nbd+unix:///?socket=$T/s$1.sock"
+}
+# The files written so far read back right, past the page cache.
+check_files() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	(cd "$MNT" && sha256sum --quiet -c "$T/sums") || it_fail "files read back wrong: $1"
+}
+# write_file NAME MiB: random bytes, fsynced, its sum added to $T/sums
+write_file() {
+	head -c "$2M" /dev/urandom >"$T/$1" || it_fail "urandom"
+	dd if="$T/$1" of="$MNT/$1" bs=1M conv=fsync status=none || it_fail "write $1"
+	(cd "$T" && sha256sum "$1") >>"$T/sums"
+}
+
+for i in 0 1 2 3; do
+	truncate -s 128M "$T/d$i.img" || it_fail "truncate"
+	nbd_start $i
+done
+DEVS="$(nbd_uri 0) $(nbd_uri 1) $(nbd_uri 2) $(nbd_uri 3)"
+: >"$T/sums"
+
+it_log "1. a server that is not there, an export too small"
+start=$(date +%s)
+if "$JGRFS" examine "$(nbd_uri 0)" "nbd+unix:///?socket=$T/none.sock" >"$T/none.log" 2>&1; then
+	it_fail "examine with a missing server succeeded"
+fi
+grep -q "nbd+unix:///?socket=$T/none.sock.*cannot" "$T/none.log" ||
+	{ cat "$T/none.log"; it_fail "the error does not name the URI"; }
+[ $(($(date +%s) - start)) -lt 10 ] || it_fail "a missing server took more than 10 s to fail"
+# shellcheck disable=SC2086
+if "$JGRFS" mkfs -q --size 1G -l 5 $DEVS >"$T/small.log" 2>&1; then
+	it_fail "mkfs --size 1G over 128M exports succeeded"
+fi
+grep -q "cannot be created or grown" "$T/small.log" || { cat "$T/small.log"; it_fail "too small: no reason"; }
+
+it_log "2. mkfs, write, unmount, fsck, mount again"
+it_mkfs -q --assume-clean -l 5	# the exports serve new sparse files: zeros, in sync
+it_mount
+write_file a 3
+write_file b 1
+mkdir "$MNT/dir" && cp "$T/a" "$MNT/dir/a" && (cd "$T" && sha256sum a | sed 's| a$| dir/a|') >>"$T/sums" ||
+	it_fail "cp"
+check_files "before unmount"
+it_unmount
+it_fsck_clean
+# shellcheck disable=SC2086
+"$JGRFS" examine $DEVS >"$T/examine.log" 2>&1 || { cat "$T/examine.log"; it_fail "examine"; }
+# the /etc/fstab form: URIs keep their own colons in the list
+"$JGRFS" mount -o "members=$(echo $DEVS | tr ' ' ':')" "$MNT" >"$T/mount.log" 2>&1 ||
+	{ cat "$T/mount.log"; it_fail "mount -o members=URI:URI:..."; }
+"$JGRFS" status "$MNT" >"$T/status.txt" || { cat "$T/status.txt"; it_fail "status not healthy"; }
+check_files "after mount again"
+
+it_log "3. server 3 killed under writes"
+head -c 16M /dev/urandom >"$T/c"
+dd if="$T/c" of="$MNT/c" bs=256K conv=fsync status=none &
+writer=$!
+sleep 0.3
+kill -9 "$NBD_PID3"
+wait $writer || it_fail "the write during the kill failed"
+(cd "$T" && sha256sum c) >>"$T/sums"
+write_file d 2
+"$JGRFS" status "$MNT" >"$T/status.txt"
+rc=$?
+[ $rc = 3 ] || { cat "$T/status.txt"; it_fail "status exit $rc, expected 3 (degraded)"; }
+grep -q "member  3  failed .*s3.sock" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: member 3 failed"; }
+check_files "degraded"
+nbd_start 3
+"$JGRFS" replace --wait "$MNT" "$(nbd_uri 3)" >"$T/replace.log" 2>&1 ||
+	{ cat "$T/replace.log"; it_fail "replace onto the restarted server"; }
+"$JGRFS" status "$MNT" >"$T/status.txt" || { cat "$T/status.txt"; it_fail "not healthy after replace"; }
+check_files "after the rebuild"
+it_unmount
+it_fsck_clean
+
+it_log "4. every read of member 1 fails (nbdkit error filter)"
+kill "$NBD_PID1"
+wait "$NBD_PID1" 2>/dev/null
+nbd_start 1 --filter=error error=EIO error-pread-rate=100% error-file="$T/fail-reads"
+it_mount -o ro
+touch "$T/fail-reads"
+check_files "with member 1 failing reads"
+rm -f "$T/fail-reads"
+"$JGRFS" status --json "$MNT" >"$T/status.json" || { cat "$T/status.json"; it_fail "status"; }
+grep -q '"role":1,[^}]*"read_errors_corrected":[1-9]' "$T/status.json" ||
+	{ cat "$T/status.json"; it_fail "no corrected read error counted on member 1"; }
+it_unmount
+
+it_log "5. server 2 stops answering: its member fails after the timeout"
+export JGRFS_NBD_TIMEOUT=2	# the daemon's: jgrfs(8) ENVIRONMENT
+it_mount
+unset JGRFS_NBD_TIMEOUT
+kill -STOP "$NBD_PID2"
+start=$(date +%s)
+write_file e 2
+[ $(($(date +%s) - start)) -lt 30 ] || it_fail "the write waited more than 30 s"
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "member  2  failed .*s2.sock" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: member 2 failed"; }
+check_files "after the timeout"
+it_unmount
+kill -CONT "$NBD_PID2"
+it_finish
