@@ -31,7 +31,8 @@ static void mount_usage(FILE *f)
 {
 	fprintf(f, "usage: jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT\n"
 		   "       jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT\n\n"
-		   "Assemble the array of DEV... (files or block devices, any order) and mount\n"
+		   "Assemble the array of DEV... (files, block devices or NBD URIs such as\n"
+		   "nbd://host/export, any order) and mount\n"
 		   "its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
 		   "power loss) the mount recovers first and logs one line saying what it did.\n"
 		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"

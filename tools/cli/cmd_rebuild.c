@@ -85,8 +85,8 @@ static int cmd_rebuild_new_file(const char *path, uint64_t bytes, bool *created)
 	int fd, rc = 0;
 
 	*created = false;
-	if (!stat(path, &st))
-		return 0;
+	if (raid_dev_is_nbd(path) || !stat(path, &st))
+		return 0; /* an NBD export is there or not: opening it says */
 	if (errno != ENOENT)
 		return rc = -errno, cli_err("%s: %s", path, strerror(errno)), rc;
 	if (!bytes)
