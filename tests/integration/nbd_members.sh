@@ -140,6 +140,8 @@ export JGRFS_NBD_TIMEOUT=2	# the daemon's: jgrfs(8) ENVIRONMENT
 it_mount
 unset JGRFS_NBD_TIMEOUT
 kill -STOP "$NBD_PID2"
+# stopped for sure before the first write (the signal takes effect asynchronously)
+while [ "$(awk '{print $3}' "/proc/$NBD_PID2/stat")" != T ]; do sleep 0.05; done
 start=$(date +%s)
 write_file e 2
 [ $(($(date +%s) - start)) -lt 30 ] || it_fail "the write waited more than 30 s"
