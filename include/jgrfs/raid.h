@@ -48,7 +48,8 @@ int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev
  * JG_BLOCK_SIZE. Waits at most JGRFS_NBD_TIMEOUT seconds (environment, default
  * 30, 0: no limit) for the server, and as long for each answer later: a
  * request not answered in time ends the connection, and it and every later
- * request complete with -EIO. Fails with a message naming @uri.
+ * request complete with -EIO. A URI is at most 63 bytes (a member's name; a
+ * longer one: -ENAMETOOLONG). Fails with a message naming @uri.
  * Thread-safe: any thread may submit. May sleep.
  */
 int raid_dev_nbd_open(const char *uri, uint64_t create_blocks, struct blk_dev **out);

@@ -7,6 +7,8 @@
  *	nbd+unix:///EXPORT?socket=PATH		a Unix socket
  *	nbds://..., nbds+unix://...		the same over TLS (libnbd with GnuTLS)
  *
+ * The URI is the member's name (blk_dev.name), so at most 63 bytes.
+ *
  * Threads. One connection (one libnbd handle) per device, and one poller thread
  * per device that owns its socket: it polls it and runs libnbd's state machine
  * (nbd_aio_notify_read/write), so replies are read whoever waits for them. Any
@@ -48,7 +50,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -80,7 +81,6 @@ struct dev_nbd {
 	uint64_t writes_done;	/* atomic: write completions */
 	uint64_t flushed_upto;	/* atomic: writes_done when the newest good flush began */
 	struct blk_stats stats; /* reads, writes, flushes; atomics */
-	char uri[PATH_MAX];	/* as given: dev.name may be cut short */
 };
 
 /* ------------------------------------------------------------ the connection */
@@ -113,7 +113,7 @@ static void raid_nbd_kill(struct dev_nbd *d, const char *why)
 	if (__atomic_exchange_n(&d->dead, 1, __ATOMIC_ACQ_REL))
 		return;
 	jg_log(JG_LOG_ERR, "raid", "dev=%s: %s; the member fails, its connection is not reopened",
-	       d->uri, why);
+	       d->dev.name, why);
 	shutdown(d->sock, SHUT_RDWR);
 	/* the poller sees the socket end and runs libnbd into its dead state */
 	(void)!write(d->efd, &(uint64_t){1}, sizeof(uint64_t));
@@ -449,7 +449,7 @@ static int raid_dev_nbd_submit_multi(struct blk_req *reqs, unsigned int n)
 			first = reqs[i].result;
 		if (reqs[i].result)
 			jg_log(JG_LOG_ERR, "raid",
-			       "dev=%s blkno=%llu nblocks=%u op=%u failed: %s%s", d->uri,
+			       "dev=%s blkno=%llu nblocks=%u op=%u failed: %s%s", d->dev.name,
 			       (unsigned long long)reqs[i].blkno, reqs[i].nblocks, reqs[i].op,
 			       strerror(ops[i].cause ? ops[i].cause : -reqs[i].result),
 			       __atomic_load_n(&d->dead, __ATOMIC_ACQUIRE) ? " (connection lost)"
@@ -544,21 +544,21 @@ static int raid_nbd_check(struct dev_nbd *d, uint64_t create_blocks, uint64_t *b
 	int64_t max = nbd_get_block_size(d->h, LIBNBD_SIZE_MAXIMUM);
 
 	if (size < 0 || min < 0 || max < 0) {
-		jg_log(JG_LOG_ERR, "raid", "dev=%s: %s", d->uri, nbd_get_error());
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: %s", d->dev.name, nbd_get_error());
 		return -EIO;
 	}
 	if (size % JG_BLOCK_SIZE || size < JG_BLOCK_SIZE) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s: export size %lld bytes is not a multiple of "
 		       "%u (at least one block)",
-		       d->uri, (long long)size, JG_BLOCK_SIZE);
+		       d->dev.name, (long long)size, JG_BLOCK_SIZE);
 		return -EINVAL;
 	}
 	if (create_blocks && (uint64_t)size / JG_BLOCK_SIZE < create_blocks) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s: export holds %llu blocks, %llu wanted; an NBD "
 		       "export cannot be created or grown from here: size it on the server",
-		       d->uri, (unsigned long long)((uint64_t)size / JG_BLOCK_SIZE),
+		       d->dev.name, (unsigned long long)((uint64_t)size / JG_BLOCK_SIZE),
 		       (unsigned long long)create_blocks);
 		return -ENOSPC;
 	}
@@ -566,26 +566,26 @@ static int raid_nbd_check(struct dev_nbd *d, uint64_t create_blocks, uint64_t *b
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s: the server's minimum block size %lld is above "
 		       "%u",
-		       d->uri, (long long)min, JG_BLOCK_SIZE);
+		       d->dev.name, (long long)min, JG_BLOCK_SIZE);
 		return -EINVAL;
 	}
 	if (max && max < JG_BLOCK_SIZE) {
 		jg_log(JG_LOG_ERR, "raid", "dev=%s: the server's maximum request %lld is below %u",
-		       d->uri, (long long)max, JG_BLOCK_SIZE);
+		       d->dev.name, (long long)max, JG_BLOCK_SIZE);
 		return -EINVAL;
 	}
 	d->max_cmd_bytes = NBD_MAX_CMD_BYTES;
 	if (max && (uint64_t)max < d->max_cmd_bytes)
 		d->max_cmd_bytes = (uint32_t)max / JG_BLOCK_SIZE * JG_BLOCK_SIZE;
 	if (nbd_is_read_only(d->h) != 0) {
-		jg_log(JG_LOG_ERR, "raid", "dev=%s: the export is read-only", d->uri);
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: the export is read-only", d->dev.name);
 		return -EROFS;
 	}
 	if (nbd_can_flush(d->h) != 1) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s: the server cannot flush, so nothing tells when "
 		       "a write is durable; refused (the journal's commit depends on it)",
-		       d->uri);
+		       d->dev.name);
 		return -EOPNOTSUPP;
 	}
 	d->can_fua = nbd_can_fua(d->h) == 1;
@@ -609,15 +609,23 @@ int raid_dev_nbd_open(const char *uri, uint64_t create_blocks, struct blk_dev **
 	uint64_t bytes = 0;
 	int rc, fd;
 
-	if (strlen(uri) >= sizeof(d->uri)) {
-		jg_log(JG_LOG_ERR, "raid", "dev=%.64s...: URI too long", uri);
+	/*
+	 * The array, its status and `jgrfs umount` know a member by its name, 63
+	 * bytes at most (blk_dev.name, fop_status_member.name); a URI cut short
+	 * would name another export or none: refused, not cut.
+	 */
+	if (strlen(uri) >= sizeof(d->dev.name)) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "dev=%s: URI longer than %zu bytes, too long to name a "
+		       "member (a shorter host name or socket path will do)",
+		       uri, sizeof(d->dev.name) - 1);
 		return -ENAMETOOLONG;
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->sock = d->efd = -1;
-	snprintf(d->uri, sizeof(d->uri), "%s", uri);
+	snprintf(d->dev.name, sizeof(d->dev.name), "%s", uri); /* whole: checked above */
 	rc = raid_nbd_timeout(&d->timeout_s);
 	if (rc)
 		goto fail;
@@ -646,7 +654,6 @@ int raid_dev_nbd_open(const char *uri, uint64_t create_blocks, struct blk_dev **
 		goto fail;
 	d->dev.ops = &raid_dev_nbd_ops;
 	d->dev.nblocks = bytes / JG_BLOCK_SIZE;
-	snprintf(d->dev.name, sizeof(d->dev.name), "%s", uri);
 	jg_log(JG_LOG_DEBUG, "raid", "dev=%s: %llu blocks, fua=%d, timeout=%u s", uri,
 	       (unsigned long long)d->dev.nblocks, d->can_fua, d->timeout_s);
 	*out = &d->dev;

@@ -253,6 +253,12 @@ static void test_dev_nbd_open_checks(void **state)
 	assert_int_equal(raid_dev_nbd_open(s.uri, 0, &d), -EINVAL);
 	t_srv_stop(&s);
 
+	/* longer than a member's name: refused, not cut short */
+	assert_int_equal(raid_dev_nbd_open("nbd+unix:///?socket=/a/socket/path/long/enough/to/not/"
+					   "fit/in/a/member/name/x.sock",
+					   0, &d),
+			 -ENAMETOOLONG);
+
 	/* nobody there: fails at once */
 	t0 = t_now();
 	assert_true(raid_dev_nbd_open("nbd+unix:///?socket=/nonexistent/jgrfs.sock", 0, &d) < 0);
