@@ -71,6 +71,7 @@ struct bc_opts {
 	struct wl_params params;
 	uint64_t member_bytes;
 	bool prealloc;			/* throughput members zero-filled once, reused */
+	bool given;			/* --members: used as they are, never made or removed */
 	bool use_fio;
 	bool recovery;
 	bool throughput;
@@ -313,7 +314,15 @@ static void bc_member_paths(const struct bc_opts *o, char **members, char *stora
 	}
 }
 
-/* @keep: mkfs over the member files as they are (--prealloc), else new sparse ones. */
+/*
+ * @keep: mkfs over the member files as they are (--prealloc), else new sparse
+ * ones. Members given (--members) are kept and keep their size, and the array
+ * is made --assume-clean: an export holds what the last configuration left, and
+ * the initial sync would otherwise run under the measurement (over a slow
+ * member, for minutes). Nothing here reads a block it has not written, and
+ * nothing crashes or degrades the array, so parity of lines never written is
+ * never used.
+ */
 static int bc_mkfs(const struct bc_opts *o, const struct bc_config *c, char **members,
 		   uint64_t member_bytes, bool keep)
 {
@@ -326,8 +335,13 @@ static int bc_mkfs(const struct bc_opts *o, const struct bc_config *c, char **me
 	argv[a++] = "--force";
 	argv[a++] = "--resync";
 	argv[a++] = (char *)c->resync;
-	argv[a++] = "--size";
-	argv[a++] = size;
+	if (o->given) {
+		argv[a++] = "--assume-clean";
+		keep = true;
+	} else {
+		argv[a++] = "--size";
+		argv[a++] = size;
+	}
 	if (c->region_bytes) {
 		snprintf(region, sizeof(region), "%llu", (unsigned long long)c->region_bytes);
 		argv[a++] = "--bitmap-region";
@@ -811,12 +825,16 @@ static void bc_usage(FILE *f)
 		"  --size SIZE        member file size for throughput (default 2G, sparse)\n"
 		"  --prealloc         throughput members written with zeros once and reused, as\n"
 		"                     disks are: no block allocation in the host filesystem\n"
+		"  --members LIST     the 4 members to use, comma-separated (files or NBD URIs),\n"
+		"                     as they are (no --size, --prealloc, --recovery): each\n"
+		"                     configuration's mkfs --force overwrites them\n"
 		"  --no-fio           built-in generator through FUSE even where fio is installed\n"
 		"  --recovery         also measure recovery after kill -9\n"
 		"  --recovery-only    only that\n"
 		"  --recovery-sizes LIST  member sizes (default 1G,4G,16G, sparse)\n"
 		"  --recovery-ops N   random writes before the crash (default 20000)\n"
-		"  --dir DIR          where member files go (default ./bench.tmp; not tmpfs)\n"
+		"  --dir DIR          where member files go (default ./bench.tmp; not tmpfs);\n"
+		"                     with --members, the log and the mount point\n"
 		"  --csv FILE         write every median as CSV\n"
 		"  --svg FILE         write a chart\n"
 		"  -v, --verbose      also the engine's own lines; -vv: everything\n"
@@ -837,6 +855,33 @@ static int bc_parse_list(const char *arg, uint64_t *out, unsigned int max, unsig
 		(*n)++;
 	}
 	return *n ? 0 : -EINVAL;
+}
+
+/*
+ * --members: exactly BC_MEMBERS names into @out. A file must exist (the bench
+ * makes no member it is given); an NBD URI is checked by mkfs, which opens it.
+ */
+static int bc_parse_members(const char *arg, char out[BC_MEMBERS][600])
+{
+	char buf[BC_MEMBERS * 600], *save = NULL;
+	unsigned int n = 0;
+	struct stat st;
+
+	if (strlen(arg) >= sizeof(buf))
+		return cli_err("--members: too long"), -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n == BC_MEMBERS)
+			return cli_err("--members: exactly %d members, not more", BC_MEMBERS),
+			       -EINVAL;
+		if (!raid_dev_is_nbd(t) && stat(t, &st))
+			return cli_err("--members: %s: %s (members given are used, not made)", t,
+				       strerror(errno)), -EINVAL;
+		snprintf(out[n++], 600, "%s", t);
+	}
+	if (n != BC_MEMBERS)
+		return cli_err("--members: exactly %d members, not %u", BC_MEMBERS, n), -EINVAL;
+	return 0;
 }
 
 static void bc_add_cfg(struct bc_opts *o, const char *name, const char *data, const char *resync,
@@ -864,6 +909,7 @@ int cmd_bench(int argc, char **argv)
 		{ "size", required_argument, NULL, 'S' },
 		{ "no-fio", no_argument, NULL, 'F' },
 		{ "prealloc", no_argument, NULL, 'P' },
+		{ "members", required_argument, NULL, 'm' },
 		{ "recovery", no_argument, NULL, 'R' },
 		{ "recovery-only", no_argument, NULL, 'O' },
 		{ "recovery-sizes", required_argument, NULL, 'z' },
@@ -879,7 +925,7 @@ int cmd_bench(int argc, char **argv)
 	uint64_t sweep[6], v;
 	unsigned int nsweep = 0;
 	char storage[BC_MEMBERS][600], *members[BC_MEMBERS];
-	bool journal = true, no_fio = false;
+	bool journal = true, no_fio = false, sized = false;
 	int c, rc = 0;
 
 	memset(&o, 0, sizeof(o));
@@ -950,6 +996,12 @@ int cmd_bench(int argc, char **argv)
 		case 'S':
 			if (cli_parse_size(optarg, &o.member_bytes) || o.member_bytes < (256u << 20))
 				return cli_err("--size %s: at least 256M", optarg), 2;
+			sized = true;
+			break;
+		case 'm':
+			if (bc_parse_members(optarg, storage))
+				return 2;
+			o.given = true;
 			break;
 		case 'F':
 			no_fio = true;
@@ -994,6 +1046,9 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_err("unexpected argument '%s'", argv[optind]), 2;
+	if (o.given && (sized || o.prealloc || o.recovery))
+		return cli_err("--members: the members are used as they are, at their size; "
+			       "--size, --prealloc and --recovery make their own"), 2;
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
 		return cli_err("needs root and /dev/fuse"), 2;
 	if (sp_self(o.self, sizeof(o.self)))
@@ -1018,10 +1073,16 @@ int cmd_bench(int argc, char **argv)
 	snprintf(o.log, sizeof(o.log), "%s/bench.log", o.dir);
 	for (int i = 0; i < BC_MEMBERS; i++)
 		members[i] = storage[i];
-	bc_member_paths(&o, members, &storage[0][0], sizeof(storage[0]));
+	if (!o.given)
+		bc_member_paths(&o, members, &storage[0][0], sizeof(storage[0]));
 	signal(SIGPIPE, SIG_IGN);
-	printf("jgrfs bench: RAID5 over %d files in %s; %s through FUSE; log in %s\n", BC_MEMBERS,
-	       o.dir, o.use_fio ? "fio" : "built-in generator", o.log);
+	if (o.given)
+		printf("jgrfs bench: RAID5 over %s, %s, %s, %s; %s through FUSE; log in %s\n",
+		       members[0], members[1], members[2], members[3],
+		       o.use_fio ? "fio" : "built-in generator", o.log);
+	else
+		printf("jgrfs bench: RAID5 over %d files in %s; %s through FUSE; log in %s\n",
+		       BC_MEMBERS, o.dir, o.use_fio ? "fio" : "built-in generator", o.log);
 
 	if (o.throughput && o.prealloc)
 		rc = bc_zero_members(&o, members);
@@ -1052,7 +1113,7 @@ int cmd_bench(int argc, char **argv)
 						rc = bc_recovery_one(&o, s, ci, rep, members);
 		}
 	}
-	for (int i = 0; i < BC_MEMBERS; i++)
+	for (int i = 0; i < BC_MEMBERS && !o.given; i++)
 		unlink(members[i]);
 	if (rc)
 		return 1;
