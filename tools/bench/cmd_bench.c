@@ -72,6 +72,7 @@ struct bc_opts {
 	uint64_t member_bytes;
 	bool prealloc;			/* throughput members zero-filled once, reused */
 	bool given;			/* --members: used as they are, never made or removed */
+	int log_data;			/* --logdata: fs_mount_opts.log_data_blocks */
 	bool use_fio;
 	bool recovery;
 	bool throughput;
@@ -397,7 +398,11 @@ static int bc_run_fuse(const struct bc_opts *o, unsigned int ci, unsigned int re
 	int rc = 0;
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", o->dir);
-	snprintf(opts, sizeof(opts), "data=%s", o->cfg[ci].data);
+	if (o->log_data)
+		snprintf(opts, sizeof(opts), "data=%s,logdata=%d", o->cfg[ci].data,
+			 o->log_data < 0 ? 0 : o->log_data);
+	else
+		snprintf(opts, sizeof(opts), "data=%s", o->cfg[ci].data);
 	mkdir(mnt, 0755);
 	pid = sp_mount(o->self, opts, members, BC_MEMBERS, mnt, o->log, NULL, 600, &secs);
 	if (pid < 0)
@@ -453,6 +458,7 @@ static int bc_run_inproc(const struct bc_opts *o, unsigned int ci, unsigned int 
 		cli_close_members(devs, BC_MEMBERS);
 		return cli_err("%s: assembly failed: %s", o->cfg[ci].name, strerror(-rc)), rc;
 	}
+	mo.log_data_blocks = o->log_data;
 	rc = jnl_data_mode_parse(o->cfg[ci].data, &mo.data_mode);
 	if (!rc)
 		rc = fs_mount(raid_array_dev(a), &mo, &c.fs);
@@ -829,6 +835,8 @@ static void bc_usage(FILE *f)
 		"                     as they are (no --size, --prealloc, --recovery): each\n"
 		"                     configuration's mkfs --force overwrites them\n"
 		"  --no-fio           built-in generator through FUSE even where fio is installed\n"
+		"  --logdata N        mount option logdata=N (default 16): 0 writes every fsync's\n"
+		"                     data home before its commit, as ext3 did\n"
 		"  --recovery         also measure recovery after kill -9\n"
 		"  --recovery-only    only that\n"
 		"  --recovery-sizes LIST  member sizes (default 1G,4G,16G, sparse)\n"
@@ -910,6 +918,7 @@ int cmd_bench(int argc, char **argv)
 		{ "no-fio", no_argument, NULL, 'F' },
 		{ "prealloc", no_argument, NULL, 'P' },
 		{ "members", required_argument, NULL, 'm' },
+		{ "logdata", required_argument, NULL, 'L' },
 		{ "recovery", no_argument, NULL, 'R' },
 		{ "recovery-only", no_argument, NULL, 'O' },
 		{ "recovery-sizes", required_argument, NULL, 'z' },
@@ -1005,6 +1014,11 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'F':
 			no_fio = true;
+			break;
+		case 'L':
+			if (cli_parse_u64(optarg, 1024, &v))
+				return cli_err("--logdata %s: expected blocks, 0 to 1024", optarg), 2;
+			o.log_data = v ? (int)v : -1;
 			break;
 		case 'P':
 			o.prealloc = true;
