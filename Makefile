@@ -9,6 +9,9 @@
 #                  (benchmarks)
 #   make bench-scrub  fio through a mount without and with an online scrub at its
 #                  default rate (tools/bench/bench_scrub.sh, BENCH_SCRUB_ARGS), in build-release/
+#   make bench-slow  declared against the bitmap on members behind nbdkit servers that
+#                  delay like a disk, an SSD, a network disk, and on local files
+#                  (tools/bench/bench_slow.sh, BENCH_SLOW_ARGS), in build-release/
 #   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
@@ -31,12 +34,14 @@ MESON_TEST_FLAGS ?= --print-errorlogs --num-processes 2
 
 # make fuzz only: clang and its libFuzzer runtime (libclang_rt.fuzzer)
 FUZZ_PACKAGES := clang libclang-rt-14-dev time
+# make bench-slow only: nbdkit's filter header, for tools/bench/nbdkit_flushdelay.c
+BENCH_SLOW_PACKAGES := nbdkit-plugin-dev
 PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev \
 	python3 xz-utils tar groff-base bash-completion libnbd-dev nbdkit
 
 .PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps \
-	bench-scrub bitrot
+	bench-scrub bench-slow bitrot
 
 all: build
 
@@ -144,6 +149,13 @@ bitrot: build
 BENCH_SCRUB_ARGS ?= -r 3
 bench-scrub: release
 	bash tools/bench/bench_scrub.sh $(BENCH_SCRUB_ARGS) $(RELEASE)/tools/jgrfs
+
+# -p PROFILES, -r repeats, -t seconds, -o where the raw output goes, -l request
+# counts per configuration: tools/bench/bench_slow.sh's header.
+BENCH_SLOW_ARGS ?= -r 5 -t 3
+bench-slow: release
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_SLOW_PACKAGES)"
+	bash tools/bench/bench_slow.sh $(BENCH_SLOW_ARGS) $(RELEASE)/tools/jgrfs
 
 demo: build
 	sh tools/demo.sh $(BUILD)/tools/jgrfs
