@@ -1075,7 +1075,13 @@ int cmd_bench(int argc, char **argv)
 	for (unsigned int i = 0; i < nsweep && o.ncfg < BC_MAX_CONFIGS - 2; i++) {
 		char name[32];
 
-		snprintf(name, sizeof(name), "bitmap-%lluM", (unsigned long long)(sweep[i] >> 20));
+		/* mdadm's old defaults are below a MiB (4K for a 1 GiB member) */
+		if (sweep[i] < (1u << 20))
+			snprintf(name, sizeof(name), "bitmap-%lluK",
+				 (unsigned long long)(sweep[i] >> 10));
+		else
+			snprintf(name, sizeof(name), "bitmap-%lluM",
+				 (unsigned long long)(sweep[i] >> 20));
 		bc_add_cfg(&o, name, "ordered", "bitmap", sweep[i]);
 	}
 	bc_add_cfg(&o, "declared", "declared", "journal", 0);
