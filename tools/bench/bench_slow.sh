@@ -47,16 +47,18 @@
 #   nbd    0 / 0 / 0: NBD itself, no delay (what the transport costs)
 #   ssd    0 / 0 / 3, 16 server threads: a SATA SSD without power-loss
 #          protection: writes land in its cache at once, a cache flush takes
-#          milliseconds (NAND program time, a few ms, times pages to destage)
+#          milliseconds (it programs what its cache holds, a TLC page program
+#          taking about 0.5-2 ms, and its mapping): an order of magnitude
 #   net    1 / 1 / 1, 16 server threads: a disk across a network: a round trip
 #          per request, the far side's own flush free (battery-backed cache);
 #          0.5-1 ms is a LAN round trip through a storage server's stack
 #   hdd    8 / 8 / 8, one server thread: a 7200 rpm disk, one request at a
 #          time (one actuator): 4.2 ms average rotational latency (half of
-#          60/7200 s) plus a short seek (the bench uses 1 GiB of the disk; a
-#          full-stroke average is 8.5-9.5 ms on datasheets of 7200 rpm
-#          desktop disks); a flush destages what its cache holds: about one
-#          more random write
+#          60/7200 s) plus a short seek (the bench uses 1 GiB of the disk; the
+#          average seek over a whole disk is 8.2-8.5 ms on 7200 rpm datasheets,
+#          HGST Ultrastar 7K4000, Seagate Barracuda 7200.7; single track about
+#          1 ms); a flush destages what its cache holds: about one more random
+#          write
 #
 # Bitmap regions (MD's "bitmap chunk"): mdadm before 3.1.1 chose the smallest
 # power of two from 4 KiB that fitted the bitmap in the room by the
@@ -95,7 +97,7 @@ while getopts "p:r:t:i:w:b:s:d:m:o:L:lh" opt; do
 	o) out=$OPTARG ;;
 	L) logdata=$OPTARG ;;
 	l) log=1 ;;
-	*) sed -n '4,69p' "$0"; exit 2 ;;
+	*) sed -n '4,71p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
