@@ -21,8 +21,9 @@
 #   -s SIZE  member size (default 1G): the exports' sparse files, and --size of
 #            the local control
 #   -d DIR   the local control's member files (default /var/tmp: a disk, not tmpfs)
-#   -m DIR   the exports' sparse files (default /dev/shm: tmpfs, so that the
-#            server's own fdatasync costs nothing and the delays are the model)
+#   -m DIR   the exports' sparse files and sockets (default /dev/shm: tmpfs, so
+#            that the server's own fdatasync costs nothing and the delays are
+#            the model; a short path: a member's name, the URI, holds 63 bytes)
 #   -o DIR   raw output, slow-PROFILE.txt and .csv (default .)
 #   -L N     jgrfs bench --logdata N, output slow-PROFILE-logdataN.*: with 0,
 #            every fsync writes its data home before its commit, as ext3 did
@@ -97,7 +98,7 @@ while getopts "p:r:t:i:w:b:s:d:m:o:L:lh" opt; do
 	o) out=$OPTARG ;;
 	L) logdata=$OPTARG ;;
 	l) log=1 ;;
-	*) sed -n '4,71p' "$0"; exit 2 ;;
+	*) sed -n '4,72p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
