@@ -283,6 +283,7 @@ static void test_dev_nbd_server_killed(void **state)
 	(void)state;
 	t_srv_start(&s, args);
 	b = jg_alloc_blocks(8);
+	t_fill(b, 8, 1);
 	assert_int_equal(raid_dev_nbd_open(s.uri, 0, &d), 0);
 	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 0, 8, b, 0), 0);
 	kill(s.pid, SIGKILL);
@@ -318,6 +319,7 @@ static void test_dev_nbd_timeout(void **state)
 	(void)state;
 	t_srv_start(&s, args);
 	b = jg_alloc_blocks(1);
+	t_fill(b, 1, 2);
 	setenv("JGRFS_NBD_TIMEOUT", "1", 1);
 	assert_int_equal(raid_dev_nbd_open(s.uri, 0, &d), 0);
 	unsetenv("JGRFS_NBD_TIMEOUT");
