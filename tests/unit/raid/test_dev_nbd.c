@@ -259,6 +259,13 @@ static void test_dev_nbd_open_checks(void **state)
 					   0, &d),
 			 -ENAMETOOLONG);
 
+	/* TCP to an address nobody answers (or no route to it): fails within the timeout */
+	setenv("JGRFS_NBD_TIMEOUT", "1", 1);
+	t0 = t_now();
+	assert_true(raid_dev_nbd_open("nbd://10.255.255.1/", 0, &d) < 0);
+	assert_true(t_now() - t0 < 5);
+	unsetenv("JGRFS_NBD_TIMEOUT");
+
 	/* nobody there: fails at once */
 	t0 = t_now();
 	assert_true(raid_dev_nbd_open("nbd+unix:///?socket=/nonexistent/jgrfs.sock", 0, &d) < 0);
