@@ -464,6 +464,30 @@ static void t_settle(unsigned int cuts_after_recovery)
 	fs_abandon(fs);
 	t_stop(&v);
 
+	/* data=ordered is refused before recovery writes anything: not a byte
+	 * of any member changes */
+	if (!cuts_after_recovery) {
+		struct fs_mount_opts ord = {.data_mode = JNL_DATA_ORDERED, .no_commit_thread = true};
+		uint64_t bytes = v.mem[0]->nblocks * JG_BLOCK_SIZE;
+		uint8_t *img[RAID_MAX_MEMBERS], *now = jg_alloc_blocks(v.mem[0]->nblocks);
+
+		t_assemble(&v);
+		for (unsigned int m = 0; m < v.n; m++) {
+			img[m] = jg_alloc_blocks(v.mem[m]->nblocks);
+			assert_int_equal(blk_rw(v.mem[m], BLK_OP_READ, 0, (uint32_t)v.mem[m]->nblocks,
+						img[m], 0), 0);
+		}
+		assert_int_equal(fs_mount(raid_array_dev(v.a), &ord, &fs), -EINVAL);
+		for (unsigned int m = 0; m < v.n; m++) {
+			assert_int_equal(blk_rw(v.mem[m], BLK_OP_READ, 0, (uint32_t)v.mem[m]->nblocks,
+						now, 0), 0);
+			assert_memory_equal(now, img[m], bytes);
+			free(img[m]);
+		}
+		free(now);
+		t_stop(&v);
+	}
+
 	/* the power cut again right after recovery, before the settling commit:
 	 * recovery has emptied the log; its superblock still names the dropped
 	 * transaction, whose declare blocks the next recovery reads again */
