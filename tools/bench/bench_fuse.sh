@@ -208,7 +208,10 @@ run_btrfs() {
 run_passthrough() {
 	echo "passthrough: libfuse passthrough_ll over $dir" >&2
 	mkdir "$W/pt"
-	if "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"; then
+	# it holds an O_PATH descriptor per inode the kernel knows: 1024 run out in
+	# the untar and the git checkout (its own README says to raise the limit)
+	if (ulimit -n 1048576 2>/dev/null || ulimit -n 65536
+	    exec "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"); then
 		workload passthrough
 		fusermount3 -u "$MNT"
 		sleep 1
