@@ -291,8 +291,11 @@ struct raid_resync_report {
  * array is refused (-EUCLEAN) unless cfg->force or cfg->readonly (nothing is
  * written then; reads of rows written at the crash may be wrong). On success the array is marked
  * dirty (in use) and the member event counters advanced.
- * The array takes ownership of the member devices on success (raid_stop closes
- * them); on failure the caller keeps them.
+ * A device neither of whose superblock copies verifies but that is not foreign
+ * (damaged or unreadable) is left out, its role missing (assemble.c (S12)).
+ * The array takes ownership of the given devices on success (raid_stop closes
+ * them; one left out is closed before this returns); on failure the caller
+ * keeps them.
  */
 int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assemble_cfg *cfg,
 		  struct raid_array **out);

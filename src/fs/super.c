@@ -417,6 +417,20 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		       dev->name, jg_le32(fs->sb.feature_ro_compat));
 		fs->readonly = true;
 	}
+	if (!fsck && fs->dcsum_blocks && !fs->readonly &&
+	    (opts->data_mode == JNL_DATA_ORDERED || opts->data_mode == JNL_DATA_WRITEBACK)) {
+		/*
+		 * Refused before the journal recovers anything: an in-place overwrite
+		 * in flight at a crash would leave data that does not match its
+		 * committed checksum, and nothing would say which block
+		 * (docs/DESIGN.md, "Data checksums").
+		 */
+		jg_log(JG_LOG_ERR, FS_SUBSYS,
+		       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only)",
+		       dev->name, jnl_data_mode_name(opts->data_mode));
+		rc = -EINVAL;
+		goto out;
+	}
 	jc.start_blkno = fs->jnl_start;
 	jc.nblocks = fs->jnl_blocks;	/* the journal superblock must say the same */
 	jc.mode = opts->data_mode;
@@ -492,17 +506,6 @@ int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **
 	rc = fs_open(dev, opts, false, &fs);
 	if (rc)
 		return rc;
-	if (fs->dcsum_blocks && !fs->readonly &&
-	    (opts->data_mode == JNL_DATA_ORDERED || opts->data_mode == JNL_DATA_WRITEBACK)) {
-		/* an in-place overwrite in flight at a crash would leave data that does
-		 * not match its committed checksum, and nothing would say which block
-		 * (docs/DESIGN.md, "Data checksums") */
-		jg_log(JG_LOG_ERR, FS_SUBSYS,
-		       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only)",
-		       dev->name, jnl_data_mode_name(opts->data_mode));
-		fs_abandon(fs);
-		return -EINVAL;
-	}
 	if (jg_le32(fs->sb.state) & FS_STATE_ERROR)
 		jg_log(JG_LOG_WARN, FS_SUBSYS, "dev=%s has errors recorded: run fsck", dev->name);
 	if (!fs->readonly) {
@@ -715,10 +718,15 @@ static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, ui
 	return rc;
 }
 
-/* The root directory, through an ordinary transaction of the new filesystem. */
-static int fs_mkfs_root(struct blk_dev *dev)
+/*
+ * The root directory, through an ordinary transaction of the new filesystem.
+ * It writes no file data, so the mode only has to be one the volume accepts
+ * (a volume with data checksums refuses ordered).
+ */
+static int fs_mkfs_root(struct blk_dev *dev, bool data_csum)
 {
-	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true };
+	struct fs_mount_opts mo = {.data_mode = data_csum ? JNL_DATA_JOURNAL : JNL_DATA_ORDERED,
+				   .no_commit_thread = true};
 	struct fs_inode ip;
 	struct fs_tx *tx;
 	struct fs *fs;
@@ -836,7 +844,7 @@ int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts)
 	if (!rc)
 		rc = blk_flush(dev);
 	if (!rc)
-		rc = fs_mkfs_root(dev);
+		rc = fs_mkfs_root(dev, opts->data_csum);
 	if (!rc)
 		jg_log(JG_LOG_INFO, FS_SUBSYS,
 		       "mkfs dev=%s blocks=%llu groups=%u inodes=%llu journal=%llu blocks",

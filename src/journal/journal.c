@@ -475,6 +475,45 @@ static int jnl_sb_verify(struct jnl *j, const uint8_t *blk)
 	return 0;
 }
 
+/* BLK_CTL_HEAL_READ's oracle for the superblock: its own check, silent. */
+static int jnl_sb_heal_verify(void *ctx, const void *blk)
+{
+	const struct jnl *j = ctx;
+
+	return jg_blk_verify(blk, JG_BLOCK_SIZE, JNL_MAGIC_SB, JNL_VERSION, j->start_blkno,
+			     jg_crc_seed(((const struct jnl_sb *)blk)->uuid));
+}
+
+/*
+ * The superblock as read failed its check (-EUCLEAN): ask the device to rebuild
+ * it from its redundancy, as the filesystem does for its own superblock (a
+ * member that rotted under it; the array rewrites that member, or only reads
+ * when read-only). Returns the verdict on what @blk holds then; @rc when the
+ * device has no redundancy or no version verifies.
+ */
+static int jnl_sb_heal(struct jnl *j, uint8_t *blk, int rc)
+{
+	struct blk_heal h = {.blkno = j->start_blkno, .buf = blk, .verify = jnl_sb_heal_verify,
+			     .ctx = j};
+	int hr;
+
+	if (rc != -EUCLEAN)
+		return rc;
+	hr = blk_ctl(j->dev, BLK_CTL_HEAL_READ, &h);
+	if (hr) {
+		if (hr != -ENOTTY)
+			jg_log(JG_LOG_ERR, JNL_SUBSYS, "superblock dev=%s blkno=%llu heal failed: %d",
+			       j->dev->name, (unsigned long long)j->start_blkno, hr);
+		return rc;
+	}
+	rc = jnl_sb_verify(j, blk);
+	if (!rc)
+		jg_log(JG_LOG_WARN, JNL_SUBSYS,
+		       "superblock dev=%s blkno=%llu healed: members rewritten 0x%x", j->dev->name,
+		       (unsigned long long)j->start_blkno, h.rewritten);
+	return rc;
+}
+
 int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 {
 	struct jnl *j = NULL;
@@ -524,7 +563,7 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 		       dev->name, (unsigned long long)j->start_blkno, rc);
 		goto out;
 	}
-	rc = jnl_sb_verify(j, blk);
+	rc = jnl_sb_heal(j, blk, jnl_sb_verify(j, blk));
 	if (rc)
 		goto out;
 	j->head = j->tail = j->unflushed_from = 1;

@@ -35,6 +35,14 @@
  *      the events, the stale and failed checks or "too few", is accepted at any
  *      event count, and superblock rounds and assembly's catch-up never write
  *      it (raid_sb_writers_locked covers the members only).
+ * (S12) A given device neither of whose superblock copies verifies, but that
+ *      is not foreign (a copy has the magic and fails its crc or ranges, or a
+ *      read fails: a disk that rotted or fails), is left out as if not given:
+ *      never read or written again by this assembly, its role missing. The
+ *      array then runs degraded where its parity allows (and (S4) still
+ *      refuses a dirty one without force), as MD assembles without a device
+ *      whose superblock it cannot read; the device is replaced or rebuilt.
+ *      A device with no magic in either copy is refused: given by mistake.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -187,11 +195,16 @@ static int raid_sb_check_extent(const struct raid_sb *sb, const char *name)
 	return 0;
 }
 
+/* raid_sb_read_member(): no copy valid, but the device was a member (S12) */
+#define RAID_SB_UNUSABLE 1
+
 /*
  * (S8) Read and verify the superblock copies of @dev into @c: the newer valid
- * copy wins; one valid copy is enough (a cut tore the other). Returns 0, or the
- * error of copy 0 when no copy is valid. Never writes: assembly's own update
- * rewrites a torn copy.
+ * copy wins; one valid copy is enough (a cut tore the other). Returns 0;
+ * RAID_SB_UNUSABLE when no copy is valid but they were damaged or unreadable
+ * rather than foreign (S12); else the error of copy 0 (-EINVAL: no copy has the
+ * magic, a foreign device; -EOPNOTSUPP: a newer format). Never writes:
+ * assembly's own update rewrites a torn copy.
  */
 static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_cand *c)
 {
@@ -219,7 +232,9 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s no valid member superblock: copy 0 (blkno=0) %d, copy 1 (blkno=1) %d",
 		       dev->name, rc0, rc1);
-		return rc0;
+		if (rc0 == -EOPNOTSUPP || rc1 == -EOPNOTSUPP || (rc0 == -EINVAL && rc1 == -EINVAL))
+			return rc0;
+		return RAID_SB_UNUSABLE;
 	}
 	c->other_same = !rc0 && !rc1 && c1.events == c->events;
 	if (!rc0 && !rc1 &&
@@ -278,6 +293,7 @@ struct raid_asm {
 	uint32_t recovering;	  /* roles being rebuilt (S10) */
 	uint32_t state;		  /* RAID_STATE_* of the freshest superblock */
 	bool pending;		  /* RAID_SB_FLAG_JNL_PENDING (S6) */
+	uint64_t left_out;	  /* devs[i] given without a valid superblock (S12) */
 	char u[37];		  /* the array's uuid, for messages */
 };
 
@@ -290,14 +306,23 @@ static int raid_asm_read(struct raid_asm *x, struct blk_dev **devs, unsigned int
 		if (!devs[i])
 			continue;
 		rc = raid_sb_read_member(devs[i], buf, &x->c[x->nc]);
+		if (rc == RAID_SB_UNUSABLE) {
+			/* (S12) as if not given: never read, never written */
+			jg_log(JG_LOG_WARN, "raid",
+			       "assemble: dev=%s has no valid superblock copy (damaged or unreadable): assembling without it; its role runs missing until it is replaced or rebuilt",
+			       devs[i]->name);
+			x->left_out |= 1ull << i;
+			continue;
+		}
 		if (rc)
 			return rc;
 		x->c[x->nc].dev = devs[i];
 		x->nc++;
 	}
 	if (!x->nc) {
-		jg_log(JG_LOG_ERR, "raid", "assemble: no member devices given");
-		return -EINVAL;
+		jg_log(JG_LOG_ERR, "raid", x->left_out ? "assemble: no given device has a valid superblock"
+						      : "assemble: no member devices given");
+		return x->left_out ? -EUCLEAN : -EINVAL;
 	}
 	return 0;
 }
@@ -676,6 +701,10 @@ int raid_assemble(struct blk_dev **devs, unsigned int n, const struct raid_assem
 	rc = x.c ? raid_asm_check(&x, devs, n) : -ENOMEM;
 	if (!rc)
 		rc = raid_asm_build(&x, out);
+	/* ownership passed with the rest: the array never uses one left out (S12) */
+	for (unsigned int i = 0; !rc && i < n; i++)
+		if (x.left_out & (1ull << i))
+			blk_close(devs[i]);
 	free(x.c);
 	jg_log(JG_LOG_DEBUG, "raid", "assemble devs=%u force=%d readonly=%d no_resync=%d -> %d", n,
 	       x.cfg->force, x.cfg->readonly, x.cfg->no_resync, rc);

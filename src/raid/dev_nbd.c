@@ -643,8 +643,14 @@ int raid_dev_nbd_open(const char *uri, uint64_t create_blocks, struct blk_dev **
 	if (rc)
 		goto fail;
 	fd = nbd_aio_get_fd(d->h);
-	d->sock = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0) {
+		jg_log(JG_LOG_ERR, "raid", "dev=%s: %s", uri, nbd_get_error());
+		rc = -EIO;
+		goto fail;
+	}
+	d->sock = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (d->sock >= 0)
+		d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->sock < 0 || d->efd < 0) {
 		rc = -errno;
 		goto fail;

@@ -16,7 +16,10 @@
 #      mount the files still read right (rebuilt from parity) and status counts
 #      the corrected read errors on that member;
 #   5. a server that stops answering (SIGSTOP) fails its member after
-#      JGRFS_NBD_TIMEOUT seconds: the write waiting on it finishes degraded.
+#      JGRFS_NBD_TIMEOUT seconds: the write waiting on it finishes degraded;
+#   6. that server answers again: `jgrfs rebuild --new URI` rebuilds onto it
+#      offline, fsck is clean, the files read right.
+# And between 2 and 3, a fifth export added as a hot spare and removed.
 #
 #   nbd_members.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
@@ -87,18 +90,29 @@ it_mkfs -q --assume-clean -l 5	# the exports serve new sparse files: zeros, in s
 it_mount
 write_file a 3
 write_file b 1
-mkdir "$MNT/dir" && cp "$T/a" "$MNT/dir/a" && (cd "$T" && sha256sum a | sed 's| a$| dir/a|') >>"$T/sums" ||
-	it_fail "cp"
+mkdir "$MNT/dir" || it_fail "mkdir"
+cp "$T/a" "$MNT/dir/a" || it_fail "cp"
+(cd "$T" && sha256sum a) | sed 's| a$| dir/a|' >>"$T/sums"
 check_files "before unmount"
 it_unmount
 it_fsck_clean
 # shellcheck disable=SC2086
 "$JGRFS" examine $DEVS >"$T/examine.log" 2>&1 || { cat "$T/examine.log"; it_fail "examine"; }
 # the /etc/fstab form: URIs keep their own colons in the list
-"$JGRFS" mount -o "members=$(echo $DEVS | tr ' ' ':')" "$MNT" >"$T/mount.log" 2>&1 ||
+"$JGRFS" mount -o "members=${DEVS// /:}" "$MNT" >"$T/mount.log" 2>&1 ||
 	{ cat "$T/mount.log"; it_fail "mount -o members=URI:URI:..."; }
 "$JGRFS" status "$MNT" >"$T/status.txt" || { cat "$T/status.txt"; it_fail "status not healthy"; }
 check_files "after mount again"
+
+it_log "2b. an NBD export as a hot spare: added, listed, removed"
+truncate -s 128M "$T/d4.img" || it_fail "truncate"
+nbd_start 4
+"$JGRFS" spare add "$MNT" "$(nbd_uri 4)" >"$T/spare.log" 2>&1 || { cat "$T/spare.log"; it_fail "spare add URI"; }
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "spare      idle       $(nbd_uri 4)" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: the spare"; }
+"$JGRFS" spare remove "$MNT" "$(nbd_uri 4)" >"$T/spare.log" 2>&1 || { cat "$T/spare.log"; it_fail "spare remove URI"; }
+"$JGRFS" status "$MNT" >"$T/status.txt"
+if grep -q "spare " "$T/status.txt"; then cat "$T/status.txt"; it_fail "the spare is still listed"; fi
 
 it_log "3. server 3 killed under writes"
 head -c 16M /dev/urandom >"$T/c"
@@ -149,5 +163,14 @@ write_file e 2
 grep -q "member  2  failed .*s2.sock" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: member 2 failed"; }
 check_files "after the timeout"
 it_unmount
+
+it_log "6. server 2 answers again: rebuilt offline onto it (jgrfs rebuild --new URI)"
 kill -CONT "$NBD_PID2"
+"$JGRFS" rebuild --new "$(nbd_uri 2)" "$(nbd_uri 0)" "$(nbd_uri 1)" "$(nbd_uri 3)" >"$T/rebuild.log" 2>&1 ||
+	{ cat "$T/rebuild.log"; it_fail "rebuild --new URI"; }
+it_fsck_clean
+it_mount
+"$JGRFS" status "$MNT" >"$T/status.txt" || { cat "$T/status.txt"; it_fail "not healthy after the rebuild"; }
+check_files "after the offline rebuild"
+it_unmount
 it_finish

@@ -5,9 +5,10 @@
 # btrfs, with fio. Prints figures; asserts nothing (speed lives in benchmarks).
 #
 #   sudo tools/bench/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS]
-#                            [-w LIST] [-o MOUNT_OPTIONS] PATH/TO/jgrfs
+#                            [-w LIST] [-o MOUNT_OPTIONS] [-T TREE] PATH/TO/jgrfs
 #
 #   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
+#   -T TREE  the source tree to untar and check out (default /usr/include)
 #   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
 #   -r N     N rounds, each filesystem once per round (default 1), each round
 #            starting one filesystem further (a multiple of the number of
@@ -24,8 +25,13 @@
 #            of the same disk: the FUSE ceiling, no RAID, no journal
 #
 # Workloads: sequential 1 MiB writes (end fsync) and reads (cold cache), 4 KiB
-# random writes each followed by fsync, 10,000 creates of 4 KiB files. Use an
-# optimised build (make release) for figures worth quoting.
+# random writes each followed by fsync, 10,000 creates of 4 KiB files, untar of
+# a source tree (TREE, tarred once beforehand) and a git clone of it (a
+# repository of TREE made once beforehand, cloned over file:// so that its
+# objects are packed and copied, and its files checked out), each ended by a
+# syncfs and timed in seconds (their ratios are reference time / jgrfs time:
+# above 1 is jgrfs faster, as for the other columns). Use an optimised build
+# (make release) for figures worth quoting.
 set -u
 
 size=1G
@@ -34,7 +40,8 @@ secs=15
 which=jgrfs,fuse2fs,btrfs,passthrough
 mopts=""
 rounds=1
-while getopts "s:d:t:w:o:r:h" opt; do
+tree=/usr/include
+while getopts "s:d:t:w:o:r:T:h" opt; do
 	case $opt in
 	s) size=$OPTARG ;;
 	d) dir=$OPTARG ;;
@@ -42,7 +49,8 @@ while getopts "s:d:t:w:o:r:h" opt; do
 	w) which=$OPTARG ;;
 	o) mopts="-o $OPTARG" ;;
 	r) rounds=$OPTARG ;;
-	*) sed -n '4,27p' "$0"; exit 2 ;;
+	T) tree=$OPTARG ;;
+	*) sed -n '4,34p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -50,7 +58,8 @@ jgrfs=${1:?usage: bench_fuse.sh [-s SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS] PATH
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_fuse: -r wants a count of rounds, not '$rounds'" >&2; exit 2; }
 case "$jgrfs" in /*) ;; *) jgrfs=$(pwd)/$jgrfs ;; esac
 [ "$(id -u)" = 0 ] || { echo "bench_fuse: needs root (loop devices, btrfs, drop_caches)" >&2; exit 1; }
-for p in fio python3 fusermount3; do
+[ -d "$tree" ] || { echo "bench_fuse: -T $tree: not a directory" >&2; exit 2; }
+for p in fio python3 fusermount3 git tar; do
 	command -v $p >/dev/null || { echo "bench_fuse: $p missing" >&2; exit 1; }
 done
 
@@ -111,9 +120,20 @@ print("%.0f" % (n / (time.monotonic() - t)))
 PY
 }
 
-# workload LABEL: runs every workload on $MNT; appends "LABEL sw sr rw cr" to results
+# timed DIR CMD...: run CMD, then syncfs of DIR; prints the seconds both took
+timed() {
+	local d=$1 t0 t1
+	shift
+	t0=$(date +%s.%N)
+	"$@" >/dev/null 2>"$W/timed.err" && sync -f "$d" ||
+		{ cat "$W/timed.err" >&2; echo 0; return; }
+	t1=$(date +%s.%N)
+	python3 -c "print('%.2f' % ($t1 - $t0))"
+}
+
+# workload LABEL: runs every workload on $MNT; appends "LABEL round sw sr rw cr ut gc" to results
 workload() {
-	local sw sr rw cr
+	local sw sr rw cr ut gc
 	echo "  $1: sequential write" >&2
 	sw=$(fio_run seqw --filename="$MNT/seq" --rw=write --bs=1M --size=$seq_bytes --end_fsync=1)
 	echo 3 >/proc/sys/vm/drop_caches
@@ -124,7 +144,12 @@ workload() {
 		--time_based --runtime="$secs" --randrepeat=1 --randseed=42)
 	echo "  $1: 10000 creates" >&2
 	cr=$(creates "$MNT/small" 10000)
-	echo "$1 $round ${sw% *} ${sr% *} ${rw#* } $cr" >>"$W/results"
+	echo "  $1: untar of $tree" >&2
+	mkdir "$MNT/untar"
+	ut=$(timed "$MNT/untar" tar -xf "$W/tree.tar" -C "$MNT/untar")
+	echo "  $1: git clone of $tree" >&2
+	gc=$(timed "$MNT" git clone -q --no-hardlinks "file://$W/tree.git" "$MNT/clone")
+	echo "$1 $round ${sw% *} ${sr% *} ${rw#* } $cr $ut $gc" >>"$W/results"
 }
 
 : >"$W/results"
@@ -183,7 +208,10 @@ run_btrfs() {
 run_passthrough() {
 	echo "passthrough: libfuse passthrough_ll over $dir" >&2
 	mkdir "$W/pt"
-	if "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"; then
+	# it holds an O_PATH descriptor per inode the kernel knows: 1024 run out in
+	# the untar and the git checkout (its own README says to raise the limit)
+	if (ulimit -n 1048576 2>/dev/null || ulimit -n 65536
+	    exec "$W/passthrough_ll" -o writeback,source="$W/pt" "$MNT"); then
 		workload passthrough
 		fusermount3 -u "$MNT"
 		sleep 1
@@ -192,6 +220,14 @@ run_passthrough() {
 	fi
 	rm -rf "$W/pt"
 }
+
+# the tree, tarred and made a repository once, on the work directory's disk
+echo "tree: $tree ($(find "$tree" -type f | wc -l) files, $(du -sh "$tree" | cut -f1)), tarred and committed once" >&2
+tar -cf "$W/tree.tar" -C "$tree" . || { echo "bench_fuse: tar of $tree failed" >&2; exit 1; }
+mkdir "$W/tree.git" && tar -xf "$W/tree.tar" -C "$W/tree.git" &&
+	git -C "$W/tree.git" init -q && git -C "$W/tree.git" add -A &&
+	git -C "$W/tree.git" -c user.name=bench -c user.email=bench@localhost commit -qm tree ||
+	{ echo "bench_fuse: git repository of $tree failed" >&2; exit 1; }
 
 ptsrc=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 have_pt=false
@@ -237,27 +273,32 @@ for l in open(sys.argv[1]):
     f = l.split()
     if f:
         res.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:]]
-cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s"]
+cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s",
+        "untar s", "git clone s"]
+timecol = [False, False, False, False, True, True]  # ratio = reference / jgrfs
 many = any(len(r) > 1 for r in res.values())
+def fmt(k, x):
+    return ("%.2f" if timecol[k] else "%.1f") % x
 def row(label, vals):
     print("%-26s" % label + "".join("%21s" % v for v in vals))
 row("", cols)
 for name, rounds in res.items():
     for r in sorted(rounds) if many else ():
-        row("%s #%d" % (name, r), ["%.1f" % x for x in rounds[r]])
+        row("%s #%d" % (name, r), [fmt(k, x) for k, x in enumerate(rounds[r])])
     row(name + (" median" if many else ""),
-        ["%.1f" % statistics.median(v[k] for v in rounds.values()) for k in range(4)])
+        [fmt(k, statistics.median(v[k] for v in rounds.values())) for k in range(len(cols))])
 j = res.get("jgrfs")
 for ref in ("fuse2fs", "btrfs-raid5", "passthrough"):
     if not j or ref not in res:
         continue
     both = [r for r in sorted(j) if r in res[ref]]
-    ratios = [[a / b if b else None for a, b in zip(j[r], res[ref][r])] for r in both]
+    ratios = [[(b / a if a else None) if t else (a / b if b else None)
+               for a, b, t in zip(j[r], res[ref][r], timecol)] for r in both]
     label = "jgrfs/" + ref.split("-")[0]
     for r, v in zip(both, ratios) if many else ():
         row("%s #%d" % (label, r), ["%.2fx" % x if x else "-" for x in v])
     med = []
-    for k in range(4):
+    for k in range(len(cols)):
         xs = [v[k] for v in ratios if v[k]]
         med.append("%.2fx" % statistics.median(xs) if xs else "-")
     row(label + (" median" if many else ""), med)

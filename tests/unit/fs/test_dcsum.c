@@ -20,104 +20,16 @@
 
 #include <cmocka.h>
 
-#include "fs_i.h"
-#include "jgrfs/raid.h"
-#include "raid_i.h"
+#include "fs_raidvol.h"
 
 static uint64_t t_member_blocks = 4096;
 static bool t_csum = true;
 
-/* A pass-through device that does not close its lower one: members survive raid_stop. */
-struct t_keep {
-	struct blk_dev dev;
-	struct blk_dev *lower;
-};
-
-static int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
-{
-	return blk_submit(((struct t_keep *)d)->lower, r, n);
-}
-
-static int t_keep_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
-{
-	return blk_ctl(((struct t_keep *)d)->lower, cmd, arg);
-}
-
-static void t_keep_close(struct blk_dev *d)
-{
-	free(d);
-}
-
-static const struct blk_dev_ops t_keep_ops = {
-    .submit = t_keep_submit, .ctl = t_keep_ctl, .close = t_keep_close};
-
-static struct blk_dev *t_keep(struct blk_dev *lower)
-{
-	struct t_keep *k = calloc(1, sizeof(*k));
-
-	assert_non_null(k);
-	k->dev.ops = &t_keep_ops;
-	k->dev.nblocks = lower->nblocks;
-	snprintf(k->dev.name, sizeof(k->dev.name), "%s", lower->name);
-	k->lower = lower;
-	return &k->dev;
-}
-
-struct t_vol {
-	unsigned int n;
-	struct blk_dev *mem[RAID_MAX_MEMBERS];
-	struct raid_array *a;
-	struct raid_geo geo;
-};
-
-static void t_assemble(struct t_vol *v)
-{
-	struct blk_dev *devs[RAID_MAX_MEMBERS];
-
-	for (unsigned int i = 0; i < v->n; i++)
-		devs[i] = t_keep(v->mem[i]);
-	assert_int_equal(raid_assemble(devs, v->n, NULL, &v->a), 0);
-	v->geo = v->a->geo;
-}
-
-static void t_stop(struct t_vol *v)
-{
-	assert_int_equal(raid_stop(v->a), 0);
-	v->a = NULL;
-}
-
 static void t_vol_new(struct t_vol *v, unsigned int level, unsigned int n, uint32_t chunk)
 {
-	struct raid_create_cfg cc = {.level = level,
-				     .chunk_blocks = chunk,
-				     .resync = RAID_RESYNC_BITMAP,
-				     .assume_clean = true,
-				     .bitmap_region_blocks = 64};
 	struct fs_mkfs_opts mk = {.label = "dcsum", .data_csum = t_csum, .journal_blocks = 2048};
-	struct blk_dev *devs[RAID_MAX_MEMBERS];
 
-	memset(v, 0, sizeof(*v));
-	v->n = n;
-	for (unsigned int i = 0; i < n; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "mem%u", i);
-		assert_int_equal(raid_dev_mem_open(name, t_member_blocks, &v->mem[i]), 0);
-		devs[i] = t_keep(v->mem[i]);
-	}
-	assert_int_equal(raid_create(devs, n, &cc, false), 0);
-	for (unsigned int i = 0; i < n; i++)
-		blk_close(devs[i]);
-	t_assemble(v);
-	assert_int_equal(fs_mkfs(raid_array_dev(v->a), &mk), 0);
-}
-
-static void t_vol_free(struct t_vol *v)
-{
-	if (v->a)
-		t_stop(v);
-	for (unsigned int i = 0; i < v->n; i++)
-		blk_close(v->mem[i]);
+	t_vol_make(v, level, n, chunk, t_member_blocks, &mk);
 }
 
 static struct fs *t_mount(struct t_vol *v)
@@ -127,34 +39,6 @@ static struct fs *t_mount(struct t_vol *v)
 
 	assert_int_equal(fs_mount(raid_array_dev(v->a), &o, &fs), 0);
 	return fs;
-}
-
-/* Flip byte @at of member block @mblk of member @m. */
-static void t_damage(struct t_vol *v, unsigned int m, uint64_t mblk, size_t at)
-{
-	uint8_t *b = jg_alloc_blocks(1);
-
-	assert_int_equal(blk_rw(v->mem[m], BLK_OP_READ, mblk, 1, b, 0), 0);
-	b[at] ^= 0xa5;
-	assert_int_equal(blk_rw(v->mem[m], BLK_OP_WRITE, mblk, 1, b, 0), 0);
-	free(b);
-}
-
-static uint8_t *t_member_block(struct t_vol *v, unsigned int m, uint64_t mblk)
-{
-	uint8_t *b = jg_alloc_blocks(1);
-
-	assert_int_equal(blk_rw(v->mem[m], BLK_OP_READ, mblk, 1, b, 0), 0);
-	return b;
-}
-
-
-static uint64_t t_corrected(struct t_vol *v, unsigned int m)
-{
-	struct raid_info info;
-
-	raid_info_get(v->a, &info);
-	return info.members[m].read_errors_corrected;
 }
 
 static void t_fill(uint8_t *p, size_t n, unsigned int seed)
@@ -463,6 +347,30 @@ static void t_settle(unsigned int cuts_after_recovery)
 	assert_int_equal(fs_write(fs, ino, 0, T_BIG, d), (ssize_t)T_BIG);
 	fs_abandon(fs);
 	t_stop(&v);
+
+	/* data=ordered is refused before recovery writes anything: not a byte
+	 * of any member changes */
+	if (!cuts_after_recovery) {
+		struct fs_mount_opts ord = {.data_mode = JNL_DATA_ORDERED, .no_commit_thread = true};
+		uint64_t bytes = v.mem[0]->nblocks * JG_BLOCK_SIZE;
+		uint8_t *img[RAID_MAX_MEMBERS], *now = jg_alloc_blocks(v.mem[0]->nblocks);
+
+		t_assemble(&v);
+		for (unsigned int m = 0; m < v.n; m++) {
+			img[m] = jg_alloc_blocks(v.mem[m]->nblocks);
+			assert_int_equal(blk_rw(v.mem[m], BLK_OP_READ, 0, (uint32_t)v.mem[m]->nblocks,
+						img[m], 0), 0);
+		}
+		assert_int_equal(fs_mount(raid_array_dev(v.a), &ord, &fs), -EINVAL);
+		for (unsigned int m = 0; m < v.n; m++) {
+			assert_int_equal(blk_rw(v.mem[m], BLK_OP_READ, 0, (uint32_t)v.mem[m]->nblocks,
+						now, 0), 0);
+			assert_memory_equal(now, img[m], bytes);
+			free(img[m]);
+		}
+		free(now);
+		t_stop(&v);
+	}
 
 	/* the power cut again right after recovery, before the settling commit:
 	 * recovery has emptied the log; its superblock still names the dropped

@@ -259,6 +259,13 @@ static void test_dev_nbd_open_checks(void **state)
 					   0, &d),
 			 -ENAMETOOLONG);
 
+	/* TCP to an address nobody answers (or no route to it): fails within the timeout */
+	setenv("JGRFS_NBD_TIMEOUT", "1", 1);
+	t0 = t_now();
+	assert_true(raid_dev_nbd_open("nbd://10.255.255.1/", 0, &d) < 0);
+	assert_true(t_now() - t0 < 5);
+	unsetenv("JGRFS_NBD_TIMEOUT");
+
 	/* nobody there: fails at once */
 	t0 = t_now();
 	assert_true(raid_dev_nbd_open("nbd+unix:///?socket=/nonexistent/jgrfs.sock", 0, &d) < 0);
@@ -283,6 +290,7 @@ static void test_dev_nbd_server_killed(void **state)
 	(void)state;
 	t_srv_start(&s, args);
 	b = jg_alloc_blocks(8);
+	t_fill(b, 8, 1);
 	assert_int_equal(raid_dev_nbd_open(s.uri, 0, &d), 0);
 	assert_int_equal(blk_rw(d, BLK_OP_WRITE, 0, 8, b, 0), 0);
 	kill(s.pid, SIGKILL);
@@ -318,6 +326,7 @@ static void test_dev_nbd_timeout(void **state)
 	(void)state;
 	t_srv_start(&s, args);
 	b = jg_alloc_blocks(1);
+	t_fill(b, 1, 2);
 	setenv("JGRFS_NBD_TIMEOUT", "1", 1);
 	assert_int_equal(raid_dev_nbd_open(s.uri, 0, &d), 0);
 	unsetenv("JGRFS_NBD_TIMEOUT");

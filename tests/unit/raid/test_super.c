@@ -6,7 +6,8 @@
  * refused without force, the jnl-pending flag across stop/assemble (it counts as
  * dirty: stop keeps it, degraded assembly and failing a member are refused), a
  * data area past 64 bits or a bitmap policy without a bitmap refused, read-only,
- * torn superblock copies and power cuts at every superblock write (S8).
+ * torn superblock copies and power cuts at every superblock write (S8), a member
+ * whose copies are both damaged left out (S12).
  */
 #include "raid_test.h"
 
@@ -105,16 +106,7 @@ static void test_super_bad_input_writes_nothing(void **state)
 		if (t_assemble_mask(&t, ~0u, NULL) != -EINVAL)
 			t_fail(gc, "wrong magic accepted");
 		t_snap_same(&t, &s, gc);
-		/* bad crc: one flipped bit in the body of both copies */
-		b[0x48] ^= 0x10;
-		b[JG_BLOCK_SIZE + 0x48] ^= 0x10;
-		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, b, 0), 0);
-		t_snap_take(&t, &s);
-		if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
-			t_fail(gc, "bad crc accepted");
-		t_snap_same(&t, &s, gc);
-		b[0x48] ^= 0x10;
-		b[JG_BLOCK_SIZE + 0x48] ^= 0x10;
+		/* (a bad crc in both copies is a damaged member, left out: test_super_damaged_left_out) */
 		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, b, 0), 0);
 
 		/* a member of another array */
@@ -562,7 +554,7 @@ static void t_tear_copy(struct tarr *t, unsigned int member, uint64_t home, cons
  * (S8) One torn superblock copy on a member (either copy) does not stop the
  * array: assembly takes the other copy, keeps the dirty state it records, and
  * its own update rewrites the torn copy. With both copies torn the member is
- * refused with nothing written.
+ * left out (S12), nothing written to it.
  */
 static void test_super_torn_copy_assembles(void **state)
 {
@@ -573,7 +565,6 @@ static void test_super_torn_copy_assembles(void **state)
 			uint8_t *old = jg_alloc_blocks(2);
 			struct raid_info info;
 			struct tarr t;
-			struct t_snap s;
 
 			t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
 			assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, old, 0), 0);
@@ -594,20 +585,92 @@ static void test_super_torn_copy_assembles(void **state)
 					 jg_crc_seed(((struct raid_sb *)old)->uuid), "test",
 					 "member superblock", "mem1"))
 				t_fail(gc, "torn copy not rewritten by the next update");
-			/* both copies torn: refused, naming the member, nothing written */
+			/*
+			 * both copies torn: the member is left out (S12), nothing
+			 * written to it; nothing was in flight, so the dirty array
+			 * has no row with the write hole (S10) and runs degraded
+			 */
 			assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, old, 0), 0);
 			t_assemble(&t);
 			raid_abandon(t.a);
 			t.a = NULL;
 			t_tear_copy(&t, 1, RAID_SB_BLKNO, old);
 			t_tear_copy(&t, 1, RAID_SB_COPY_BLKNO, old + JG_BLOCK_SIZE);
-			t_snap_take(&t, &s);
-			if (t_assemble_mask(&t, ~0u, NULL) != -EUCLEAN)
-				t_fail(gc, "member with both copies torn accepted");
-			t_snap_same(&t, &s, gc);
+			{
+				uint8_t *before = t_member_image(&t, 1), *after;
+
+				if (t_assemble_mask(&t, ~0u, NULL))
+					t_fail(gc, "member with both copies torn: array refused");
+				raid_info_get(t.a, &info);
+				if (!info.degraded || info.members[1].present)
+					t_fail(gc, "member with both copies torn taken in");
+				t_stop(&t);
+				after = t_member_image(&t, 1);
+				if (memcmp(before, after, t.member_blocks * JG_BLOCK_SIZE))
+					t_fail(gc, "a member left out was written");
+				free(before);
+				free(after);
+			}
 			free(old);
 			t_free(&t);
 		}
+	}
+}
+
+/*
+ * (S12) A member whose two superblock copies both fail their crc (bit rot on one
+ * disk) is left out: the array assembles degraded with that role missing,
+ * never reads or writes the member, and its data reads back right from the
+ * others. The same member with no magic in either copy is foreign: refused.
+ */
+static void test_super_damaged_left_out(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		uint8_t *sb = jg_alloc_blocks(2), *data = jg_alloc_blocks(64), *back = jg_alloc_blocks(64);
+		uint8_t *before, *after;
+		struct raid_info info;
+		struct tarr t;
+		struct t_snap s;
+
+		t_make(&t, gc, MB, RAID_RESYNC_BITMAP, 16, NULL);
+		t_assemble(&t);
+		for (size_t i = 0; i < 64 * JG_BLOCK_SIZE; i++)
+			data[i] = (uint8_t)(i * 7 + gi);
+		assert_int_equal(blk_rw(t.dev, BLK_OP_WRITE, 5, 64, data, 0), 0);
+		t_stop(&t);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_READ, 0, 2, sb, 0), 0);
+		sb[0x48] ^= 0x10;
+		sb[JG_BLOCK_SIZE + 0x48] ^= 0x10;
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, sb, 0), 0);
+		before = t_member_image(&t, 1);
+		if (t_assemble_mask(&t, ~0u, NULL))
+			t_fail(gc, "member with a bad crc in both copies: array refused");
+		raid_info_get(t.a, &info);
+		if (!info.degraded || info.members[1].present || !info.members[0].present)
+			t_fail(gc, "damaged member not left out");
+		assert_int_equal(blk_rw(t.dev, BLK_OP_READ, 5, 64, back, 0), 0);
+		if (memcmp(data, back, 64 * JG_BLOCK_SIZE))
+			t_fail(gc, "data read wrong with the damaged member left out");
+		t_stop(&t);
+		after = t_member_image(&t, 1);
+		if (memcmp(before, after, t.member_blocks * JG_BLOCK_SIZE))
+			t_fail(gc, "a member left out was written");
+		free(after);
+
+		/* no magic in either copy: a device given by mistake, refused */
+		memset(sb, 0, 2 * JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(t.mem[1], BLK_OP_WRITE, 0, 2, sb, 0), 0);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~0u, NULL) != -EINVAL)
+			t_fail(gc, "foreign device accepted or left out");
+		t_snap_same(&t, &s, gc);
+		free(before);
+		free(sb);
+		free(data);
+		free(back);
+		t_free(&t);
 	}
 }
 
@@ -905,6 +968,7 @@ int main(void)
 	    cmocka_unit_test(test_super_pending_fail_member_refused),
 	    cmocka_unit_test(test_super_bad_extent_and_policy_refused),
 	    cmocka_unit_test(test_super_torn_copy_assembles),
+	    cmocka_unit_test(test_super_damaged_left_out),
 	    cmocka_unit_test(test_super_torn_sb_writes_every_position),
     cmocka_unit_test(test_super_cut_rounds_in_a_row),
 	    cmocka_unit_test(test_super_one_copy_array_still_works),
