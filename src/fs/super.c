@@ -94,9 +94,17 @@ int fs_sb_write(struct fs_tx *tx)
 	return rc;
 }
 
+/*
+ * The time stamped on inodes: the kernel's coarse clock (its tick), the one it
+ * stamps with itself (current_time(), on a write through the writeback cache,
+ * src/fuse/ops.c (V5)), as kernel filesystems stamp. A write in the tick of the
+ * create then finds mtime and ctime current and dirties nothing: no SETATTR of
+ * the times at close (issue 28). A finer stamp was also ahead of the kernel's,
+ * so that a write in the same tick moved mtime back.
+ */
 void fs_now(struct timespec *ts)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(CLOCK_REALTIME_COARSE, ts);
 }
 
 void fs_set_error(struct fs *fs, const char *fmt, ...)

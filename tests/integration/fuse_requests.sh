@@ -38,8 +38,9 @@ KINDS = ["lookup", "forget", "getattr", "setattr", "readlink", "mknod", "mkdir",
          "setxattr", "getxattr", "listxattr", "removexattr", "create", "fallocate", "ioctl"]
 # The requests each step costs, by kind (forget left out, see above).
 EXPECTED = {
-    "create_write_close": {"lookup": 1, "create": 1, "getxattr": 1, "write": 1,
-                           "setattr": 1},
+    # no setattr: the create stamps the times with the kernel's coarse clock,
+    # so a write in the same tick finds them current (TICK below)
+    "create_write_close": {"lookup": 1, "create": 1, "getxattr": 1, "write": 1},
     "stat": {"getattr": 2},
     "overwrite_fsync": {"getxattr": 1, "write": 1, "setattr": 1, "fsync": 1},
     "unlink": {"unlink": 1, "setattr": 1},
@@ -120,12 +121,25 @@ os.stat(D)
 
 failed = []
 seen = {}
+# Steps whose write may land in the kernel's next clock tick after the create
+# (4 ms at HZ=250): the kernel then stamps a newer mtime and sends it with a
+# SETATTR at close. Such a step is tried again, up to TICK_TRIES times; a
+# daemon stamping with a finer clock than the kernel's sends it every time.
+TICK = {"create_write_close"}
+TICK_TRIES = 5
 for name, fn in [("create_write_close", create_write_close), ("stat", stat),
                  ("overwrite_fsync", overwrite_fsync), ("unlink", unlink)]:
-    before = settled()
-    fn()
-    after = settled()
-    got = delta(before, after)
+    for attempt in range(TICK_TRIES if name in TICK else 1):
+        before = settled()
+        fn()
+        after = settled()
+        got = delta(before, after)
+        if got != dict(EXPECTED[name], setattr=EXPECTED[name].get("setattr", 0) + 1):
+            break
+        if attempt + 1 < TICK_TRIES:
+            print("%-20s a SETATTR of the times (the write in the next tick?): again" % name)
+            F = os.path.join(D, "f%d" % (attempt + 1))  # a name not looked up yet
+            os.stat(D)  # the create made the kernel drop D's attributes: not this step's
     seen[name] = got
     want = EXPECTED[name]
     total, want_total = sum(got.values()), sum(want.values())
