@@ -476,6 +476,22 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 		 raid_progress_fn fn, void *ctx);
 
 /*
+ * Bring back the member of role @role that failed during this run, on @dev
+ * (owned by the array from this call on, as in raid_rebuild): the same device,
+ * reopened after it came back (a rebooted NBD server). It is rebuilt as by
+ * raid_rebuild, but only in the rows it missed: those written since its last
+ * flush that succeeded before it failed, and every row written after, tracked
+ * in memory whatever the resync policy (src/raid/away.c). Where those rows are
+ * not known (it has been missing since assembly, the daemon restarted, its
+ * superblock is not at the event it left at, too many writes were unflushed
+ * when it failed), every row is rebuilt, after a warning. -ENODEV (@dev closed)
+ * when @dev's superblock does not name this array and @role; otherwise as
+ * raid_rebuild. Stopped or crashed, it resumes as a full rebuild from its mark.
+ */
+int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
+	       void *ctx);
+
+/*
  * The rows that a dirty array assembled degraded (with force, or read-only)
  * could not make consistent: a write was in flight there at the crash (its
  * bitmap says so, or the journal asked for the row by BLK_SYNCRAID) and a

@@ -317,6 +317,21 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 	return rc;
 }
 
+/* away.c (A1): the rows the member writes of a batch covered, done or failed. */
+static void raid_mr_note_writes(struct raid_array *a, const struct blk_req *mr, unsigned int n)
+{
+	const struct raid_geo *geo = &a->geo;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t b0 = mr[i].blkno - geo->data_offset;
+
+		if (mr[i].op == BLK_OP_WRITE && mr[i].nblocks)
+			raid_away_note(a, b0 / geo->chunk_blocks,
+				       (b0 + mr[i].nblocks - 1) / geo->chunk_blocks -
+					   b0 / geo->chunk_blocks + 1);
+	}
+}
+
 /*
  * Submit the member requests, grouped by member (blk_submit_multi keeps one
  * device's requests together when it falls back to per-device submits). A read
@@ -355,6 +370,7 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 		srole[at] = g->mrole[i];
 	}
 	rc = blk_submit_multi(sorted, g->nmr);
+	raid_mr_note_writes(g->a, sorted, g->nmr); /* (A1) */
 	if (rc) {
 		for (unsigned int i = 0; i < g->nmr; i++) {
 			bool fail = false;
@@ -402,6 +418,7 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	struct blk_req reqs[RAID_MAX_MEMBERS];
 	unsigned int role[RAID_MAX_MEMBERS], nr = 0;
 	uint32_t wmiss = raid_missing_write(a), failed = 0;
+	uint64_t seq;
 	int rc;
 
 	for (unsigned int m = 0; m < a->geo.n; m++) {
@@ -410,7 +427,11 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 		role[nr] = m;
 		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = a->m[m].dev};
 	}
+	seq = raid_away_flush_begin(a); /* (A2) */
 	rc = blk_submit_multi(reqs, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		if (!reqs[i].result)
+			raid_away_flush_done(a, role[i], seq);
 	if (!rc)
 		return 0;
 	/* a flush that fails lost writes, whatever the error: the member fails */

@@ -209,6 +209,10 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 			continue;
 		if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar)
 			goto out;
+		if (a->m[role].rebuilding)
+			raid_away_forget(a, role);
+		else
+			raid_away_fail_locked(a, role, true); /* (A3) */
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
 		raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, reqs[i].result,
@@ -317,6 +321,10 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EIO;
 		goto out;
 	}
+	if (a->m[role].rebuilding)
+		raid_away_forget(a, role);
+	else
+		raid_away_fail_locked(a, role, false); /* (A3) */
 	a->m[role].failed = true;
 	a->m[role].rebuilding = false;
 	raid_masks_update_locked(a);
@@ -373,6 +381,7 @@ struct raid_array *raid_array_alloc(void)
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
 	raid_rcache_init(a);
+	raid_away_init(a);
 	pthread_mutex_init(&a->spare_lock, NULL);
 	pthread_rwlockattr_t attr;
 
@@ -394,6 +403,7 @@ void raid_array_free(struct raid_array *a)
 		return;
 	raid_bitmap_free(a);
 	raid_rcache_free(a);
+	raid_away_free(a);
 	free(a->spare_arena);
 	pthread_mutex_destroy(&a->spare_lock);
 	free(a->synced);
