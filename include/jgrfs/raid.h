@@ -320,6 +320,8 @@ struct raid_member_info {
 					     * blocks healed after a failed checksum
 					     * (BLK_CTL_HEAL_READ, src/raid/heal.c) */
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
+	int64_t missed_rows;		    /* failed in this run: rows written since it left,
+					     * those raid_readd() rebuilds; -1 when not known */
 };
 
 /*
@@ -357,6 +359,12 @@ struct raid_info {
 	bool resync_all;
 	uint64_t events;
 	double rebuild_progress;	/* 0..1, or -1 when no rebuild runs */
+	/* the last rebuild that ended whole since assembly (raid_rebuild, raid_readd) */
+	bool rebuild_last_done;
+	bool rebuild_last_readd;	/* a readd that rebuilt only the rows missed */
+	unsigned int rebuild_last_role;
+	uint64_t rebuild_last_rows;	/* rows it rebuilt */
+	double rebuild_last_seconds;
 	uint64_t sync_rows;		/* initial sync: rows in sync (recorded); rows when done */
 	uint64_t sync_done;		/* ... rows the running sync has passed */
 	double sync_rate;		/* ... its rows per second, 0 when none runs */

@@ -88,7 +88,7 @@ static void fop_watch_try(struct fop_ctx *c)
 	rc = raid_spare_take(c->array, &role, &dev);
 	if (rc)
 		goto out; /* -ENOENT nothing lost, -ENODEV no spare: nothing to do */
-	rc = fop_rebuild_start_locked(c, role, dev); /* takes dev */
+	rc = fop_rebuild_start_locked(c, role, dev, false); /* takes dev */
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "cannot start the rebuild of role %u onto a spare: %s",
 		       role, strerror(-rc));

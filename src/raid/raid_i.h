@@ -237,6 +237,12 @@ struct raid_array {
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;
+	struct { /* raid_info.rebuild_last_* */
+		bool done, readd;
+		unsigned int role;
+		uint64_t rows;
+		double seconds;
+	} rebuild_last;
 	double sync_rate;		    /* rows per second of the running initial sync, or 0 */
 	uint64_t ev_counts[RAID_EV__COUNT]; /* events reported (event.c) */
 	unsigned int ev_rebuild_step;	    /* 5% steps of the rebuild reported so far */

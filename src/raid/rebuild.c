@@ -188,7 +188,7 @@ out:
 
 /* The end: the member whole (@rc 0), failed (an error), or paused (R4). */
 static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uint64_t rows,
-			    double t0)
+			    double t0, bool readd)
 {
 	if (!rc)
 		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
@@ -225,6 +225,13 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 				  jg_now_seconds() - t0);
 		if (!rc) /* the superblocks name it: a working member */
 			raid_event(a, RAID_EV_SPARE_TAKEN, role, -1, 0);
+		pthread_mutex_lock(&a->stats_lock);
+		a->rebuild_last.done = !rc;
+		a->rebuild_last.readd = readd;
+		a->rebuild_last.role = role;
+		a->rebuild_last.rows = rows;
+		a->rebuild_last.seconds = jg_now_seconds() - t0;
+		pthread_mutex_unlock(&a->stats_lock);
 	}
 	a->m[role].recovered = a->m[role].recovered_sb = 0;
 	jg_mutex_unlock(&a->sb_lock);
@@ -331,8 +338,8 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		if (!rc && fn && fn(ctx, r + cnt, g->rows))
 			rc = -ECANCELED;
 	}
+	rc = raid_rebuild_end(a, role, rc, done, t0, only != NULL);
 	free(only);
-	rc = raid_rebuild_end(a, role, rc, done, t0);
 	raid_rebuild_progress(a, -1);
 	return rc;
 }

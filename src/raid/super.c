@@ -736,12 +736,19 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		out->members[i].read_errors_uncorrectable = a->m[i].rd_uncorrectable;
 	}
 	out->rebuild_progress = a->rebuild_progress;
+	out->rebuild_last_done = a->rebuild_last.done;
+	out->rebuild_last_readd = a->rebuild_last.readd;
+	out->rebuild_last_role = a->rebuild_last.role;
+	out->rebuild_last_rows = a->rebuild_last.rows;
+	out->rebuild_last_seconds = a->rebuild_last.seconds;
 	out->sync_rate = a->sync_rate;
 	out->sync_rows = __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
 	out->sync_done = __atomic_load_n(&a->sync_done, __ATOMIC_ACQUIRE);
 	out->last_resync = a->last_resync;
 	memcpy(out->event_counts, a->ev_counts, sizeof(out->event_counts));
 	pthread_mutex_unlock(&a->stats_lock);
+	for (unsigned int i = 0; i < a->geo.n; i++)
+		out->members[i].missed_rows = raid_away_rows(a, i);
 }
 
 size_t raid_lost_blocks(struct raid_array *a, uint64_t *seq, uint64_t *blocks, size_t max)
