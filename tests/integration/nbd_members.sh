@@ -18,7 +18,9 @@
 #      parity right;
 #   4. nbdkit's error filter fails every read of one member: on a read-only
 #      mount the files still read right (rebuilt from parity) and status counts
-#      the corrected read errors on that member;
+#      the corrected read errors on that member; then every write of it: the
+#      member fails, the files read right, and once the filter stops failing
+#      `jgrfs readd` brings it back over a new connection;
 #   5. a server that stops answering (SIGSTOP) fails its member after
 #      JGRFS_NBD_TIMEOUT seconds: the write waiting on it finishes degraded;
 #   6. that server answers again: `jgrfs rebuild --new URI` rebuilds onto it
@@ -176,6 +178,23 @@ rm -f "$T/fail-reads"
 grep -q '"role":1,[^}]*"read_errors_corrected":[1-9]' "$T/status.json" ||
 	{ cat "$T/status.json"; it_fail "no corrected read error counted on member 1"; }
 it_unmount
+
+it_log "4b. every write of member 1 fails (error filter): failed, then re-added on the same server"
+kill "$NBD_PID1"
+wait "$NBD_PID1" 2>/dev/null
+nbd_start 1 --filter=error error-pwrite=EIO error-pwrite-rate=100% error-pwrite-file="$T/fail-writes"
+it_mount
+touch "$T/fail-writes"
+write_file g 1
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "member  1  failed .*s1.sock.*(missed [1-9][0-9]* of" "$T/status.txt" ||
+	{ cat "$T/status.txt"; it_fail "status: member 1 failed, with the rows it missed"; }
+check_files "member 1 failing writes"
+rm -f "$T/fail-writes"
+readd 1	# the server never went away: a new connection, the rows it missed
+check_files "after the readd of 1"
+it_unmount
+it_fsck_clean
 
 it_log "5. server 2 stops answering: its member fails after the timeout"
 export JGRFS_NBD_TIMEOUT=2	# the daemon's: jgrfs(8) ENVIRONMENT
