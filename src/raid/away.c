@@ -56,8 +56,10 @@ void raid_away_note(struct raid_array *a, uint64_t row0, uint64_t nrows)
 	struct raid_away *w = &a->away;
 	struct raid_away_range *last;
 
-	if (!nrows)
+	if (!nrows || row0 >= a->geo.rows)
 		return;
+	if (nrows > a->geo.rows - row0)
+		nrows = a->geo.rows - row0; /* the maps hold geo.rows bits */
 	pthread_mutex_lock(&w->lock);
 	for (unsigned int m = 0; m < RAID_MAX_MEMBERS; m++)
 		if (w->map[m])
@@ -164,7 +166,7 @@ uint8_t *raid_away_take(struct raid_array *a, unsigned int role, const char **wh
 	a->away.map[role] = NULL;
 	*why = a->away.marked_why[role]
 		   ? a->away.marked_why[role]
-		   : "it has been away since the array was assembled (rows written before are not known)";
+		   : "it was missing when the array was assembled, or failed while being rebuilt";
 	a->away.marked_why[role] = NULL;
 	pthread_mutex_unlock(&a->away.lock);
 	return map;
