@@ -247,6 +247,7 @@ struct raid_test_knobs {
 	bool rebuild_mark_always;	/* rebuild.c (R1): a mark after every group */
 	bool sync_mark_always;		/* sync.c (Y2): a mark after every group */
 	bool no_prefetch;		/* the row cache reads no row ahead (rcache.c) */
+	uint32_t away_ring;		/* away.c: ranges its ring keeps; 0: RAID_AWAY_RING */
 };
 
 struct raid_assemble_cfg {

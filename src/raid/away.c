@@ -50,8 +50,8 @@ static void raid_away_mark(uint8_t *map, uint64_t row0, uint64_t nrows)
 		map[r / 8] |= (uint8_t)(1u << (r % 8));
 }
 
-/* (A1) */
-void raid_away_note(struct raid_array *a, uint64_t row0, uint64_t nrows)
+/* (A1) Rows [@row0, @row0 + @nrows) within the array. Lock held. */
+static void raid_away_note_locked(struct raid_array *a, uint64_t row0, uint64_t nrows)
 {
 	struct raid_away *w = &a->away;
 	struct raid_away_range *last;
@@ -60,34 +60,56 @@ void raid_away_note(struct raid_array *a, uint64_t row0, uint64_t nrows)
 		return;
 	if (nrows > a->geo.rows - row0)
 		nrows = a->geo.rows - row0; /* the maps hold geo.rows bits */
-	pthread_mutex_lock(&w->lock);
 	for (unsigned int m = 0; m < RAID_MAX_MEMBERS; m++)
 		if (w->map[m])
 			raid_away_mark(w->map[m], row0, nrows);
 	if (!w->ring) {
-		w->ring = calloc(RAID_AWAY_RING, sizeof(*w->ring));
+		w->size = a->test.away_ring ? a->test.away_ring : RAID_AWAY_RING;
+		w->ring = calloc(w->size, sizeof(*w->ring));
 		if (!w->ring) {
 			/* nothing noted from here on: no failure can be tracked */
 			w->lost = UINT64_MAX;
-			goto out;
+			return;
 		}
 	}
-	last = w->head ? &w->ring[(w->head - 1) % RAID_AWAY_RING] : NULL;
+	last = w->head ? &w->ring[(w->head - 1) % w->size] : NULL;
 	if (last && w->head > w->flushed_at && row0 >= last->row0 &&
 	    row0 <= last->row0 + last->nrows) {
 		/* within or just past the last range, not yet seen by a flush: extend it */
-		uint64_t end = row0 + nrows;
-
-		if (end > last->row0 + last->nrows)
-			last->nrows = end - last->row0;
-		goto out;
+		if (row0 + nrows > last->row0 + last->nrows)
+			last->nrows = row0 + nrows - last->row0;
+		return;
 	}
-	if (w->head >= RAID_AWAY_RING)
-		w->lost = w->head - RAID_AWAY_RING + 1; /* the entry overwritten */
-	w->ring[w->head % RAID_AWAY_RING] = (struct raid_away_range){.row0 = row0, .nrows = nrows};
+	if (w->head >= w->size)
+		w->lost = w->head - w->size + 1; /* the entry overwritten */
+	w->ring[w->head % w->size] = (struct raid_away_range){.row0 = row0, .nrows = nrows};
 	w->head++;
-out:
-	pthread_mutex_unlock(&w->lock);
+}
+
+/* (A1) */
+void raid_away_note(struct raid_array *a, uint64_t row0, uint64_t nrows)
+{
+	pthread_mutex_lock(&a->away.lock);
+	raid_away_note_locked(a, row0, nrows);
+	pthread_mutex_unlock(&a->away.lock);
+}
+
+/* (A1) The member writes among @reqs (data area requests), done or failed. */
+void raid_away_note_reqs(struct raid_array *a, const struct blk_req *reqs, unsigned int n)
+{
+	const struct raid_geo *g = &a->geo;
+
+	pthread_mutex_lock(&a->away.lock);
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t b0, r0;
+
+		if (reqs[i].op != BLK_OP_WRITE || !reqs[i].nblocks || reqs[i].blkno < g->data_offset)
+			continue;
+		b0 = reqs[i].blkno - g->data_offset;
+		r0 = b0 / g->chunk_blocks;
+		raid_away_note_locked(a, r0, (b0 + reqs[i].nblocks - 1) / g->chunk_blocks - r0 + 1);
+	}
+	pthread_mutex_unlock(&a->away.lock);
 }
 
 /* (A2) Before a flush is issued: the ring position it will make durable. */
@@ -135,7 +157,7 @@ void raid_away_fail_locked(struct raid_array *a, unsigned int role, bool in_roun
 		goto out;
 	}
 	for (uint64_t s = w->durable[role]; s < w->head; s++) {
-		const struct raid_away_range *e = &w->ring[s % RAID_AWAY_RING];
+		const struct raid_away_range *e = &w->ring[s % w->size];
 
 		raid_away_mark(w->map[role], e->row0, e->nrows);
 	}

@@ -129,13 +129,14 @@ struct raid_rcache {
 };
 
 /* away.c: the rows a failed member missed (raid_readd) */
-#define RAID_AWAY_RING 65536u /* recent row ranges remembered for a failure to come */
+#define RAID_AWAY_RING (1u << 18) /* recent row ranges remembered (16 bytes each) */
 struct raid_away_range {
 	uint64_t row0, nrows;
 };
 struct raid_away {
 	pthread_mutex_t lock; /* a leaf: protects the rest */
-	struct raid_away_range *ring; /* range number s at ring[s % RAID_AWAY_RING] */
+	struct raid_away_range *ring; /* range number s at ring[s % size], made at the first */
+	uint64_t size;		      /* RAID_AWAY_RING, or the test knob away_ring */
 	uint64_t head;		      /* ranges noted so far */
 	uint64_t lost;		      /* ranges below it are overwritten */
 	uint64_t flushed_at;	      /* head when the last flush was issued */
@@ -335,6 +336,8 @@ void raid_away_init(struct raid_array *a);
 void raid_away_free(struct raid_array *a);
 /* (A1) Member writes of rows [@row0, @row0 + @nrows) completed (or failed). */
 void raid_away_note(struct raid_array *a, uint64_t row0, uint64_t nrows);
+/* (A1) The member writes among @reqs (of the data area), done or failed; one lock. */
+void raid_away_note_reqs(struct raid_array *a, const struct blk_req *reqs, unsigned int n);
 /* (A2) Before flushing members: the position to hand to raid_away_flush_done. */
 uint64_t raid_away_flush_begin(struct raid_array *a);
 void raid_away_flush_done(struct raid_array *a, unsigned int role, uint64_t seq);

@@ -317,21 +317,6 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 	return rc;
 }
 
-/* away.c (A1): the rows the member writes of a batch covered, done or failed. */
-static void raid_mr_note_writes(struct raid_array *a, const struct blk_req *mr, unsigned int n)
-{
-	const struct raid_geo *geo = &a->geo;
-
-	for (unsigned int i = 0; i < n; i++) {
-		uint64_t b0 = mr[i].blkno - geo->data_offset;
-
-		if (mr[i].op == BLK_OP_WRITE && mr[i].nblocks)
-			raid_away_note(a, b0 / geo->chunk_blocks,
-				       (b0 + mr[i].nblocks - 1) / geo->chunk_blocks -
-					   b0 / geo->chunk_blocks + 1);
-	}
-}
-
 /*
  * Submit the member requests, grouped by member (blk_submit_multi keeps one
  * device's requests together when it falls back to per-device submits). A read
@@ -370,7 +355,7 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 		srole[at] = g->mrole[i];
 	}
 	rc = blk_submit_multi(sorted, g->nmr);
-	raid_mr_note_writes(g->a, sorted, g->nmr); /* (A1) */
+	raid_away_note_reqs(g->a, sorted, g->nmr); /* away.c (A1) */
 	if (rc) {
 		for (unsigned int i = 0; i < g->nmr; i++) {
 			bool fail = false;

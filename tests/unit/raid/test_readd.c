@@ -280,6 +280,47 @@ static void test_readd_older_image_rebuilds_all(void **state)
 	}
 }
 
+/*
+ * (A3) More ranges written since the member's last flush than the ring keeps:
+ * the oldest are gone, so what it missed is not known and every row is
+ * rebuilt (its power cut lost all of them).
+ */
+static void test_readd_ring_overrun_rebuilds_all(void **state)
+{
+	(void)state;
+	t_default_knobs.away_ring = 8;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		unsigned int k = 0;
+		struct t_count c;
+		struct raid_geo g;
+		struct tarr t;
+		uint8_t *model;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
+		t_own_power(&t, k);
+		t_geo(&t, &g);
+		t_assemble(&t);
+		model = t_fill_array(&t, 800 + gi);
+		/* twelve separate ranges, none flushed: rows 0, 2, ... 22 */
+		for (uint64_t r = 0; r < 24 && r < g.rows; r += 2)
+			t_write_row(&t, &g, model, r, 0, 900 + r, BLK_FS_RAIDSYNC);
+		raid_fault_domain_cut(t.dom);
+		assert_int_equal(raid_member_fail(t.a, k, -EIO), 0);
+		if (raid_away_rows(t.a, k) != -1)
+			t_fail(gc, "a map made from a ring that lost ranges");
+		if (t_readd(&t, k, &c))
+			t_fail(gc, "readd failed");
+		if (c.write_blocks < g.data_blocks)
+			t_fail(gc, "not rebuilt whole although the ring lost ranges");
+		t_check_through(&t, gc, k, model);
+		t_stop(&t);
+		free(model);
+		t_free(&t);
+	}
+	t_default_knobs.away_ring = 0;
+}
+
 /* A device that is not the member that left: refused, closed, never written. */
 static void test_readd_wrong_device_refused(void **state)
 {
@@ -430,6 +471,7 @@ int main(void)
 	    cmocka_unit_test(test_readd_online_with_writes),
 	    cmocka_unit_test(test_readd_unknown_rebuilds_all),
 	    cmocka_unit_test(test_readd_older_image_rebuilds_all),
+	    cmocka_unit_test(test_readd_ring_overrun_rebuilds_all),
 	    cmocka_unit_test(test_readd_wrong_device_refused),
 	    cmocka_unit_test(test_readd_crash_resumes),
 	};
