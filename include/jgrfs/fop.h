@@ -68,6 +68,8 @@ struct fop_opts {
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s */
 	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
+	unsigned int readd_s;		/* readd=SECONDS: look for a failed member that came
+					 * back that often and readd it (spare.c (U4)); 0: never */
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
 			  * malloc'd, comma-separated, or NULL */
@@ -127,6 +129,9 @@ void fop_opts_free(struct fop_opts *o);
 	"  sync_rate=MB        the initial sync of a new array runs in the background at\n"     \
 	"                      most MB MiB/s of array data, an eighth of it while the\n"        \
 	"                      volume is in use (default 128; 0: no limit)\n"                   \
+	"  readd=SECONDS       every SECONDS, look for a member that failed on its own\n"         \
+	"                      device again (a rebooted NBD server): when it is that\n"          \
+	"                      member, bring it back as jgrfs readd does (default 0: never)\n"   \
 	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
 	"  debug               trace every FUSE request (implies -f)\n"                            \
 	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"

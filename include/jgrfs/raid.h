@@ -499,6 +499,11 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
  */
 int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
 	       void *ctx);
+/*
+ * Whether block 0 of @dev holds a valid superblock of this array for @role (a
+ * member that may be handed to raid_readd). Reads one block, logs nothing.
+ */
+bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *dev);
 
 /*
  * The rows that a dirty array assembled degraded (with force, or read-only)

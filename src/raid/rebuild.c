@@ -394,6 +394,18 @@ static int raid_readd_check(struct raid_array *a, unsigned int role, struct blk_
 	return 0;
 }
 
+bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *dev)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	const struct raid_sb *sb = (const struct raid_sb *)b;
+	bool yes = b && !blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0) &&
+		   jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && jg_blk_crc_ok(b, RAID_BS, a->seed) &&
+		   !memcmp(sb->uuid, a->uuid, 16) && jg_le32(sb->role) == role;
+
+	free(b);
+	return yes;
+}
+
 int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
 	       void *ctx)
 {

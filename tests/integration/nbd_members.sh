@@ -15,7 +15,8 @@
 #      rebuilds those rows only (at least the ones it missed, far fewer than
 #      all); then another server killed and re-added the same way, so that
 #      every file is read through the member brought back; scrub finds the
-#      parity right;
+#      parity right; mounted with -o readd=1, a third server killed and
+#      restarted is brought back by the daemon alone;
 #   4. nbdkit's error filter fails every read of one member: on a read-only
 #      mount the files still read right (rebuilt from parity) and status counts
 #      the corrected read errors on that member; then every write of it: the
@@ -165,6 +166,24 @@ check_files "after the readd of 0"
 it_unmount
 it_fsck_clean
 "$JGRFS" scrub $DEVS >"$T/scrub.log" 2>&1 || { cat "$T/scrub.log"; it_fail "scrub after the readds"; }
+
+it_log "3c. -o readd=1: a server killed and restarted is brought back without a command"
+it_mount -o readd=1
+kill -9 "$NBD_PID2"
+write_file h 1	# fails member 2
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "member  2  failed" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: member 2 failed"; }
+nbd_start 2
+n=0
+until "$JGRFS" status "$MNT" >"$T/status.txt" &&
+	grep -q "last rebuild: role 2, [0-9]* of [0-9]* rows (readd: the rows it missed)" "$T/status.txt"; do
+	n=$((n + 1))
+	[ $n -lt 100 ] || { cat "$T/status.txt"; it_fail "member 2 not brought back within 20 s"; }
+	sleep 0.2
+done
+check_files "after the automatic readd"
+it_unmount
+it_fsck_clean
 
 it_log "4. every read of member 1 fails (nbdkit error filter)"
 kill "$NBD_PID1"
