@@ -68,6 +68,8 @@ struct fop_opts {
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s */
 	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
+	unsigned int readd_s;		/* readd=SECONDS: look for a failed member that came
+					 * back that often and readd it (spare.c (U4)); 0: never */
 	char *members;	 /* members=DEV1:DEV2:... (the fstab form); malloc'd or NULL */
 	char *fuse_opts; /* options handed on to libfuse (nodev, noatime, fsname=, ...);
 			  * malloc'd, comma-separated, or NULL */
@@ -127,6 +129,9 @@ void fop_opts_free(struct fop_opts *o);
 	"  sync_rate=MB        the initial sync of a new array runs in the background at\n"     \
 	"                      most MB MiB/s of array data, an eighth of it while the\n"        \
 	"                      volume is in use (default 128; 0: no limit)\n"                   \
+	"  readd=SECONDS       every SECONDS, look for a member that failed on its own\n"         \
+	"                      device again (a rebooted NBD server): when it is that\n"          \
+	"                      member, bring it back as jgrfs readd does (default 0: never)\n"   \
 	"  members=D1:D2:...   the member devices (for /etc/fstab, see below)\n"                   \
 	"  debug               trace every FUSE request (implies -f)\n"                            \
 	"  and the generic FUSE and mount options (nodev, nosuid, noatime, fsname=, ...)\n"
@@ -225,6 +230,8 @@ void fop_notify_stop(struct fop_notify *n);
  */
 #define FOP_IOC_REPLACE _IOW(FOP_IOC_MAGIC, 0x41, struct fop_replace)
 #define FOP_REPLACE_ROLE (1u << 0) /* role is given; else the one failed or missing */
+/* jgrfs readd: the device is the member that left, back: only the rows it missed (raid_readd) */
+#define FOP_REPLACE_READD (1u << 1)
 struct fop_replace {
 	uint32_t flags; /* FOP_REPLACE_* */
 	uint32_t role;
@@ -335,7 +342,7 @@ _Static_assert(sizeof(struct fop_requests) == 520, "fop_requests size");
 
 /* Version 6: files at risk and lost blocks. Version 7: the online scrub. Version 8:
  * the scrub's blocks rebuilt by their checksums and rows it could not tell. */
-#define FOP_STATUS_VERSION 8u
+#define FOP_STATUS_VERSION 9u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -346,6 +353,7 @@ _Static_assert(RAID_EV__COUNT <= FOP_STATUS_EVENTS, "fop_status.event_counts hol
 #define FOP_MEMBER_PRESENT (1u << 0)
 #define FOP_MEMBER_FAILED (1u << 1)
 #define FOP_MEMBER_REBUILDING (1u << 2)
+#define FOP_MEMBER_MISSED_KNOWN (1u << 3) /* failed in this run: missed_rows is valid */
 
 struct fop_status_member {
 	char name[64]; /* path the member was opened by */
@@ -353,6 +361,7 @@ struct fop_status_member {
 	uint32_t flags; /* FOP_MEMBER_* */
 	uint64_t read_errors_corrected;	    /* reconstructed and rewritten */
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
+	uint64_t missed_rows; /* FOP_MEMBER_MISSED_KNOWN: rows written since it left (readd) */
 };
 
 /* fop_status_spare.flags */
@@ -490,7 +499,14 @@ struct fop_status {
 	 * theirs (repair), and rows where nothing told which member is wrong */
 	uint64_t scrub_rebuilt;
 	uint64_t scrub_unresolved;
+	/* the last rebuild that ended whole since mount (replace, spare, readd) */
+	uint32_t rebuild_last_flags; /* FOP_REBUILD_LAST_* */
+	uint32_t rebuild_last_role;
+	uint64_t rebuild_last_rows; /* rows it rebuilt: a readd only those missed */
+	uint64_t rebuild_last_usec;
 };
+#define FOP_REBUILD_LAST_DONE (1u << 0)	 /* the rebuild_last_* fields are valid */
+#define FOP_REBUILD_LAST_READD (1u << 1) /* it was a readd of only the rows missed */
 _Static_assert(sizeof(struct fop_status) < (1u << 14), "fop_status fits an ioctl size field");
 
 #endif /* JGRFS_FOP_H */

@@ -247,6 +247,7 @@ struct raid_test_knobs {
 	bool rebuild_mark_always;	/* rebuild.c (R1): a mark after every group */
 	bool sync_mark_always;		/* sync.c (Y2): a mark after every group */
 	bool no_prefetch;		/* the row cache reads no row ahead (rcache.c) */
+	uint32_t away_ring;		/* away.c: ranges its ring keeps; 0: RAID_AWAY_RING */
 };
 
 struct raid_assemble_cfg {
@@ -320,6 +321,8 @@ struct raid_member_info {
 					     * blocks healed after a failed checksum
 					     * (BLK_CTL_HEAL_READ, src/raid/heal.c) */
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
+	int64_t missed_rows;		    /* failed in this run: rows written since it left,
+					     * those raid_readd() rebuilds; -1 when not known */
 };
 
 /*
@@ -357,6 +360,12 @@ struct raid_info {
 	bool resync_all;
 	uint64_t events;
 	double rebuild_progress;	/* 0..1, or -1 when no rebuild runs */
+	/* the last rebuild that ended whole since assembly (raid_rebuild, raid_readd) */
+	bool rebuild_last_done;
+	bool rebuild_last_readd;	/* a readd that rebuilt only the rows missed */
+	unsigned int rebuild_last_role;
+	uint64_t rebuild_last_rows;	/* rows it rebuilt */
+	double rebuild_last_seconds;
 	uint64_t sync_rows;		/* initial sync: rows in sync (recorded); rows when done */
 	uint64_t sync_done;		/* ... rows the running sync has passed */
 	double sync_rate;		/* ... its rows per second, 0 when none runs */
@@ -474,6 +483,27 @@ int raid_initial_sync(struct raid_array *a, raid_progress_fn fn, void *ctx);
  */
 int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 		 raid_progress_fn fn, void *ctx);
+
+/*
+ * Bring back the member of role @role that failed during this run, on @dev
+ * (owned by the array from this call on, as in raid_rebuild): the same device,
+ * reopened after it came back (a rebooted NBD server). It is rebuilt as by
+ * raid_rebuild, but only in the rows it missed: those written since its last
+ * flush that succeeded before it failed, and every row written after, tracked
+ * in memory whatever the resync policy (src/raid/away.c). Where those rows are
+ * not known (it has been missing since assembly, the daemon restarted, its
+ * superblock is not at the event it left at, too many writes were unflushed
+ * when it failed), every row is rebuilt, after a warning. -ENODEV (@dev closed)
+ * when @dev's superblock does not name this array and @role; otherwise as
+ * raid_rebuild. Stopped or crashed, it resumes as a full rebuild from its mark.
+ */
+int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
+	       void *ctx);
+/*
+ * Whether block 0 of @dev holds a valid superblock of this array for @role (a
+ * member that may be handed to raid_readd). Reads one block, logs nothing.
+ */
+bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *dev);
 
 /*
  * The rows that a dirty array assembled degraded (with force, or read-only)

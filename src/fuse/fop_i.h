@@ -130,7 +130,8 @@ void fop_rebuild_resume(struct fop_ctx *c);
  * rebuild thread. Takes @dev whatever it returns. rebuild_lock held, no
  * rebuild running (a finished one reaped).
  */
-int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev);
+int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev,
+			     bool readd);
 
 /* scrub.c: the online scrub thread (FOP_IOC_SCRUB_START / _CANCEL) */
 int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq);

@@ -66,6 +66,13 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 		st->flags |= FOP_ST_REBUILDING;
 		st->rebuild_ppm = (uint32_t)(ri.rebuild_progress * 1e6);
 	}
+	if (ri.rebuild_last_done) {
+		st->rebuild_last_flags = FOP_REBUILD_LAST_DONE |
+					 (ri.rebuild_last_readd ? FOP_REBUILD_LAST_READD : 0);
+		st->rebuild_last_role = ri.rebuild_last_role;
+		st->rebuild_last_rows = ri.rebuild_last_rows;
+		st->rebuild_last_usec = (uint64_t)(ri.rebuild_last_seconds * 1e6);
+	}
 	n = ri.nmembers < FOP_STATUS_MEMBERS ? ri.nmembers : FOP_STATUS_MEMBERS;
 	for (unsigned int i = 0; i < n; i++) {
 		const struct raid_member_info *m = &ri.members[i];
@@ -82,6 +89,10 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 			sm->flags |= FOP_MEMBER_FAILED;
 		if (m->rebuilding)
 			sm->flags |= FOP_MEMBER_REBUILDING;
+		if (m->failed && m->missed_rows >= 0) {
+			sm->flags |= FOP_MEMBER_MISSED_KNOWN;
+			sm->missed_rows = (uint64_t)m->missed_rows;
+		}
 		if (!m->present || m->failed)
 			st->nfailed++;
 	}
@@ -169,6 +180,7 @@ struct fop_rebuild {
 	struct fop_ctx *c;
 	unsigned int role;
 	struct blk_dev *dev;
+	bool readd; /* jgrfs readd: the member that left, back on @dev (raid_readd) */
 };
 
 /* raid_rebuild()'s progress callback: non-zero stops it (unmount under way). */
@@ -200,7 +212,10 @@ static void *fop_rebuild_main(void *arg)
 	int rc;
 
 	/* the array owns r->dev from this call on, whatever it returns */
-	rc = raid_rebuild(c->array, r->role, r->dev, fop_rebuild_progress, c);
+	if (r->readd)
+		rc = raid_readd(c->array, r->role, r->dev, fop_rebuild_progress, c);
+	else
+		rc = raid_rebuild(c->array, r->role, r->dev, fop_rebuild_progress, c);
 	/* the array logged the outcome: RebuildFinished or RebuildFailed, or why it refused */
 	jg_log(JG_LOG_DEBUG, "fuse", "rebuild of role %u -> %d", r->role, rc);
 	/* a RAID6 may have a second member whose rebuild was paused */
@@ -240,7 +255,8 @@ static int fop_rebuild_role(struct fop_ctx *c, const struct fop_replace *rq, uns
 	return found == 1 ? 0 : -EINVAL;
 }
 
-int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev)
+int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev,
+			     bool readd)
 {
 	struct fop_rebuild *r = calloc(1, sizeof(*r));
 	int rc = -ENOMEM;
@@ -251,6 +267,7 @@ int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_de
 	r->c = c;
 	r->role = role;
 	r->dev = dev;
+	r->readd = readd;
 	rc = -pthread_create(&c->rebuild_thread, NULL, fop_rebuild_main, r);
 	if (rc)
 		goto fail;
@@ -278,6 +295,7 @@ void fop_rebuild_join(struct fop_ctx *c)
 
 static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 {
+	const char *what = rq->flags & FOP_REPLACE_READD ? "readd" : "replace";
 	struct blk_dev *dev = NULL;
 	unsigned int role;
 	int rc;
@@ -293,15 +311,15 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 	}
 	rc = fop_rebuild_role(c, rq, &role);
 	if (rc) {
-		jg_log(JG_LOG_ERR, "fuse", "replace: no member to rebuild%s",
+		jg_log(JG_LOG_ERR, "fuse", "%s: no member to rebuild%s", what,
 		       rq->flags & FOP_REPLACE_ROLE ? " at that role (working or unknown)" : "");
 		goto out;
 	}
 	rc = raid_dev_open(rq->path, 0, &dev);
-	if (!rc)
-		rc = fop_rebuild_start_locked(c, role, dev); /* takes dev */
+	if (!rc) /* takes dev */
+		rc = fop_rebuild_start_locked(c, role, dev, rq->flags & FOP_REPLACE_READD);
 	/* the array says RebuildStarted when the rebuild takes the role */
-	jg_log(JG_LOG_DEBUG, "fuse", "replace: rebuilding role %u onto %s -> %d", role, rq->path,
+	jg_log(JG_LOG_DEBUG, "fuse", "%s: rebuilding role %u onto %s -> %d", what, role, rq->path,
 	       rc);
 out:
 	jg_mutex_unlock(&c->rebuild_lock);
@@ -316,7 +334,7 @@ void fop_rebuild_resume(struct fop_ctx *c)
 	if (c->opts->readonly || fop_rebuild_paused(c, &role))
 		return;
 	jg_mutex_lock(&c->rebuild_lock);
-	rc = fop_rebuild_start_locked(c, role, NULL);
+	rc = fop_rebuild_start_locked(c, role, NULL, false);
 	jg_mutex_unlock(&c->rebuild_lock);
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "cannot resume the rebuild of role %u: %s", role,
@@ -418,6 +436,7 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 		out->privileged = true;
 		rq = in_buf;
 		if (in_bufsz < sizeof(struct fop_replace) || !rq ||
+		    (rq->flags & ~(FOP_REPLACE_ROLE | FOP_REPLACE_READD)) ||
 		    memchr(rq->path, '\0', sizeof(rq->path)) == NULL ||
 		    (rq->path[0] != '/' && !raid_dev_is_nbd(rq->path)))
 			out->arg_err = -EINVAL;

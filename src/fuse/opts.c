@@ -194,6 +194,11 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected MiB/s, 0 (no limit) to 1000000",
 			       opt);
 		o->sync_rate_mb = (unsigned int)v;
+	} else if (!strncmp(opt, "readd=", 6)) {
+		rc = fop_opts_u64(val, 86400, &v);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 0 (never) to 86400", opt);
+		o->readd_s = (unsigned int)v;
 	} else if (!strncmp(opt, "notify=", 7)) {
 		/* the daemon runs it from / (background mode): a relative path would move */
 		if (val[0] != '/') {

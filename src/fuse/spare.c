@@ -18,6 +18,14 @@
  *      is rebuilt too, after a paused rebuild resumed (which comes first).
  * (U3) At unmount the spare thread is stopped and joined before the rebuild
  *      thread is (fop_rebuild_join), so no rebuild starts after that join.
+ * (U4) With readd=SECONDS the same thread also wakes every SECONDS and, while
+ *      no rebuild runs, opens the device of each member that failed in this
+ *      run and whose missed rows are known (raid_info missed_rows), holding no
+ *      lock (an NBD connect may wait its timeout). When its first block is the
+ *      superblock of this array for that role, the rebuild thread brings it
+ *      back with raid_readd, which checks it again. A readd that fails leaves
+ *      the member failed with no map, so it is not tried again: a device that
+ *      keeps failing is not brought back in a loop.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -88,7 +96,7 @@ static void fop_watch_try(struct fop_ctx *c)
 	rc = raid_spare_take(c->array, &role, &dev);
 	if (rc)
 		goto out; /* -ENOENT nothing lost, -ENODEV no spare: nothing to do */
-	rc = fop_rebuild_start_locked(c, role, dev); /* takes dev */
+	rc = fop_rebuild_start_locked(c, role, dev, false); /* takes dev */
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "cannot start the rebuild of role %u onto a spare: %s",
 		       role, strerror(-rc));
@@ -96,15 +104,72 @@ out:
 	jg_mutex_unlock(&c->rebuild_lock);
 }
 
+/* (U4) A member that failed in this run back on its device: readd it. */
+static void fop_watch_readd(struct fop_ctx *c)
+{
+	struct raid_info ri;
+
+	raid_info_get(c->array, &ri);
+	for (unsigned int i = 0; i < ri.nmembers && i < RAID_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &ri.members[i];
+		struct blk_dev *dev;
+		int rc;
+
+		if (!m->failed || m->missed_rows < 0 || atomic_load(&c->stopping))
+			continue;
+		if (raid_dev_open(m->name, 0, &dev))
+			continue; /* not back yet (the device logged why) */
+		if (!raid_readd_probe(c->array, m->role, dev)) {
+			blk_close(dev);
+			continue;
+		}
+		jg_mutex_lock(&c->rebuild_lock);
+		if (c->rebuild_running || atomic_load(&c->stopping)) {
+			jg_mutex_unlock(&c->rebuild_lock);
+			blk_close(dev);
+			return; /* one at a time: the next wake-up looks again */
+		}
+		if (c->rebuild_started) {
+			pthread_join(c->rebuild_thread, NULL); /* it finished: reap it */
+			c->rebuild_started = false;
+		}
+		jg_log(JG_LOG_INFO, "fuse", "readd: role %u (%s) answers again: bringing it back",
+		       m->role, m->name);
+		rc = fop_rebuild_start_locked(c, m->role, dev, true); /* takes dev */
+		jg_mutex_unlock(&c->rebuild_lock);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "cannot start the readd of role %u: %s", m->role,
+			       strerror(-rc));
+		return;
+	}
+}
+
 static void *fop_watch_main(void *arg)
 {
 	struct fop_ctx *c = arg;
 	struct fop_watch *w = c->watch;
+	unsigned int every = c->opts->readd_s;
+	double next = jg_now_seconds() + every;
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
+		if (every && jg_now_seconds() >= next) {
+			pthread_mutex_unlock(&w->lock);
+			fop_watch_readd(c); /* (U4) no lock of the watch held */
+			pthread_mutex_lock(&w->lock);
+			next = jg_now_seconds() + every;
+			continue;
+		}
 		if (!w->lost) {
-			pthread_cond_wait(&w->cond, &w->lock);
+			if (every) {
+				struct timespec ts;
+
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_sec += every;
+				pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+			} else {
+				pthread_cond_wait(&w->cond, &w->lock);
+			}
 			continue;
 		}
 		w->lost = false;

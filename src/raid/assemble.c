@@ -261,6 +261,25 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 	return 0;
 }
 
+int raid_sb_read_dev(struct blk_dev *dev, struct raid_sb *sb, uint64_t *events)
+{
+	struct raid_cand c = {0};
+	uint8_t *buf = jg_alloc_blocks(1);
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = raid_sb_read_member(dev, buf, &c);
+	free(buf);
+	if (rc == RAID_SB_UNUSABLE)
+		return -EUCLEAN;
+	if (!rc) {
+		*sb = c.sb;
+		*events = c.events;
+	}
+	return rc;
+}
+
 static bool raid_sb_same_geometry(const struct raid_sb *x, const struct raid_sb *y)
 {
 	return !memcmp(x->uuid, y->uuid, 16) && jg_le32(x->nmembers) == jg_le32(y->nmembers) &&

@@ -206,8 +206,10 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 				     memcmp(back, w[q], RAID_BS)))
 			wfail |= 1u << m;
 	}
-	if (bad && !a->readonly)
+	if (bad && !a->readonly) {
 		raid_rcache_drop(a, row); /* (H2) its image may hold the damaged block */
+		raid_away_note(a, row, 1); /* away.c (A1) */
+	}
 unlock:
 	pthread_rwlock_unlock(lock);
 

@@ -128,6 +128,27 @@ struct raid_rcache {
 	uint64_t want;			/* the row to read ahead, or RAID_RCACHE_NONE */
 };
 
+/* away.c: the rows a failed member missed (raid_readd) */
+#define RAID_AWAY_RING (1u << 18) /* recent row ranges remembered (16 bytes each) */
+struct raid_away_range {
+	uint64_t row0, nrows;
+};
+struct raid_away {
+	pthread_mutex_t lock; /* a leaf: protects the rest */
+	struct raid_away_range *ring; /* range number s at ring[s % size], made at the first */
+	uint64_t size;		      /* RAID_AWAY_RING, or the test knob away_ring */
+	uint64_t head;		      /* ranges noted so far */
+	uint64_t lost;		      /* ranges below it are overwritten */
+	uint64_t flushed_at;	      /* head when the last flush was issued */
+	uint64_t durable[RAID_MAX_MEMBERS]; /* ranges below it are durable on the member */
+	uint8_t *map[RAID_MAX_MEMBERS];	    /* a failed member's rows to resync, a bit each */
+	const char *marked_why[RAID_MAX_MEMBERS]; /* why it has no map, when it failed */
+	/* under sb_lock: a->events when it failed, and whether it failed in the
+	 * superblock round of that event (then it holds that event or the one before) */
+	uint64_t left_events[RAID_MAX_MEMBERS];
+	bool left_in_round[RAID_MAX_MEMBERS];
+};
+
 struct raid_array {
 	struct blk_dev dev; /* first: container_of by cast; raid_array_dev() */
 	struct raid_geo geo;
@@ -210,11 +231,19 @@ struct raid_array {
 	uint64_t lost[RAID_LOST_RING];
 	uint64_t lost_seq;
 
+	struct raid_away away; /* away.c */
+
 	pthread_mutex_t stats_lock; /* protects stats, last_resync, rebuild_progress, sync_rate, rd_*, ev_*,
 				     * lost* */
 	struct blk_stats stats;
 	struct raid_resync_report last_resync;
 	double rebuild_progress;
+	struct { /* raid_info.rebuild_last_* */
+		bool done, readd;
+		unsigned int role;
+		uint64_t rows;
+		double seconds;
+	} rebuild_last;
 	double sync_rate;		    /* rows per second of the running initial sync, or 0 */
 	uint64_t ev_counts[RAID_EV__COUNT]; /* events reported (event.c) */
 	unsigned int ev_rebuild_step;	    /* 5% steps of the rebuild reported so far */
@@ -276,6 +305,12 @@ uint32_t raid_missing_write(struct raid_array *a);
 uint32_t raid_missing_read_upto(struct raid_array *a, uint64_t last);
 /* Roles being rebuilt (atomic). */
 uint32_t raid_recovering(struct raid_array *a);
+/*
+ * assemble.c: read and verify the superblock copies of @dev (the newer valid
+ * one into @sb, its event into *@events), as assembly does. Never writes;
+ * -EUCLEAN when no copy is valid, -EINVAL when none has the magic.
+ */
+int raid_sb_read_dev(struct blk_dev *dev, struct raid_sb *sb, uint64_t *events);
 /* assemble.c (S10) No row a dirty array may have left inconsistent lacks a member. */
 bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending);
 
@@ -295,6 +330,28 @@ void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev
  */
 int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *dev,
 			     const char *what);
+
+/* away.c (its rules A1-A4 are there) */
+void raid_away_init(struct raid_array *a);
+void raid_away_free(struct raid_array *a);
+/* (A1) Member writes of rows [@row0, @row0 + @nrows) completed (or failed). */
+void raid_away_note(struct raid_array *a, uint64_t row0, uint64_t nrows);
+/* (A1) The member writes among @reqs (of the data area), done or failed; one lock. */
+void raid_away_note_reqs(struct raid_array *a, const struct blk_req *reqs, unsigned int n);
+/* (A2) Before flushing members: the position to hand to raid_away_flush_done. */
+uint64_t raid_away_flush_begin(struct raid_array *a);
+void raid_away_flush_done(struct raid_array *a, unsigned int role, uint64_t seq);
+/*
+ * (A3) Working member @role fails now, before the masks say so; @in_round: its
+ * superblock write of the round at a->events failed. sb_lock held.
+ */
+void raid_away_fail_locked(struct raid_array *a, unsigned int role, bool in_round);
+/* Forget @role's map: a rebuild takes the role, or it failed while rebuilt. */
+void raid_away_forget(struct raid_array *a, unsigned int role);
+/* Stop tracking @role; its map (the caller frees it), or NULL and *@why (A3, A4). */
+uint8_t *raid_away_take(struct raid_array *a, unsigned int role, const char **why);
+/* Rows marked in @role's map so far, or -1 when it has none. */
+int64_t raid_away_rows(struct raid_array *a, unsigned int role);
 
 /* event.c */
 /*

@@ -27,6 +27,15 @@
  *      mark and the member stays rebuilding: the next raid_rebuild(NULL), at the
  *      next assembly or mount, goes on from the mark. Stopped by an error, the
  *      member is failed.
+ * (R5) A readd (raid_readd) brings back the member that failed in this run,
+ *      on its own device: the rebuild as above, walking only the rows it
+ *      missed (away.c) and skipping the others, which it holds already. The
+ *      map is taken after every write planned without the member has ended;
+ *      the rows written from then on are written whole on it, as in any
+ *      rebuild. Its superblock must name this array and role (a wrong device
+ *      is refused), at the event it left at (else, or without a map, all the
+ *      rows). A crash or stop during a readd leaves a rebuild with its mark,
+ *      which resumes as a full rebuild from there: the map is in memory only.
  * The array takes @newdev in every case: a refused rebuild closes it.
  */
 #include <errno.h>
@@ -110,7 +119,7 @@ static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t m
  * when the array took @newdev (then a failure is the rebuild's own).
  */
 static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-			      bool *installed)
+			      bool readd, bool *installed)
 {
 	const struct raid_geo *g = &a->geo;
 	int rc = 0;
@@ -156,6 +165,8 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		rc = -EMFILE; /* (R3) */
 		goto out;
 	}
+	if (!readd)
+		raid_away_forget(a, role); /* (R5) the new device missed every row */
 	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
 		a->retired[a->nretired++] = a->m[role].dev;
 	a->m[role].dev = newdev;
@@ -177,7 +188,7 @@ out:
 
 /* The end: the member whole (@rc 0), failed (an error), or paused (R4). */
 static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uint64_t rows,
-			    double t0)
+			    double t0, bool readd)
 {
 	if (!rc)
 		rc = raid_bitmap_write(a, 0, a->bm_blocks, (int)role);
@@ -214,22 +225,71 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 				  jg_now_seconds() - t0);
 		if (!rc) /* the superblocks name it: a working member */
 			raid_event(a, RAID_EV_SPARE_TAKEN, role, -1, 0);
+		pthread_mutex_lock(&a->stats_lock);
+		a->rebuild_last.done = !rc;
+		a->rebuild_last.readd = readd;
+		a->rebuild_last.role = role;
+		a->rebuild_last.rows = rows;
+		a->rebuild_last.seconds = jg_now_seconds() - t0;
+		pthread_mutex_unlock(&a->stats_lock);
 	}
 	a->m[role].recovered = a->m[role].recovered_sb = 0;
 	jg_mutex_unlock(&a->sb_lock);
 	return rc;
 }
 
+/*
+ * (R5) Wait for every row update in flight: each holds its rows' locks from its
+ * plan to its last member write, so one planned while the role was failed has
+ * completed (and been noted in its map, away.c (A1)) when this returns, and
+ * every later one writes the role.
+ */
+static void raid_rows_quiesce(struct raid_array *a)
+{
+	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++) {
+		pthread_rwlock_wrlock(&a->row_lock[i]);
+		pthread_rwlock_unlock(&a->row_lock[i]);
+	}
+}
+
+/* Rows [r, r + cnt): the runs marked in @only rebuilt (all with @only NULL); *@done += rows. */
+static int raid_rebuild_rows(struct raid_array *a, const uint8_t *only, uint64_t r, uint64_t cnt,
+			     uint64_t *checked, uint64_t *repaired, uint64_t *done)
+{
+	int rc = 0;
+
+	if (!only) {
+		*done += cnt;
+		return raid_rows_run(a, r, cnt, RAID_ROWS_REBUILD, checked, repaired);
+	}
+	for (uint64_t x = r; x < r + cnt && !rc;) {
+		uint64_t e = x;
+
+		if (!(only[x / 8] & (1u << (x % 8)))) {
+			x++;
+			continue;
+		}
+		while (e < r + cnt && (only[e / 8] & (1u << (e % 8))))
+			e++;
+		*done += e - x;
+		rc = raid_rows_run(a, x, e - x, RAID_ROWS_REBUILD, checked, repaired);
+		x = e;
+	}
+	return rc;
+}
+
 static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-			    raid_progress_fn fn, void *ctx)
+			    bool readd, raid_progress_fn fn, void *ctx)
 {
 	const struct raid_geo *g = &a->geo;
-	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0, first;
+	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0, first, done = 0;
 	double t0 = jg_now_seconds(), tmark = t0;
 	bool installed = false;
+	uint8_t *only = NULL;
+	const char *why = NULL;
 	int rc;
 
-	rc = raid_rebuild_begin(a, role, newdev, &installed);
+	rc = raid_rebuild_begin(a, role, newdev, readd, &installed);
 	if (rc && !installed) {
 		if (newdev) {
 			jg_mutex_lock(&a->sb_lock);
@@ -240,15 +300,25 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		return rc;
 	}
 	first = a->m[role].recovered_sb;
+	if (!rc && readd) {
+		/* (R5) every write that skipped the role is in its map from here on */
+		raid_rows_quiesce(a);
+		only = raid_away_take(a, role, &why);
+		if (!only)
+			jg_log(JG_LOG_WARN, "raid",
+			       "readd dev=%s role=%u: the rows it missed are not known (%s): rebuilding all of them",
+			       a->m[role].name, role, why);
+	}
 	if (!rc)
-		raid_event_detail(a, RAID_EV_REBUILD_STARTED, role, -1, 0, "rows=%llu from=%llu",
-				  (unsigned long long)g->rows, (unsigned long long)first);
+		raid_event_detail(a, RAID_EV_REBUILD_STARTED, role, -1, 0, "rows=%llu from=%llu%s",
+				  (unsigned long long)g->rows, (unsigned long long)first,
+				  only ? " readd=1" : "");
 	raid_rebuild_progress(a, (double)first / (double)g->rows);
 	for (uint64_t r = first; r < g->rows && !rc; r += step) {
 		uint64_t cnt = g->rows - r < step ? g->rows - r : step;
 		double now;
 
-		rc = raid_rows_run(a, r, cnt, RAID_ROWS_REBUILD, &checked, &repaired);
+		rc = raid_rebuild_rows(a, only, r, cnt, &checked, &repaired, &done);
 		if (!rc && (raid_missing_write(a) & (1u << role)))
 			rc = -EIO; /* the new member failed */
 		if (rc)
@@ -268,7 +338,8 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 		if (!rc && fn && fn(ctx, r + cnt, g->rows))
 			rc = -ECANCELED;
 	}
-	rc = raid_rebuild_end(a, role, rc, g->rows - first, t0);
+	rc = raid_rebuild_end(a, role, rc, done, t0, only != NULL);
+	free(only);
 	raid_rebuild_progress(a, -1);
 	return rc;
 }
@@ -277,8 +348,83 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 		 raid_progress_fn fn, void *ctx)
 {
 	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_REBUILD);
-	int rc = raid_rebuild_run(a, role, newdev, fn, ctx);
+	int rc = raid_rebuild_run(a, role, newdev, false, fn, ctx);
 
+	jg_opoint_set(op);
+	return rc;
+}
+
+/*
+ * (R5) Whether @dev is the member of @role that left this run: its superblock
+ * names this array and @role (else -ENODEV after a message), and *@same: its
+ * event is the one it had when it failed (if not, it changed since: only a
+ * full rebuild is safe). A member never tracked is *@same, and has no map.
+ */
+static int raid_readd_check(struct raid_array *a, unsigned int role, struct blk_dev *dev,
+			    bool *same)
+{
+	struct raid_sb sb;
+	uint64_t ev, left;
+	bool in_round;
+	int rc = raid_sb_read_dev(dev, &sb, &ev);
+
+	*same = false;
+	if (rc || memcmp(sb.uuid, a->uuid, 16) || jg_le32(sb.role) != role) {
+		jg_log(JG_LOG_ERR, "raid",
+		       "readd: dev=%s is not the member of role %u of this array (its superblock %s): to rebuild onto it, use replace",
+		       dev->name, role,
+		       rc ? "is not valid" : memcmp(sb.uuid, a->uuid, 16) ? "names another array"
+									   : "names another role");
+		return -ENODEV;
+	}
+	jg_mutex_lock(&a->sb_lock);
+	left = a->away.left_events[role];
+	in_round = a->away.left_in_round[role];
+	jg_mutex_unlock(&a->sb_lock);
+	if (!left) {
+		*same = true;
+		return 0; /* never tracked: raid_away_take says why */
+	}
+	/* a superblock round that failed on it may have reached it or not */
+	*same = ev == left || (in_round && ev + 1 == left);
+	if (!*same)
+		jg_log(JG_LOG_WARN, "raid",
+		       "readd: dev=%s role=%u: its superblock is at event %llu, it left at %llu: it changed since, rebuilding all of it",
+		       dev->name, role, (unsigned long long)ev, (unsigned long long)left);
+	return 0;
+}
+
+bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *dev)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	const struct raid_sb *sb = (const struct raid_sb *)b;
+	bool yes = b && !blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0) &&
+		   jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && jg_blk_crc_ok(b, RAID_BS, a->seed) &&
+		   !memcmp(sb->uuid, a->uuid, 16) && jg_le32(sb->role) == role;
+
+	free(b);
+	return yes;
+}
+
+int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
+	       void *ctx)
+{
+	enum jg_opoint op;
+	bool same;
+	int rc;
+
+	if (role >= a->geo.n) {
+		jg_log(JG_LOG_ERR, "raid", "readd: bad role %u", role);
+		blk_close(dev);
+		return -EINVAL;
+	}
+	rc = raid_readd_check(a, role, dev, &same);
+	if (rc) {
+		blk_close(dev);
+		return rc;
+	}
+	op = jg_opoint_set(JG_OP_RAID_REBUILD);
+	rc = raid_rebuild_run(a, role, dev, same, fn, ctx);
 	jg_opoint_set(op);
 	return rc;
 }

@@ -258,8 +258,10 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 					rebuilt++;
 				}
 			}
-		if (wrote)
+		if (wrote) {
 			raid_rcache_drop(a, row); /* its image may hold the damage */
+			raid_away_note(a, row, 1); /* away.c (A1) */
+		}
 		pthread_rwlock_unlock(lock);
 		break;
 	}

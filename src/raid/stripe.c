@@ -355,6 +355,7 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 		srole[at] = g->mrole[i];
 	}
 	rc = blk_submit_multi(sorted, g->nmr);
+	raid_away_note_reqs(g->a, sorted, g->nmr); /* away.c (A1) */
 	if (rc) {
 		for (unsigned int i = 0; i < g->nmr; i++) {
 			bool fail = false;
@@ -402,6 +403,7 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	struct blk_req reqs[RAID_MAX_MEMBERS];
 	unsigned int role[RAID_MAX_MEMBERS], nr = 0;
 	uint32_t wmiss = raid_missing_write(a), failed = 0;
+	uint64_t seq;
 	int rc;
 
 	for (unsigned int m = 0; m < a->geo.n; m++) {
@@ -410,7 +412,11 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 		role[nr] = m;
 		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = a->m[m].dev};
 	}
+	seq = raid_away_flush_begin(a); /* (A2) */
 	rc = blk_submit_multi(reqs, nr);
+	for (unsigned int i = 0; i < nr; i++)
+		if (!reqs[i].result)
+			raid_away_flush_done(a, role[i], seq);
 	if (!rc)
 		return 0;
 	/* a flush that fails lost writes, whatever the error: the member fails */

@@ -209,6 +209,10 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 			continue;
 		if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar)
 			goto out;
+		if (a->m[role].rebuilding)
+			raid_away_forget(a, role);
+		else
+			raid_away_fail_locked(a, role, true); /* (A3) */
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
 		raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, reqs[i].result,
@@ -317,6 +321,10 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EIO;
 		goto out;
 	}
+	if (a->m[role].rebuilding)
+		raid_away_forget(a, role);
+	else
+		raid_away_fail_locked(a, role, false); /* (A3) */
 	a->m[role].failed = true;
 	a->m[role].rebuilding = false;
 	raid_masks_update_locked(a);
@@ -373,6 +381,7 @@ struct raid_array *raid_array_alloc(void)
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->stats_lock, NULL);
 	raid_rcache_init(a);
+	raid_away_init(a);
 	pthread_mutex_init(&a->spare_lock, NULL);
 	pthread_rwlockattr_t attr;
 
@@ -394,6 +403,7 @@ void raid_array_free(struct raid_array *a)
 		return;
 	raid_bitmap_free(a);
 	raid_rcache_free(a);
+	raid_away_free(a);
 	free(a->spare_arena);
 	pthread_mutex_destroy(&a->spare_lock);
 	free(a->synced);
@@ -726,12 +736,19 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		out->members[i].read_errors_uncorrectable = a->m[i].rd_uncorrectable;
 	}
 	out->rebuild_progress = a->rebuild_progress;
+	out->rebuild_last_done = a->rebuild_last.done;
+	out->rebuild_last_readd = a->rebuild_last.readd;
+	out->rebuild_last_role = a->rebuild_last.role;
+	out->rebuild_last_rows = a->rebuild_last.rows;
+	out->rebuild_last_seconds = a->rebuild_last.seconds;
 	out->sync_rate = a->sync_rate;
 	out->sync_rows = __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
 	out->sync_done = __atomic_load_n(&a->sync_done, __ATOMIC_ACQUIRE);
 	out->last_resync = a->last_resync;
 	memcpy(out->event_counts, a->ev_counts, sizeof(out->event_counts));
 	pthread_mutex_unlock(&a->stats_lock);
+	for (unsigned int i = 0; i < a->geo.n; i++)
+		out->members[i].missed_rows = raid_away_rows(a, i);
 }
 
 size_t raid_lost_blocks(struct raid_array *a, uint64_t *seq, uint64_t *blocks, size_t max)

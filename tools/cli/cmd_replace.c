@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * tools/cli/cmd_replace.c - `jgrfs replace`: rebuild a failed or missing member of a
- * mounted volume onto a new device, online (FOP_IOC_REPLACE, include/jgrfs/fop.h).
+ * mounted volume onto a new device, online (FOP_IOC_REPLACE, include/jgrfs/fop.h);
+ * `jgrfs readd`: bring back the member that left, on its own device, resyncing
+ * only the rows it missed (FOP_REPLACE_READD, raid_readd).
  * The daemon rebuilds in a thread while the volume stays in use; `jgrfs status`
  * shows the progress, or --wait follows it here. For an unmounted array,
  * `jgrfs rebuild` does the same offline.
@@ -27,6 +29,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "jgrfs/fop.h"
+#include "jgrfs/raid.h"
 #include "../../src/raid/raid_format.h"
 
 /* Seconds --wait gives the daemon's rebuild thread to take NEWDEV. */
@@ -108,8 +111,162 @@ static int replace_wait(int fd, const char *path)
 	if (st.flags & FOP_ST_DEGRADED)
 		return cli_err(
 		    "the rebuild stopped; the array is still degraded (see the daemon's log)");
-	printf("rebuild done: the array is whole\n");
+	printf("rebuild done: the array is whole");
+	if (st.rebuild_last_flags & FOP_REBUILD_LAST_DONE)
+		printf(" (%llu of %llu rows rebuilt%s)", (unsigned long long)st.rebuild_last_rows,
+		       (unsigned long long)st.rows,
+		       st.rebuild_last_flags & FOP_REBUILD_LAST_READD ? ": the rows it missed" : "");
+	printf("\n");
 	return 0;
+}
+
+static void readd_usage(FILE *f)
+{
+	fprintf(f, "usage: jgrfs readd [--role N] [--wait] MOUNTPOINT DEV\n\n"
+		   "Bring back the member of the volume mounted at MOUNTPOINT that failed, on its\n"
+		   "own device DEV (a file, block device or NBD URI, reachable again), while the\n"
+		   "volume stays in use. Only the rows written since it left are rebuilt on it;\n"
+		   "when those are not known (it has been away since the volume was mounted, or\n"
+		   "the daemon restarted since), all of them, as replace does.\n\n"
+		   "  -r, --role N     the role it had (default: the one its superblock names)\n"
+		   "  -w, --wait       follow the resync to its end\n"
+		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
+		   "  -q, --quiet      errors only: no warnings, no progress\n"
+		   "  -h, --help       this text\n\n"
+		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
+}
+
+/*
+ * Read the superblock in block 0 of @path (a file, device or URI) into @sb.
+ * 0, or -errno (unreadable: the daemon judges).
+ */
+static int readd_read_sb(const char *path, struct raid_sb *sb)
+{
+	struct blk_dev *dev;
+	uint8_t *buf = jg_alloc_blocks(1);
+	int rc = buf ? raid_dev_open(path, 0, &dev) : -ENOMEM;
+
+	if (!rc) {
+		rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+		blk_close(dev);
+	}
+	if (!rc)
+		memcpy(sb, buf, sizeof(*sb));
+	free(buf);
+	return rc;
+}
+
+/*
+ * The role DEV had, from its superblock: it must name the mounted array and a
+ * role that is failed or missing there. 0 and *@role, or 1 after a message.
+ */
+static int readd_check_dev(int fd, const char *path, bool given, uint32_t *role)
+{
+	struct fop_status st;
+	struct raid_sb sb;
+	uint32_t r;
+
+	if (ioctl(fd, FOP_IOC_STATUS, &st))
+		return cli_err("status: %s", strerror(errno));
+	if (readd_read_sb(path, &sb))
+		return cli_err("%s: cannot read its superblock", path);
+	if (jg_le32(sb.hdr.magic) != RAID_SB_MAGIC || memcmp(sb.uuid, st.uuid, sizeof(sb.uuid)))
+		return cli_err("%s is not a member of this array (its first block is %s): to "
+			       "rebuild onto it, use jgrfs replace",
+			       path,
+			       jg_le32(sb.hdr.magic) == RAID_SB_MAGIC ? "a superblock of another array"
+								      : "no member superblock");
+	r = jg_le32(sb.role);
+	if (given && r != *role)
+		return cli_err("%s was the member of role %u, not %u: to rebuild role %u onto it, use "
+			       "jgrfs replace",
+			       path, r, *role, *role);
+	if (r >= st.nmembers || r >= FOP_STATUS_MEMBERS)
+		return cli_err("%s names role %u, which this array does not have", path, r);
+	if ((st.members[r].flags & FOP_MEMBER_PRESENT) && !(st.members[r].flags & FOP_MEMBER_FAILED))
+		return cli_err("role %u is working (%s): nothing to bring back", r,
+			       st.members[r].name);
+	*role = r;
+	return 0;
+}
+
+int cmd_readd(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"role", required_argument, NULL, 'r'},
+	    {"wait", no_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    CLI_VERBOSITY_LONGOPTS,
+	    {NULL, 0, NULL, 0},
+	};
+	struct fop_replace rq;
+	uint64_t v;
+	bool wait = false;
+	char path[PATH_MAX];
+	int opt, fd, rc = 1;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.flags = FOP_REPLACE_READD;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "r:wh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			if (cli_parse_u64(optarg, 31, &v))
+				return cli_err("--role %s: expected 0 to 31", optarg), 2;
+			rq.flags |= FOP_REPLACE_ROLE;
+			rq.role = (uint32_t)v;
+			break;
+		case 'w':
+			wait = true;
+			break;
+		case 'h':
+			readd_usage(stdout);
+			return 0;
+		case 'v':
+		case 'q':
+			cli_verbosity_opt(opt);
+			break;
+		default:
+			readd_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		readd_usage(stderr);
+		return 2;
+	}
+	if (raid_dev_is_nbd(argv[optind + 1]))
+		snprintf(path, sizeof(path), "%s", argv[optind + 1]);
+	else if (!realpath(argv[optind + 1], path))
+		return cli_err("%s: %s", argv[optind + 1], strerror(errno));
+	if (strlen(path) >= sizeof(rq.path))
+		return cli_err("%s: path too long", path);
+	memcpy(rq.path, path, strlen(path) + 1);
+
+	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cli_err("%s: %s", argv[optind], strerror(errno));
+	if (readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, &rq.role))
+		goto out;
+	rq.flags |= FOP_REPLACE_ROLE;
+	if (ioctl(fd, FOP_IOC_REPLACE, &rq)) {
+		if (errno == ENOTTY)
+			cli_err("%s: not a jgrfs mount", argv[optind]);
+		else if (errno == EINVAL)
+			cli_err("%s: role %u cannot be brought back, or DEV unusable (see the "
+				"daemon's log)",
+				argv[optind], rq.role);
+		else if (errno == EBUSY)
+			cli_err("%s: a rebuild is already running", argv[optind]);
+		else
+			cli_err("%s: readd: %s", argv[optind], strerror(errno));
+		goto out;
+	}
+	printf("bringing back %s as role %u\n", path, rq.role);
+	rc = wait ? replace_wait(fd, path) : 0;
+out:
+	close(fd);
+	return rc;
 }
 
 int cmd_replace(int argc, char **argv)

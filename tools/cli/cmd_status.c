@@ -195,12 +195,23 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
 		raidcli_json_str(stdout, st->members[i].name);
 		printf(",\"state\":\"%s\",\"read_errors_corrected\":%llu,"
-		       "\"read_errors_uncorrectable\":%llu}",
+		       "\"read_errors_uncorrectable\":%llu",
 		       status_member_state(&st->members[i]),
 		       (unsigned long long)st->members[i].read_errors_corrected,
 		       (unsigned long long)st->members[i].read_errors_uncorrectable);
+		if (st->members[i].flags & FOP_MEMBER_MISSED_KNOWN)
+			printf(",\"missed_rows\":%llu}", (unsigned long long)st->members[i].missed_rows);
+		else
+			printf(",\"missed_rows\":null}");
 	}
-	printf("],\"spare_list\":[");
+	if (st->rebuild_last_flags & FOP_REBUILD_LAST_DONE)
+		printf("],\"last_rebuild\":{\"role\":%u,\"rows\":%llu,\"readd\":%s,\"seconds\":%.3f}",
+		       st->rebuild_last_role, (unsigned long long)st->rebuild_last_rows,
+		       st->rebuild_last_flags & FOP_REBUILD_LAST_READD ? "true" : "false",
+		       st->rebuild_last_usec / 1e6);
+	else
+		printf("],\"last_rebuild\":null");
+	printf(",\"spare_list\":[");
 	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {
 		const struct fop_status_spare *sp = &st->spares[i];
 
@@ -360,6 +371,9 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 			printf("  (read errors: %llu corrected, %llu uncorrectable)",
 			       (unsigned long long)m->read_errors_corrected,
 			       (unsigned long long)m->read_errors_uncorrectable);
+		if (m->flags & FOP_MEMBER_MISSED_KNOWN)
+			printf("  (missed %llu of %llu rows: jgrfs readd brings it back)",
+			       (unsigned long long)m->missed_rows, (unsigned long long)st->rows);
 		printf("\n");
 	}
 	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {
@@ -374,6 +388,12 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 		printf("  (rebuild online: jgrfs replace --size SIZE %s NEWDEV, or jgrfs spare "
 		       "add %s DEV)\n",
 		       mnt, mnt);
+	if (st->rebuild_last_flags & FOP_REBUILD_LAST_DONE)
+		printf("  last rebuild: role %u, %llu of %llu rows%s, %.1f s\n", st->rebuild_last_role,
+		       (unsigned long long)st->rebuild_last_rows, (unsigned long long)st->rows,
+		       st->rebuild_last_flags & FOP_REBUILD_LAST_READD ? " (readd: the rows it missed)"
+									: "",
+		       st->rebuild_last_usec / 1e6);
 	status_print_events(st);
 	status_print_scrub(st);
 	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",

@@ -14,6 +14,7 @@ int cmd_umount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
+int cmd_readd(int argc, char **argv); /* in cmd_replace.c */
 int cmd_spare(int argc, char **argv);
 
 /* the array: tools/cli/cmd_{create,examine,scrub,rebuild}.c, tools/bench/cmd_bench_raid.c */
@@ -43,6 +44,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "owners", "name the files and metadata in array blocks or stripe rows", cmd_owners }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \
 	{ "replace", "rebuild a failed member of a mounted volume online", cmd_replace }, \
+	{ "readd", "bring back a member that left, resyncing only the rows it missed", cmd_readd }, \
 	{ "spare", "add or remove a hot spare of a mounted volume", cmd_spare }, \
 	{ "create", "create a RAID4/5/6 array over member files or devices", cmd_create }, \
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \

@@ -25,7 +25,7 @@
 
 
 struct t_count { /* per memory member: requests seen through t_keep */
-	uint64_t submits, reads, writes, flushes, read_blocks;
+	uint64_t submits, reads, writes, flushes, read_blocks, write_blocks;
 };
 
 /*
@@ -108,6 +108,8 @@ static inline int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned i
 						   __ATOMIC_RELAXED);
 			} else if (r[i].op == BLK_OP_WRITE) {
 				__atomic_add_fetch(&k->count->writes, 1, __ATOMIC_RELAXED);
+				__atomic_add_fetch(&k->count->write_blocks, r[i].nblocks,
+						   __ATOMIC_RELAXED);
 			} else {
 				__atomic_add_fetch(&k->count->flushes, 1, __ATOMIC_RELAXED);
 			}
