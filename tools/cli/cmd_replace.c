@@ -190,86 +190,12 @@ static int readd_check_dev(int fd, const char *path, bool given, uint32_t *role)
 	return 0;
 }
 
-int cmd_readd(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    {"role", required_argument, NULL, 'r'},
-	    {"wait", no_argument, NULL, 'w'},
-	    {"help", no_argument, NULL, 'h'},
-	    CLI_VERBOSITY_LONGOPTS,
-	    {NULL, 0, NULL, 0},
-	};
-	struct fop_replace rq;
-	uint64_t v;
-	bool wait = false;
-	char path[PATH_MAX];
-	int opt, fd, rc = 1;
-
-	memset(&rq, 0, sizeof(rq));
-	rq.flags = FOP_REPLACE_READD;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "r:wh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			if (cli_parse_u64(optarg, 31, &v))
-				return cli_err("--role %s: expected 0 to 31", optarg), 2;
-			rq.flags |= FOP_REPLACE_ROLE;
-			rq.role = (uint32_t)v;
-			break;
-		case 'w':
-			wait = true;
-			break;
-		case 'h':
-			readd_usage(stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		default:
-			readd_usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind != 2) {
-		readd_usage(stderr);
-		return 2;
-	}
-	if (raid_dev_is_nbd(argv[optind + 1]))
-		snprintf(path, sizeof(path), "%s", argv[optind + 1]);
-	else if (!realpath(argv[optind + 1], path))
-		return cli_err("%s: %s", argv[optind + 1], strerror(errno));
-	if (strlen(path) >= sizeof(rq.path))
-		return cli_err("%s: path too long", path);
-	memcpy(rq.path, path, strlen(path) + 1);
-
-	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return cli_err("%s: %s", argv[optind], strerror(errno));
-	if (readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, &rq.role))
-		goto out;
-	rq.flags |= FOP_REPLACE_ROLE;
-	if (ioctl(fd, FOP_IOC_REPLACE, &rq)) {
-		if (errno == ENOTTY)
-			cli_err("%s: not a jgrfs mount", argv[optind]);
-		else if (errno == EINVAL)
-			cli_err("%s: role %u cannot be brought back, or DEV unusable (see the "
-				"daemon's log)",
-				argv[optind], rq.role);
-		else if (errno == EBUSY)
-			cli_err("%s: a rebuild is already running", argv[optind]);
-		else
-			cli_err("%s: readd: %s", argv[optind], strerror(errno));
-		goto out;
-	}
-	printf("bringing back %s as role %u\n", path, rq.role);
-	rc = wait ? replace_wait(fd, path) : 0;
-out:
-	close(fd);
-	return rc;
-}
-
-int cmd_replace(int argc, char **argv)
+/*
+ * jgrfs replace and jgrfs readd: the same request (FOP_IOC_REPLACE), a new
+ * device for replace (--size may create it), for readd the member's own, whose
+ * superblock names the role.
+ */
+static int replace_main(int argc, char **argv, bool readd)
 {
 	static const struct option longopts[] = {
 	    {"role", required_argument, NULL, 'r'},
@@ -279,6 +205,8 @@ int cmd_replace(int argc, char **argv)
 	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
+	void (*usage)(FILE *) = readd ? readd_usage : replace_usage;
+	const char *what = readd ? "readd" : "replace";
 	struct fop_replace rq;
 	uint64_t v, size = 0;
 	bool wait = false;
@@ -286,8 +214,11 @@ int cmd_replace(int argc, char **argv)
 	int opt, fd, rc = 1;
 
 	memset(&rq, 0, sizeof(rq));
+	rq.flags = readd ? FOP_REPLACE_READD : 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "r:s:wh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, readd ? "r:wh" CLI_VERBOSITY_SHORTOPTS
+						    : "r:s:wh" CLI_VERBOSITY_SHORTOPTS,
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
 			if (cli_parse_u64(optarg, 31, &v))
@@ -296,6 +227,8 @@ int cmd_replace(int argc, char **argv)
 			rq.role = (uint32_t)v;
 			break;
 		case 's':
+			if (readd) /* getopt_long takes the long form whatever the short string */
+				return cli_err("--size: readd takes the member's own device"), 2;
 			if (cli_parse_size(optarg, &size) || size < (1u << 20))
 				return cli_err("--size %s: expected a size such as 1G", optarg), 2;
 			break;
@@ -303,19 +236,19 @@ int cmd_replace(int argc, char **argv)
 			wait = true;
 			break;
 		case 'h':
-			replace_usage(stdout);
+			usage(stdout);
 			return 0;
 		case 'v':
 		case 'q':
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			replace_usage(stderr);
+			usage(stderr);
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		replace_usage(stderr);
+		usage(stderr);
 		return 2;
 	}
 	if (raid_dev_is_nbd(argv[optind + 1])) {
@@ -330,9 +263,9 @@ int cmd_replace(int argc, char **argv)
 			return cli_err("%s: cannot create: %s", argv[optind + 1], strerror(errno));
 		close(fd);
 	}
-	if (!raid_dev_is_nbd(path) && !realpath(argv[optind + 1], path))
+	if (!raid_dev_is_nbd(argv[optind + 1]) && !realpath(argv[optind + 1], path))
 		return cli_err("%s: %s%s", argv[optind + 1], strerror(errno),
-			       errno == ENOENT ? " (create it, or give --size)" : "");
+			       errno == ENOENT && !readd ? " (create it, or give --size)" : "");
 	if (strlen(path) >= sizeof(rq.path))
 		return cli_err("%s: path too long", path);
 	memcpy(rq.path, path, strlen(path) + 1);
@@ -340,24 +273,40 @@ int cmd_replace(int argc, char **argv)
 	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", argv[optind], strerror(errno));
-	if (replace_check_newdev(fd, path))
+	if (readd ? readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, &rq.role)
+		  : replace_check_newdev(fd, path))
 		goto out;
+	if (readd)
+		rq.flags |= FOP_REPLACE_ROLE; /* the one its superblock names */
 	if (ioctl(fd, FOP_IOC_REPLACE, &rq)) {
 		if (errno == ENOTTY)
 			cli_err("%s: not a jgrfs mount", argv[optind]);
 		else if (errno == EINVAL)
-			cli_err(
-			    "%s: no member to rebuild%s, or NEWDEV unusable (see the daemon's log)",
-			    argv[optind], rq.flags & FOP_REPLACE_ROLE ? " at that role" : "");
+			cli_err("%s: no member to rebuild%s, or %s unusable (see the daemon's log)",
+				argv[optind], rq.flags & FOP_REPLACE_ROLE ? " at that role" : "",
+				readd ? "DEV" : "NEWDEV");
 		else if (errno == EBUSY)
 			cli_err("%s: a rebuild is already running", argv[optind]);
 		else
-			cli_err("%s: replace: %s", argv[optind], strerror(errno));
+			cli_err("%s: %s: %s", argv[optind], what, strerror(errno));
 		goto out;
 	}
-	printf("rebuilding onto %s\n", path);
+	if (readd)
+		printf("bringing back %s as role %u\n", path, rq.role);
+	else
+		printf("rebuilding onto %s\n", path);
 	rc = wait ? replace_wait(fd, path) : 0;
 out:
 	close(fd);
 	return rc;
+}
+
+int cmd_readd(int argc, char **argv)
+{
+	return replace_main(argc, argv, true);
+}
+
+int cmd_replace(int argc, char **argv)
+{
+	return replace_main(argc, argv, false);
 }

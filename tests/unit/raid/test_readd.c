@@ -89,6 +89,30 @@ static void t_own_power(struct tarr *t, unsigned int k)
 	assert_int_equal(raid_dev_fault_open(t->dom, t->mem[k], &t->top[k]), 0);
 }
 
+/*
+ * A declared-mode array of @gc over memory members (member @own_k in its own
+ * power domain, or none with -1), assembled and filled from @seed: the model.
+ */
+static uint8_t *t_start(struct tarr *t, const struct geo_case *gc, int own_k, struct raid_geo *g,
+			uint64_t seed)
+{
+	t_make(t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
+	if (own_k >= 0)
+		t_own_power(t, (unsigned int)own_k);
+	t_geo(t, g);
+	t_assemble(t);
+	return t_fill_array(t, seed);
+}
+
+/* Every block read through role @k (t_check_through), then the array gone. */
+static void t_end(struct tarr *t, const struct geo_case *gc, unsigned int k, uint8_t *model)
+{
+	t_check_through(t, gc, k, model);
+	t_stop(t);
+	free(model);
+	t_free(t);
+}
+
 /* Readd role @k on its memory device, counted in *@c. */
 static int t_readd(struct tarr *t, unsigned int k, struct t_count *c)
 {
@@ -117,11 +141,7 @@ static void test_readd_only_missed_rows(void **state)
 		struct tarr t;
 		uint8_t *model;
 
-		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
-		t_own_power(&t, k);
-		t_geo(&t, &g);
-		t_assemble(&t);
-		model = t_fill_array(&t, 100 + gi);
+		model = t_start(&t, gc, (int)k, &g, 100 + gi);
 		/* acknowledged, not flushed: the member's power goes with them */
 		t_write_row(&t, &g, model, rows[0], 0, 1, BLK_FS_RAIDSYNC);
 		t_write_row(&t, &g, model, rows[1], g.row_blocks - 1, 2, 0);
@@ -144,10 +164,7 @@ static void test_readd_only_missed_rows(void **state)
 				 (unsigned long long)budget);
 		if (raid_away_rows(t.a, k) != -1)
 			t_fail(gc, "a member brought back is still tracked");
-		t_check_through(&t, gc, k, model);
-		t_stop(&t);
-		free(model);
-		t_free(&t);
+		t_end(&t, gc, k, model);
 	}
 }
 
@@ -189,20 +206,14 @@ static void test_readd_online_with_writes(void **state)
 		pthread_t tid;
 		struct tarr t;
 
-		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
-		t_geo(&t, &g);
-		t_assemble(&t);
-		w = (struct t_wr){.t = &t, .g = &g, .model = t_fill_array(&t, 200 + gi)};
+		w = (struct t_wr){.t = &t, .g = &g, .model = t_start(&t, gc, -1, &g, 200 + gi)};
 		assert_int_equal(raid_fail_member(t.a, k), 0);
 		pthread_create(&tid, NULL, t_writer, &w);
 		if (t_readd(&t, k, &c))
 			t_fail(gc, "readd failed");
 		pthread_join(tid, NULL);
 		assert_int_equal(w.rc, 0);
-		t_check_through(&t, gc, k, w.model);
-		t_stop(&t);
-		free(w.model);
-		t_free(&t);
+		t_end(&t, gc, k, w.model);
 	}
 }
 
@@ -218,10 +229,7 @@ static void test_readd_unknown_rebuilds_all(void **state)
 		struct tarr t;
 		uint8_t *model;
 
-		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
-		t_geo(&t, &g);
-		t_assemble(&t);
-		model = t_fill_array(&t, 300 + gi);
+		model = t_start(&t, gc, -1, &g, 300 + gi);
 		t_stop(&t);
 		assert_int_equal(t_assemble_mask(&t, ~(1u << k), NULL), 0);
 		t_write_row(&t, &g, model, 2, 0, 6, BLK_FS_RAIDSYNC);
@@ -231,10 +239,7 @@ static void test_readd_unknown_rebuilds_all(void **state)
 			t_fail(gc, "readd failed");
 		if (c.write_blocks < g.data_blocks)
 			t_fail(gc, "a member missing since assembly not rebuilt whole");
-		t_check_through(&t, gc, k, model);
-		t_stop(&t);
-		free(model);
-		t_free(&t);
+		t_end(&t, gc, k, model);
 	}
 }
 
@@ -254,10 +259,7 @@ static void test_readd_older_image_rebuilds_all(void **state)
 		struct tarr t;
 		uint8_t *model, *old;
 
-		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
-		t_geo(&t, &g);
-		t_assemble(&t);
-		model = t_fill_array(&t, 400 + gi);
+		model = t_start(&t, gc, -1, &g, 400 + gi);
 		t_stop(&t);
 		old = t_member_image(&t, k);
 		t_assemble(&t);
@@ -272,11 +274,8 @@ static void test_readd_older_image_rebuilds_all(void **state)
 			t_fail(gc, "readd failed");
 		if (c.write_blocks < g.data_blocks)
 			t_fail(gc, "an older image of the member not rebuilt whole");
-		t_check_through(&t, gc, k, model);
-		t_stop(&t);
 		free(old);
-		free(model);
-		t_free(&t);
+		t_end(&t, gc, k, model);
 	}
 }
 
@@ -297,11 +296,7 @@ static void test_readd_ring_overrun_rebuilds_all(void **state)
 		struct tarr t;
 		uint8_t *model;
 
-		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
-		t_own_power(&t, k);
-		t_geo(&t, &g);
-		t_assemble(&t);
-		model = t_fill_array(&t, 800 + gi);
+		model = t_start(&t, gc, (int)k, &g, 800 + gi);
 		/* twelve separate ranges, none flushed: rows 0, 2, ... 22 */
 		for (uint64_t r = 0; r < 24 && r < g.rows; r += 2)
 			t_write_row(&t, &g, model, r, 0, 900 + r, BLK_FS_RAIDSYNC);
@@ -313,10 +308,7 @@ static void test_readd_ring_overrun_rebuilds_all(void **state)
 			t_fail(gc, "readd failed");
 		if (c.write_blocks < g.data_blocks)
 			t_fail(gc, "not rebuilt whole although the ring lost ranges");
-		t_check_through(&t, gc, k, model);
-		t_stop(&t);
-		free(model);
-		t_free(&t);
+		t_end(&t, gc, k, model);
 	}
 	t_default_knobs.away_ring = 0;
 }
