@@ -54,6 +54,30 @@ static int raid_rebuild_progress(struct raid_array *a, double p)
 }
 
 /*
+ * Block 0 of @dev: 0 and its role when it is a superblock of this array (magic,
+ * uuid, crc), 1 when it is not, -errno when it cannot be read. Logs nothing.
+ */
+static int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned int *role)
+{
+	uint8_t *buf = jg_alloc_blocks(1);
+	const struct raid_sb *sb = (const struct raid_sb *)buf;
+	int rc;
+
+	if (!buf)
+		return -ENOMEM;
+	rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+	if (!rc) {
+		rc = jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && !memcmp(sb->uuid, a->uuid, 16) &&
+			     jg_blk_crc_ok(buf, RAID_BS, a->seed)
+			 ? 0
+			 : 1;
+		*role = jg_le32(sb->role);
+	}
+	free(buf);
+	return rc;
+}
+
+/*
  * (R2) -EEXIST after a message when block 0 of @newdev is a superblock of this
  * array for a working role other than @role: the device is a member already,
  * reached by another path, and the rebuild would overwrite it. An old superblock
@@ -64,34 +88,24 @@ static int raid_rebuild_progress(struct raid_array *a, double p)
 int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
 			     const char *what)
 {
-	const struct raid_sb *sb;
-	uint8_t *buf = jg_alloc_blocks(1);
 	unsigned int r;
 	int rc;
 
 	JG_ASSERT_HELD(&a->sb_lock);
-	if (!buf)
-		return -ENOMEM;
-	rc = blk_rw(newdev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
-	if (rc) {
+	rc = raid_dev_sb_role(a, newdev, &r);
+	if (rc < 0) {
 		jg_log(JG_LOG_ERR, "raid", "%s: dev=%s cannot read block 0: %d", what,
 		       newdev->name, rc);
-		goto out;
+		return rc;
 	}
-	sb = (const struct raid_sb *)buf;
-	r = jg_le32(sb->role);
-	if (jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && !memcmp(sb->uuid, a->uuid, 16) &&
-	    jg_blk_crc_ok(buf, RAID_BS, a->seed) && r < a->geo.n && r != role &&
-	    a->m[r].dev && !a->m[r].failed) {
+	if (!rc && r < a->geo.n && r != role && a->m[r].dev && !a->m[r].failed) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "%s: dev=%s holds the superblock of role %u of this array, a working member (dev=%s): refusing to overwrite it (if it is an old copy, wipe its first block)",
 		    what, newdev->name, r, a->m[r].name);
-		rc = -EEXIST;
+		return -EEXIST;
 	}
-out:
-	free(buf);
-	return rc;
+	return 0;
 }
 
 /* (R1) Make rows [0, @mark) durable on the new member, then record the mark. */
@@ -396,14 +410,9 @@ static int raid_readd_check(struct raid_array *a, unsigned int role, struct blk_
 
 bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *dev)
 {
-	uint8_t *b = jg_alloc_blocks(1);
-	const struct raid_sb *sb = (const struct raid_sb *)b;
-	bool yes = b && !blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0) &&
-		   jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && jg_blk_crc_ok(b, RAID_BS, a->seed) &&
-		   !memcmp(sb->uuid, a->uuid, 16) && jg_le32(sb->role) == role;
+	unsigned int r;
 
-	free(b);
-	return yes;
+	return raid_dev_sb_role(a, dev, &r) == 0 && r == role;
 }
 
 int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,

@@ -51,6 +51,26 @@ static void replace_usage(FILE *f)
 }
 
 /*
+ * Read the superblock in block 0 of @path (a file, device or URI) into @sb.
+ * 0, or -errno (unreadable: the daemon judges).
+ */
+static int replace_read_sb(const char *path, struct raid_sb *sb)
+{
+	struct blk_dev *dev;
+	uint8_t *buf = jg_alloc_blocks(1);
+	int rc = buf ? raid_dev_open(path, 0, &dev) : -ENOMEM;
+
+	if (!rc) {
+		rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
+		blk_close(dev);
+	}
+	if (!rc)
+		memcpy(sb, buf, sizeof(*sb));
+	free(buf);
+	return rc;
+}
+
+/*
  * Refuse @path when its first block is the superblock of a working member of
  * the array mounted at @fd. 0, or 1 after a message. An unreadable or foreign
  * first block is the daemon's to judge.
@@ -59,18 +79,11 @@ static int replace_check_newdev(int fd, const char *path)
 {
 	struct fop_status st;
 	struct raid_sb sb;
-	int dfd;
-	ssize_t got;
 	uint32_t role;
 
 	if (ioctl(fd, FOP_IOC_STATUS, &st))
 		return cli_err("status: %s", strerror(errno));
-	dfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (dfd < 0)
-		return 0;
-	got = pread(dfd, &sb, sizeof(sb), RAID_SB_BLKNO * JG_BLOCK_SIZE);
-	close(dfd);
-	if (got != (ssize_t)sizeof(sb) || jg_le32(sb.hdr.magic) != RAID_SB_MAGIC ||
+	if (replace_read_sb(path, &sb) || jg_le32(sb.hdr.magic) != RAID_SB_MAGIC ||
 	    memcmp(sb.uuid, st.uuid, sizeof(sb.uuid)))
 		return 0;
 	role = jg_le32(sb.role);
@@ -137,26 +150,6 @@ static void readd_usage(FILE *f)
 }
 
 /*
- * Read the superblock in block 0 of @path (a file, device or URI) into @sb.
- * 0, or -errno (unreadable: the daemon judges).
- */
-static int readd_read_sb(const char *path, struct raid_sb *sb)
-{
-	struct blk_dev *dev;
-	uint8_t *buf = jg_alloc_blocks(1);
-	int rc = buf ? raid_dev_open(path, 0, &dev) : -ENOMEM;
-
-	if (!rc) {
-		rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
-		blk_close(dev);
-	}
-	if (!rc)
-		memcpy(sb, buf, sizeof(*sb));
-	free(buf);
-	return rc;
-}
-
-/*
  * The role DEV had, from its superblock: it must name the mounted array and a
  * role that is failed or missing there. 0 and *@role, or 1 after a message.
  */
@@ -168,7 +161,7 @@ static int readd_check_dev(int fd, const char *path, bool given, uint32_t *role)
 
 	if (ioctl(fd, FOP_IOC_STATUS, &st))
 		return cli_err("status: %s", strerror(errno));
-	if (readd_read_sb(path, &sb))
+	if (replace_read_sb(path, &sb))
 		return cli_err("%s: cannot read its superblock", path);
 	if (jg_le32(sb.hdr.magic) != RAID_SB_MAGIC || memcmp(sb.uuid, st.uuid, sizeof(sb.uuid)))
 		return cli_err("%s is not a member of this array (its first block is %s): to "
