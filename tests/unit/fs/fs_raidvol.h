@@ -21,42 +21,7 @@
 #include "fs_i.h"
 #include "jgrfs/raid.h"
 #include "raid_i.h"
-
-/* A pass-through device that does not close its lower one: members survive raid_stop. */
-struct t_keep {
-	struct blk_dev dev;
-	struct blk_dev *lower;
-};
-
-static inline int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
-{
-	return blk_submit(((struct t_keep *)d)->lower, r, n);
-}
-
-static inline int t_keep_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
-{
-	return blk_ctl(((struct t_keep *)d)->lower, cmd, arg);
-}
-
-static inline void t_keep_close(struct blk_dev *d)
-{
-	free(d);
-}
-
-static const struct blk_dev_ops t_keep_ops = {
-    .submit = t_keep_submit, .ctl = t_keep_ctl, .close = t_keep_close};
-
-static inline struct blk_dev *t_keep(struct blk_dev *lower)
-{
-	struct t_keep *k = calloc(1, sizeof(*k));
-
-	assert_non_null(k);
-	k->dev.ops = &t_keep_ops;
-	k->dev.nblocks = lower->nblocks;
-	snprintf(k->dev.name, sizeof(k->dev.name), "%s", lower->name);
-	k->lower = lower;
-	return &k->dev;
-}
+#include "../keep_dev.h"
 
 struct t_vol {
 	unsigned int n;

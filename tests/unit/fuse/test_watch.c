@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "fop_i.h"
+#include "../keep_dev.h"
 
 #define MB 256
 #define NMAX 8
@@ -32,42 +33,6 @@ struct t_vol {
 	struct fop_ctx c;
 	struct fop_watch *w;
 };
-
-/* The memory devices stay the test's: the array gets pass-through copies. */
-struct t_keep {
-	struct blk_dev dev;
-	struct blk_dev *lower;
-};
-
-static int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
-{
-	return blk_submit(((struct t_keep *)d)->lower, r, n);
-}
-
-static int t_keep_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
-{
-	return blk_ctl(((struct t_keep *)d)->lower, cmd, arg);
-}
-
-static void t_keep_close(struct blk_dev *d)
-{
-	free(d);
-}
-
-static const struct blk_dev_ops t_keep_ops = {
-    .submit = t_keep_submit, .ctl = t_keep_ctl, .close = t_keep_close};
-
-static struct blk_dev *t_keep(struct blk_dev *lower)
-{
-	struct t_keep *k = calloc(1, sizeof(*k));
-
-	assert_non_null(k);
-	k->dev.ops = &t_keep_ops;
-	k->dev.nblocks = lower->nblocks;
-	snprintf(k->dev.name, sizeof(k->dev.name), "%s", lower->name);
-	k->lower = lower;
-	return &k->dev;
-}
 
 /* Create a RAID@level over @n members and @nsp spares; assemble without @absent roles. */
 static void t_vol_up(struct t_vol *v, unsigned int level, unsigned int n, unsigned int nsp,

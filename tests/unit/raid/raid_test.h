@@ -22,11 +22,7 @@
 #include "raid_format.h"
 #include "raid_geo.h"
 #include "raid_i.h"
-
-
-struct t_count { /* per memory member: requests seen through t_keep */
-	uint64_t submits, reads, writes, flushes, read_blocks, write_blocks;
-};
+#include "../keep_dev.h"
 
 /*
  * The test knobs (include/jgrfs/raid.h) of every array this test program
@@ -85,65 +81,6 @@ static inline void t_fill(uint8_t *buf, size_t nblocks, uint64_t seed)
 
 	for (size_t i = 0; i < nblocks * JG_BLOCK_SIZE / 8; i++)
 		((uint64_t *)buf)[i] = t_rand(&s);
-}
-
-/* A pass-through device that does not close its lower device: lets the test keep
- * memory members across raid_stop(), which closes what it was given. */
-struct t_keep {
-	struct blk_dev dev;
-	struct blk_dev *lower;
-	struct t_count *count;
-};
-
-static inline int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
-{
-	struct t_keep *k = (struct t_keep *)d;
-
-	if (k->count) {
-		__atomic_add_fetch(&k->count->submits, 1, __ATOMIC_RELAXED);
-		for (unsigned int i = 0; i < n; i++) {
-			if (r[i].op == BLK_OP_READ) {
-				__atomic_add_fetch(&k->count->reads, 1, __ATOMIC_RELAXED);
-				__atomic_add_fetch(&k->count->read_blocks, r[i].nblocks,
-						   __ATOMIC_RELAXED);
-			} else if (r[i].op == BLK_OP_WRITE) {
-				__atomic_add_fetch(&k->count->writes, 1, __ATOMIC_RELAXED);
-				__atomic_add_fetch(&k->count->write_blocks, r[i].nblocks,
-						   __ATOMIC_RELAXED);
-			} else {
-				__atomic_add_fetch(&k->count->flushes, 1, __ATOMIC_RELAXED);
-			}
-		}
-	}
-	return blk_submit(k->lower, r, n);
-}
-
-static inline int t_keep_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
-{
-	return blk_ctl(((struct t_keep *)d)->lower, cmd, arg);
-}
-
-static inline void t_keep_close(struct blk_dev *d)
-{
-	free(d);
-}
-
-static const struct blk_dev_ops t_keep_ops = {
-    .submit = t_keep_submit,
-    .ctl = t_keep_ctl,
-    .close = t_keep_close,
-};
-
-static inline struct blk_dev *t_keep(struct blk_dev *lower)
-{
-	struct t_keep *k = calloc(1, sizeof(*k));
-
-	assert_non_null(k);
-	k->dev.ops = &t_keep_ops;
-	k->dev.nblocks = lower->nblocks;
-	snprintf(k->dev.name, sizeof(k->dev.name), "%s", lower->name);
-	k->lower = lower;
-	return &k->dev;
 }
 
 /*
