@@ -325,11 +325,23 @@ int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev);
 void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev);
 /*
  * -EEXIST after a message when block 0 of @dev is a superblock of this array
- * for a working role other than @role (rebuild.c (R2)); @what names the caller
- * in the message. sb_lock held.
+ * for a working role other than @role (rebuild.c (R2)), or with @other_too one
+ * of another array (spare.c (P3)); @what names the caller in the message.
+ * sb_lock held.
  */
 int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *dev,
-			     const char *what);
+			     const char *what, bool other_too);
+/*
+ * rebuild.c: block 0 of @dev, read once: RAID_DEV_SB_OURS (a superblock of this
+ * array), RAID_DEV_SB_OTHER (a valid one of another array), RAID_DEV_SB_NONE,
+ * with *@role and @uuid (16 bytes, or NULL) from it; -errno when unreadable.
+ * Checks magic and crc only. Logs nothing.
+ */
+#define RAID_DEV_SB_OURS 0
+#define RAID_DEV_SB_NONE 1
+#define RAID_DEV_SB_OTHER 2
+int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned int *role,
+		     uint8_t *uuid);
 
 /* away.c (its rules A1-A4 are there) */
 void raid_away_init(struct raid_array *a);

@@ -53,11 +53,8 @@ static int raid_rebuild_progress(struct raid_array *a, double p)
 	return 0;
 }
 
-/*
- * Block 0 of @dev: 0 and its role when it is a superblock of this array (magic,
- * uuid, crc), 1 when it is not, -errno when it cannot be read. Logs nothing.
- */
-static int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned int *role)
+int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned int *role,
+		     uint8_t *uuid)
 {
 	uint8_t *buf = jg_alloc_blocks(1);
 	const struct raid_sb *sb = (const struct raid_sb *)buf;
@@ -67,11 +64,13 @@ static int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned 
 		return -ENOMEM;
 	rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
 	if (!rc) {
-		rc = jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && !memcmp(sb->uuid, a->uuid, 16) &&
-			     jg_blk_crc_ok(buf, RAID_BS, a->seed)
-			 ? 0
-			 : 1;
+		rc = RAID_DEV_SB_NONE;
+		if (jg_le32(sb->hdr.magic) == RAID_SB_MAGIC &&
+		    jg_blk_crc_ok(buf, RAID_BS, jg_crc_seed(sb->uuid)))
+			rc = memcmp(sb->uuid, a->uuid, 16) ? RAID_DEV_SB_OTHER : RAID_DEV_SB_OURS;
 		*role = jg_le32(sb->role);
+		if (uuid)
+			memcpy(uuid, sb->uuid, 16);
 	}
 	free(buf);
 	return rc;
@@ -82,27 +81,38 @@ static int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned 
  * array for a working role other than @role: the device is a member already,
  * reached by another path, and the rebuild would overwrite it. An old superblock
  * of a role since rebuilt elsewhere is refused too: wiping its block 0 is the
- * user's call. Also the check of a new spare (spare.c, @role RAID_ROLE_SPARE).
+ * user's call. Also the check of a new spare (spare.c, @role RAID_ROLE_SPARE),
+ * which with @other_too also refuses a superblock of another array (P3).
  * sb_lock held.
  */
 int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-			     const char *what)
+			     const char *what, bool other_too)
 {
+	uint8_t uuid[16];
 	unsigned int r;
+	char u[37];
 	int rc;
 
 	JG_ASSERT_HELD(&a->sb_lock);
-	rc = raid_dev_sb_role(a, newdev, &r);
+	rc = raid_dev_sb_role(a, newdev, &r, uuid);
 	if (rc < 0) {
 		jg_log(JG_LOG_ERR, "raid", "%s: dev=%s cannot read block 0: %d", what,
 		       newdev->name, rc);
 		return rc;
 	}
-	if (!rc && r < a->geo.n && r != role && a->m[r].dev && !a->m[r].failed) {
+	if (rc == RAID_DEV_SB_OURS && r < a->geo.n && r != role && a->m[r].dev && !a->m[r].failed) {
 		jg_log(
 		    JG_LOG_ERR, "raid",
 		    "%s: dev=%s holds the superblock of role %u of this array, a working member (dev=%s): refusing to overwrite it (if it is an old copy, wipe its first block)",
 		    what, newdev->name, r, a->m[r].name);
+		return -EEXIST;
+	}
+	if (other_too && rc == RAID_DEV_SB_OTHER) {
+		jg_uuid_format(uuid, u);
+		jg_log(JG_LOG_ERR, "raid",
+		       "%s: dev=%s belongs to another array (uuid=%s): refusing to overwrite it "
+		       "(wipe its first two blocks if it is no longer used)",
+		       what, newdev->name, u);
 		return -EEXIST;
 	}
 	return 0;
@@ -168,7 +178,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 	}
 	rc = raid_jnl_unreplayed_locked(a, "rebuild"); /* (R2) */
 	if (!rc)
-		rc = raid_newdev_check_locked(a, role, newdev, "rebuild");
+		rc = raid_newdev_check_locked(a, role, newdev, "rebuild", false);
 	if (rc)
 		goto out;
 	if (a->m[role].dev && a->nretired == RAID_MAX_MEMBERS) {
@@ -412,7 +422,7 @@ bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *d
 {
 	unsigned int r;
 
-	return raid_dev_sb_role(a, dev, &r) == 0 && r == role;
+	return raid_dev_sb_role(a, dev, &r, NULL) == RAID_DEV_SB_OURS && r == role;
 }
 
 int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,

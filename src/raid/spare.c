@@ -66,34 +66,6 @@ int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev)
 	return rc;
 }
 
-/* (P3) -EEXIST after a message when block 0 of @dev is a superblock of another array. */
-static int raid_spare_check_foreign(struct raid_array *a, struct blk_dev *dev)
-{
-	uint8_t *buf = jg_alloc_blocks(1);
-	const struct raid_sb *sb = (const struct raid_sb *)buf;
-	int rc;
-
-	if (!buf)
-		return -ENOMEM;
-	rc = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
-	if (rc) {
-		jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s cannot read block 0: %d", dev->name,
-		       rc);
-	} else if (jg_le32(sb->hdr.magic) == RAID_SB_MAGIC && memcmp(sb->uuid, a->uuid, 16) &&
-		   jg_blk_crc_ok(buf, RAID_BS, jg_crc_seed(sb->uuid))) {
-		char u[37];
-
-		jg_uuid_format(sb->uuid, u);
-		jg_log(JG_LOG_ERR, "raid",
-		       "spare add: dev=%s belongs to another array (uuid=%s): refusing to "
-		       "overwrite it (wipe its first two blocks if it is no longer used)",
-		       dev->name, u);
-		rc = -EEXIST;
-	}
-	free(buf);
-	return rc;
-}
-
 int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
 {
 	const struct raid_geo *g = &a->geo;
@@ -130,9 +102,7 @@ int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
 		rc = -ENOSPC;
 		goto out;
 	}
-	rc = raid_newdev_check_locked(a, RAID_ROLE_SPARE, dev, "spare add"); /* (P3) */
-	if (!rc)
-		rc = raid_spare_check_foreign(a, dev);
+	rc = raid_newdev_check_locked(a, RAID_ROLE_SPARE, dev, "spare add", true); /* (P3) */
 	if (!rc)
 		rc = raid_spare_sb_write_sb_locked(a, dev);
 	if (rc)
