@@ -110,4 +110,12 @@ static inline uint64_t t_corrected(struct t_vol *v, unsigned int m)
 	return info.members[m].read_errors_corrected;
 }
 
+#define T_NONE UINT32_MAX
+/* Exactly @n read errors corrected on member @role (T_NONE: none) and none elsewhere. */
+static inline void t_corrected_only(struct t_vol *v, unsigned int role, uint64_t n)
+{
+	for (unsigned int m = 0; m < v->n; m++)
+		assert_int_equal(t_corrected(v, m), m == role ? n : 0);
+}
+
 #endif

@@ -117,8 +117,7 @@ static void test_dcsum_heal_one(void **state)
 	t_expect(fs, ino, T_BYTES, 1);
 	assert_int_equal(fs->dcsum_heals, 1);
 	assert_int_equal(fs->dcsum_errors, 0);
-	for (unsigned int m = 0; m < v.n; m++)
-		assert_int_equal(t_corrected(&v, m), m == role);
+	t_corrected_only(&v, role, 1);
 	/* read again: the member holds the block, no second heal */
 	t_expect(fs, ino, T_BYTES, 1);
 	assert_int_equal(fs->dcsum_heals, 1);
@@ -184,8 +183,7 @@ static void test_dcsum_two_damaged(void **state)
 	/* a partial write into the damaged block */
 	assert_int_equal(fs_write(fs, ino, 4096 + 10, 5, "hello"), -EIO);
 	assert_int_equal(fs_read(fs, ino, 4096, 4096, buf), -EIO);
-	for (unsigned int m = 0; m < v.n; m++)
-		assert_int_equal(t_corrected(&v, m), 0);
+	t_corrected_only(&v, T_NONE, 0);
 	(void)fs_unmount(fs);
 	t_stop(&v);
 	for (unsigned int m = 0; m < v.n; m++) {

@@ -222,8 +222,7 @@ static void test_heal_fs_uncorrectable(void **state)
 	fs = t_mount(&v);
 	assert_int_equal(fs_getattr(fs, f->ino, &at), -EUCLEAN);
 	assert_int_equal(fs->bc.heals, 0);
-	for (unsigned int m = 0; m < v.n; m++)
-		assert_int_equal(t_corrected(&v, m), 0);
+	t_corrected_only(&v, T_NONE, 0);
 	(void)fs_unmount(fs); /* the damage was recorded: an error state */
 	t_stop(&v);
 	for (unsigned int m = 0; m < v.n; m++) {
@@ -265,10 +264,7 @@ static void test_heal_journal_superblock(void **state)
 
 	t_assemble(&v);
 	fs = t_mount(&v);
-	assert_int_equal(t_corrected(&v, role), 1);
-	for (unsigned int m = 0; m < v.n; m++)
-		if (m != role)
-			assert_int_equal(t_corrected(&v, m), 0);
+	t_corrected_only(&v, role, 1);
 	/* the member holds a superblock that verifies again (the mount has
 	 * since written a newer one: the same check, not the same bytes) */
 	now = t_member_block(&v, role, mblk);
@@ -327,10 +323,7 @@ static void test_heal_fs_superblock(void **state)
 	/* writable: healed and rewritten */
 	t_assemble(&v);
 	fs = t_mount(&v);
-	assert_int_equal(t_corrected(&v, role), 1);
-	for (unsigned int m = 0; m < v.n; m++)
-		if (m != role)
-			assert_int_equal(t_corrected(&v, m), 0);
+	t_corrected_only(&v, role, 1);
 	now = t_member_block(&v, role, mblk);
 	assert_memory_equal(now, good, JG_BLOCK_SIZE); /* before the unmount rewrites it */
 	free(now);
@@ -381,8 +374,7 @@ static void test_heal_fs_journal_copy(void **state)
 	assert_int_equal(jnl_read_heal(fs->jnl, v.geo.array_blocks - 1, buf, t_never, NULL, &rw),
 			 -EBADMSG);
 	assert_int_equal(rw, 0);
-	for (unsigned int m = 0; m < v.n; m++)
-		assert_int_equal(t_corrected(&v, m), 0);
+	t_corrected_only(&v, T_NONE, 0);
 	assert_int_equal(fs_unmount(fs), 0);
 	t_vol_free(&v);
 	free(buf);
