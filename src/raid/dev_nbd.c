@@ -193,34 +193,38 @@ struct nbd_batch {
 	unsigned int nfinished; /* ops with finished set */
 };
 
-/* Completion: under the handle's lock. Records the error; the free that follows counts. */
-static int raid_nbd_cmd_done(void *user_data, int *error)
-{
-	struct nbd_op *op = user_data;
+/*
+ * Set while this thread is inside nbd_aio_pread/_pwrite/_flush. libnbd 1.14
+ * reads the new command's cookie after kicking its state machine; when that
+ * kick finds the connection gone, every command is completed at once, in this
+ * thread, and one whose completion returns 1 is freed, the new one too: a use
+ * after free inside libnbd (valgrind saw it in test_dev_nbd). So a completion
+ * that runs inside an issue keeps its command; libnbd frees it at nbd_close.
+ * That only happens when the connection dies, which it does once.
+ */
+static _Thread_local bool raid_nbd_issuing;
 
-	if (*error) {
-		pthread_mutex_lock(&op->b->lock);
-		if (!op->err)
-			op->err = *error;
-		pthread_mutex_unlock(&op->b->lock);
-	}
-	return 1; /* retire the command */
-}
-
-/* One command of @op's step is over (libnbd calls free exactly once, also when
- * the command could not be issued and the completion never runs). */
-static void raid_nbd_cmd_put(void *user_data)
+/* One command of @op's step is over, with @err (positive errno, 0: done). */
+static void raid_nbd_cmd_end(struct nbd_op *op, int err)
 {
-	struct nbd_op *op = user_data;
 	struct nbd_batch *b = op->b;
 
 	pthread_mutex_lock(&b->lock);
+	if (err && !op->err)
+		op->err = err;
 	if (--op->pending == 0) {
 		op->finished = true;
 		b->nfinished++;
 		pthread_cond_signal(&b->cond);
 	}
-	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(&b->lock); /* @op may be gone from here */
+}
+
+/* Completion, exactly once per command queued; under the handle's lock. */
+static int raid_nbd_cmd_done(void *user_data, int *error)
+{
+	raid_nbd_cmd_end(user_data, *error);
+	return raid_nbd_issuing ? 0 : 1; /* 1: retire (free) the command now */
 }
 
 static bool raid_nbd_flush_needed(struct dev_nbd *d, struct nbd_op *op)
@@ -261,21 +265,19 @@ static bool raid_nbd_has_stage(struct dev_nbd *d, struct nbd_op *op, enum nbd_st
 
 /*
  * Issue @op's step (op->stage): its commands in flight, or op finished at once
- * with an error. Called without b->lock. A command libnbd refuses to issue
- * (the handle is dead) is freed by libnbd, which counts it as for any other.
+ * with an error. Called without b->lock. A command libnbd refuses to queue
+ * (the handle is dead) never completes: it is counted over here.
  */
 static void raid_nbd_issue(struct nbd_op *op)
 {
 	struct blk_req *r = op->req;
 	struct dev_nbd *d = (struct dev_nbd *)r->dev;
 	struct nbd_batch *b = op->b;
-	nbd_completion_callback cb = {
-	    .callback = raid_nbd_cmd_done, .user_data = op, .free = raid_nbd_cmd_put};
+	nbd_completion_callback cb = {.callback = raid_nbd_cmd_done, .user_data = op};
 	size_t len = (size_t)r->nblocks * JG_BLOCK_SIZE;
 	unsigned int ncmd = op->stage == ST_TRANSFER
 				? (unsigned int)((len + d->max_cmd_bytes - 1) / d->max_cmd_bytes)
 				: 1;
-	int err = 0;
 
 	if (d->timeout_s) {
 		clock_gettime(CLOCK_MONOTONIC, &op->deadline);
@@ -287,30 +289,26 @@ static void raid_nbd_issue(struct nbd_op *op)
 	op->finished = false;
 	pthread_mutex_unlock(&b->lock);
 
-	if (op->stage != ST_TRANSFER) {
-		if (nbd_aio_flush(d->h, cb, 0) < 0)
-			err = nbd_get_errno() ? nbd_get_errno() : EIO;
-	} else {
-		for (size_t off = 0; off < len; off += d->max_cmd_bytes) {
-			size_t n = len - off < d->max_cmd_bytes ? len - off : d->max_cmd_bytes;
-			uint8_t *p = (uint8_t *)r->buf + off;
-			uint64_t at = r->blkno * JG_BLOCK_SIZE + off;
-			int64_t c;
+	for (size_t off = 0, i = 0; i < ncmd; i++, off += d->max_cmd_bytes) {
+		size_t n = len - off < d->max_cmd_bytes ? len - off : d->max_cmd_bytes;
+		uint8_t *p = (uint8_t *)r->buf + off;
+		uint64_t at = r->blkno * JG_BLOCK_SIZE + off;
+		int64_t c;
 
-			if (r->op == BLK_OP_READ)
-				c = nbd_aio_pread(d->h, p, n, at, cb, 0);
-			else
-				c = nbd_aio_pwrite(
-				    d->h, p, n, at, cb,
-				    (r->flags & BLK_FUA) && d->can_fua ? LIBNBD_CMD_FLAG_FUA : 0);
-			if (c < 0 && !err)
-				err = nbd_get_errno() ? nbd_get_errno() : EIO;
-		}
+		raid_nbd_issuing = true;
+		if (op->stage != ST_TRANSFER)
+			c = nbd_aio_flush(d->h, cb, 0);
+		else if (r->op == BLK_OP_READ)
+			c = nbd_aio_pread(d->h, p, n, at, cb, 0);
+		else
+			c = nbd_aio_pwrite(d->h, p, n, at, cb,
+					   (r->flags & BLK_FUA) && d->can_fua ? LIBNBD_CMD_FLAG_FUA : 0);
+		raid_nbd_issuing = false;
+		if (c < 0)
+			raid_nbd_cmd_end(op, nbd_get_errno() ? nbd_get_errno() : EIO);
 	}
 	raid_nbd_kick(d);
-	if (err)
-		raid_nbd_cmd_done(op, &err);
-	raid_nbd_cmd_put(op); /* the + 1 above */
+	raid_nbd_cmd_end(op, 0); /* the + 1 above */
 }
 
 /* The step of @op finished (op->err set): count it and go to the next, or end. */
