@@ -199,10 +199,12 @@ struct nbd_batch {
  * kick finds the connection gone, every command is completed at once, in this
  * thread, and one whose completion returns 1 is freed, the new one too: a use
  * after free inside libnbd (valgrind saw it in test_dev_nbd). So a completion
- * that runs inside an issue keeps its command; libnbd frees it at nbd_close.
- * That only happens when the connection dies, which it does once.
+ * that runs inside an issue keeps its command (returns 0) and counts it in
+ * raid_nbd_kept; once the issue has returned, raid_nbd_retire_kept() retires
+ * them, so none piles up (a send that blocks may also read replies inside it).
  */
 static _Thread_local bool raid_nbd_issuing;
+static _Thread_local unsigned int raid_nbd_kept;
 
 /* One command of @op's step is over, with @err (positive errno, 0: done). */
 static void raid_nbd_cmd_end(struct nbd_op *op, int err)
@@ -224,7 +226,23 @@ static void raid_nbd_cmd_end(struct nbd_op *op, int err)
 static int raid_nbd_cmd_done(void *user_data, int *error)
 {
 	raid_nbd_cmd_end(user_data, *error);
-	return raid_nbd_issuing ? 0 : 1; /* 1: retire (free) the command now */
+	if (!raid_nbd_issuing)
+		return 1; /* retire (free) the command now */
+	raid_nbd_kept++;
+	return 0;
+}
+
+/* Retire the commands kept by completions inside an issue: the only ones
+ * libnbd holds completed, every other completion retires its own. */
+static void raid_nbd_retire_kept(struct dev_nbd *d)
+{
+	int64_t c;
+
+	if (!raid_nbd_kept)
+		return;
+	raid_nbd_kept = 0;
+	while ((c = nbd_aio_peek_command_completed(d->h)) > 0)
+		(void)nbd_aio_command_completed(d->h, (uint64_t)c); /* its error went to the op */
 }
 
 static bool raid_nbd_flush_needed(struct dev_nbd *d, struct nbd_op *op)
@@ -294,6 +312,7 @@ static void raid_nbd_issue(struct nbd_op *op)
 		uint8_t *p = (uint8_t *)r->buf + off;
 		uint64_t at = r->blkno * JG_BLOCK_SIZE + off;
 		int64_t c;
+		int e;
 
 		raid_nbd_issuing = true;
 		if (op->stage != ST_TRANSFER)
@@ -304,8 +323,10 @@ static void raid_nbd_issue(struct nbd_op *op)
 			c = nbd_aio_pwrite(d->h, p, n, at, cb,
 					   (r->flags & BLK_FUA) && d->can_fua ? LIBNBD_CMD_FLAG_FUA : 0);
 		raid_nbd_issuing = false;
-		if (c < 0)
-			raid_nbd_cmd_end(op, nbd_get_errno() ? nbd_get_errno() : EIO);
+		e = c < 0 ? (nbd_get_errno() ? nbd_get_errno() : EIO) : 0;
+		raid_nbd_retire_kept(d);
+		if (e)
+			raid_nbd_cmd_end(op, e);
 	}
 	raid_nbd_kick(d);
 	raid_nbd_cmd_end(op, 0); /* the + 1 above */
