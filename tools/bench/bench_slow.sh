@@ -8,7 +8,7 @@
 #
 #   sudo tools/bench/bench_slow.sh [-p PROFILES] [-r REPEATS] [-t SECONDS]
 #                   [-i IFACES] [-w WORKLOADS] [-b SWEEP] [-s SIZE] [-d DIR] [-m DIR] [-o DIR]
-#                   [-L N] [-l] PATH/TO/jgrfs
+#                   [-L N] [-C] [-l] PATH/TO/jgrfs
 #
 #   -p LIST  profiles, in this order (default "local nbd ssd net hdd")
 #   -r N     --repeats of jgrfs bench (default 3)
@@ -28,6 +28,8 @@
 #   -L N     jgrfs bench --logdata N, output slow-PROFILE-logdataN.*: with 0,
 #            every fsync writes its data home before its commit, as ext3 did
 #            (the seeds' setting), instead of logging it (logdata=16)
+#   -C       also 'declared+csum' (jgrfs bench --data-checksums): declared on a
+#            volume made with mkfs --data-checksums (issue 27's cost)
 #   -l       also log every request (nbdkit's log filter, outermost) and write
 #            slow-PROFILE-requests.txt: per client connection (an mkfs, or one
 #            configuration's run), reads, writes, FUA writes and flushes summed
@@ -84,7 +86,8 @@ mdir=/dev/shm
 out=.
 log=
 logdata=
-while getopts "p:r:t:i:w:b:s:d:m:o:L:lh" opt; do
+csum=
+while getopts "p:r:t:i:w:b:s:d:m:o:L:Clh" opt; do
 	case $opt in
 	p) profiles=$OPTARG ;;
 	r) repeats=$OPTARG ;;
@@ -97,12 +100,13 @@ while getopts "p:r:t:i:w:b:s:d:m:o:L:lh" opt; do
 	m) mdir=$OPTARG ;;
 	o) out=$OPTARG ;;
 	L) logdata=$OPTARG ;;
+	C) csum=1 ;;
 	l) log=1 ;;
-	*) sed -n '4,72p' "$0"; exit 2 ;;
+	*) sed -n '4,74p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-jgrfs=${1:?usage: bench_slow.sh [-p PROFILES] [-r N] [-t SECS] [-i IFACES] [-w WORKLOADS] [-b SWEEP] [-s SIZE] [-d DIR] [-m DIR] [-o DIR] [-L N] [-l] PATH/TO/jgrfs}
+jgrfs=${1:?usage: bench_slow.sh [-p PROFILES] [-r N] [-t SECS] [-i IFACES] [-w WORKLOADS] [-b SWEEP] [-s SIZE] [-d DIR] [-m DIR] [-o DIR] [-L N] [-C] [-l] PATH/TO/jgrfs}
 case "$jgrfs" in /*) ;; *) jgrfs=$(pwd)/$jgrfs ;; esac
 [ "$(id -u)" = 0 ] || { echo "bench_slow: needs root (jgrfs bench does)" >&2; exit 1; }
 for p in nbdkit gcc python3; do
@@ -216,6 +220,10 @@ tag=
 if [ -n "$logdata" ]; then
 	args+=(--logdata "$logdata")
 	tag=-logdata$logdata
+fi
+if [ -n "$csum" ]; then
+	args+=(--data-checksums)
+	tag=$tag-csum
 fi
 for p in $profiles; do
 	echo "== $p ($(date -u +%H:%M:%S))" >&2

@@ -60,6 +60,7 @@ struct bc_config {
 	const char *data;	/* data= mode */
 	const char *resync;	/* --resync policy at mkfs */
 	uint64_t region_bytes;	/* bitmap region; 0: default */
+	bool csum;		/* mkfs --data-checksums */
 };
 
 struct bc_opts {
@@ -348,6 +349,8 @@ static int bc_mkfs(const struct bc_opts *o, const struct bc_config *c, char **me
 		argv[a++] = "--bitmap-region";
 		argv[a++] = region;
 	}
+	if (c->csum)
+		argv[a++] = "--data-checksums";
 	for (unsigned int i = 0; i < BC_MEMBERS; i++) {
 		if (!keep)
 			unlink(members[i]);
@@ -824,6 +827,8 @@ static void bc_usage(FILE *f)
 		"  --iface LIST       fuse,inproc (default both)\n"
 		"  --bitmap-sweep LIST  more bitmap region sizes to compare, e.g. 4M,512M\n"
 		"  --no-journal       leave out data=journal\n"
+		"  --data-checksums   also 'declared+csum': data=declared on a volume made with\n"
+		"                     mkfs --data-checksums\n"
 		"  --repeats N        runs of everything, interleaved (default 3)\n"
 		"  --seconds S        length of each time-based workload (default 5)\n"
 		"  --seq-size SIZE    bytes of the sequential write (default 512M)\n"
@@ -910,6 +915,7 @@ int cmd_bench(int argc, char **argv)
 		{ "iface", required_argument, NULL, 'i' },
 		{ "bitmap-sweep", required_argument, NULL, 'b' },
 		{ "no-journal", no_argument, NULL, 'J' },
+		{ "data-checksums", no_argument, NULL, 'K' },
 		{ "repeats", required_argument, NULL, 'r' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "seq-size", required_argument, NULL, 'q' },
@@ -934,7 +940,7 @@ int cmd_bench(int argc, char **argv)
 	uint64_t sweep[6], v;
 	unsigned int nsweep = 0;
 	char storage[BC_MEMBERS][600], *members[BC_MEMBERS];
-	bool journal = true, no_fio = false, sized = false;
+	bool journal = true, csum = false, no_fio = false, sized = false;
 	int c, rc = 0;
 
 	memset(&o, 0, sizeof(o));
@@ -981,6 +987,9 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 'J':
 			journal = false;
+			break;
+		case 'K':
+			csum = true;
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, BC_MAX_REPEATS, &v) || !v)
@@ -1072,7 +1081,7 @@ int cmd_bench(int argc, char **argv)
 
 	bc_add_cfg(&o, "unprotected", "ordered", "full", 0);
 	bc_add_cfg(&o, "bitmap", "ordered", "bitmap", 0);
-	for (unsigned int i = 0; i < nsweep && o.ncfg < BC_MAX_CONFIGS - 2; i++) {
+	for (unsigned int i = 0; i < nsweep && o.ncfg < BC_MAX_CONFIGS - 3; i++) {
 		char name[32];
 
 		/* mdadm's old defaults are below a MiB (4K for a 1 GiB member) */
@@ -1085,6 +1094,10 @@ int cmd_bench(int argc, char **argv)
 		bc_add_cfg(&o, name, "ordered", "bitmap", sweep[i]);
 	}
 	bc_add_cfg(&o, "declared", "declared", "journal", 0);
+	if (csum) {
+		bc_add_cfg(&o, "declared+csum", "declared", "journal", 0);
+		o.cfg[o.ncfg - 1].csum = true;
+	}
 	if (journal)
 		bc_add_cfg(&o, "journal", "journal", "full", 0);
 
