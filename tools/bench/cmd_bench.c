@@ -1074,6 +1074,11 @@ int cmd_bench(int argc, char **argv)
 			       "--size, --prealloc and --recovery make their own"), 2;
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
 		return cli_err("needs root and /dev/fuse"), 2;
+	/* No member lock in this process: a lock is held until the process exits,
+	 * one per file, and every in-process configuration opens new files (after
+	 * 64 the table was full: "too many devices"). Each mkfs (a child) still
+	 * takes its exclusive lock, so a member in use elsewhere is refused. */
+	cli_lock_mode = CLI_LOCK_NONE;
 	if (sp_self(o.self, sizeof(o.self)))
 		return cli_err("cannot find this program"), 2;
 	/* fio through FUSE unless told otherwise or not installed */
