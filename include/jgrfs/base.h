@@ -54,6 +54,11 @@ void jg_log_set_sink(jg_log_sink_fn fn, void *ctx);
 /* Messages with level > @level are dropped (default JG_LOG_INFO). */
 void jg_log_set_level(int level);
 int jg_log_get_level(void);
+/* This thread's messages more severe than @level are logged at @level instead
+ * (JG_LOG_ERR, the default: none); returns the setting it replaces. For a call
+ * whose failure is expected and which its caller reports once (a periodic
+ * probe of a device that is away). */
+int jg_log_demote(int level);
 
 /* ------------------------------------------------------------- assertions */
 

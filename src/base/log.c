@@ -20,6 +20,7 @@ static void jg_log_stderr(void *ctx, int level, const char *subsys, const char *
 static jg_log_sink_fn jg_log_sink = jg_log_stderr;
 static void *jg_log_ctx;
 static int jg_log_level = JG_LOG_INFO;
+static _Thread_local int jg_log_floor = JG_LOG_ERR; /* jg_log_demote() */
 /* Serialises the sink, so concurrent lines never interleave. */
 static pthread_mutex_t jg_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -39,11 +40,21 @@ int jg_log_get_level(void)
 	return jg_log_level;
 }
 
+int jg_log_demote(int level)
+{
+	int was = jg_log_floor;
+
+	jg_log_floor = level;
+	return was;
+}
+
 void jg_log(int level, const char *subsys, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
 
+	if (level < jg_log_floor)
+		level = jg_log_floor;
 	if (level > jg_log_level)
 		return;
 	va_start(ap, fmt);

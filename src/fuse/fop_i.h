@@ -49,6 +49,7 @@ struct fop_ctx {
 	bool rebuild_running;
 	atomic_bool stopping; /* unmount: a running rebuild stops at its next step */
 	struct fop_watch *watch; /* the array's event handler, or NULL (spare.c) */
+	uint32_t readd_told;	 /* roles whose absence (U4) said; the watch thread's */
 	struct fop_isync *isync; /* the initial sync's thread, or NULL (initsync.c) */
 	/* online scrub (scrub.c): one at a time, joined before unmount */
 	struct jg_mutex scrub_lock; /* protects everything below */

@@ -25,7 +25,10 @@
  *      superblock of this array for that role, the rebuild thread brings it
  *      back with raid_readd, which checks it again. A readd that fails leaves
  *      the member failed with no map, so it is not tried again: a device that
- *      keeps failing is not brought back in a loop.
+ *      keeps failing is not brought back in a loop. A device that does not
+ *      open is said once per absence (a notice), its open's own errors
+ *      demoted to debug: a server down for an hour is one line, not one a
+ *      wake-up.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -112,13 +115,25 @@ static void fop_watch_readd(struct fop_ctx *c)
 	raid_info_get(c->array, &ri);
 	for (unsigned int i = 0; i < ri.nmembers && i < RAID_MAX_MEMBERS; i++) {
 		const struct raid_member_info *m = &ri.members[i];
+		uint32_t bit = 1u << m->role;
 		struct blk_dev *dev;
-		int rc;
+		int rc, was;
 
+		if (!m->failed)
+			c->readd_told &= ~bit; /* a next absence is said again */
 		if (!m->failed || m->missed_rows < 0 || atomic_load(&c->stopping))
 			continue;
-		if (raid_dev_open(m->name, 0, &dev))
-			continue; /* not back yet (the device logged why) */
+		was = jg_log_demote(JG_LOG_DEBUG);
+		rc = raid_dev_open(m->name, 0, &dev);
+		jg_log_demote(was);
+		if (rc) {
+			if (!(c->readd_told & bit))
+				jg_log(JG_LOG_NOTICE, "fuse",
+				       "readd: role %u (%s) cannot be opened (%s); trying again every %u s",
+				       m->role, m->name, strerror(-rc), c->opts->readd_s);
+			c->readd_told |= bit;
+			continue;
+		}
 		if (!raid_readd_probe(c->array, m->role, dev)) {
 			blk_close(dev);
 			continue;
