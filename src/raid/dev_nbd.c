@@ -309,7 +309,8 @@ static void raid_nbd_issue(struct nbd_op *op)
 
 	for (size_t off = 0, i = 0; i < ncmd; i++, off += d->max_cmd_bytes) {
 		size_t n = len - off < d->max_cmd_bytes ? len - off : d->max_cmd_bytes;
-		uint8_t *p = (uint8_t *)r->buf + off;
+		/* not from a flush's buf, which may be NULL */
+		uint8_t *p = op->stage == ST_TRANSFER ? (uint8_t *)r->buf + off : NULL;
 		uint64_t at = r->blkno * JG_BLOCK_SIZE + off;
 		int64_t c;
 		int e;
