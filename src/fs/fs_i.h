@@ -150,8 +150,8 @@ struct fs {
 	bool fsck;			/* opened by fsck: no orphan processing */
 	bool started;			/* journal started: handles allowed */
 	struct fs_bcache bc;
-	struct fs_istate **ist;
-	uint64_t nist;
+	struct fs_istate **ist;		/* hash table of nist buckets (a power of two) */
+	uint64_t nist, nist_used;	/* nist_used: states in it */
 	struct jnl_recovery_report recovery;
 	uint64_t orphans_freed;
 	struct fs_busy *busy;		/* (L2): inodes a long call works on */

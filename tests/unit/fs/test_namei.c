@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "fs_test.h"
+#include "fs_i.h"
 
 static struct blk_dev *dev;
 static struct fs *fs;
@@ -244,6 +245,46 @@ static void test_namei_unlinked_but_referenced(void **state)
 	assert_int_equal(fs_getattr(fs, a.ino, &x), -ENOENT);
 }
 
+/* The table of referenced inodes grows (inode.c fs_istate_grow): 40,000
+ * states, each found again after the table doubled, half dropped, the rest
+ * still found, none left behind. */
+static void test_namei_istate_table(void **state)
+{
+	const uint64_t n = 40000, ino0 = 1000003;
+	uint64_t base;
+
+	(void)state;
+	jg_mutex_lock(&fs->lock);
+	base = fs->ist ? fs->nist_used : 0;
+	for (uint64_t i = 0; i < n; i++) {
+		struct fs_istate *s = fs_istate_get(fs, ino0 + i * 7, true);
+
+		assert_non_null(s);
+		assert_int_equal(s->refs, 0);
+		s->refs = i + 1;
+	}
+	assert_int_equal(fs->nist_used, base + n);
+	assert_true(fs->nist >= 16384);			/* 4,096 at first */
+	assert_true(fs->nist_used <= fs->nist * 2);	/* chains of 2 on average */
+	for (uint64_t i = 0; i < n; i++) {
+		struct fs_istate *s = fs_istate_get(fs, ino0 + i * 7, false);
+
+		assert_non_null(s);
+		assert_int_equal(s->ino, ino0 + i * 7);
+		assert_int_equal(s->refs, i + 1);
+	}
+	assert_null(fs_istate_get(fs, ino0 + 1, false));
+	for (uint64_t i = 0; i < n; i += 2)
+		fs_istate_drop(fs, ino0 + i * 7);
+	assert_int_equal(fs->nist_used, base + n / 2);
+	for (uint64_t i = 0; i < n; i++)
+		assert_true(!fs_istate_get(fs, ino0 + i * 7, false) == !(i & 1));
+	for (uint64_t i = 1; i < n; i += 2)
+		fs_istate_drop(fs, ino0 + i * 7);
+	assert_int_equal(fs->nist_used, base);
+	jg_mutex_unlock(&fs->lock);
+}
+
 struct ft_rd {
 	char names[64][32];
 	uint64_t offs[64];
@@ -410,6 +451,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_namei_root_and_create, ft_setup, ft_teardown),
 		cmocka_unit_test_setup_teardown(test_namei_name_errors, ft_setup, ft_teardown),
+		cmocka_unit_test_setup_teardown(test_namei_istate_table, ft_setup, ft_teardown),
 		cmocka_unit_test_setup_teardown(test_namei_link_unlink, ft_setup, ft_teardown),
 		cmocka_unit_test_setup_teardown(test_namei_symlink, ft_setup, ft_teardown),
 		cmocka_unit_test_setup_teardown(test_namei_rename, ft_setup, ft_teardown),
