@@ -133,13 +133,17 @@ void raid_away_flush_done(struct raid_array *a, unsigned int role, uint64_t seq)
 	pthread_mutex_unlock(&a->away.lock);
 }
 
-/* (A3) Working member @role fails now. sb_lock held. */
+/* (A3) Member @role fails now; (A4) none for one being rebuilt. sb_lock held. */
 void raid_away_fail_locked(struct raid_array *a, unsigned int role, bool in_round)
 {
 	struct raid_away *w = &a->away;
 	uint64_t bytes = raid_div_up(a->geo.rows, 8);
 
 	JG_ASSERT_HELD(&a->sb_lock);
+	if (a->m[role].rebuilding) {
+		raid_away_forget(a, role);
+		return;
+	}
 	/* under sb_lock: raid_readd compares them with the device's superblock */
 	w->left_events[role] = a->events;
 	w->left_in_round[role] = in_round;

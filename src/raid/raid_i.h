@@ -354,11 +354,12 @@ void raid_away_note_reqs(struct raid_array *a, const struct blk_req *reqs, unsig
 uint64_t raid_away_flush_begin(struct raid_array *a);
 void raid_away_flush_done(struct raid_array *a, unsigned int role, uint64_t seq);
 /*
- * (A3) Working member @role fails now, before the masks say so; @in_round: its
- * superblock write of the round at a->events failed. sb_lock held.
+ * (A3) Member @role fails now, before the masks say so; @in_round: its
+ * superblock write of the round at a->events failed. One being rebuilt gets
+ * no map (A4). sb_lock held.
  */
 void raid_away_fail_locked(struct raid_array *a, unsigned int role, bool in_round);
-/* Forget @role's map: a rebuild takes the role, or it failed while rebuilt. */
+/* Forget @role's map: a rebuild takes the role. */
 void raid_away_forget(struct raid_array *a, unsigned int role);
 /* Stop tracking @role; its map (the caller frees it), or NULL and *@why (A3, A4). */
 uint8_t *raid_away_take(struct raid_array *a, unsigned int role, const char **why);

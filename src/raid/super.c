@@ -209,10 +209,7 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 			continue;
 		if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar)
 			goto out;
-		if (a->m[role].rebuilding)
-			raid_away_forget(a, role);
-		else
-			raid_away_fail_locked(a, role, true); /* (A3) */
+		raid_away_fail_locked(a, role, true); /* (A3) */
 		a->m[role].failed = true;
 		raid_masks_update_locked(a);
 		raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, reqs[i].result,
@@ -321,10 +318,7 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EIO;
 		goto out;
 	}
-	if (a->m[role].rebuilding)
-		raid_away_forget(a, role);
-	else
-		raid_away_fail_locked(a, role, false); /* (A3) */
+	raid_away_fail_locked(a, role, false); /* (A3) */
 	a->m[role].failed = true;
 	a->m[role].rebuilding = false;
 	raid_masks_update_locked(a);
