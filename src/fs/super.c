@@ -434,7 +434,8 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		 * (docs/DESIGN.md, "Data checksums").
 		 */
 		jg_log(JG_LOG_ERR, FS_SUBSYS,
-		       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only)",
+		       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only); "
+		       "a volume for data=ordered or writeback is made with mkfs --no-data-checksums",
 		       dev->name, jnl_data_mode_name(opts->data_mode));
 		rc = -EINVAL;
 		goto out;

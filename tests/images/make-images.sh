@@ -38,7 +38,7 @@ volume() {
 	mkdir -p "$dir"
 	for i in $(seq 0 $(($3 - 1))); do devs="$devs d$i"; done
 	# shellcheck disable=SC2086
-	(cd "$dir" && "$JGRFS" mkfs -l "$2" -r "$4" -c "$5" -s 24M -L golden $devs) >/dev/null 2>&1 ||
+	(cd "$dir" && "$JGRFS" mkfs -l "$2" -r "$4" -c "$5" -s 24M -L golden --no-data-checksums $devs) >/dev/null 2>&1 ||
 		fail "mkfs $*"
 	# shellcheck disable=SC2086
 	(cd "$dir" && "$JGRFS" mount -o "data=$6,commit=60" $devs "$MNT") 2>/dev/null ||

@@ -39,7 +39,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	rm -f "$T"/disk*.img
 	it_make_members 4 64M
 	ALL=$DEVS
-	it_mkfs -l 5 -c 16K -r "$RESYNC" -b 256K
+	it_mkfs -l 5 -c 16K -r "$RESYNC" -b 256K --no-data-checksums	# mounted data=ordered
 	it_mount -o data=ordered
 	for i in $(seq 0 39); do
 		head -c 16K /dev/urandom >"$MNT/old$i" || it_fail "write old$i"

@@ -24,6 +24,8 @@ it_setup "$@"
 
 it_make_members 4 64M
 it_mkfs -l 5 -c 16K -r bitmap
+# with --resync bitmap, mkfs's default has no data checksums: data=ordered mounts
+grep -q "data checksums off" "$T/mkfs.log" || { cat "$T/mkfs.log"; it_fail "mkfs -r bitmap: data checksums on"; }
 it_mount -o data=ordered
 it_log "fill the volume"
 cp -a "$(dirname "$0")/../../src" "$MNT/src" || it_fail "cp -a"

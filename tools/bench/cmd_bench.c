@@ -349,8 +349,8 @@ static int bc_mkfs(const struct bc_opts *o, const struct bc_config *c, char **me
 		argv[a++] = "--bitmap-region";
 		argv[a++] = region;
 	}
-	if (c->csum)
-		argv[a++] = "--data-checksums";
+	/* explicit: mkfs keeps them by default with --resync journal */
+	argv[a++] = c->csum ? "--data-checksums" : "--no-data-checksums";
 	for (unsigned int i = 0; i < BC_MEMBERS; i++) {
 		if (!keep)
 			unlink(members[i]);
@@ -828,7 +828,7 @@ static void bc_usage(FILE *f)
 		"  --bitmap-sweep LIST  more bitmap region sizes to compare, e.g. 4M,512M\n"
 		"  --no-journal       leave out data=journal\n"
 		"  --data-checksums   also 'declared+csum': data=declared on a volume made with\n"
-		"                     mkfs --data-checksums\n"
+		"                     mkfs --data-checksums (the others are made without)\n"
 		"  --repeats N        runs of everything, interleaved (default 3)\n"
 		"  --seconds S        length of each time-based workload (default 5)\n"
 		"  --seq-size SIZE    bytes of the sequential write (default 512M)\n"

@@ -67,6 +67,7 @@ extern enum cli_lock cli_lock_mode; /* default CLI_LOCK_EXCLUSIVE */
 extern bool cli_lock_wait;
 #define CLI_OPT_WAIT 0x101 /* --wait: no short form */
 #define CLI_OPT_DATA_CSUM 0x102 /* mkfs --data-checksums: no short form */
+#define CLI_OPT_NO_DATA_CSUM 0x103 /* mkfs --no-data-checksums */
 #define CLI_WAIT_LONGOPT { "wait", no_argument, NULL, CLI_OPT_WAIT }
 
 /*

@@ -39,7 +39,11 @@ static const char cmd_mkfs_help[] =
 	"  -i, --inode-ratio BYTES  bytes of space per inode (default 16K)\n"
 	"      --data-checksums     keep a crc32c of every file data block, checked on\n"
 	"                           every read (a damaged block is healed from parity or\n"
-	"                           is EIO); mounts with data=declared or data=journal\n"
+	"                           is EIO); mounts with data=declared or data=journal.\n"
+	"                           The default with --resync journal\n"
+	"      --no-data-checksums  without them: the default with --resync bitmap, full\n"
+	"                           or off, whose data=ordered and data=writeback cannot\n"
+	"                           keep them\n"
 	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"      --wait               when a member is in use by another jgrfs process\n"
@@ -59,6 +63,7 @@ int cmd_mkfs(int argc, char **argv)
 		{ "label", required_argument, NULL, 'L' },
 		{ "inode-ratio", required_argument, NULL, 'i' },
 		{ "data-checksums", no_argument, NULL, CLI_OPT_DATA_CSUM },
+		{ "no-data-checksums", no_argument, NULL, CLI_OPT_NO_DATA_CSUM },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		CLI_WAIT_LONGOPT,
@@ -72,6 +77,7 @@ int cmd_mkfs(int argc, char **argv)
 	struct cli_raid_opts ro;
 	struct raid_array *a = NULL;
 	struct fs_statfs st;
+	int data_csum = -1;	/* -1: the default for the resync policy */
 	uint64_t v;
 	char hb[32];
 	int opt, n, rc;
@@ -104,7 +110,8 @@ int cmd_mkfs(int argc, char **argv)
 			fo.inode_ratio = (uint32_t)v;
 			break;
 		case CLI_OPT_DATA_CSUM:
-			fo.data_csum = true;
+		case CLI_OPT_NO_DATA_CSUM:
+			data_csum = opt == CLI_OPT_DATA_CSUM;
 			break;
 		case 'h':
 			fputs(cmd_mkfs_help, stdout);
@@ -126,6 +133,13 @@ int cmd_mkfs(int argc, char **argv)
 			}
 		}
 	}
+	/*
+	 * Data checksums by default where the mount's default, data=declared, keeps
+	 * them consistent after a crash: on an array made for journal-guided
+	 * resync. The other policies are there for data=ordered and writeback,
+	 * which a volume with checksums refuses (docs/DESIGN.md, "Data checksums").
+	 */
+	fo.data_csum = data_csum >= 0 ? data_csum : cfg.resync == RAID_RESYNC_JOURNAL;
 	n = argc - optind;
 	if (n < 1) {
 		cli_err("no member devices given");
@@ -153,9 +167,10 @@ int cmd_mkfs(int argc, char **argv)
 		/* report what a mount will see */
 		if (!fs_mount(raid_array_dev(a), &mo, &fs)) {
 			fs_statfs(fs, &st);
-			printf("jgrfs filesystem: %s, %llu blocks of 4 KiB, %llu inodes%s%s\n",
+			printf("jgrfs filesystem: %s, %llu blocks of 4 KiB, %llu inodes, data checksums %s%s%s\n",
 			       cli_human_bytes(st.blocks * st.block_size, hb, sizeof(hb)),
 			       (unsigned long long)st.blocks, (unsigned long long)st.inodes,
+			       fo.data_csum ? "on" : "off",
 			       fo.label ? ", label " : "", fo.label ? fo.label : "");
 			fs_unmount(fs);
 		}
