@@ -162,15 +162,17 @@ int cmd_mkfs(int argc, char **argv)
 		cli_err("cannot write the filesystem: %s", strerror(-rc));
 	if (!rc) {
 		struct fs_mount_opts mo = { .readonly = true, .no_commit_thread = true };
+		struct fs_info fi;
 		struct fs *fs;
 
 		/* report what a mount will see */
 		if (!fs_mount(raid_array_dev(a), &mo, &fs)) {
 			fs_statfs(fs, &st);
+			fs_info_get(fs, &fi);
 			printf("jgrfs filesystem: %s, %llu blocks of 4 KiB, %llu inodes, data checksums %s%s%s\n",
 			       cli_human_bytes(st.blocks * st.block_size, hb, sizeof(hb)),
 			       (unsigned long long)st.blocks, (unsigned long long)st.inodes,
-			       fo.data_csum ? "on" : "off",
+			       fi.data_csum ? "on" : "off",
 			       fo.label ? ", label " : "", fo.label ? fo.label : "");
 			fs_unmount(fs);
 		}
