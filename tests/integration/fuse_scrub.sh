@@ -45,7 +45,9 @@ scrub_field() {
 }
 
 it_make_members 4 64M
-it_mkfs --level 5 --chunk 16K
+# without data checksums: the damaged file data must have none (fuse_dcsum.sh
+# scrubs a volume with them, mkfs's default)
+it_mkfs --level 5 --chunk 16K --no-data-checksums
 it_mount
 
 it_log "write tagged files and a directory of many names"
