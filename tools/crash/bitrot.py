@@ -186,7 +186,7 @@ def make_volume(a, base, env):
     os.mkdir(mnt)
     logf = os.path.join(base, "make.log")
     rc, _ = run([a.jgrfs, "mkfs", "-q", "--level", "5", "--chunk", a.chunk, "--size", a.member_size]
-                + (["--data-checksums" if a.data_checksums else "--no-data-checksums"]) + devs,
+                + ["--data-checksums" if a.data_checksums else "--no-data-checksums"] + devs,
                 logf, 300, env)
     if rc != 0:
         die(f"mkfs failed ({rc}): {logf}")
