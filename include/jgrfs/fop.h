@@ -341,8 +341,10 @@ _Static_assert(sizeof(struct fop_requests) == 520, "fop_requests size");
 #define FOP_IOC_REQUESTS _IOR(FOP_IOC_MAGIC, 0x46, struct fop_requests)
 
 /* Version 6: files at risk and lost blocks. Version 7: the online scrub. Version 8:
- * the scrub's blocks rebuilt by their checksums and rows it could not tell. */
-#define FOP_STATUS_VERSION 9u
+ * the scrub's blocks rebuilt by their checksums and rows it could not tell.
+ * Version 9: the rows a failed member missed, the last rebuild. Version 10:
+ * data checksums (FOP_ST_DATA_CSUM, dcsum_*). */
+#define FOP_STATUS_VERSION 10u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -409,6 +411,7 @@ _Static_assert(sizeof(struct fop_scrub_result) == 256, "fop_scrub_result size");
 #define FOP_ST_NOTIFY (1u << 8)		 /* mounted with notify=: notify_* are valid */
 #define FOP_ST_RISK_ALL (1u << 9)	 /* dirty degraded, no record of the rows: any file */
 #define FOP_ST_SYNCING (1u << 10)	 /* the initial sync has not ended: sync_* are valid */
+#define FOP_ST_DATA_CSUM (1u << 11)	 /* the volume keeps data checksums: dcsum_* are valid */
 
 /*
  * The answer to FOP_IOC_STATUS: fixed size, integers only (no pointers, no
@@ -504,6 +507,10 @@ struct fop_status {
 	uint32_t rebuild_last_role;
 	uint64_t rebuild_last_rows; /* rows it rebuilt: a readd only those missed */
 	uint64_t rebuild_last_usec;
+	/* data checksums since mount (FOP_ST_DATA_CSUM; fs_info.data_csum_*): data
+	 * blocks that failed theirs and were healed from their row, those nothing
+	 * healed (the read got EIO), and the slots recovery settled at this mount */
+	uint64_t dcsum_healed, dcsum_errors, dcsum_settled;
 };
 #define FOP_REBUILD_LAST_DONE (1u << 0)	 /* the rebuild_last_* fields are valid */
 #define FOP_REBUILD_LAST_READD (1u << 1) /* it was a readd of only the rows missed */

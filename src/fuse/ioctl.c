@@ -109,6 +109,12 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->data_mode = fi.data_mode;
 	if (fi.readonly)
 		st->flags |= FOP_ST_READONLY;
+	if (fi.data_csum) {
+		st->flags |= FOP_ST_DATA_CSUM;
+		st->dcsum_healed = fi.data_csum_heals;
+		st->dcsum_errors = fi.data_csum_errors;
+		st->dcsum_settled = fi.data_csum_settled;
+	}
 	if (fi.journal.aborted)
 		st->flags |= FOP_ST_JNL_ABORTED;
 	st->log_blocks = fi.journal.log_blocks;

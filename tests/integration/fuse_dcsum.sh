@@ -94,7 +94,15 @@ for m in st["array"]["member_list"]:
     exp = 1 if os.path.realpath(m["name"]) == os.path.realpath(sys.argv[2]) else 0
     assert m["read_errors_corrected"] == exp, (m, exp)
 print("corrected:", {m["name"]: m["read_errors_corrected"] for m in st["array"]["member_list"]})
+fs = st["filesystem"]
+# /a's block healed once; /b's block 5 EIO at each read the kernel made of it
+assert fs["data_checksums"] is True and fs["data_checksum_healed"] == 1, fs
+assert fs["data_checksum_errors"] >= 1 and fs["data_checksum_settled"] == 0, fs
 EOF
+"$JGRFS" status "$MNT" >"$T/status.txt" || it_fail "status"
+grep -q "^protection: data=declared, resync=journal, data checksums" "$T/status.txt" &&
+	grep -q "1 failed their checksum and were healed, [1-9][0-9]* could not be (EIO)" "$T/status.txt" ||
+	{ cat "$T/status.txt"; it_fail "status: no data checksums line"; }
 it_unmount
 wait
 grep -q "ino=$(cat "$T/b.ino") lblk=5 blkno=$B checksum error" "$T/daemon.log" ||

@@ -244,12 +244,16 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		printf("null");
 	printf("},");
 	printf("\"filesystem\":{\"data\":\"%s\",\"readonly\":%s,\"journal_aborted\":%s,"
+	       "\"data_checksums\":%s,\"data_checksum_healed\":%llu,\"data_checksum_errors\":%llu,"
+	       "\"data_checksum_settled\":%llu,"
 	       "\"journal_blocks\":%llu,\"journal_used_blocks\":%llu,\"commits\":%llu,"
 	       "\"declare_blocks\":%llu,\"logged_data_blocks\":%llu,\"running_tid\":%llu,"
 	       "\"checkpoint_passes\":%llu,\"checkpoints\":%llu},",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "unknown"),
 	       st->flags & FOP_ST_READONLY ? "true" : "false",
 	       st->flags & FOP_ST_JNL_ABORTED ? "true" : "false",
+	       st->flags & FOP_ST_DATA_CSUM ? "true" : "false", (unsigned long long)st->dcsum_healed,
+	       (unsigned long long)st->dcsum_errors, (unsigned long long)st->dcsum_settled,
 	       (unsigned long long)st->log_blocks, (unsigned long long)st->log_used_blocks,
 	       (unsigned long long)st->commits, (unsigned long long)st->declare_blocks,
 	       (unsigned long long)st->logged_data_blocks, (unsigned long long)st->running_tid,
@@ -396,11 +400,17 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 		       st->rebuild_last_usec / 1e6);
 	status_print_events(st);
 	status_print_scrub(st);
-	printf("protection: data=%s, resync=%s%s; %llu dirty bitmap regions\n",
+	printf("protection: data=%s, resync=%s%s%s; %llu dirty bitmap regions\n",
 	       status_name_or(jnl_data_mode_name(st->data_mode), "?"),
 	       status_name_or(raid_resync_policy_name(st->resync_policy), "?"),
+	       st->flags & FOP_ST_DATA_CSUM ? ", data checksums" : "",
 	       st->flags & FOP_ST_JNL_PENDING ? ", journal-guided resync armed" : "",
 	       (unsigned long long)st->bitmap_dirty_regions);
+	if (st->dcsum_healed || st->dcsum_errors || st->dcsum_settled)
+		printf("            data blocks since mount: %llu failed their checksum and were "
+		       "healed, %llu could not be (EIO); %llu checksums settled by recovery\n",
+		       (unsigned long long)st->dcsum_healed, (unsigned long long)st->dcsum_errors,
+		       (unsigned long long)st->dcsum_settled);
 	printf("journal:    %llu of %llu blocks in use; %llu commits, %llu declare blocks, "
 	       "%llu data blocks logged by small commits since mount\n",
 	       (unsigned long long)st->log_used_blocks, (unsigned long long)st->log_blocks,
