@@ -15,6 +15,9 @@
 #                   held open, unsynced writes) and kill -9 of the daemon, for
 #                   MODE declared, ordered, journal, writeback
 #   r6-kill-ordered the same on r6-clean's geometry and policy (bitmap)
+#   r5-csum-clean   r5-clean's volume made with data checksums (mkfs's default
+#                   with resync=journal since b033488)
+#   r5-csum-kill-declared  the same, populate, late and kill -9 in declared mode
 #   dmg-*           r5-clean damaged by damage.py (from FORMAT.md alone)
 set -u
 JGRFS=$(realpath "${1:?usage: $0 PATH/TO/jgrfs [NAME...]}")
@@ -31,14 +34,15 @@ fail() {
 	exit 1
 }
 
-# volume DIR LEVEL MEMBERS POLICY CHUNK DATA: mkfs, mount, populate
+# volume DIR LEVEL MEMBERS POLICY CHUNK DATA [CSUM]: mkfs, mount, populate; CSUM
+# --data-checksums, else the volume has none (the images before they existed)
 volume() {
-	local dir=$1 devs=""
+	local dir=$1 devs="" csum=${7:---no-data-checksums}
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	for i in $(seq 0 $(($3 - 1))); do devs="$devs d$i"; done
 	# shellcheck disable=SC2086
-	(cd "$dir" && "$JGRFS" mkfs -l "$2" -r "$4" -c "$5" -s 24M -L golden --no-data-checksums $devs) >/dev/null 2>&1 ||
+	(cd "$dir" && "$JGRFS" mkfs -l "$2" -r "$4" -c "$5" -s 24M -L golden "$csum" $devs) >/dev/null 2>&1 ||
 		fail "mkfs $*"
 	# shellcheck disable=SC2086
 	(cd "$dir" && "$JGRFS" mount -o "data=$6,commit=60" $devs "$MNT") 2>/dev/null ||
@@ -119,6 +123,16 @@ if want r6-kill-ordered; then
 	volume "$W/k" 6 4 bitmap 16K ordered
 	kill9
 	image r6-kill-ordered "$W/k" kill ordered 1
+fi
+if want r5-csum-clean; then
+	volume "$W/c" 5 3 journal 64K declared --data-checksums
+	unmount
+	image r5-csum-clean "$W/c" clean declared 0
+fi
+if want r5-csum-kill-declared; then
+	volume "$W/k" 5 3 journal 64K declared --data-checksums
+	kill9
+	image r5-csum-kill-declared "$W/k" kill declared 1
 fi
 
 # damaged: inode numbers as populate makes them (read-image checks the rest)
