@@ -110,8 +110,14 @@ struct fop_ioctl_call {
 	const struct fop_replace *replace;
 	const struct fop_spare *spare; /* FOP_IOC_SPARE_ADD / _REMOVE: path as @replace's */
 	const struct fop_scrub *scrub; /* FOP_IOC_SCRUB_START */
+	size_t status_bytes;	       /* FOP_IOC_STATUS: bytes of the answer the caller takes */
 };
-/* 0, or -ENOSYS (a 32-bit caller), -ENOTTY (a command we do not know). */
+/*
+ * 0, or -ENOSYS (a 32-bit caller), -ENOTTY (a command we do not know). A status
+ * request of another build (FOP_IOC_STATUS's number with another size) is
+ * FOP_IOC_STATUS answered up to that size: the tool reads the version and size
+ * first and says they differ, not that this is no jgrfs mount.
+ */
 int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, size_t in_bufsz,
 		     size_t out_bufsz, struct fop_ioctl_call *out);
 void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,

@@ -475,12 +475,21 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 	case FOP_IOC_STATUS:
 		if (out_bufsz < sizeof(struct fop_status))
 			out->arg_err = -EINVAL;
+		out->status_bytes = sizeof(struct fop_status);
 		return 0;
 	case FOP_IOC_REQUESTS:
 		if (out_bufsz < sizeof(struct fop_requests))
 			out->arg_err = -EINVAL;
 		return 0;
 	default:
+		if (_IOC_TYPE(cmd) == FOP_IOC_MAGIC && _IOC_NR(cmd) == _IOC_NR(FOP_IOC_STATUS) &&
+		    _IOC_DIR(cmd) == _IOC_READ && out_bufsz >= 2 * sizeof(uint32_t)) {
+			out->cmd = FOP_IOC_STATUS; /* another build's: version and size first */
+			out->status_bytes = out_bufsz < sizeof(struct fop_status)
+						? out_bufsz
+						: sizeof(struct fop_status);
+			return 0;
+		}
 		return -ENOTTY;
 	}
 }
@@ -546,7 +555,7 @@ void fop_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		return;
 	default: /* FOP_IOC_STATUS: decode knows no other */
 		fop_status_fill(c, &st);
-		fuse_reply_ioctl(req, 0, &st, sizeof(st));
+		fuse_reply_ioctl(req, 0, &st, call.status_bytes);
 		return;
 	}
 out:

@@ -7,7 +7,8 @@
 # not executable among them), a foreign resync policy
 # and a dead mountpoint are refused with a message and nothing mounted; -f stays
 # in the foreground and stops cleanly on SIGINT; the /etc/fstab form goes
-# through mount.fuse3 (`jgrfs#mount` source, members= option).
+# through mount.fuse3 (`jgrfs#mount` source, members= option). A status request
+# sized by another build gets the version and size, not ENOTTY.
 #
 #   fuse_options.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
@@ -37,6 +38,24 @@ it_mount -o no_writeback_cache,threads=1,max_write=128K,max_read_errors=5
 cp "$T/data" "$MNT/nowb" && cmp "$T/data" "$MNT/nowb" || it_fail "no_writeback_cache"
 "$JGRFS" status --json "$MNT" | grep -q '"read_errors_corrected":0,"read_errors_uncorrectable":0' ||
 	it_fail "status --json: no read error counters"
+# a status tool of another build asks with its own struct size: the daemon
+# answers the version and size it checks, not "not a jgrfs mount" (ENOTTY)
+python3 - "$MNT" <<'EOF' || it_fail "status ioctl of another size"
+import errno, fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+def status(size):  # _IOR('J', 0x40, size)
+    buf = bytearray(size)
+    fcntl.ioctl(fd, (2 << 30) | (size << 16) | (ord("J") << 8) | 0x40, buf, True)
+    return bytes(buf)
+version, size = struct.unpack_from("<II", status(64))
+assert version >= 10 and size > 64, (version, size)
+assert status(size)[:8] == struct.pack("<II", version, size)
+try:
+    status(4)
+    sys.exit("a 4-byte status answered")
+except OSError as e:
+    assert e.errno == errno.ENOTTY, e
+EOF
 it_unmount
 
 it_log "logdata: a small fsync logs its data; logdata=0 never does"
