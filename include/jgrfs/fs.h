@@ -71,6 +71,11 @@ struct fs_mkfs_opts {
 	 * DATA_CSUM, docs/FORMAT.md §4.9); such a volume mounts data=declared or
 	 * data=journal only */
 	bool data_csum;
+	/* when set, called as mkfs writes the parts that grow with the device (the
+	 * checksum region, the journal written whole): @done of @total blocks; a
+	 * nonzero return is ignored */
+	int (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 /* Write a new filesystem (superblock, groups, root directory, journal) on @dev. */

@@ -696,12 +696,26 @@ static int fs_mkfs_groups(struct blk_dev *dev, const struct fs_geom *g, uint32_t
 	return rc;
 }
 
+/* What mkfs has written of its parts that grow with the device, for progress. */
+struct fs_mkfs_prog {
+	const struct fs_mkfs_opts *opts;
+	uint64_t done, total;
+};
+
+static void fs_mkfs_prog_add(struct fs_mkfs_prog *p, uint64_t n)
+{
+	p->done += n;
+	if (p->opts->progress)
+		p->opts->progress(p->opts->progress_ctx, p->done, p->total);
+}
+
 /*
  * The data checksum region: every block with its header and every slot empty
  * (0: no checksum recorded), written in batches. A volume of N blocks has
  * N / 1016 of them (0.1 %).
  */
-static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, uint32_t seed)
+static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, uint32_t seed,
+			 struct fs_mkfs_prog *prog)
 {
 	struct blk_req reqs[FS_MKFS_BATCH];
 	uint8_t *blks = jg_alloc_blocks(FS_MKFS_BATCH);
@@ -722,8 +736,39 @@ static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, ui
 						    .nblocks = 1, .buf = b };
 		}
 		rc = blk_submit(dev, reqs, n);
+		fs_mkfs_prog_add(prog, n);
 	}
 	free(blks);
+	return rc;
+}
+
+/* Blocks of zeros one write of fs_mkfs_zero() carries: 4 MiB. */
+#define FS_MKFS_ZERO_BATCH 1024u
+
+/*
+ * The log, written whole with zeros before jnl_format() writes its superblock,
+ * as mke2fs zeroes ext4's journal. Recovery does not need it (a stale log block
+ * fails its checksum, seeded by the new UUID); but where a member is a sparse
+ * file or thin storage, the log is allocated now, not by the first commits,
+ * each of whose FUA writes would also wait for the host filesystem to allocate
+ * the block and commit that (docs/BENCHMARKS.md). At most 1 GiB and its parity.
+ */
+static int fs_mkfs_zero(struct blk_dev *dev, uint64_t start, uint64_t count,
+			struct fs_mkfs_prog *prog)
+{
+	uint8_t *zero = jg_zalloc_blocks(FS_MKFS_ZERO_BATCH);
+	int rc = 0;
+
+	if (!zero)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count && !rc; i += FS_MKFS_ZERO_BATCH) {
+		uint32_t n = count - i < FS_MKFS_ZERO_BATCH ? (uint32_t)(count - i)
+							    : FS_MKFS_ZERO_BATCH;
+
+		rc = blk_rw(dev, BLK_OP_WRITE, start + i, n, zero, 0);
+		fs_mkfs_prog_add(prog, n);
+	}
+	free(zero);
 	return rc;
 }
 
@@ -786,6 +831,7 @@ out:
 int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts)
 {
 	struct fs_mkfs_opts def = { 0 };
+	struct fs_mkfs_prog prog = { 0 };
 	struct fs_super *sb = jg_zalloc_blocks(1);
 	struct timespec now;
 	struct fs_geom g;
@@ -840,9 +886,13 @@ int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts)
 	}
 	if (opts->label)
 		snprintf(sb->label, sizeof(sb->label), "%s", opts->label);
+	prog.opts = opts;
+	prog.total = jg_le64(sb->dcsum_blocks) + g.jnl_blocks - 1;
 	rc = fs_mkfs_groups(dev, &g, seed);
 	if (!rc && opts->data_csum)
-		rc = fs_mkfs_dcsum(dev, g.nblocks, jg_le64(sb->dcsum_blocks), seed);
+		rc = fs_mkfs_dcsum(dev, g.nblocks, jg_le64(sb->dcsum_blocks), seed, &prog);
+	if (!rc)
+		rc = fs_mkfs_zero(dev, 2 + g.gdt_blocks, g.jnl_blocks - 1, &prog);
 	if (!rc)
 		rc = jnl_format(dev, 1 + g.gdt_blocks, g.jnl_blocks, sb->uuid);
 	if (rc)

@@ -71,6 +71,7 @@ int cmd_mkfs(int argc, char **argv)
 	};
 	struct fs_mkfs_opts fo = { 0 };
 	struct raid_assemble_cfg acfg = { 0 };
+	struct cli_progress prog;
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
 	struct option longopts[32];
 	struct raid_create_cfg cfg;
@@ -155,7 +156,12 @@ int cmd_mkfs(int argc, char **argv)
 		cli_close_members(devs, n);
 		return 2;
 	}
+	/* the checksum region and the journal: seconds on a large array */
+	cli_progress_start(&prog, "mkfs: checksum region and journal", NULL, JG_BLOCK_SIZE);
+	fo.progress = cli_progress;
+	fo.progress_ctx = &prog;
 	rc = fs_mkfs(raid_array_dev(a), &fo);
+	cli_progress_done(&prog);
 	if (rc == -EEXIST)
 		cli_err("the array holds a jgrfs filesystem; use --force to overwrite it");
 	else if (rc)

@@ -157,6 +157,63 @@ static void test_super_power_cut_positions(void **state)
 	}
 }
 
+struct ft_mkfs_prog {
+	uint64_t calls, last, total;
+	bool backwards;
+};
+
+static int ft_mkfs_prog(void *ctx, uint64_t done, uint64_t total)
+{
+	struct ft_mkfs_prog *p = ctx;
+
+	p->backwards |= done < p->last || (p->total && total != p->total);
+	p->calls++;
+	p->last = done;
+	p->total = total;
+	return 0;
+}
+
+/*
+ * mkfs writes the log whole, with zeros (so member files have it allocated
+ * before the first commit), and reports progress over that and the checksum
+ * region: monotonic, ending at its total, which is their size.
+ */
+static void test_super_mkfs_zeroes_log(void **state)
+{
+	struct ft_mkfs_prog p = { 0 };
+	struct fs_mkfs_opts mo = { .data_csum = true, .progress = ft_mkfs_prog, .progress_ctx = &p };
+	uint8_t *b = jg_alloc_blocks(1);
+	const struct fs_super *sb = (const struct fs_super *)b;
+	uint64_t dev_blocks = 64 * 256, jstart, jblocks;
+	struct blk_dev *dev;
+
+	(void)state;
+	assert_int_equal(raid_dev_mem_open("mem", dev_blocks, &dev), 0);
+	memset(b, 0xa5, JG_BLOCK_SIZE);
+	for (uint64_t i = 0; i < dev_blocks; i++)
+		assert_int_equal(blk_rw(dev, BLK_OP_WRITE, i, 1, b, 0), 0);
+	assert_int_equal(fs_mkfs(dev, &mo), 0);
+	assert_int_equal(blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, b, 0), 0);
+	jstart = jg_le64(sb->journal_start);
+	jblocks = jg_le64(sb->journal_blocks);
+	assert_false(p.backwards);
+	assert_true(p.calls > 1);
+	assert_int_equal(p.total, jg_le64(sb->dcsum_blocks) + jblocks - 1);
+	assert_int_equal(p.last, p.total);
+	/* the root directory's transaction used the log's first blocks: the
+	 * second half was written by nothing but the zeroing */
+	for (uint64_t i = jstart + jblocks / 2; i < jstart + jblocks; i++) {
+		assert_int_equal(blk_rw(dev, BLK_OP_READ, i, 1, b, 0), 0);
+		for (size_t k = 0; k < JG_BLOCK_SIZE; k++)
+			if (b[k])
+				fail_msg("log block %llu byte %zu is 0x%02x, not zero",
+					 (unsigned long long)i, k, b[k]);
+	}
+	ft_fsck_clean(dev);
+	free(b);
+	blk_close(dev);
+}
+
 static void test_super_mount_info(void **state)
 {
 	struct blk_dev *dev = ft_dev_new(64);
@@ -384,6 +441,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_super_crafted_journal_geometry),
 		cmocka_unit_test(test_super_mount_info),
+		cmocka_unit_test(test_super_mkfs_zeroes_log),
 		cmocka_unit_test(test_super_lazy_bitmaps),
 		cmocka_unit_test(test_super_power_cut_positions),
 	};
