@@ -969,7 +969,7 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 	if (!rs)
 		blk_ctl(dev, BLK_CTL_CLEAR_RESYNC_ALL, NULL);
 	if (rc) {
-		jg_log(JG_LOG_ERR, "fsck", "dev=%s cannot open the filesystem: %d", dev->name, rc);
+		jg_log(JG_LOG_ERR, "fsck", "dev=%s cannot open the filesystem: %s", dev->name, strerror(-rc));
 		if (rc == -EUCLEAN) {
 			rep->problems_found++;
 			return 4;

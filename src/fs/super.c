@@ -365,9 +365,10 @@ static int fs_sb_heal_verify(void *ctx, const void *blk)
  * straight to the device: recovery replays a newer copy over it later, as
  * over the one read; a read-only array heals without writing, so the read
  * after recovery (through @jnl) heals again). Returns
- * the verdict on what @blk holds then; @rc when no heal happened.
+ * the verdict on what @blk holds then; @rc when no heal happened. @quiet: a
+ * failed heal is not logged (the caller says what it means).
  */
-static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc)
+static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc, bool quiet)
 {
 	struct blk_heal h = {.blkno = FS_SB_BLKNO, .buf = blk, .verify = fs_sb_heal_verify};
 	int hr;
@@ -379,7 +380,7 @@ static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc
 	else
 		hr = blk_ctl(dev, BLK_CTL_HEAL_READ, &h);
 	if (hr) {
-		if (hr != -ENOTTY)
+		if (hr != -ENOTTY && !quiet)
 			jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s heal failed: %d",
 			       dev->name, hr);
 		return rc;
@@ -391,11 +392,20 @@ static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc
 	return rc;
 }
 
+static bool fs_blk_blank(const uint8_t *blk)
+{
+	for (size_t i = 0; i < JG_BLOCK_SIZE; i++)
+		if (blk[i])
+			return false;
+	return true;
+}
+
 int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, struct fs **out)
 {
 	struct jnl_cfg jc = { 0 };
 	struct fs *fs = calloc(1, sizeof(*fs));
 	uint8_t *blk = jg_alloc_blocks(1);
+	bool blank;
 	int rc;
 
 	if (!fs || !blk) {
@@ -414,8 +424,21 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s read failed: %d", dev->name, rc);
 		goto out;
 	}
-	rc = fs_sb_verify((const struct fs_super *)blk, dev, false);
-	rc = fs_sb_heal(dev, NULL, blk, rc);
+	/*
+	 * mkfs writes the superblock last: a blank one is most likely no
+	 * filesystem yet. Its redundancy is still asked, quietly (a member may
+	 * have lost the block); then one line says what it means.
+	 */
+	blank = fs_blk_blank(blk);
+	rc = fs_sb_verify((const struct fs_super *)blk, dev, blank);
+	rc = fs_sb_heal(dev, NULL, blk, rc, blank);
+	if (rc == -EUCLEAN && blank) {
+		jg_log(JG_LOG_ERR, FS_SUBSYS,
+		       "dev=%s holds no filesystem: its superblock block is blank (an array made by "
+		       "jgrfs create, or a mkfs that did not finish); make one with jgrfs mkfs --force",
+		       dev->name);
+		rc = -ENOMEDIUM;
+	}
 	if (rc)
 		goto out;
 	memcpy(&fs->sb, blk, JG_BLOCK_SIZE);
@@ -462,7 +485,7 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 	rc = jnl_read(fs->jnl, FS_SB_BLKNO, 1, blk);
 	if (!rc)
 		rc = fs_sb_heal(dev, fs->jnl, blk,
-				fs_sb_verify((const struct fs_super *)blk, dev, false));
+				fs_sb_verify((const struct fs_super *)blk, dev, false), false);
 	if (rc)
 		goto out;
 	memcpy(&fs->sb, blk, JG_BLOCK_SIZE);

@@ -67,6 +67,9 @@ run -- --version
 	run -- create -s 16M e0.img e1.img e2.img
 	run -- examine --json e0.img
 	run -- rebuild --new e3.img e0.img e2.img
+	# an array with no filesystem (create alone, or a mkfs cut short)
+	run -- fsck -n e0.img e2.img e3.img
+	run -- mount e0.img e2.img e3.img mnt
 	run -- fsck -n -v $D
 }
 

@@ -214,6 +214,27 @@ static void test_super_mkfs_zeroes_log(void **state)
 	blk_close(dev);
 }
 
+/* A blank superblock block is no filesystem (-ENOMEDIUM); a damaged one is -EUCLEAN. */
+static void test_super_mount_blank(void **state)
+{
+	struct fs_mount_opts o = { .data_mode = JNL_DATA_DECLARED, .no_commit_thread = true };
+	uint8_t *b = jg_zalloc_blocks(1);
+	struct blk_dev *dev;
+	struct fs *fs = NULL;
+
+	(void)state;
+	assert_int_equal(raid_dev_mem_open("mem", 64 * 256, &dev), 0);
+	assert_int_equal(fs_mount(dev, &o, &fs), -ENOMEDIUM);
+	assert_null(fs);
+	blk_close(dev);
+	dev = ft_dev_new(64);
+	b[100] = 1;	/* one byte set: damaged, not blank */
+	assert_int_equal(blk_rw(dev, BLK_OP_WRITE, FS_SB_BLKNO, 1, b, 0), 0);
+	assert_int_equal(fs_mount(dev, &o, &fs), -EUCLEAN);
+	free(b);
+	blk_close(dev);
+}
+
 static void test_super_mount_info(void **state)
 {
 	struct blk_dev *dev = ft_dev_new(64);
@@ -440,6 +461,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_super_crafted_journal_geometry),
+		cmocka_unit_test(test_super_mount_blank),
 		cmocka_unit_test(test_super_mount_info),
 		cmocka_unit_test(test_super_mkfs_zeroes_log),
 		cmocka_unit_test(test_super_lazy_bitmaps),
