@@ -98,8 +98,8 @@ struct fs_mount_opts {
 /*
  * Mount: read and verify the superblock, open the journal, recover it (the report
  * is in fs_info.recovery), free orphans, start the journal. @dev is not owned.
- * -ENOMEDIUM: the superblock block is blank (no filesystem was ever completed
- * there); -EUCLEAN: a superblock that fails its check.
+ * -ENOMEDIUM: the superblock block is blank (no filesystem yet, or its
+ * superblock lost); -EUCLEAN: a superblock that fails its check.
  */
 int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **out);
 /* Commit, checkpoint, mark clean, free. Frees even on error. */

@@ -425,17 +425,18 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		goto out;
 	}
 	/*
-	 * mkfs writes the superblock last: a blank one is most likely no
-	 * filesystem yet. Its redundancy is still asked, quietly (a member may
-	 * have lost the block); then one line says what it means.
+	 * mkfs writes the superblock last: a blank one is no filesystem yet, or
+	 * one whose superblock was lost. Its redundancy is still asked, quietly
+	 * (a member may have lost the block); then one line says what it means.
 	 */
 	blank = fs_blk_blank(blk);
 	rc = fs_sb_verify((const struct fs_super *)blk, dev, blank);
 	rc = fs_sb_heal(dev, NULL, blk, rc, blank);
 	if (rc == -EUCLEAN && blank) {
 		jg_log(JG_LOG_ERR, FS_SUBSYS,
-		       "dev=%s holds no filesystem: its superblock block is blank (an array made by "
-		       "jgrfs create, or a mkfs that did not finish); make one with jgrfs mkfs --force",
+		       "dev=%s holds no filesystem superblock (block 0 is blank): an array made by "
+		       "jgrfs create, or a mkfs that did not finish, has none yet (jgrfs mkfs --force "
+		       "makes one, erasing what the array holds)",
 		       dev->name);
 		rc = -ENOMEDIUM;
 	}
