@@ -214,8 +214,10 @@ static int replace_main(int argc, char **argv, bool readd)
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
-			if (cli_parse_u64(optarg, 31, &v))
-				return cli_err("--role %s: expected 0 to 31", optarg), 2;
+			if (cli_parse_u64(optarg, RAID_MAX_MEMBERS - 1, &v))
+				return cli_err("--role %s: expected 0 to %d", optarg,
+					       RAID_MAX_MEMBERS - 1),
+				       2;
 			rq.flags |= FOP_REPLACE_ROLE;
 			rq.role = (uint32_t)v;
 			break;
