@@ -17,7 +17,7 @@
 
 static const struct geo_case *const geos = geo_max;
 #define NGEO GEO_N(geo_max)
-#define MB 96 /* blocks per member: a few dozen rows, quick under valgrind */
+#define MB 288 /* blocks per member: with chunk 1 a rebuild pauses after its first group */
 
 static void t_fail(const struct geo_case *gc, const char *what)
 {
