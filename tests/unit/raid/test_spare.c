@@ -558,6 +558,35 @@ static void test_spare_named_by_rebuild(void **state)
 	t_free_sp(&s);
 }
 
+/* raid_create refuses a spare that is a member by another path, writing nothing. */
+static void test_spare_create_member_twice(void **state)
+{
+	struct raid_create_cfg cfg = {.level = 5, .chunk_blocks = 2, .assume_clean = true};
+	struct blk_dev *mem[3], *keep[3], *sp;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "mem%u", i);
+		assert_int_equal(raid_dev_mem_open(name, MB, &mem[i]), 0);
+		keep[i] = t_keep(mem[i]);
+	}
+	sp = t_alias(mem[1], "/dev/disk/by-id/mem1");
+	cfg.spares = &sp;
+	cfg.nspares = 1;
+	assert_int_equal(raid_create(keep, 3, &cfg, false), -EINVAL);
+	for (unsigned int i = 0; i < 3; i++) {
+		assert_int_equal(blk_rw(mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+		assert_int_not_equal(jg_le32(((struct raid_sb *)b)->hdr.magic), RAID_SB_MAGIC);
+		blk_close(keep[i]);
+		blk_close(mem[i]);
+	}
+	blk_close(sp);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +597,7 @@ int main(void)
 	    cmocka_unit_test(test_spare_refusals),
 	    cmocka_unit_test(test_spare_any_event_count),
 	    cmocka_unit_test(test_spare_named_by_rebuild),
+	    cmocka_unit_test(test_spare_create_member_twice),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
