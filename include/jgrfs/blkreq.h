@@ -133,6 +133,12 @@ enum blk_ctl_cmd {
 	 * other answers -ENOTTY, and the caller keeps its error. See struct blk_heal.
 	 */
 	BLK_CTL_HEAL_READ = 8,
+	/*
+	 * Fill a struct blk_id (arg): what the device is, whichever handle or path
+	 * reaches it. -ENOTTY when the device cannot tell (an NBD export: one
+	 * export has many URIs); its name is then all there is.
+	 */
+	BLK_CTL_GET_ID = 9,
 };
 
 /*
@@ -186,6 +192,13 @@ enum blk_verdict {
  * device's locks held.
  */
 typedef int (*blk_verify_fn)(void *ctx, uint64_t blkno, const void *blk);
+
+/* BLK_CTL_GET_ID: two handles of one device give equal ones, two devices never. */
+enum blk_id_kind { BLK_ID_FILE = 1, BLK_ID_BDEV = 2, BLK_ID_MEM = 3 };
+struct blk_id {
+	uint64_t kind; /* enum blk_id_kind */
+	uint64_t a, b; /* file: st_dev, st_ino; block device: st_rdev, 0; memory: its address, 0 */
+};
 
 /* Counters a device keeps since it was opened (BLK_CTL_GET_STATS). */
 struct blk_stats {

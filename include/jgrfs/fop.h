@@ -348,6 +348,7 @@ _Static_assert(sizeof(struct fop_requests) == 520, "fop_requests size");
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
+_Static_assert(RAID_MAX_MEMBERS <= FOP_STATUS_MEMBERS, "fop_status.members holds every member");
 _Static_assert(RAID_MAX_SPARES <= FOP_STATUS_SPARES, "fop_status.spares holds every spare");
 _Static_assert(RAID_EV__COUNT <= FOP_STATUS_EVENTS, "fop_status.event_counts holds every kind");
 

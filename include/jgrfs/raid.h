@@ -333,6 +333,17 @@ struct raid_member_info {
  */
 #define RAID_MAX_MEMBERS 32
 
+/*
+ * The role mask with a bit for each of roles 0 .. @n - 1 (@n <= RAID_MAX_MEMBERS).
+ * At @n == 32 the mask is all ones: never (1u << n) - 1 nor a test of mask >> n,
+ * which shift a 32-bit value by its width (undefined; x86 shifts by n % 32).
+ */
+static inline uint32_t raid_role_mask_all(unsigned int n)
+{
+	return n >= 32 ? UINT32_MAX : (1u << n) - 1;
+}
+_Static_assert(RAID_MAX_MEMBERS <= 32, "raid_role_mask_all: a 32-bit role mask");
+
 /* Hot spares an array holds at most (raid_spare_add, raid_create_cfg.spares). */
 #define RAID_MAX_SPARES 8u
 

@@ -142,7 +142,8 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 		  raid_div_up(g.array_blocks, jg_le32(sb->bitmap_region_blocks)) ||
 	      jg_le64(sb->bitmap_regions) >
 		  (uint64_t)jg_le32(sb->bitmap_blocks) * RAID_BITMAP_BITS_PER_BLOCK)) ||
-	    (jg_le32(sb->failed_mask) >> n) || (jg_le32(sb->recovery_mask) >> n) ||
+	    (jg_le32(sb->failed_mask) & ~raid_role_mask_all(n)) ||
+	    (jg_le32(sb->recovery_mask) & ~raid_role_mask_all(n)) ||
 	    (jg_le32(sb->recovery_mask) & jg_le32(sb->failed_mask)) ||
 	    !(incompat & RAID_FEATURE_INCOMPAT_RECOVERY) != !jg_le32(sb->recovery_mask) ||
 	    jg_le64(sb->recovery_rows) > g.rows ||

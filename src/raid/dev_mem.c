@@ -56,8 +56,19 @@ static void raid_dev_mem_close(struct blk_dev *d)
 	free(m);
 }
 
+static int raid_dev_mem_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
+{
+	struct dev_mem *m = (struct dev_mem *)d;
+
+	if (cmd != BLK_CTL_GET_ID)
+		return -ENOTTY;
+	*(struct blk_id *)arg = (struct blk_id){.kind = BLK_ID_MEM, .a = (uintptr_t)m->data};
+	return 0;
+}
+
 static const struct blk_dev_ops raid_dev_mem_ops = {
 	.submit = raid_dev_mem_submit,
+	.ctl = raid_dev_mem_ctl,
 	.close = raid_dev_mem_close,
 };
 

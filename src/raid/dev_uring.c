@@ -48,6 +48,7 @@ struct dev_uring {
 	struct blk_dev dev;	/* first: container_of by cast */
 	int fd;
 	bool is_blockdev;
+	struct blk_id id;	/* BLK_CTL_GET_ID, from fstat at open */
 	uint64_t writes_done;	/* write completions */
 	uint64_t flushed_upto;	/* writes_done when the newest successful flush began */
 	struct blk_stats stats;	/* reads, writes, flushes (fdatasyncs issued); atomics */
@@ -299,6 +300,10 @@ static int raid_dev_uring_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
 	struct dev_uring *u = (struct dev_uring *)d;
 	struct blk_stats *st = arg;
 
+	if (cmd == BLK_CTL_GET_ID) {
+		*(struct blk_id *)arg = u->id;
+		return 0;
+	}
 	if (cmd != BLK_CTL_GET_STATS)
 		return -ENOTTY;
 	memset(st, 0, sizeof(*st));
@@ -380,6 +385,11 @@ int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev
 	}
 	u->fd = fd;
 	u->is_blockdev = S_ISBLK(st.st_mode);
+	if (u->is_blockdev)
+		u->id = (struct blk_id){.kind = BLK_ID_BDEV, .a = (uint64_t)st.st_rdev};
+	else
+		u->id = (struct blk_id){.kind = BLK_ID_FILE, .a = (uint64_t)st.st_dev,
+					.b = (uint64_t)st.st_ino};
 	u->dev.ops = &raid_dev_uring_ops;
 	u->dev.nblocks = bytes / JG_BLOCK_SIZE;
 	snprintf(u->dev.name, sizeof(u->dev.name), "%s", path);

@@ -321,6 +321,20 @@ bool raid_dirty_rows_whole(struct raid_array *a, uint32_t missing, bool pending)
  * sb_lock held (create takes it too, on its private array).
  */
 int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev);
+/*
+ * Whether @x and @y reach the same device: the same handle, or the same
+ * identity (BLK_CTL_GET_ID), or when neither has one the same name. NULL: false.
+ */
+bool raid_dev_same(struct blk_dev *x, struct blk_dev *y);
+/*
+ * (P5) A rebuild of @role onto @newdev is about to make it a member: if it is
+ * an idle spare of the array (by another handle too), take it from the list
+ * for @role; *@drop the list's own handle, to close once sb_lock is released.
+ * -EBUSY after a message when it is a spare taken for another rebuild.
+ * sb_lock held.
+ */
+int raid_spare_adopt_sb_locked(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+			       struct blk_dev **drop);
 /* A rebuild onto @dev ended (or never began): forget @dev if it was a taken spare. sb_lock held. */
 void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev);
 /*

@@ -146,6 +146,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 			      bool readd, bool *installed)
 {
 	const struct raid_geo *g = &a->geo;
+	struct blk_dev *spare_handle = NULL;
 	int rc = 0;
 
 	if (a->readonly)
@@ -189,6 +190,9 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		rc = -EMFILE; /* (R3) */
 		goto out;
 	}
+	rc = raid_spare_adopt_sb_locked(a, role, newdev, &spare_handle); /* spare.c (P5) */
+	if (rc)
+		goto out;
 	if (!readd)
 		raid_away_forget(a, role); /* (R5) the new device missed every row */
 	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
@@ -207,6 +211,7 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		rc = -EIO;
 out:
 	jg_mutex_unlock(&a->sb_lock);
+	blk_close(spare_handle);
 	return rc;
 }
 

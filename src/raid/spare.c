@@ -22,6 +22,17 @@
  * (P4) The array never starts a rebuild itself: its user (the daemon) calls
  *      raid_spare_take and raid_rebuild from a thread of its own, since an
  *      event handler may not call into the array (raid_event_fn).
+ * (P5) A rebuild onto an idle spare reached by a handle of its own (`jgrfs
+ *      replace` naming the spare, which the daemon opens again by path) takes
+ *      that spare, as raid_spare_take would, in the critical section of
+ *      sb_lock that makes the device a member (raid_spare_adopt_sb_locked,
+ *      as zpool replace and mdadm --replace --with use a spare named): the
+ *      list never holds a device that is a member, so neither
+ *      raid_spare_remove (which wipes) nor raid_spare_take (which hands it
+ *      to a second role) can reach a member. A device is known again by its
+ *      identity (BLK_CTL_GET_ID: file, block device), not its path; a device
+ *      without one (NBD) by its name. raid_spare_remove checks the members
+ *      again before it wipes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +40,22 @@
 #include <string.h>
 
 #include "raid_i.h"
+
+bool raid_dev_same(struct blk_dev *x, struct blk_dev *y)
+{
+	struct blk_id ix, iy;
+	bool kx, ky;
+
+	if (!x || !y)
+		return false;
+	if (x == y)
+		return true;
+	kx = !blk_ctl(x, BLK_CTL_GET_ID, &ix);
+	ky = !blk_ctl(y, BLK_CTL_GET_ID, &iy);
+	if (kx && ky)
+		return ix.kind == iy.kind && ix.a == iy.a && ix.b == iy.b;
+	return !kx && !ky && !strcmp(x->name, y->name); /* (P5) neither can tell */
+}
 
 /* Write @n copies of @buf's superblock (or zeros) at blocks 0 and 1, each flushed. */
 static int raid_spare_put(struct blk_dev *dev, uint8_t *buf, unsigned int ncopies,
@@ -83,14 +110,14 @@ int raid_spare_add(struct raid_array *a, struct blk_dev *dev)
 	}
 	jg_mutex_lock(&a->sb_lock);
 	for (unsigned int i = 0; i < a->nspares; i++)
-		if (a->spares[i].dev == dev || !strcmp(a->spares[i].name, dev->name)) {
+		if (raid_dev_same(a->spares[i].dev, dev) || !strcmp(a->spares[i].name, dev->name)) {
 			jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s is a spare already",
 			       dev->name);
 			rc = -EEXIST;
 			goto out;
 		}
 	for (unsigned int r = 0; r < g->n; r++)
-		if (a->m[r].dev == dev) {
+		if (a->m[r].dev == dev || (!a->m[r].failed && raid_dev_same(a->m[r].dev, dev))) {
 			jg_log(JG_LOG_ERR, "raid", "spare add: dev=%s is member %u", dev->name, r);
 			rc = -EEXIST;
 			goto out;
@@ -164,6 +191,14 @@ int raid_spare_remove(struct raid_array *a, const char *name)
 		rc = -EBUSY;
 		goto out;
 	}
+	for (unsigned int r = 0; r < a->geo.n; r++)
+		if (raid_dev_same(a->m[r].dev, a->spares[i].dev)) { /* (P5) never reached */
+			jg_log(JG_LOG_ERR, "raid",
+			       "spare remove: dev=%s is the device of member %u (dev=%s): not wiping it",
+			       name, r, a->m[r].name);
+			rc = -EBUSY;
+			goto out;
+		}
 	dev = a->spares[i].dev;
 	raid_spare_drop_sb_locked(a, i);
 	/* (P2) no superblock left: a later assembly does not find it */
@@ -212,6 +247,39 @@ int raid_spare_take(struct raid_array *a, unsigned int *role, struct blk_dev **d
 out:
 	jg_mutex_unlock(&a->sb_lock);
 	return rc;
+}
+
+int raid_spare_adopt_sb_locked(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+			       struct blk_dev **drop)
+{
+	struct raid_spare *sp;
+	unsigned int i;
+
+	JG_ASSERT_HELD(&a->sb_lock);
+	*drop = NULL;
+	for (i = 0; i < a->nspares; i++)
+		if (raid_dev_same(a->spares[i].dev, newdev))
+			break;
+	if (i == a->nspares)
+		return 0;
+	sp = &a->spares[i];
+	if (sp->taken) {
+		if (sp->dev == newdev && sp->role == role)
+			return 0; /* raid_spare_take's, handed to this rebuild */
+		jg_log(JG_LOG_ERR, "raid",
+		       "rebuild: dev=%s is the hot spare %s, taken for role %u: not rebuilding role %u onto it",
+		       newdev->name, sp->name, sp->role, role);
+		return -EBUSY;
+	}
+	jg_log(JG_LOG_INFO, "raid",
+	       "spare dev=%s taken for role %u (named by the rebuild as dev=%s; was dev=%s): no longer a spare",
+	       sp->name, role, newdev->name, a->m[role].name);
+	if (sp->dev != newdev)
+		*drop = sp->dev; /* the list's own handle; the caller closes it */
+	sp->dev = newdev;
+	sp->taken = true; /* (P2) forgotten when the rebuild ends */
+	sp->role = role;
+	return 0;
 }
 
 void raid_spare_forget_sb_locked(struct raid_array *a, const struct blk_dev *dev)

@@ -519,9 +519,9 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 			goto out;
 		/* the same device twice: its last superblock would win */
 		for (unsigned int j = 0; j < n + i; j++) {
-			const struct blk_dev *o = j < n ? members[j] : cfg->spares[j - n];
+			struct blk_dev *o = j < n ? members[j] : cfg->spares[j - n];
 
-			if (o == cfg->spares[i] || !strcmp(o->name, cfg->spares[i]->name)) {
+			if (raid_dev_same(o, cfg->spares[i]) || !strcmp(o->name, cfg->spares[i]->name)) {
 				jg_log(JG_LOG_ERR, "raid", "create: dev=%s is given twice",
 				       cfg->spares[i]->name);
 				rc = -EINVAL;

@@ -72,21 +72,24 @@ static int replace_read_sb(const char *path, struct raid_sb *sb)
 
 /*
  * Refuse @path when its first block is the superblock of a working member of
- * the array mounted at @fd. 0, or 1 after a message. An unreadable or foreign
- * first block is the daemon's to judge.
+ * the array mounted at @fd. 0, or 1 after a message; *@spare when it is a
+ * spare's of this array (the daemon takes it from the spare list: spare.c
+ * (P5)). An unreadable or foreign first block is the daemon's to judge.
  */
-static int replace_check_newdev(int fd, const char *path)
+static int replace_check_newdev(int fd, const char *path, bool *spare)
 {
 	struct fop_status st;
 	struct raid_sb sb;
 	uint32_t role;
 
+	*spare = false;
 	if (ioctl(fd, FOP_IOC_STATUS, &st))
 		return cli_err("status: %s", strerror(errno));
 	if (replace_read_sb(path, &sb) || jg_le32(sb.hdr.magic) != RAID_SB_MAGIC ||
 	    memcmp(sb.uuid, st.uuid, sizeof(sb.uuid)))
 		return 0;
 	role = jg_le32(sb.role);
+	*spare = role == RAID_ROLE_SPARE;
 	if (role < st.nmembers && role < FOP_STATUS_MEMBERS &&
 	    (st.members[role].flags & FOP_MEMBER_PRESENT) &&
 	    !(st.members[role].flags & FOP_MEMBER_FAILED))
@@ -202,7 +205,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	const char *what = readd ? "readd" : "replace";
 	struct fop_replace rq;
 	uint64_t v, size = 0;
-	bool wait = false;
+	bool wait = false, spare = false;
 	char path[PATH_MAX];
 	int opt, fd, rc = 1;
 
@@ -214,8 +217,10 @@ static int replace_main(int argc, char **argv, bool readd)
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
-			if (cli_parse_u64(optarg, 31, &v))
-				return cli_err("--role %s: expected 0 to 31", optarg), 2;
+			if (cli_parse_u64(optarg, RAID_MAX_MEMBERS - 1, &v))
+				return cli_err("--role %s: expected 0 to %d", optarg,
+					       RAID_MAX_MEMBERS - 1),
+				       2;
 			rq.flags |= FOP_REPLACE_ROLE;
 			rq.role = (uint32_t)v;
 			break;
@@ -267,7 +272,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	if (fd < 0)
 		return cli_err("%s: %s", argv[optind], strerror(errno));
 	if (readd ? readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, &rq.role)
-		  : replace_check_newdev(fd, path))
+		  : replace_check_newdev(fd, path, &spare))
 		goto out;
 	if (readd)
 		rq.flags |= FOP_REPLACE_ROLE; /* the one its superblock names */
@@ -287,7 +292,8 @@ static int replace_main(int argc, char **argv, bool readd)
 	if (readd)
 		printf("bringing back %s as role %u\n", path, rq.role);
 	else
-		printf("rebuilding onto %s\n", path);
+		printf("rebuilding onto %s%s\n", path,
+		       spare ? " (a hot spare of this array: no longer a spare)" : "");
 	rc = wait ? replace_wait(fd, path) : 0;
 out:
 	close(fd);

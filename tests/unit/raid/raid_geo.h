@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "jgrfs/raid.h" /* RAID_MAX_MEMBERS */
+
 struct geo_case {
 	unsigned int level, n;
 	uint32_t chunk;
@@ -68,6 +70,11 @@ static const struct geo_case geo_scrub[] = {
     {5, 4, 4},
     {6, 4, 2},
     {6, 6, 1},
+};
+
+/* Each level at the most members an array has (test_maxmembers). */
+static const struct geo_case geo_max[] = {
+    {4, RAID_MAX_MEMBERS, 1}, {5, RAID_MAX_MEMBERS, 2}, {6, RAID_MAX_MEMBERS, 1},
 };
 
 /* One of each level, small (test_event, test_spare, test_readerr, test_stripe twice). */

@@ -148,13 +148,13 @@ static void test_bitmap_durable_before_data_one_round(void **state)
 				flushed |= 1u << ev->member;
 			} else if (ev->op == BLK_OP_WRITE && ev->blkno >= g.data_offset) {
 				/* (B1): every member has the bit durably before any data write */
-				if (flushed != (1u << gc->n) - 1)
+				if (flushed != raid_role_mask_all(gc->n))
 					t_fail(
 					    gc,
 					    "data written before the bitmap was durable on every member");
 			}
 		}
-		if (flushed != (1u << gc->n) - 1)
+		if (flushed != raid_role_mask_all(gc->n))
 			t_fail(gc, "bitmap not flushed on every member");
 		{
 			struct blk_stats st;

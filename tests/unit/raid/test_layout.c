@@ -64,7 +64,7 @@ static void test_layout_against_reference(void **state)
 							    (unsigned long long)r, p, m, ref[p]);
 						seen |= 1u << m;
 					}
-					assert_int_equal(seen, (1u << n) - 1);
+					assert_int_equal(seen, raid_role_mask_all(n));
 				}
 				/* every array block: reference address */
 				for (uint64_t b = 0; b < g.array_blocks; b += 1 + b % 7) {

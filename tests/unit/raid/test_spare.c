@@ -4,7 +4,8 @@
  * array and found at assembly at any event count; a lost member is rebuilt onto
  * one taken by raid_spare_take with exactly its content; added and removed on a
  * running array (removed: no longer found); refused when foreign, too small, a
- * working member's device, one too many, or being rebuilt onto.
+ * working member's device, one too many, or being rebuilt onto; a rebuild
+ * onto an idle spare by another path takes it out of the list (spare.c (P5)).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -472,6 +473,120 @@ static void test_spare_any_event_count(void **state)
 	t_free_sp(&s);
 }
 
+/* Another handle of memory device @d, named @name: the same disk by another path. */
+static struct blk_dev *t_alias(struct blk_dev *d, const char *name)
+{
+	struct blk_dev *h = t_keep(d);
+
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	return h;
+}
+
+/*
+ * (P5) A rebuild onto an idle spare reached by another handle and path (as
+ * `jgrfs replace MNT SPARE` opens it again) takes it out of the spare list:
+ * it is not handed to a second role by raid_spare_take, nor wiped by
+ * raid_spare_remove; a spare taken for one role is refused for another.
+ */
+static void test_spare_named_by_rebuild(void **state)
+{
+	const struct geo_case gc = {6, 5, 2};
+	struct raid_info info;
+	struct blk_dev *d, *fresh;
+	struct raid_sb sb;
+	unsigned int role;
+	uint8_t *data, *rd;
+	struct tsp s;
+
+	(void)state;
+	t_make_spares(&s, &gc, 2);
+	assert_int_equal(t_assemble_sp(&s, ~0u, 1), 0); /* spare0 given, spare1 not */
+	raid_info_get(s.t.a, &info);
+	data = jg_alloc_blocks(info.array_blocks);
+	rd = jg_alloc_blocks(info.array_blocks);
+	t_fill(data, info.array_blocks, 4242);
+	assert_int_equal(t_io(&s.t, BLK_OP_WRITE, 0, (uint32_t)info.array_blocks, data, 0), 0);
+	assert_int_equal(raid_fail_member(s.t.a, 1), 0);
+	assert_int_equal(raid_fail_member(s.t.a, 3), 0);
+	/* replace role 1 onto spare0, named by a path of its own */
+	assert_int_equal(raid_rebuild(s.t.a, 1, t_alias(s.sp[0], "/dev/disk/by-id/spare0"), NULL,
+				      NULL),
+			 0);
+	raid_info_get(s.t.a, &info);
+	assert_false(info.members[1].failed || info.members[1].rebuilding);
+	if (info.nspares)
+		fail_msg("spare0 is member 1 and still listed as a spare (%s)",
+			 info.spares[0].rebuilding ? "taken" : "idle");
+	/* not handed to role 3 as well */
+	assert_int_equal(raid_spare_take(s.t.a, &role, &d), -ENODEV);
+	/* not wiped: its superblock is member 1's */
+	assert_int_not_equal(raid_spare_remove(s.t.a, "spare0"), 0);
+	t_sb(s.sp[0], RAID_SB_BLKNO, &sb);
+	assert_int_equal(jg_le32(sb.hdr.magic), RAID_SB_MAGIC);
+	assert_int_equal(jg_le32(sb.role), 1);
+	blk_close(s.t.mem[1]);
+	s.t.mem[1] = s.t.top[1] = s.sp[0];
+	s.sp[0] = NULL;
+	/* spare1 added and taken for role 3: not for role 0 by another path */
+	assert_int_equal(raid_spare_add(s.t.a, t_keep(s.sp[1])), 0);
+	assert_int_equal(raid_spare_take(s.t.a, &role, &d), 0);
+	assert_int_equal(role, 3);
+	assert_int_equal(raid_fail_member(s.t.a, 0), 0);
+	assert_int_equal(raid_rebuild(s.t.a, 0, t_alias(s.sp[1], "other-path"), NULL, NULL),
+			 -EBUSY);
+	assert_int_equal(raid_rebuild(s.t.a, 3, d, NULL, NULL), 0);
+	blk_close(s.t.mem[3]);
+	s.t.mem[3] = s.t.top[3] = s.sp[1];
+	s.sp[1] = NULL;
+	assert_int_equal(raid_dev_mem_open("fresh0", MB, &fresh), 0);
+	assert_int_equal(raid_rebuild(s.t.a, 0, t_keep(fresh), NULL, NULL), 0);
+	blk_close(s.t.mem[0]);
+	s.t.mem[0] = s.t.top[0] = fresh;
+	raid_info_get(s.t.a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.nspares, 0);
+	assert_int_equal(raid_scrub(s.t.a, false, NULL, NULL, NULL), 0);
+	t_stop(&s.t);
+	assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+	raid_info_get(s.t.a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(t_io(&s.t, BLK_OP_READ, 0, (uint32_t)info.array_blocks, rd, 0), 0);
+	assert_memory_equal(rd, data, info.array_blocks * JG_BLOCK_SIZE);
+	t_stop(&s.t);
+	free(data);
+	free(rd);
+	t_free_sp(&s);
+}
+
+/* raid_create refuses a spare that is a member by another path, writing nothing. */
+static void test_spare_create_member_twice(void **state)
+{
+	struct raid_create_cfg cfg = {.level = 5, .chunk_blocks = 2, .assume_clean = true};
+	struct blk_dev *mem[3], *keep[3], *sp;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "mem%u", i);
+		assert_int_equal(raid_dev_mem_open(name, MB, &mem[i]), 0);
+		keep[i] = t_keep(mem[i]);
+	}
+	sp = t_alias(mem[1], "/dev/disk/by-id/mem1");
+	cfg.spares = &sp;
+	cfg.nspares = 1;
+	assert_int_equal(raid_create(keep, 3, &cfg, false), -EINVAL);
+	for (unsigned int i = 0; i < 3; i++) {
+		assert_int_equal(blk_rw(mem[i], BLK_OP_READ, RAID_SB_BLKNO, 1, b, 0), 0);
+		assert_int_not_equal(jg_le32(((struct raid_sb *)b)->hdr.magic), RAID_SB_MAGIC);
+		blk_close(keep[i]);
+		blk_close(mem[i]);
+	}
+	blk_close(sp);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +596,8 @@ int main(void)
 	    cmocka_unit_test(test_spare_add_remove),
 	    cmocka_unit_test(test_spare_refusals),
 	    cmocka_unit_test(test_spare_any_event_count),
+	    cmocka_unit_test(test_spare_named_by_rebuild),
+	    cmocka_unit_test(test_spare_create_member_twice),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
