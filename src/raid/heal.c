@@ -56,8 +56,8 @@
 
 #include "raid_i.h"
 
-/* (H4) 0 when the parity of @row can be trusted, else -EUCLEAN (logged). */
-int raid_heal_trusted(struct raid_array *a, uint64_t row)
+/* (H4) 0 when the parity of @row can be trusted, else -EUCLEAN (logged for @what). */
+int raid_heal_trusted(struct raid_array *a, uint64_t row, const char *what)
 {
 	const char *why = NULL;
 	bool b;
@@ -81,7 +81,7 @@ int raid_heal_trusted(struct raid_array *a, uint64_t row)
 		why = "the row is at risk (written dirty and degraded)";
 	if (!why)
 		return 0;
-	jg_log(JG_LOG_ERR, "raid", "%s heal row=%llu: not tried: %s", a->dev.name,
+	jg_log(JG_LOG_ERR, "raid", "%s %s row=%llu: not tried: %s", a->dev.name, what,
 	       (unsigned long long)row, why);
 	return -EUCLEAN;
 }
@@ -143,7 +143,7 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 
 	lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
 	pthread_rwlock_wrlock(lock); /* (H2) */
-	rc = raid_heal_trusted(a, row);
+	rc = raid_heal_trusted(a, row, "heal");
 	if (rc)
 		goto unlock;
 	rc = -EBADMSG;

@@ -445,8 +445,11 @@ void raid_rcache_free(struct raid_array *a);
 
 /* heal.c: BLK_CTL_HEAL_READ (blkreq.h struct blk_heal); takes the row's lock */
 int raid_heal_read(struct raid_array *a, struct blk_heal *h);
-/* heal.c (H4): 0 when the parity of @row can be trusted, else -EUCLEAN (logged). */
-int raid_heal_trusted(struct raid_array *a, uint64_t row);
+/*
+ * heal.c (H4): 0 when the parity of @row can be trusted, else -EUCLEAN (logged,
+ * @what naming the caller). Also the read error repair's (stripe.c (W7)).
+ */
+int raid_heal_trusted(struct raid_array *a, uint64_t row, const char *what);
 /*
  * heal.c: the erasure sets to try for a line, in order: each holds @base (the
  * damaged position and the unreadable ones) and is as large as the parity

@@ -220,7 +220,7 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 		}
 		if (!repair || !any)
 			break;
-		if (rebuild && raid_heal_trusted(a, row)) /* (K2) needs trusted parity */
+		if (rebuild && raid_heal_trusted(a, row, "scrub rebuild")) /* (K2) needs trusted parity */
 			for (uint32_t k = 0; k < C; k++)
 				if (verdict[k] == RAID_LV_REBUILD) {
 					verdict[k] = RAID_LV_UNRESOLVED;

@@ -75,6 +75,13 @@
  *      (RCW: parity from every data chunk's line, read or written), never
  *      read-modify-writes: the lines it writes match their parity after it,
  *      whatever they held. The row path always recomputes parity.
+ * (W7) A member read error is repaired from the rest of the row only where the
+ *      row's parity is trusted to be that of its data: the checks of heal.c
+ *      (H4) (array dirty and not resynced, journal not replayed, row at risk).
+ *      Elsewhere a stale parity would rebuild a wrong (older) block, handed
+ *      back as good and written over the member: the read fails with -EIO
+ *      instead, nothing is written, the member stays (as a block nothing can
+ *      give back).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -231,7 +238,8 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
  * Returns 0 (every block read or corrected); -EIO with *@fail (fail the member:
  * a block outside the data area, a rewrite or read-back that failed, or more
  * corrected errors than max_read_errors); or -EIO alone (a block no other member
- * can give back: lost, the member stays and the caller gets -EIO).
+ * can give back, or whose row's parity is not trusted (W7): lost, the member
+ * stays and the caller gets -EIO).
  */
 static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_req *r, bool *fail)
 {
@@ -250,6 +258,7 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 		uint8_t *out = (uint8_t *)r->buf + (size_t)b * RAID_BS;
 		uint32_t rmiss = raid_missing_read(a), lost = 0;
 		unsigned int pos = 0;
+		bool untrusted;
 
 		if (!blk_rw(dev, BLK_OP_READ, mblk, 1, out, 0))
 			continue; /* another block of the request, or a transient error */
@@ -259,17 +268,19 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 			break;
 		}
 		row = (mblk - geo->data_offset) / geo->chunk_blocks;
+		/* (W7) parity that may be stale would rebuild a wrong block */
+		untrusted = raid_heal_trusted(a, row, "read error repair") != 0;
 		for (unsigned int q = 0; q < npos; q++) {
 			unsigned int m = raid_layout_member(geo, row, q);
 
 			vec[q] = tmp + (size_t)q * RAID_BS;
 			if (m == role)
 				pos = q;
-			if (m == role || (rmiss & (1u << m)) ||
+			if (m == role || untrusted || (rmiss & (1u << m)) ||
 			    blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, vec[q], 0))
 				lost |= 1u << q;
 		}
-		if ((unsigned int)__builtin_popcount(lost) > geo->npar ||
+		if (untrusted || (unsigned int)__builtin_popcount(lost) > geo->npar ||
 		    raid_parity_reconstruct(geo->ndata, geo->npar, RAID_BS, vec, lost)) {
 			pthread_mutex_lock(&a->stats_lock);
 			a->m[role].rd_uncorrectable++;
@@ -278,10 +289,11 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 				    row * geo->row_blocks + (uint64_t)pos * geo->chunk_blocks +
 				    (mblk - geo->data_offset) % geo->chunk_blocks;
 			pthread_mutex_unlock(&a->stats_lock);
-			/* no other member can give it back */
+			/* no other member can give it back (or be trusted to) */
 			raid_event_detail(a, RAID_EV_READ_ERROR_UNCORRECTABLE, role, -1, -EIO,
-					  "block=%llu row=%llu", (unsigned long long)mblk,
-					  (unsigned long long)row);
+					  "block=%llu row=%llu%s", (unsigned long long)mblk,
+					  (unsigned long long)row,
+					  untrusted ? " parity=untrusted" : "");
 			rc = -EIO;
 			break;
 		}
