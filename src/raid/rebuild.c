@@ -235,8 +235,8 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 	a->m[role].rebuilding = false;
 	raid_spare_forget_sb_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
 	if (rc) {
-		/* the member is not usable: failed, the superblocks say so */
-		a->m[role].failed = true;
+		/* the member is not usable: failed, the superblocks say so (S12) */
+		raid_member_mark_failed_locked(a, role);
 		raid_masks_update_locked(a);
 		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 		raid_event(a, RAID_EV_REBUILD_FAILED, role, -1, rc);

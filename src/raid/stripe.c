@@ -1079,7 +1079,7 @@ static int raid_grp_run(struct raid_grp *g)
 		/* a member being rebuilt is read in the rows the rebuild has passed */
 		uint32_t rmiss = raid_missing_read_upto(a, last), wmiss = raid_missing_write(a);
 		uint32_t failed = 0;
-		bool any_slow = false;
+		bool any_slow = false, wrote;
 
 		if ((unsigned int)__builtin_popcount(rmiss) > a->geo.npar) {
 			rc = -EIO;
@@ -1124,12 +1124,16 @@ static int raid_grp_run(struct raid_grp *g)
 		if (rc)
 			break;
 		rc = raid_grp_writes(g, rmiss, wmiss);
+		wrote = g->nmr != 0;
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
 		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
 			raid_grp_cache_done(g, false);
 			continue;
 		}
+		/* (S12) written without members whose failure must be durable first */
+		if (!rc && wrote)
+			rc = raid_fail_durable(a, wmiss);
 		break;
 	}
 	raid_grp_cache_done(g, rc == 0);
