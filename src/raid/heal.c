@@ -118,6 +118,7 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 	const struct raid_geo *g = &a->geo;
 	unsigned int npos = g->ndata + g->npar, role, bpos, nr = 0, ns;
 	unsigned int rpos[RAID_MAX_MEMBERS], wrole[RAID_MAX_MEMBERS], nw = 0;
+	struct blk_dev *wdev[RAID_MAX_MEMBERS]; /* what each was written to (rebuild.c (R6)) */
 	uint32_t rmiss, miss = 0, found = 0, bad = 0, wfail = 0, sets[RAID_MAX_MEMBERS + 1];
 	uint8_t *rd[RAID_MAX_MEMBERS], *w[RAID_MAX_MEMBERS], *mem, *back;
 	struct blk_req r[RAID_MAX_MEMBERS];
@@ -199,6 +200,7 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 
 		if (!(bad & (1u << q)))
 			continue;
+		wdev[nw] = a->m[m].dev;
 		wrole[nw++] = m;
 		/* (H3) one block the row's parity already agrees with; (H5) */
 		if (!a->readonly && (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk, 1, w[q], BLK_FUA) ||
@@ -228,7 +230,7 @@ unlock:
 			    "dev=%s heal block=%llu row=%llu: rewrite of member block %llu failed",
 			    a->m[m].name, (unsigned long long)h->blkno, (unsigned long long)row,
 			    (unsigned long long)mblk);
-			(void)raid_member_fail(a, m, -EIO);
+			(void)raid_member_fail_dev(a, m, wdev[i], -EIO); /* no lock held: (R6) */
 			continue;
 		}
 		h->rewritten |= 1u << m;

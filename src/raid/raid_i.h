@@ -297,6 +297,12 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state);
 /* Recompute read_missing / write_missing from members[]. sb_lock held. */
 void raid_masks_update_locked(struct raid_array *a);
 int raid_member_fail(struct raid_array *a, unsigned int role, int err);
+/*
+ * As raid_member_fail, for a failed I/O that went to @dev: only while @role
+ * still holds @dev (rebuild.c (R6)); 0 when it holds another by now.
+ */
+int raid_member_fail_dev(struct raid_array *a, unsigned int role, const struct blk_dev *dev,
+			 int err);
 /* (S12) Mark @role failed in memory, its failure pending; masks not updated. sb_lock held. */
 void raid_member_mark_failed_locked(struct raid_array *a, unsigned int role);
 /*

@@ -399,13 +399,18 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 	return rc;
 }
 
-/* Mark the roles in @failed failed; 0 when the array can go on degraded. */
-static int raid_fail_roles(struct raid_array *a, uint32_t failed)
+/*
+ * Mark the roles in @failed failed, each only while it holds @devs[role]
+ * (rebuild.c (R6); @devs NULL: under the row locks, which keep every role's
+ * device); 0 when the array can go on degraded.
+ */
+static int raid_fail_roles(struct raid_array *a, uint32_t failed, struct blk_dev *const *devs)
 {
 	int rc = failed ? 0 : -EIO;
 
 	for (unsigned int m = 0; m < a->geo.n; m++)
-		if ((failed & (1u << m)) && raid_member_fail(a, m, -EIO))
+		if ((failed & (1u << m)) &&
+		    raid_member_fail_dev(a, m, devs ? devs[m] : NULL, -EIO))
 			rc = -EIO;
 	return rc;
 }
@@ -413,6 +418,7 @@ static int raid_fail_roles(struct raid_array *a, uint32_t failed)
 int raid_members_flush(struct raid_array *a, uint32_t roles)
 {
 	struct blk_req reqs[RAID_MAX_MEMBERS];
+	struct blk_dev *devs[RAID_MAX_MEMBERS] = {0}; /* (R6) no row lock: the flush's own */
 	unsigned int role[RAID_MAX_MEMBERS], nr = 0;
 	uint32_t wmiss = raid_missing_write(a), failed = 0;
 	uint64_t seq;
@@ -422,7 +428,8 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 		if ((wmiss & (1u << m)) || !(roles & (1u << m)))
 			continue;
 		role[nr] = m;
-		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = a->m[m].dev};
+		devs[m] = a->m[m].dev;
+		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = devs[m]};
 	}
 	seq = raid_away_flush_begin(a); /* (A2) */
 	rc = blk_submit_multi(reqs, nr);
@@ -435,7 +442,7 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	for (unsigned int i = 0; i < nr; i++)
 		if (reqs[i].result)
 			failed |= 1u << role[i];
-	if (failed && !raid_fail_roles(a, failed))
+	if (failed && !raid_fail_roles(a, failed, devs))
 		return 0; /* the others are durable; the failed one is out */
 	return rc;
 }
@@ -1107,7 +1114,7 @@ static int raid_grp_run(struct raid_grp *g)
 		rc = raid_grp_reads(g, rmiss);
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
-		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed, NULL)) {
 			raid_grp_cache_done(g, false);
 			continue;
 		}
@@ -1127,7 +1134,7 @@ static int raid_grp_run(struct raid_grp *g)
 		wrote = g->nmr != 0;
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
-		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed, NULL)) {
 			raid_grp_cache_done(g, false);
 			continue;
 		}

@@ -347,6 +347,12 @@ int raid_fail_durable(struct raid_array *a, uint32_t skipped)
 
 int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 {
+	return raid_member_fail_dev(a, role, NULL, err);
+}
+
+int raid_member_fail_dev(struct raid_array *a, unsigned int role, const struct blk_dev *dev,
+			 int err)
+{
 	int rc = 0;
 
 	jg_mutex_lock(&a->sb_lock);
@@ -354,8 +360,8 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (a->m[role].failed)
-		goto out;
+	if (a->m[role].failed || (dev && a->m[role].dev != dev))
+		goto out; /* (R6) the failed I/O went to a device the role no longer holds */
 	if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s role=%u error=%d: no redundancy left, not failing it",

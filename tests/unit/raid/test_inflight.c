@@ -2,9 +2,10 @@
 /*
  * tests/unit/raid/test_inflight.c - I/O in flight while a member changes
  * (issue 43): a write that skips a member whose failure is not yet durable is
- * not acknowledged before the superblock round recording it (super.c (S12)).
- * The fault device's stall holds the chosen request in flight at the chosen
- * moment.
+ * not acknowledged before the superblock round recording it (super.c (S12));
+ * a read planned against a member's device is never served by, nor fails, the
+ * device that replaces it (rebuild.c (R6)). The fault device's stall holds
+ * the chosen request in flight at the chosen moment.
  */
 #include <pthread.h>
 #include <time.h>
@@ -189,11 +190,96 @@ static void test_inflight_fail_round_fails_writes(void **state)
 	t_free(&t);
 }
 
+struct t_rebuild_thread {
+	struct raid_array *a;
+	unsigned int role;
+	struct blk_dev *nm;
+	int rc;
+};
+
+static void *t_rebuild_run(void *arg)
+{
+	struct t_rebuild_thread *r = arg;
+
+	r->rc = raid_rebuild(r->a, r->role, r->nm, NULL, NULL);
+	return NULL;
+}
+
+/* Whether role @x holds @dev now. */
+static bool t_role_dev_is(struct raid_array *a, unsigned int x, const struct blk_dev *dev)
+{
+	bool is;
+
+	jg_mutex_lock(&a->sb_lock);
+	is = a->m[x].dev == dev;
+	jg_mutex_unlock(&a->sb_lock);
+	return is;
+}
+
+/*
+ * (R6) A read planned against member X's device is in flight (stalled) when
+ * X is failed and a rebuild onto a new device starts; then the read fails on
+ * the old device. It must be read around (reconstructed), never taken from
+ * the new device, still blank, nor fail it; the rebuild ends with the array
+ * whole and in sync.
+ */
+static void test_inflight_read_on_replaced_member(void **state)
+{
+	static const struct geo_case gc = {5, 4, 4};
+	struct raid_fault_cfg fc = {.seed = 11, .keep_percent = 100};
+	struct t_rebuild_thread rb = {0};
+	struct t_io_thread rd = {0};
+	struct raid_info info;
+	struct raid_geo g;
+	struct tarr t;
+	pthread_t tr, trb;
+	uint64_t nblk;
+	unsigned int x;
+	uint8_t *ref, *buf = jg_alloc_blocks(3), *all;
+
+	(void)state;
+	ref = t_filled(&t, &gc, &fc, &nblk, &g);
+	x = raid_layout_member(&g, 0, 0); /* array blocks 0..2 lie on it */
+	assert_int_equal(raid_dev_fault_stall_block(t.top[x], g.data_offset, BLK_OP_READ), 0);
+	assert_int_equal(raid_dev_fault_fail_block(t.top[x], g.data_offset, true, false), 0);
+	rd = (struct t_io_thread){
+	    .dev = t.dev, .op = BLK_OP_READ, .blkno = 0, .nblocks = 3, .buf = buf};
+	assert_int_equal(pthread_create(&tr, NULL, t_io_run, &rd), 0);
+	raid_dev_fault_wait_stalled(t.top[x]);
+	assert_int_equal(raid_fail_member(t.a, x), 0);
+	rb.a = t.a;
+	rb.role = x;
+	assert_int_equal(raid_dev_mem_open("new", MB, &rb.nm), 0);
+	assert_int_equal(pthread_create(&trb, NULL, t_rebuild_run, &rb), 0);
+	/* give the rebuild the time to take the role (it must wait for the read) */
+	for (unsigned int i = 0; i < 500 && !t_role_dev_is(t.a, x, rb.nm); i++)
+		t_sleep_ms(1);
+	raid_dev_fault_release(t.top[x]);
+	pthread_join(tr, NULL);
+	pthread_join(trb, NULL);
+	if (rd.rc || memcmp(buf, ref, 3 * JG_BLOCK_SIZE))
+		fail_msg("a read in flight on the replaced member returned rc=%d, %s", rd.rc,
+			 rd.rc ? "" : "wrong data (the new member's blank blocks?)");
+	assert_int_equal(rb.rc, 0);
+	raid_info_get(t.a, &info);
+	assert_false(info.degraded);
+	all = jg_alloc_blocks(nblk);
+	assert_int_equal(t_io(&t, BLK_OP_READ, 0, (uint32_t)nblk, all, 0), 0);
+	assert_memory_equal(all, ref, nblk * JG_BLOCK_SIZE);
+	assert_int_equal(raid_scrub(t.a, false, NULL, NULL, NULL), 0); /* no mismatch */
+	t_stop(&t);
+	free(all);
+	free(buf);
+	free(ref);
+	t_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inflight_degraded_write_waits_for_fail),
 		cmocka_unit_test(test_inflight_fail_round_fails_writes),
+		cmocka_unit_test(test_inflight_read_on_replaced_member),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
