@@ -221,7 +221,8 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 		}
 		if (!repair || !any)
 			break;
-		if (rebuild && raid_heal_trusted(a, row, "scrub rebuild")) /* (K2) needs trusted parity */
+		/* (K2) needs trusted parity */
+		if (rebuild && raid_heal_trusted(a, row, "scrub rebuild"))
 			for (uint32_t k = 0; k < C; k++)
 				if (verdict[k] == RAID_LV_REBUILD) {
 					verdict[k] = RAID_LV_UNRESOLVED;
@@ -305,7 +306,8 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 		if (wfail & (1u << m)) {
 			jg_log(JG_LOG_ERR, "raid", "dev=%s scrub row=%llu: rewrite of a block failed",
 			       a->m[m].name, (unsigned long long)row);
-			(void)raid_member_fail_dev(a, m, wdev[m], -EIO); /* unlocked: rebuild.c (R6) */
+			/* no lock held: only while it holds the device written (rebuild.c (R6)) */
+			(void)raid_member_fail_dev(a, m, wdev[m], -EIO);
 			continue;
 		}
 		if (!corrected_roles[m])
