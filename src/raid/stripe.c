@@ -81,7 +81,8 @@
  *      Elsewhere a stale parity would rebuild a wrong (older) block, handed
  *      back as good and written over the member: the read fails with -EIO
  *      instead, nothing is written, the member stays (as a block nothing can
- *      give back).
+ *      give back). A parity block rebuilt from every data block of its line
+ *      uses no parity: it is what a resync would write, and is repaired.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -268,18 +269,19 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 			break;
 		}
 		row = (mblk - geo->data_offset) / geo->chunk_blocks;
-		/* (W7) parity that may be stale would rebuild a wrong block */
-		untrusted = raid_heal_trusted(a, row, "read error repair") != 0;
 		for (unsigned int q = 0; q < npos; q++) {
 			unsigned int m = raid_layout_member(geo, row, q);
 
 			vec[q] = tmp + (size_t)q * RAID_BS;
 			if (m == role)
 				pos = q;
-			if (m == role || untrusted || (rmiss & (1u << m)) ||
+			if (m == role || (rmiss & (1u << m)) ||
 			    blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, vec[q], 0))
 				lost |= 1u << q;
 		}
+		/* (W7) a data block (or parity with data missing) needs parity that is trusted */
+		untrusted = (lost & ((1u << geo->ndata) - 1)) &&
+			    raid_heal_trusted(a, row, "read error repair");
 		if (untrusted || (unsigned int)__builtin_popcount(lost) > geo->npar ||
 		    raid_parity_reconstruct(geo->ndata, geo->npar, RAID_BS, vec, lost)) {
 			pthread_mutex_lock(&a->stats_lock);

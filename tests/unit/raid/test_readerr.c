@@ -310,7 +310,7 @@ static void test_readerr_during_rebuild(void **state)
  * array was left dirty with a data block written and its parity not (the
  * write hole), and is assembled without its resync. Rebuilt from that parity
  * the block would be wrong: the read fails with -EIO, and nothing is written
- * back; the member stays.
+ * back; the member stays. A parity block rebuilt from the data is repaired.
  */
 static void test_readerr_untrusted_parity_not_repaired(void **state)
 {
@@ -320,7 +320,7 @@ static void test_readerr_untrusted_parity_not_repaired(void **state)
 	struct raid_geo g;
 	struct tarr t;
 	uint64_t nblk, row = 2, mblk, writes;
-	unsigned int r0, r1;
+	unsigned int r0, r1, rp;
 	uint8_t *ref, *buf = jg_alloc_blocks(1), *blk = jg_alloc_blocks(1);
 
 	(void)state;
@@ -347,6 +347,20 @@ static void test_readerr_untrusted_parity_not_repaired(void **state)
 	/* the member's block is as it was */
 	assert_int_equal(blk_rw(t.mem[r0], BLK_OP_READ, mblk, 1, blk, 0), 0);
 	assert_memory_equal(blk, ref + row * g.row_blocks * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
+	/*
+	 * A parity block needs no trusted parity: rebuilt from the data it is
+	 * what a resync writes. A read-modify-write of line 1 reads it: repaired.
+	 */
+	rp = raid_layout_member(&g, row, RAID_POS_P(&g));
+	assert_int_equal(raid_dev_fault_latent_block(t.top[rp], mblk + 1), 0);
+	t.a->test.partial = RAID_PARTIAL_RMW;
+	t_fill(blk, 1, 98);
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, row * g.row_blocks + 1, 1, blk, 0), 0);
+	assert_int_equal(t_io(&t, BLK_OP_READ, row * g.row_blocks + 1, 1, buf, 0), 0);
+	assert_memory_equal(buf, blk, JG_BLOCK_SIZE);
+	raid_info_get(t.a, &info);
+	assert_int_equal(info.members[rp].read_errors_corrected, 1);
+	assert_false(info.degraded);
 	free(buf);
 	free(blk);
 	free(ref);
