@@ -143,6 +143,16 @@ int raid_dev_fault_fail_block(struct blk_dev *fault_dev, uint64_t blkno, bool on
 int raid_dev_fault_latent_block(struct blk_dev *fault_dev, uint64_t blkno);
 /* Every I/O fails with -EIO (writes: cfg.write_errno when set) from now on (a dead member). */
 int raid_dev_fault_fail_all(struct blk_dev *fault_dev);
+/*
+ * Tests: the next request of @op (BLK_OP_READ or BLK_OP_WRITE) touching @blkno
+ * waits, before it is issued (and before any failing block fails it), until
+ * raid_dev_fault_release(): a request caught in flight at a chosen moment. One
+ * stall at a time per device; raid_dev_fault_wait_stalled() returns once the
+ * request waits.
+ */
+int raid_dev_fault_stall_block(struct blk_dev *fault_dev, uint64_t blkno, enum blk_op op);
+void raid_dev_fault_wait_stalled(struct blk_dev *fault_dev);
+void raid_dev_fault_release(struct blk_dev *fault_dev);
 
 /* ------------------------------------------------------------------ array */
 

@@ -193,8 +193,9 @@ static int raid_bitmap_write_locked(struct raid_array *a, uint32_t first, uint32
 				if (!reqs[i].result)
 					continue;
 				for (unsigned int m = 0; m < a->geo.n; m++)
-					if (a->m[m].dev == reqs[i].dev &&
-					    !raid_member_fail(a, m, reqs[i].result))
+					if (a->m[m].dev == reqs[i].dev && /* rebuild.c (R6) */
+					    !raid_member_fail_dev(a, m, reqs[i].dev,
+								  reqs[i].result))
 						again = true;
 			}
 		}

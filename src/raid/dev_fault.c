@@ -34,6 +34,10 @@
  * Writes are serialised on the domain lock: fault devices are for tests, and
  * serial writes make "the Nth write" well defined.
  *
+ * A stall (raid_dev_fault_stall_block) holds one chosen request before it is
+ * issued, without the domain lock, until the test releases it: the other
+ * members go on meanwhile.
+ *
  * (Z1) The lower device gets a copy of each request, never the caller's: a
  *      device may take req->dev for its own (dev_uring's submit does), and the
  *      caller's must keep naming the fault device. A caller that reuses it --
@@ -88,6 +92,12 @@ struct dev_fault {
 	struct fault_bad *bad;
 	bool fail_all;
 	struct dev_fault *next_member;
+	/* the stall (tests): under stall_lock, a leaf */
+	pthread_mutex_t stall_lock;
+	pthread_cond_t stall_cond;
+	bool stall_armed, stall_waiting;
+	uint64_t stall_blkno;
+	enum blk_op stall_op;
 };
 
 static uint64_t raid_fault_rand(struct raid_fault_domain *d)
@@ -379,6 +389,22 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	return 0;
 }
 
+/* A request the armed stall names waits here until raid_dev_fault_release(). */
+static void raid_fault_stall(struct dev_fault *f, const struct blk_req *r)
+{
+	pthread_mutex_lock(&f->stall_lock);
+	if (f->stall_armed && !f->stall_waiting && r->op == f->stall_op &&
+	    f->stall_blkno >= r->blkno && f->stall_blkno < r->blkno + r->nblocks) {
+		f->stall_waiting = true;
+		pthread_cond_broadcast(&f->stall_cond);
+		while (f->stall_armed)
+			pthread_cond_wait(&f->stall_cond, &f->stall_lock);
+		f->stall_waiting = false;
+		pthread_cond_broadcast(&f->stall_cond);
+	}
+	pthread_mutex_unlock(&f->stall_lock);
+}
+
 static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsigned int n)
 {
 	struct dev_fault *f = (struct dev_fault *)dev;
@@ -389,6 +415,8 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 		struct blk_req *r = &reqs[i];
 		int rc = 0;
 
+		if (r->op != BLK_OP_FLUSH)
+			raid_fault_stall(f, r);
 		if (raid_fault_chaos_hangs(d, r))
 			raid_fault_hang();
 		jg_mutex_lock(&d->lock);
@@ -453,6 +481,8 @@ static void raid_dev_fault_close(struct blk_dev *dev)
 		free(b);
 	}
 	jg_mutex_unlock(&d->lock);
+	pthread_cond_destroy(&f->stall_cond);
+	pthread_mutex_destroy(&f->stall_lock);
 	free(f);
 }
 
@@ -473,6 +503,8 @@ int raid_dev_fault_open(struct raid_fault_domain *d, struct blk_dev *lower, stru
 	snprintf(f->dev.name, sizeof(f->dev.name), "%s", lower->name);
 	f->dom = d;
 	f->lower = lower;
+	pthread_mutex_init(&f->stall_lock, NULL);
+	pthread_cond_init(&f->stall_cond, NULL);
 	jg_mutex_lock(&d->lock);
 	f->next_member = d->members;
 	d->members = f;
@@ -524,4 +556,42 @@ int raid_dev_fault_fail_all(struct blk_dev *dev)
 	f->fail_all = true;
 	jg_mutex_unlock(&f->dom->lock);
 	return 0;
+}
+
+int raid_dev_fault_stall_block(struct blk_dev *dev, uint64_t blkno, enum blk_op op)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+
+	if (dev->ops != &raid_dev_fault_ops || (op != BLK_OP_READ && op != BLK_OP_WRITE))
+		return -EINVAL;
+	pthread_mutex_lock(&f->stall_lock);
+	if (f->stall_armed) {
+		pthread_mutex_unlock(&f->stall_lock);
+		return -EBUSY;
+	}
+	f->stall_blkno = blkno;
+	f->stall_op = op;
+	f->stall_armed = true;
+	pthread_mutex_unlock(&f->stall_lock);
+	return 0;
+}
+
+void raid_dev_fault_wait_stalled(struct blk_dev *dev)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+
+	pthread_mutex_lock(&f->stall_lock);
+	while (f->stall_armed && !f->stall_waiting)
+		pthread_cond_wait(&f->stall_cond, &f->stall_lock);
+	pthread_mutex_unlock(&f->stall_lock);
+}
+
+void raid_dev_fault_release(struct blk_dev *dev)
+{
+	struct dev_fault *f = (struct dev_fault *)dev;
+
+	pthread_mutex_lock(&f->stall_lock);
+	f->stall_armed = false;
+	pthread_cond_broadcast(&f->stall_cond);
+	pthread_mutex_unlock(&f->stall_lock);
 }

@@ -56,8 +56,8 @@
 
 #include "raid_i.h"
 
-/* (H4) 0 when the parity of @row can be trusted, else -EUCLEAN (logged). */
-int raid_heal_trusted(struct raid_array *a, uint64_t row)
+/* (H4) 0 when the parity of @row can be trusted, else -EUCLEAN (logged for @what). */
+int raid_heal_trusted(struct raid_array *a, uint64_t row, const char *what)
 {
 	const char *why = NULL;
 	bool b;
@@ -81,7 +81,7 @@ int raid_heal_trusted(struct raid_array *a, uint64_t row)
 		why = "the row is at risk (written dirty and degraded)";
 	if (!why)
 		return 0;
-	jg_log(JG_LOG_ERR, "raid", "%s heal row=%llu: not tried: %s", a->dev.name,
+	jg_log(JG_LOG_ERR, "raid", "%s %s row=%llu: not tried: %s", a->dev.name, what,
 	       (unsigned long long)row, why);
 	return -EUCLEAN;
 }
@@ -118,6 +118,7 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 	const struct raid_geo *g = &a->geo;
 	unsigned int npos = g->ndata + g->npar, role, bpos, nr = 0, ns;
 	unsigned int rpos[RAID_MAX_MEMBERS], wrole[RAID_MAX_MEMBERS], nw = 0;
+	struct blk_dev *wdev[RAID_MAX_MEMBERS]; /* what each was written to (rebuild.c (R6)) */
 	uint32_t rmiss, miss = 0, found = 0, bad = 0, wfail = 0, sets[RAID_MAX_MEMBERS + 1];
 	uint8_t *rd[RAID_MAX_MEMBERS], *w[RAID_MAX_MEMBERS], *mem, *back;
 	struct blk_req r[RAID_MAX_MEMBERS];
@@ -143,7 +144,7 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 
 	lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
 	pthread_rwlock_wrlock(lock); /* (H2) */
-	rc = raid_heal_trusted(a, row);
+	rc = raid_heal_trusted(a, row, "heal");
 	if (rc)
 		goto unlock;
 	rc = -EBADMSG;
@@ -199,6 +200,7 @@ int raid_heal_read(struct raid_array *a, struct blk_heal *h)
 
 		if (!(bad & (1u << q)))
 			continue;
+		wdev[nw] = a->m[m].dev;
 		wrole[nw++] = m;
 		/* (H3) one block the row's parity already agrees with; (H5) */
 		if (!a->readonly && (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk, 1, w[q], BLK_FUA) ||
@@ -228,7 +230,7 @@ unlock:
 			    "dev=%s heal block=%llu row=%llu: rewrite of member block %llu failed",
 			    a->m[m].name, (unsigned long long)h->blkno, (unsigned long long)row,
 			    (unsigned long long)mblk);
-			(void)raid_member_fail(a, m, -EIO);
+			(void)raid_member_fail_dev(a, m, wdev[i], -EIO); /* no lock held: (R6) */
 			continue;
 		}
 		h->rewritten |= 1u << m;

@@ -183,6 +183,9 @@ struct raid_array {
 	uint32_t read_missing;	/* roles not readable: absent, failed, rebuilding (atomic) */
 	uint32_t write_missing; /* roles not writable: absent, failed (atomic) */
 	uint32_t recovering;	/* roles being rebuilt, a subset of read_missing (atomic) */
+	uint32_t fail_pending;	/* roles failed in this run that no completed superblock
+				 * round records yet (super.c (S12)); written under
+				 * sb_lock, read atomically */
 	/* the online scrub's mark (RAID_FEATURE_COMPAT_SCRUB; raid_scrub_mark) */
 	uint64_t scrub_rows, scrub_mismatches;
 	uint32_t scrub_flags;	/* RAID_SCRUB_*; 0: no mark */
@@ -294,6 +297,20 @@ int raid_sb_write_all_locked(struct raid_array *a, uint32_t state);
 /* Recompute read_missing / write_missing from members[]. sb_lock held. */
 void raid_masks_update_locked(struct raid_array *a);
 int raid_member_fail(struct raid_array *a, unsigned int role, int err);
+/*
+ * As raid_member_fail, for a failed I/O that went to @dev: only while @role
+ * still holds @dev (rebuild.c (R6)); 0 when it holds another by now.
+ */
+int raid_member_fail_dev(struct raid_array *a, unsigned int role, const struct blk_dev *dev,
+			 int err);
+/* (S12) Mark @role failed in memory, its failure pending; masks not updated. sb_lock held. */
+void raid_member_mark_failed_locked(struct raid_array *a, unsigned int role);
+/*
+ * (S12) A write that skipped the roles in @skipped completed: 0 when the
+ * failure of each is durable (waits for the superblock round under way),
+ * -EIO (logged) when the round that would record one failed.
+ */
+int raid_fail_durable(struct raid_array *a, uint32_t skipped);
 /* (S6) -EUCLEAN, logged with @what, while a journal of an earlier run is unreplayed. */
 int raid_jnl_unreplayed_locked(struct raid_array *a, const char *what);
 uint32_t raid_missing_read(struct raid_array *a);
@@ -459,8 +476,11 @@ void raid_rcache_free(struct raid_array *a);
 
 /* heal.c: BLK_CTL_HEAL_READ (blkreq.h struct blk_heal); takes the row's lock */
 int raid_heal_read(struct raid_array *a, struct blk_heal *h);
-/* heal.c (H4): 0 when the parity of @row can be trusted, else -EUCLEAN (logged). */
-int raid_heal_trusted(struct raid_array *a, uint64_t row);
+/*
+ * heal.c (H4): 0 when the parity of @row can be trusted, else -EUCLEAN (logged,
+ * @what naming the caller). Also the read error repair's (stripe.c (W7)).
+ */
+int raid_heal_trusted(struct raid_array *a, uint64_t row, const char *what);
 /*
  * heal.c: the erasure sets to try for a line, in order: each holds @base (the
  * damaged position and the unreadable ones) and is as large as the parity

@@ -36,6 +36,15 @@
  *      is refused), at the event it left at (else, or without a map, all the
  *      rows). A crash or stop during a readd leaves a rebuild with its mark,
  *      which resumes as a full rebuild from there: the map is in memory only.
+ * (R6) A role changes device (a rebuild, replace, readd or hot spare taking
+ *      it) only under every row lock, taken exclusively, and sb_lock: a group
+ *      holds its rows' locks from its plan to its last member I/O and the
+ *      action on its failures (stripe.c raid_grp_run, raid_read_repair), so
+ *      all of it meets one device per role, and a failed read of the old
+ *      device is never re-read from, nor blamed on, the new one (which holds
+ *      nothing yet). Code that acts on a failed member I/O after dropping its
+ *      row lock (heal.c, scrub.c, a flush of the members) fails the role only
+ *      while it still holds the device the I/O went to (raid_member_fail_dev).
  * The array takes @newdev in every case: a refused rebuild closes it.
  */
 #include <errno.h>
@@ -136,6 +145,19 @@ static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t m
 	return rc;
 }
 
+/* (R6) Every row lock, exclusively, in ascending order as groups take them. */
+static void raid_rows_lock_all(struct raid_array *a)
+{
+	for (unsigned int i = 0; i < RAID_LOCK_BUCKETS; i++)
+		pthread_rwlock_wrlock(&a->row_lock[i]);
+}
+
+static void raid_rows_unlock_all(struct raid_array *a)
+{
+	for (unsigned int i = RAID_LOCK_BUCKETS; i-- > 0;)
+		pthread_rwlock_unlock(&a->row_lock[i]);
+}
+
 /*
  * Checks, and the new device @newdev in the role as rebuilding from row 0,
  * recorded in the superblocks; with @newdev NULL the member assembled
@@ -161,6 +183,8 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		       (unsigned long long)(g->data_offset + g->data_blocks));
 		return -EINVAL;
 	}
+	if (newdev) /* (R6) no group in flight sees the role change device */
+		raid_rows_lock_all(a);
 	jg_mutex_lock(&a->sb_lock);
 	if (!newdev) {
 		if (!a->m[role].dev || a->m[role].failed || !a->m[role].rebuilding) {
@@ -211,6 +235,8 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		rc = -EIO;
 out:
 	jg_mutex_unlock(&a->sb_lock);
+	if (newdev)
+		raid_rows_unlock_all(a);
 	blk_close(spare_handle);
 	return rc;
 }
@@ -240,8 +266,8 @@ static int raid_rebuild_end(struct raid_array *a, unsigned int role, int rc, uin
 	a->m[role].rebuilding = false;
 	raid_spare_forget_sb_locked(a, a->m[role].dev); /* a spare's rebuild: it is a member now */
 	if (rc) {
-		/* the member is not usable: failed, the superblocks say so */
-		a->m[role].failed = true;
+		/* the member is not usable: failed, the superblocks say so (S12) */
+		raid_member_mark_failed_locked(a, role);
 		raid_masks_update_locked(a);
 		raid_sb_write_all_locked(a, RAID_STATE_DIRTY);
 		raid_event(a, RAID_EV_REBUILD_FAILED, role, -1, rc);

@@ -169,6 +169,7 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 	uint8_t *mem, *rd, *want, *again, *w[RAID_MAX_MEMBERS], *line[RAID_MAX_MEMBERS];
 	uint8_t *verdict;
 	uint32_t *wmask, wfail = 0, corrected_roles[RAID_MAX_MEMBERS] = {0};
+	struct blk_dev *wdev[RAID_MAX_MEMBERS] = {0}; /* what each was written to (R6) */
 	uint64_t mblk0 = g->data_offset + row * C, rebuilt = 0;
 	pthread_rwlock_t *lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
 	bool unresolved = false, wrote = false, any = false;
@@ -220,7 +221,8 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 		}
 		if (!repair || !any)
 			break;
-		if (rebuild && raid_heal_trusted(a, row)) /* (K2) needs trusted parity */
+		/* (K2) needs trusted parity */
+		if (rebuild && raid_heal_trusted(a, row, "scrub rebuild"))
 			for (uint32_t k = 0; k < C; k++)
 				if (verdict[k] == RAID_LV_REBUILD) {
 					verdict[k] = RAID_LV_UNRESOLVED;
@@ -247,6 +249,7 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 				if (!(wmask[k] & (1u << q)) || (wfail & (1u << m)))
 					continue;
 				wrote = true;
+				wdev[m] = a->m[m].dev;
 				if (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk0 + k, 1, src, BLK_FUA) ||
 				    blk_rw(a->m[m].dev, BLK_OP_READ, mblk0 + k, 1, w[0], 0) ||
 				    memcmp(w[0], src, RAID_BS)) {
@@ -303,7 +306,8 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 		if (wfail & (1u << m)) {
 			jg_log(JG_LOG_ERR, "raid", "dev=%s scrub row=%llu: rewrite of a block failed",
 			       a->m[m].name, (unsigned long long)row);
-			(void)raid_member_fail(a, m, -EIO);
+			/* no lock held: only while it holds the device written (rebuild.c (R6)) */
+			(void)raid_member_fail_dev(a, m, wdev[m], -EIO);
 			continue;
 		}
 		if (!corrected_roles[m])

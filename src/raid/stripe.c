@@ -75,6 +75,14 @@
  *      (RCW: parity from every data chunk's line, read or written), never
  *      read-modify-writes: the lines it writes match their parity after it,
  *      whatever they held. The row path always recomputes parity.
+ * (W7) A member read error is repaired from the rest of the row only where the
+ *      row's parity is trusted to be that of its data: the checks of heal.c
+ *      (H4) (array dirty and not resynced, journal not replayed, row at risk).
+ *      Elsewhere a stale parity would rebuild a wrong (older) block, handed
+ *      back as good and written over the member: the read fails with -EIO
+ *      instead, nothing is written, the member stays (as a block nothing can
+ *      give back). A parity block rebuilt from every data block of its line
+ *      uses no parity: it is what a resync would write, and is repaired.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -231,7 +239,8 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
  * Returns 0 (every block read or corrected); -EIO with *@fail (fail the member:
  * a block outside the data area, a rewrite or read-back that failed, or more
  * corrected errors than max_read_errors); or -EIO alone (a block no other member
- * can give back: lost, the member stays and the caller gets -EIO).
+ * can give back, or whose row's parity is not trusted (W7): lost, the member
+ * stays and the caller gets -EIO).
  */
 static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_req *r, bool *fail)
 {
@@ -250,6 +259,7 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 		uint8_t *out = (uint8_t *)r->buf + (size_t)b * RAID_BS;
 		uint32_t rmiss = raid_missing_read(a), lost = 0;
 		unsigned int pos = 0;
+		bool untrusted;
 
 		if (!blk_rw(dev, BLK_OP_READ, mblk, 1, out, 0))
 			continue; /* another block of the request, or a transient error */
@@ -269,7 +279,10 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 			    blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, vec[q], 0))
 				lost |= 1u << q;
 		}
-		if ((unsigned int)__builtin_popcount(lost) > geo->npar ||
+		/* (W7) a data block (or parity with data missing) needs parity that is trusted */
+		untrusted = (lost & ((1u << geo->ndata) - 1)) &&
+			    raid_heal_trusted(a, row, "read error repair");
+		if (untrusted || (unsigned int)__builtin_popcount(lost) > geo->npar ||
 		    raid_parity_reconstruct(geo->ndata, geo->npar, RAID_BS, vec, lost)) {
 			pthread_mutex_lock(&a->stats_lock);
 			a->m[role].rd_uncorrectable++;
@@ -278,10 +291,11 @@ static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_
 				    row * geo->row_blocks + (uint64_t)pos * geo->chunk_blocks +
 				    (mblk - geo->data_offset) % geo->chunk_blocks;
 			pthread_mutex_unlock(&a->stats_lock);
-			/* no other member can give it back */
+			/* no other member can give it back (or be trusted to) */
 			raid_event_detail(a, RAID_EV_READ_ERROR_UNCORRECTABLE, role, -1, -EIO,
-					  "block=%llu row=%llu", (unsigned long long)mblk,
-					  (unsigned long long)row);
+					  "block=%llu row=%llu%s", (unsigned long long)mblk,
+					  (unsigned long long)row,
+					  untrusted ? " parity=untrusted" : "");
 			rc = -EIO;
 			break;
 		}
@@ -387,13 +401,18 @@ static int raid_mr_submit(struct raid_grp *g, uint32_t *failed)
 	return rc;
 }
 
-/* Mark the roles in @failed failed; 0 when the array can go on degraded. */
-static int raid_fail_roles(struct raid_array *a, uint32_t failed)
+/*
+ * Mark the roles in @failed failed, each only while it holds @devs[role]
+ * (rebuild.c (R6); @devs NULL: under the row locks, which keep every role's
+ * device); 0 when the array can go on degraded.
+ */
+static int raid_fail_roles(struct raid_array *a, uint32_t failed, struct blk_dev *const *devs)
 {
 	int rc = failed ? 0 : -EIO;
 
 	for (unsigned int m = 0; m < a->geo.n; m++)
-		if ((failed & (1u << m)) && raid_member_fail(a, m, -EIO))
+		if ((failed & (1u << m)) &&
+		    raid_member_fail_dev(a, m, devs ? devs[m] : NULL, -EIO))
 			rc = -EIO;
 	return rc;
 }
@@ -401,6 +420,7 @@ static int raid_fail_roles(struct raid_array *a, uint32_t failed)
 int raid_members_flush(struct raid_array *a, uint32_t roles)
 {
 	struct blk_req reqs[RAID_MAX_MEMBERS];
+	struct blk_dev *devs[RAID_MAX_MEMBERS] = {0}; /* (R6) no row lock: the flush's own */
 	unsigned int role[RAID_MAX_MEMBERS], nr = 0;
 	uint32_t wmiss = raid_missing_write(a), failed = 0;
 	uint64_t seq;
@@ -410,7 +430,8 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 		if ((wmiss & (1u << m)) || !(roles & (1u << m)))
 			continue;
 		role[nr] = m;
-		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = a->m[m].dev};
+		devs[m] = a->m[m].dev;
+		reqs[nr++] = (struct blk_req){.op = BLK_OP_FLUSH, .dev = devs[m]};
 	}
 	seq = raid_away_flush_begin(a); /* (A2) */
 	rc = blk_submit_multi(reqs, nr);
@@ -423,7 +444,7 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	for (unsigned int i = 0; i < nr; i++)
 		if (reqs[i].result)
 			failed |= 1u << role[i];
-	if (failed && !raid_fail_roles(a, failed))
+	if (failed && !raid_fail_roles(a, failed, devs))
 		return 0; /* the others are durable; the failed one is out */
 	return rc;
 }
@@ -1067,7 +1088,7 @@ static int raid_grp_run(struct raid_grp *g)
 		/* a member being rebuilt is read in the rows the rebuild has passed */
 		uint32_t rmiss = raid_missing_read_upto(a, last), wmiss = raid_missing_write(a);
 		uint32_t failed = 0;
-		bool any_slow = false;
+		bool any_slow = false, wrote;
 
 		if ((unsigned int)__builtin_popcount(rmiss) > a->geo.npar) {
 			rc = -EIO;
@@ -1095,7 +1116,7 @@ static int raid_grp_run(struct raid_grp *g)
 		rc = raid_grp_reads(g, rmiss);
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
-		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed, NULL)) {
 			raid_grp_cache_done(g, false);
 			continue;
 		}
@@ -1112,12 +1133,16 @@ static int raid_grp_run(struct raid_grp *g)
 		if (rc)
 			break;
 		rc = raid_grp_writes(g, rmiss, wmiss);
+		wrote = g->nmr != 0;
 		if (!rc)
 			rc = raid_mr_submit(g, &failed);
-		if (rc == -EIO && failed && !raid_fail_roles(a, failed)) {
+		if (rc == -EIO && failed && !raid_fail_roles(a, failed, NULL)) {
 			raid_grp_cache_done(g, false);
 			continue;
 		}
+		/* (S12) written without members whose failure must be durable first */
+		if (!rc && wrote)
+			rc = raid_fail_durable(a, wmiss);
 		break;
 	}
 	raid_grp_cache_done(g, rc == 0);

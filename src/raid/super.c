@@ -36,6 +36,22 @@
  *      round was cut after reaching only the freshest member left the others
  *      two events behind; and a round that tore copy 0 of a member whose copy
  *      1 an earlier cut had left old left it two behind: refused as stale.
+ * (S12) A member's failure is durable before any write that skips it is
+ *      acknowledged (MD's MD_SB_CHANGE_PENDING). A member failed in this run
+ *      is marked failed in memory at once (so that every write from then on
+ *      skips it, and reads go around it) and pending (a->fail_pending), and
+ *      the superblock round that records it runs under sb_lock in the same
+ *      critical section. A write that skipped a pending member (stripe.c
+ *      raid_grp_run) waits for that round before it completes by taking
+ *      sb_lock, and fails (-EIO, its rows kept dirty: (W5)) when the round
+ *      could not be written to enough members and the member is still
+ *      pending. Without it, a power cut before the round leaves every member
+ *      at the old event with no failed bit; assembly takes the stale member as
+ *      in sync, and a read or a resync returns its stale chunk in place of
+ *      the acknowledged data. A write that skipped it and was not yet
+ *      acknowledged is an ordinary write in flight at a crash: its regions
+ *      are in the bitmap (W2) or the journal's, and resynced. Reads need no
+ *      wait: they change nothing on the members.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -210,7 +226,7 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 		if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar)
 			goto out;
 		raid_away_fail_locked(a, role, true); /* (A3) */
-		a->m[role].failed = true;
+		raid_member_mark_failed_locked(a, role);
 		raid_masks_update_locked(a);
 		raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, reqs[i].result,
 				  "reason=superblock-write degraded=1");
@@ -272,6 +288,8 @@ static int raid_sb_write_copies_locked(struct raid_array *a, uint32_t state)
 		__atomic_add_fetch(&a->events, 1, __ATOMIC_RELAXED);
 		rc = raid_sb_put_copies_locked(a, raid_sb_writers_locked(a), 0, state,
 					       raid_failed_mask_locked(a), a->events, &again);
+		if (!rc && !again) /* (S12) every failure is recorded */
+			__atomic_store_n(&a->fail_pending, 0, __ATOMIC_RELEASE);
 		if (rc || !again)
 			return rc;
 	}
@@ -300,7 +318,40 @@ int raid_sb_write_all(struct raid_array *a, uint32_t state)
 	return rc;
 }
 
+void raid_member_mark_failed_locked(struct raid_array *a, unsigned int role)
+{
+	JG_ASSERT_HELD(&a->sb_lock);
+	a->m[role].failed = true;
+	/* before the masks: whoever sees the role missing sees it pending */
+	if (!a->readonly)
+		__atomic_or_fetch(&a->fail_pending, 1u << role, __ATOMIC_RELEASE);
+}
+
+int raid_fail_durable(struct raid_array *a, uint32_t skipped)
+{
+	uint32_t p;
+
+	if (!(__atomic_load_n(&a->fail_pending, __ATOMIC_ACQUIRE) & skipped))
+		return 0;
+	/* the round that records the failure holds sb_lock from the marking on */
+	jg_mutex_lock(&a->sb_lock);
+	p = a->fail_pending & skipped;
+	jg_mutex_unlock(&a->sb_lock);
+	if (!p)
+		return 0;
+	jg_log(JG_LOG_ERR, "raid",
+	       "%s: failed members 0x%x are not recorded in the superblocks: a write that skipped them fails",
+	       a->dev.name, p);
+	return -EIO;
+}
+
 int raid_member_fail(struct raid_array *a, unsigned int role, int err)
+{
+	return raid_member_fail_dev(a, role, NULL, err);
+}
+
+int raid_member_fail_dev(struct raid_array *a, unsigned int role, const struct blk_dev *dev,
+			 int err)
 {
 	int rc = 0;
 
@@ -309,8 +360,8 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (a->m[role].failed)
-		goto out;
+	if (a->m[role].failed || (dev && a->m[role].dev != dev))
+		goto out; /* (R6) the failed I/O went to a device the role no longer holds */
 	if (raid_popcount(raid_missing_write(a) | (1u << role)) > a->geo.npar) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "dev=%s role=%u error=%d: no redundancy left, not failing it",
@@ -319,7 +370,7 @@ int raid_member_fail(struct raid_array *a, unsigned int role, int err)
 		goto out;
 	}
 	raid_away_fail_locked(a, role, false); /* (A3) */
-	a->m[role].failed = true;
+	raid_member_mark_failed_locked(a, role); /* (S12) durable before a write skips it */
 	a->m[role].rebuilding = false;
 	raid_masks_update_locked(a);
 	raid_event_detail(a, RAID_EV_MEMBER_FAILED, role, -1, err, "reason=%s degraded=1",

@@ -305,6 +305,68 @@ static void test_readerr_during_rebuild(void **state)
 	t_free(&t);
 }
 
+/*
+ * (W7) A read error in a row whose parity is not trusted (heal.c (H4)): the
+ * array was left dirty with a data block written and its parity not (the
+ * write hole), and is assembled without its resync. Rebuilt from that parity
+ * the block would be wrong: the read fails with -EIO, and nothing is written
+ * back; the member stays. A parity block rebuilt from the data is repaired.
+ */
+static void test_readerr_untrusted_parity_not_repaired(void **state)
+{
+	static const struct geo_case gc = {5, 4, 4};
+	struct raid_assemble_cfg cfg = {.no_resync = true};
+	struct raid_info info;
+	struct raid_geo g;
+	struct tarr t;
+	uint64_t nblk, row = 2, mblk, writes;
+	unsigned int r0, r1, rp;
+	uint8_t *ref, *buf = jg_alloc_blocks(1), *blk = jg_alloc_blocks(1);
+
+	(void)state;
+	ref = t_filled(&t, &gc, 17, &nblk, &g);
+	/* dirty: written, then the process dies (no stop) */
+	t_assemble(&t);
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, 0, 1, ref, 0), 0);
+	raid_abandon(t.a);
+	t.a = NULL;
+	/* the write hole: data position 1 of the row holds a new block, its parity the old */
+	r0 = raid_layout_member(&g, row, 0);
+	r1 = raid_layout_member(&g, row, 1);
+	mblk = g.data_offset + row * g.chunk_blocks;
+	t_fill(blk, 1, 99);
+	assert_int_equal(blk_rw(t.mem[r1], BLK_OP_WRITE, mblk, 1, blk, 0), 0);
+	assert_int_equal(raid_dev_fault_latent_block(t.top[r0], mblk), 0);
+	assert_int_equal(t_assemble_mask(&t, ~0u, &cfg), 0);
+	writes = raid_fault_domain_writes(t.dom);
+	assert_int_equal(t_io(&t, BLK_OP_READ, row * g.row_blocks, 1, buf, 0), -EIO);
+	assert_int_equal(raid_fault_domain_writes(t.dom), writes); /* nothing written back */
+	raid_info_get(t.a, &info);
+	assert_false(info.degraded);
+	assert_int_equal(info.members[r0].read_errors_corrected, 0);
+	/* the member's block is as it was */
+	assert_int_equal(blk_rw(t.mem[r0], BLK_OP_READ, mblk, 1, blk, 0), 0);
+	assert_memory_equal(blk, ref + row * g.row_blocks * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
+	/*
+	 * A parity block needs no trusted parity: rebuilt from the data it is
+	 * what a resync writes. A read-modify-write of line 1 reads it: repaired.
+	 */
+	rp = raid_layout_member(&g, row, RAID_POS_P(&g));
+	assert_int_equal(raid_dev_fault_latent_block(t.top[rp], mblk + 1), 0);
+	t.a->test.partial = RAID_PARTIAL_RMW;
+	t_fill(blk, 1, 98);
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, row * g.row_blocks + 1, 1, blk, 0), 0);
+	assert_int_equal(t_io(&t, BLK_OP_READ, row * g.row_blocks + 1, 1, buf, 0), 0);
+	assert_memory_equal(buf, blk, JG_BLOCK_SIZE);
+	raid_info_get(t.a, &info);
+	assert_int_equal(info.members[rp].read_errors_corrected, 1);
+	assert_false(info.degraded);
+	free(buf);
+	free(blk);
+	free(ref);
+	t_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_readerr_storm_fails_member),
 		cmocka_unit_test(test_readerr_readonly_reads_around),
 		cmocka_unit_test(test_readerr_during_rebuild),
+		cmocka_unit_test(test_readerr_untrusted_parity_not_repaired),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
