@@ -56,6 +56,9 @@ struct fop_opts {
 	bool rw_given;			/* rw: with force, mount read-write */
 	bool force;			/* force: assemble a dirty degraded array (the write
 					 * hole); read-only unless rw is given too */
+	bool degraded;			/* degraded: start with a member absent (it is then
+					 * recorded failed and a spare may take its role);
+					 * without it such a mount is refused, nothing written */
 	bool allow_other;		/* allow_other: other users may use the mount */
 	bool foreground;		/* -f: do not fork (also -d) */
 	bool debug;			/* -d / debug: libfuse traces every request on stderr */
@@ -96,6 +99,18 @@ void fop_log_start(const struct fop_opts *o);
 int fop_opts_parse(struct fop_opts *o, const char *optstr);
 /* Free what parsing allocated. */
 void fop_opts_free(struct fop_opts *o);
+/*
+ * Before anything is opened: the options libfuse takes (@o->fuse_opts), tried
+ * on a session that is never mounted, so that an unknown one is refused before
+ * assembly writes a member. 0, or -EINVAL after libfuse's message.
+ */
+int fop_opts_check(const struct fop_opts *o);
+/*
+ * A raid_assemble_cfg.check_fn (ctx: the struct fop_opts): the options against
+ * the array and its filesystem's superblock (resync=, data= on a volume with
+ * data checksums), read before assembly writes anything. 0 or -EINVAL (logged).
+ */
+int fop_assemble_check(void *ctx, struct raid_array *a);
 /* The -o options, for --help. */
 #define FOP_OPTS_HELP                                                                              \
 	"  data=MODE           declared (default), ordered, journal or writeback\n"                \
@@ -123,6 +138,10 @@ void fop_opts_free(struct fop_opts *o);
 	"                      DegradedArray, ReadErrorCorrected, ReadErrorUncorrectable,\n"       \
 	"                      RebuildStarted, RebuildNN (NN: 05..95), RebuildFinished,\n"         \
 	"                      RebuildFailed, SpareActive; one at a time, in order\n"              \
+	"  degraded            mount with a member absent: it is marked failed (a rebuild\n"    \
+	"                      or readd brings it back) and a hot spare given takes its\n"     \
+	"                      role; without it such a mount is refused, nothing written\n"    \
+	"                      (an array with a member failed earlier mounts as it is)\n"      \
 	"  force               mount a dirty and degraded array (a crash with a member\n"         \
 	"                      missing), read-only unless rw is given too; the files in\n"        \
 	"                      the rows written at the crash are named in the log\n"              \

@@ -102,6 +102,15 @@ struct fs_mount_opts {
  * superblock lost); -EUCLEAN: a superblock that fails its check.
  */
 int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **out);
+/*
+ * Whether fs_mount(@dev, @opts) would refuse @opts for the filesystem on @dev,
+ * from its superblock alone (read, never written: no heal, no journal), so a
+ * caller can refuse before anything is written: a volume with data checksums
+ * refuses data=ordered and writeback unless read-only. 0 also when the
+ * superblock is blank or does not verify (fs_mount then says why, after
+ * trying the device's redundancy); -EINVAL after a message.
+ */
+int fs_mount_check(struct blk_dev *dev, const struct fs_mount_opts *opts);
 /* Commit, checkpoint, mark clean, free. Frees even on error. */
 int fs_unmount(struct fs *fs);
 /* Free without writing (simulated crash). */

@@ -260,23 +260,34 @@ struct raid_test_knobs {
 	uint32_t away_ring;		/* away.c: ranges its ring keeps; 0: RAID_AWAY_RING */
 };
 
+struct raid_array;
+
 struct raid_assemble_cfg {
 	bool force;		/* assemble a dirty (or jnl-pending) and degraded array despite
 				 * the write hole; let raid_rebuild / raid_fail_member run
 				 * while jnl-pending is unreplayed */
 	bool readonly;		/* never write: no superblock update, no resync */
 	bool no_resync;		/* assemble a dirty array without the recovery resync (fsck -n, examine) */
+	/* Refuse (-ENODEV, nothing written) when a role the freshest superblock has
+	 * in sync (not failed) is not among the devices: a degraded start only when
+	 * the user asked for one (mount -o degraded, fsck --degraded). A role
+	 * recorded failed earlier does not count: that array runs degraded already. */
+	bool need_all;
 	/* Corrected read errors a member may have before it is failed (MD's
 	 * max_read_errors); 0: RAID_MAX_READ_ERRORS. */
 	unsigned int max_read_errors;
 	/* Optional: called for every event from assembly on (raid_event_fn says how). */
 	raid_event_fn event_fn;
 	void *event_ctx;
+	/* Optional: called once the array is built, before assembly writes anything
+	 * (the array read-only meanwhile: reads only): a nonzero return refuses the
+	 * assembly with it, every member as it was. For the caller's checks that
+	 * read the array (the filesystem's superblock against the mount options). */
+	int (*check_fn)(void *ctx, struct raid_array *a);
+	void *check_ctx;
 	struct raid_test_knobs test; /* tests only: zero */
 };
 #define RAID_MAX_READ_ERRORS 20u
-
-struct raid_array;
 
 /* Report of one resync pass (recovery, scrub, rebuild). */
 struct raid_resync_report {
@@ -300,7 +311,10 @@ struct raid_resync_report {
  * dirty array is resynced by its policy before this returns (report in
  * raid_info.last_resync), unless cfg->no_resync or readonly. A dirty and degraded
  * array is refused (-EUCLEAN) unless cfg->force or cfg->readonly (nothing is
- * written then; reads of rows written at the crash may be wrong). On success the array is marked
+ * written then; reads of rows written at the crash may be wrong). With
+ * cfg->need_all a member absent and not recorded failed is refused (-ENODEV).
+ * Every refusal, cfg->check_fn's included, comes before the first write.
+ * On success the array is marked
  * dirty (in use) and the member event counters advanced.
  * A device neither of whose superblock copies verifies but that is not foreign
  * (damaged or unreadable) is left out, its role missing (assemble.c (S12)).

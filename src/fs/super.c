@@ -400,6 +400,47 @@ static bool fs_blk_blank(const uint8_t *blk)
 	return true;
 }
 
+/*
+ * Whether superblock @sb accepts @mode. A volume with data checksums refuses
+ * ordered and writeback (read-only aside), before the journal recovers
+ * anything: an in-place overwrite in flight at a crash would leave data that
+ * does not match its committed checksum, and nothing would say which block
+ * (docs/DESIGN.md, "Data checksums"). -EINVAL after a message.
+ */
+static int fs_mode_check(const struct fs_super *sb, const struct blk_dev *dev,
+			 enum jnl_data_mode mode, bool readonly)
+{
+	if (readonly || !(jg_le32(sb->feature_ro_compat) & FS_FEATURE_RO_COMPAT_DATA_CSUM) ||
+	    (mode != JNL_DATA_ORDERED && mode != JNL_DATA_WRITEBACK))
+		return 0;
+	jg_log(JG_LOG_ERR, FS_SUBSYS,
+	       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only); "
+	       "a volume for data=ordered or writeback is made with mkfs --no-data-checksums",
+	       dev->name, jnl_data_mode_name(mode));
+	return -EINVAL;
+}
+
+int fs_mount_check(struct blk_dev *dev, const struct fs_mount_opts *opts)
+{
+	const struct fs_super *sb;
+	uint8_t *blk = jg_alloc_blocks(1);
+	int rc;
+
+	if (!blk)
+		return -ENOMEM;
+	/* one that does not read or verify is fs_mount's to judge (it heals): silent here */
+	rc = blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, blk, 0);
+	sb = (const struct fs_super *)blk;
+	if (!rc && !fs_sb_heal_verify(NULL, blk))
+		rc = fs_mode_check(sb, dev, opts->data_mode,
+				   opts->readonly || (jg_le32(sb->feature_ro_compat) &
+						      ~FS_FEATURE_RO_COMPAT_SUPP));
+	else
+		rc = 0;
+	free(blk);
+	return rc;
+}
+
 int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, struct fs **out)
 {
 	struct jnl_cfg jc = { 0 };
@@ -449,20 +490,10 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 		       dev->name, jg_le32(fs->sb.feature_ro_compat));
 		fs->readonly = true;
 	}
-	if (!fsck && fs->dcsum_blocks && !fs->readonly &&
-	    (opts->data_mode == JNL_DATA_ORDERED || opts->data_mode == JNL_DATA_WRITEBACK)) {
-		/*
-		 * Refused before the journal recovers anything: an in-place overwrite
-		 * in flight at a crash would leave data that does not match its
-		 * committed checksum, and nothing would say which block
-		 * (docs/DESIGN.md, "Data checksums").
-		 */
-		jg_log(JG_LOG_ERR, FS_SUBSYS,
-		       "dev=%s keeps data checksums: data=%s is refused, mount with data=declared or data=journal (or read-only); "
-		       "a volume for data=ordered or writeback is made with mkfs --no-data-checksums",
-		       dev->name, jnl_data_mode_name(opts->data_mode));
-		rc = -EINVAL;
-		goto out;
+	if (!fsck) {
+		rc = fs_mode_check(&fs->sb, dev, opts->data_mode, fs->readonly);
+		if (rc)
+			goto out;
 	}
 	jc.start_blkno = fs->jnl_start;
 	jc.nblocks = fs->jnl_blocks;	/* the journal superblock must say the same */

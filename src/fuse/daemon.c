@@ -374,14 +374,33 @@ static void fop_readahead_set(const char *mnt, unsigned int kb)
 		jg_log(JG_LOG_DEBUG, "fuse", "%s: %s", path, strerror(errno));
 }
 
-/* Check the options against the array before the filesystem sees it. */
-static int fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
+int fop_opts_check(const struct fop_opts *o)
 {
+	static const struct fuse_lowlevel_ops none;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se;
+	int rc;
+
+	rc = fop_fuse_args(o, &args);
+	if (!rc) {
+		/* parses the options only: a session opens /dev/fuse when mounted */
+		se = fuse_session_new(&args, &none, sizeof(none), NULL);
+		if (se)
+			fuse_session_destroy(se);
+		else
+			rc = -EINVAL; /* libfuse said which option */
+	}
+	fuse_opt_free_args(&args);
+	return rc;
+}
+
+int fop_assemble_check(void *ctx, struct raid_array *a)
+{
+	const struct fop_opts *o = ctx;
+	struct fs_mount_opts fso = {.data_mode = o->data_mode, .readonly = o->readonly};
 	struct raid_info ri;
 
-	raid_info_get(c->array, &ri);
-	c->array_was_dirty = ri.was_dirty;
-	c->raid_resync = ri.last_resync;
+	raid_info_get(a, &ri);
 	if (o->resync_given && o->resync != ri.resync) {
 		jg_log(JG_LOG_ERR, "fuse",
 		       "resync=%s: this array was created with resync=%s; the "
@@ -389,12 +408,40 @@ static int fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
 		       raid_resync_policy_name(o->resync), raid_resync_policy_name(ri.resync));
 		return -EINVAL;
 	}
+	return fs_mount_check(raid_array_dev(a), &fso);
+}
+
+/*
+ * The array as assembled, before the filesystem sees it. The options were
+ * checked against it before assembly wrote anything (fop_assemble_check).
+ */
+static void fop_check_array(struct fop_ctx *c, const struct fop_opts *o)
+{
+	struct raid_info ri;
+	char roles[64] = "";
+	size_t n = 0;
+
+	raid_info_get(c->array, &ri);
+	c->array_was_dirty = ri.was_dirty;
+	c->raid_resync = ri.last_resync;
 	if (o->data_mode == JNL_DATA_DECLARED && ri.resync != RAID_RESYNC_JOURNAL)
 		jg_log(JG_LOG_WARN, "fuse",
 		       "data=declared on an array with resync=%s: declared "
 		       "writes gain nothing there (resync=journal is what they are for)",
 		       raid_resync_policy_name(ri.resync));
-	return 0;
+	if (!ri.degraded)
+		return;
+	for (unsigned int i = 0; i < ri.nmembers && i < RAID_MAX_MEMBERS; i++)
+		if (ri.members[i].failed || !ri.members[i].present)
+			n += (size_t)snprintf(roles + n, n < sizeof(roles) ? sizeof(roles) - n : 0,
+					      "%s%u", n ? "," : "", ri.members[i].role);
+	if (!n)
+		return; /* only a rebuild under way: its resume says so */
+	/* as mdadm assembles an array that was degraded already: it says so */
+	jg_log(JG_LOG_WARN, "fuse",
+	       "mounting degraded, role %s missing (%s): `jgrfs replace MOUNTPOINT NEWDEV` "
+	       "rebuilds it, `jgrfs readd` brings the same device back",
+	       roles, o->degraded ? "-o degraded" : "failed before this mount, as recorded");
 }
 
 /* The mountpoint as an absolute path; a dead FUSE mount gets a clear message. */
@@ -450,9 +497,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	rc = fop_mountpoint(mountpoint, mnt);
 	if (rc)
 		goto out;
-	rc = fop_check_array(&c, o);
-	if (rc)
-		goto out;
+	fop_check_array(&c, o);
 
 	memset(&fso, 0, sizeof(fso));
 	fso.data_mode = o->data_mode;

@@ -217,6 +217,8 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			rc = -ENOMEM;
 	} else if (!strcmp(opt, "force")) {
 		o->force = true;
+	} else if (!strcmp(opt, "degraded")) {
+		o->degraded = true;
 	} else if (!strcmp(opt, "writeback_cache")) {
 		o->writeback_cache = true;
 	} else if (!strcmp(opt, "no_writeback_cache")) {

@@ -43,6 +43,15 @@
  *      refuses a dirty one without force), as MD assembles without a device
  *      whose superblock it cannot read; the device is replaced or rebuilt.
  *      A device with no magic in either copy is refused: given by mistake.
+ * (S13) With cfg->need_all, every role the freshest superblock has in sync (not
+ *      failed) must be among the given devices, else assembly refuses before
+ *      anything is written. Started without it, the absent member would be
+ *      recorded failed ((S5): stale, a rebuild or readd to come back) and a hot
+ *      spare would take its role: a degraded start is the user's decision
+ *      (MD's --run, btrfs's -o degraded), not what a path left out by mistake
+ *      decides. A role recorded failed earlier does not count: that array ran
+ *      degraded before and starts as it was. A device left out for want of a
+ *      valid superblock (S12) leaves its role absent like one not given.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -507,6 +516,35 @@ static int raid_asm_enough(struct raid_asm *x)
 	return 0;
 }
 
+/* (S13) Roles absent and not recorded failed: refused unless a degraded start was asked. */
+static int raid_asm_absent(struct raid_asm *x)
+{
+	uint32_t failed = jg_le32(x->sb->failed_mask), absent = 0;
+	char roles[64] = "", found[512] = "";
+	size_t nr = 0, nf = 0;
+
+	for (unsigned int r = 0; r < x->nmem; r++) {
+		const struct raid_cand *m = x->by_role[r] >= 0 ? &x->c[x->by_role[r]] : NULL;
+
+		if (!m && !(failed & (1u << r))) {
+			absent |= 1u << r;
+			nr += (size_t)snprintf(roles + nr, nr < sizeof(roles) ? sizeof(roles) - nr : 0,
+					       "%s%u", nr ? "," : "", r);
+		} else if (m) {
+			nf += (size_t)snprintf(found + nf, nf < sizeof(found) ? sizeof(found) - nf : 0,
+					       "%srole %u dev=%s", nf ? ", " : "", r, m->dev->name);
+		}
+	}
+	if (!absent || !x->cfg->need_all)
+		return 0;
+	jg_log(
+	    JG_LOG_ERR, "raid",
+	    "assemble: array uuid=%s: role %s of %u not among the devices given (found: %s%s): refused, nothing written; give every member, or ask for a degraded start (the absent member is then marked failed and needs a rebuild or readd)",
+	    x->u, roles, x->nmem, found,
+	    x->left_out ? "; a device given had no valid superblock: named above" : "");
+	return -ENODEV;
+}
+
 /* The array of the freshest superblock: its fields, members and spares. */
 static void raid_asm_fill(struct raid_asm *x, struct raid_array *a)
 {
@@ -676,6 +714,8 @@ static int raid_asm_check(struct raid_asm *x, struct blk_dev **devs, unsigned in
 		rc = raid_asm_freshest(x);
 	if (!rc)
 		rc = raid_asm_enough(x);
+	if (!rc)
+		rc = raid_asm_absent(x);
 	free(buf);
 	return rc;
 }
@@ -696,6 +736,14 @@ static int raid_asm_build(struct raid_asm *x, struct raid_array **out)
 		rc = raid_bitmap_load(a);
 	if (!rc)
 		rc = raid_asm_write_hole(x, a);
+	if (!rc && x->cfg->check_fn) {
+		/* the caller's checks read only: no read error rewritten, nothing marked */
+		bool ro = a->readonly;
+
+		a->readonly = true;
+		rc = x->cfg->check_fn(x->cfg->check_ctx, a);
+		a->readonly = ro;
+	}
 	if (!rc && !a->readonly)
 		rc = raid_asm_start(x, a);
 	if (rc) {

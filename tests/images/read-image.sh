@@ -52,10 +52,14 @@ cd "$W" || fail "cd"
 export MANIFEST_SINCE=$(date +%s)
 DEVS=$(ls d[0-9]* | sort -V)
 
+# a member left out on purpose: asked for (fsck --degraded, mount -o degraded)
+DEG_FSCK="" DEG_MOUNT=""
+[ "$KIND" = degraded ] && DEG_FSCK=--degraded DEG_MOUNT=,degraded
+
 # fsck OUTFILE OPTION: its output (members named as in the archive) and exit code
 fsck() {
 	# shellcheck disable=SC2086
-	"$JGRFS" fsck -v "$2" $DEVS >"$W/fsck.log" 2>&1
+	"$JGRFS" fsck -v "$2" $DEG_FSCK $DEVS >"$W/fsck.log" 2>&1
 	local rc=$?
 	# -v: the engine's account (assembly, journal replay) is recorded too. The
 	# times a run took differ from run to run; so do the progress lines' rates
@@ -82,7 +86,7 @@ damaged)
 esac
 
 # shellcheck disable=SC2086
-"$JGRFS" mount -o "data=$DATA" $DEVS "$MNT" >"$W/mount.log" 2>&1 ||
+"$JGRFS" mount -o "data=$DATA$DEG_MOUNT" $DEVS "$MNT" >"$W/mount.log" 2>&1 ||
 	{ cat "$W/mount.log"; fail "mount"; }
 pid=$(timeout 20 "$JGRFS" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p')
 [ -n "$pid" ] || fail "no daemon pid from status"

@@ -54,7 +54,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	# shellcheck disable=SC2086
 	# (the program itself in the background, not a function: $! is the daemon)
 	"$JGRFS_CRASH" --powercut "signal,seed=$round,keep=50,tear,linger=300" mount -f -v \
-		-o data=$DATA,no_writeback_cache,logdata=0,commit=1 $DEGR "$MNT" >"$T/cut.log" 2>&1 &
+		-o data=$DATA,no_writeback_cache,logdata=0,commit=1,degraded $DEGR "$MNT" >"$T/cut.log" 2>&1 &
 	dpid=$!
 	for _ in $(seq 100); do
 		grep -q " $MNT fuse" /proc/mounts && break

@@ -102,7 +102,7 @@ it_unmount
 it_log "a mount without member 1: DegradedArray at assembly"
 : >"$EV"
 DEVS="$T/disk0.img $T/disk2.img $T/new3.img"
-it_mount -o notify="$T/notify.sh"
+it_mount -o notify="$T/notify.sh",degraded
 wait_event "3|DegradedArray|$MNT|(missing)"
 "$JGRFS" status --json "$MNT" | grep -q '"DegradedArray":1}' || it_fail "status --json: DegradedArray not counted"
 it_unmount

@@ -90,12 +90,12 @@ it_log "member 2 lost before the sync ends: every file reads right, degraded"
 mv "$T/disk2.img" "$T/away2.img" || it_fail mv
 DEVS="$T/disk0.img $T/disk1.img $T/disk3.img"
 # shellcheck disable=SC2086
-"$JGRFS" mount -f -v -o ro $DEVS "$MNT" >"$T/daemon3.log" 2>&1 &
+"$JGRFS" mount -f -v -o ro,degraded $DEVS "$MNT" >"$T/daemon3.log" 2>&1 &
 for i in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
 grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon3.log"; it_fail "degraded mount"; }
 (cd "$MNT" && md5sum -c --quiet "$T/sums") || it_fail "a file reads wrong with member 2 lost before the sync ended"
 it_unmount
-it_fsck_clean
+it_fsck_clean --degraded
 mv "$T/away2.img" "$T/disk2.img" || it_fail mv
 DEVS="$T/disk0.img $T/disk1.img $T/disk2.img $T/disk3.img"
 

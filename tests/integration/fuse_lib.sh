@@ -148,9 +148,10 @@ it_crash() {
 	fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" || it_fail "cannot clear dead mount"
 }
 
+# it_fsck_clean [OPTION...]: fsck -n of $DEVS (--degraded for a set with one left out)
 it_fsck_clean() {
 	# shellcheck disable=SC2086
-	"$JGRFS" fsck -n $DEVS >"$T/fsck.log" 2>&1
+	"$JGRFS" fsck -n "$@" $DEVS >"$T/fsck.log" 2>&1
 	local rc=$?
 	[ $rc = 0 ] || { cat "$T/fsck.log"; it_fail "fsck -n exit $rc (expected 0: clean)"; }
 }

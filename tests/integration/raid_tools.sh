@@ -302,7 +302,7 @@ if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	check_round f0.img f1.img f2new.img f3.img
 
 	step "replace on a degraded mount: a refused NEWDEV ends --wait, a working member refused, the lost one re-added"
-	"$JG" mount f0.img f1.img f3.img mnt >mount.log 2>&1 || { cat mount.log >&2; fail "degraded mount"; }
+	"$JG" mount -o degraded f0.img f1.img f3.img mnt >mount.log 2>&1 || { cat mount.log >&2; fail "degraded mount"; }
 	# the daemon refuses a device too small, in its log only: --wait must not poll forever
 	truncate -s 1M small.img
 	run timeout 120 "$JG" replace --wait mnt small.img

@@ -3,13 +3,14 @@
  * tools/cli/cmd_fsck.c - `jgrfs fsck` (also fsck.jgrfs): check, and with -y repair,
  * the filesystem on an array.
  *
- *	jgrfs fsck [-n|-y] [-v|-q] [--wait] DEV...
+ *	jgrfs fsck [-n|-y] [-v|-q] [--wait] [--degraded] DEV...
  *
  * The array is assembled read-only and without its recovery resync for -n (the
  * check never writes: the journal is replayed in memory), normally for -y. Then
  * fs_fsck() replays the journal with resync-all on and checks every structure.
  * Exit status as e2fsck: 0 clean, 1 problems repaired, 4 problems left, 8 an
- * operational error.
+ * operational error. A set with a member absent (not recorded failed) is
+ * refused before anything is written unless --degraded (assemble.c (S13)).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,19 +24,25 @@
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
 
+#define FSCK_OPT_DEGRADED 0x110 /* --degraded: no short form */
+
 static const char cmd_fsck_help[] =
-	"usage: jgrfs fsck [-n|-y] [-v] DEV...\n"
-	"       fsck.jgrfs [-n|-y] [-v] DEV...\n"
+	"usage: jgrfs fsck [-n|-y] [-v] [--degraded] DEV...\n"
+	"       fsck.jgrfs [-n|-y] [-v] [--degraded] DEV...\n"
 	"\n"
 	"Check the jgrfs filesystem on the array of member devices DEV: replay its\n"
 	"journal (every stripe it reads resynced first), then bitmaps against what the\n"
 	"inodes use, link counts, directory structure and connectivity, sizes, blocks\n"
 	"out of range or claimed twice, the orphan list. The volume must not be mounted.\n"
+	"Every member must be given: a set with one missing is refused, nothing\n"
+	"written, unless --degraded.\n"
 	"\n"
 	"options:\n"
 	"  -n, --no                 only report; never write (the default)\n"
 	"  -y, --yes                repair every problem found\n"
 	"  -p                       as -y (e2fsck's \"preen\")\n"
+	"      --degraded           check with a member absent (-y marks it failed:\n"
+	"                           a rebuild or readd brings it back)\n"
 	"  -v, --verbose            also the engine's own lines (assembly, journal\n"
 	"                           replay); -vv: everything\n"
 	"  -q, --quiet              errors only: no warnings, no progress\n"
@@ -51,6 +58,7 @@ int cmd_fsck(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "no", no_argument, NULL, 'n' },
 		{ "yes", no_argument, NULL, 'y' },
+		{ "degraded", no_argument, NULL, FSCK_OPT_DEGRADED },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		CLI_WAIT_LONGOPT,
@@ -62,6 +70,7 @@ int cmd_fsck(int argc, char **argv)
 	struct fsck_report rep;
 	struct cli_progress prog;
 	struct raid_array *a = NULL;
+	bool degraded = false;
 	int opt, n, rc, rc2;
 
 	optind = 1;
@@ -76,6 +85,9 @@ int cmd_fsck(int argc, char **argv)
 			break;
 		case 'v':
 			cli_verbosity_opt(opt); /* the summary is printed anyway */
+			break;
+		case FSCK_OPT_DEGRADED:
+			degraded = true;
 			break;
 		case 'h':
 			fputs(cmd_fsck_help, stdout);
@@ -101,8 +113,11 @@ int cmd_fsck(int argc, char **argv)
 		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n), 8;
 	acfg.readonly = !fo.repair;
 	acfg.no_resync = !fo.repair;
+	acfg.need_all = !degraded; /* a member left out by mistake: refused */
 	cli_lock_mode = fo.repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
 	rc = raidcli_assemble(argv + optind, n, &acfg, devs, &a);
+	if (rc == -ENODEV)
+		cli_err("give every member, or --degraded to check the array without it");
 	if (rc)
 		return 8;
 	cli_progress_start(&prog, "fsck", "group passes", 0);

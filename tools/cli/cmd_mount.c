@@ -36,11 +36,16 @@ static void mount_usage(FILE *f)
 		   "its filesystem at MOUNTPOINT through FUSE. After an unclean stop (kill -9,\n"
 		   "power loss) the mount recovers first and logs one line saying what it did.\n"
 		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"
-		   "DEV... wait idle: a member that fails, or is missing, is rebuilt onto one\n"
-		   "without a command (jgrfs status shows it).\n"
+		   "DEV... wait idle: a member that fails, or is left out with -o degraded, is\n"
+		   "rebuilt onto one without a command (jgrfs status shows it).\n"
+		   "Every member must be given: a mount with one missing is refused unless\n"
+		   "-o degraded. Options, members and MOUNTPOINT (not a mount point already)\n"
+		   "are checked before anything is written: a refused mount changes nothing.\n"
 		   "Unmount with `jgrfs umount MOUNTPOINT`: it waits until the daemon has\n"
 		   "finished and the array is clean (fusermount3 -u, umount, or SIGTERM to\n"
-		   "the daemon stop it too, but return before it has finished).\n\n"
+		   "the daemon stop it too, but return before it has finished).\n"
+		   "sync(1) does not reach a FUSE daemon: `jgrfs sync MOUNTPOINT` makes what\n"
+		   "was written durable.\n\n"
 		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
 		   "  -f, --foreground stay in the foreground, log to stderr\n"
 		   "  -d, --debug      as -o debug\n"
@@ -91,9 +96,64 @@ static int mount_split_members(char *list, char **paths, int max)
 	return n ? n : -EINVAL;
 }
 
+/* Undo mountinfo's octal escapes (\040 a space, \011, \012, \134) in place. */
+static void mount_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/*
+ * A volume mounted over another hides it, and `umount` then takes only the
+ * top one: refuse a mountpoint that is one already (mountinfo, so a bind
+ * mount of the same filesystem counts too), naming what is mounted there.
+ */
+static int mount_check_busy(const char *mnt)
+{
+	char real[PATH_MAX], line[2 * PATH_MAX], point[PATH_MAX], type[256], src[PATH_MAX];
+	bool busy = false;
+	FILE *f;
+
+	if (!realpath(mnt, real))
+		return cli_err("mountpoint %s: %s", mnt, strerror(errno)), -errno;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0; /* no /proc: nothing to tell with; the kernel mounts over it */
+	while (fgets(line, sizeof(line), f)) {
+		/* "36 35 0:52 / /mnt/x rw,... [optional fields] - fuse.jgrfs jgrfs rw,..." */
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(dash + 3, "%255s %4095s", type, src) != 2)
+			continue;
+		mount_unescape(point);
+		if (!strcmp(point, real)) {
+			busy = true; /* the last match is the one on top */
+			mount_unescape(src);
+		}
+	}
+	fclose(f);
+	if (!busy)
+		return 0;
+	return cli_err("%s already has %s %s mounted (%s); unmount it first", mnt,
+		       strchr("aeiou", type[0]) ? "an" : "a", type, src),
+	       -EBUSY;
+}
+
 /*
  * Before anything is opened: a mountpoint left by a killed daemon fails statfs
- * with ENOTCONN (stat may still answer from the kernel's attribute cache).
+ * with ENOTCONN (stat may still answer from the kernel's attribute cache); one
+ * that holds a mount already is refused.
  */
 static int mount_check_mountpoint(const char *mnt)
 {
@@ -110,7 +170,21 @@ static int mount_check_mountpoint(const char *mnt)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return cli_err("mountpoint %s: not a directory", mnt), -ENOTDIR;
-	return 0;
+	return mount_check_busy(mnt);
+}
+
+/* The options against the array, before its first write: refused, it says why. */
+struct mount_check {
+	const struct fop_opts *o;
+	int rc;
+};
+
+static int mount_check_array(void *ctx, struct raid_array *a)
+{
+	struct mount_check *k = ctx;
+
+	k->rc = fop_assemble_check((void *)k->o, a);
+	return k->rc;
 }
 
 int cmd_mount(int argc, char **argv)
@@ -129,6 +203,7 @@ int cmd_mount(int argc, char **argv)
 	struct fop_notify *notify = NULL;
 	struct fop_watch *watch = NULL;
 	struct fop_opts o;
+	struct mount_check check = {.o = &o};
 	char *positional_list = NULL;
 	const char *mountpoint;
 	int opt, n = 0, npos, rc = 1, code;
@@ -204,6 +279,10 @@ int cmd_mount(int argc, char **argv)
 
 	o.log_level = cli_log_level();
 	fop_log_start(&o); /* the engine's lines to syslog from here on (background) */
+	/* every option checked before a member is written: libfuse's now, the rest
+	 * against the array in assembly's check_fn, before its first write */
+	if (fop_opts_check(&o))
+		goto out;
 
 	/* before assembly, whose DegradedArray is an event too; after the fork (a thread) */
 	if (o.notify) {
@@ -224,6 +303,9 @@ int cmd_mount(int argc, char **argv)
 	acfg.readonly = o.readonly;
 	acfg.force = o.force;
 	acfg.max_read_errors = o.max_read_errors;
+	acfg.need_all = !o.degraded; /* a member left out by mistake: refused */
+	acfg.check_fn = mount_check_array;
+	acfg.check_ctx = &check;
 	if (fop_watch_new(notify, &watch)) {
 		cli_err("out of memory");
 		goto out;
@@ -233,7 +315,14 @@ int cmd_mount(int argc, char **argv)
 	/* the array's own assembly and resync lines (INFO): the daemon sums them up in one */
 	code = raid_assemble(devs, (unsigned int)n, &acfg, &a);
 	if (code) {
-		cli_err("cannot assemble the array: %s", strerror(-code));
+		if (code == -ENODEV)
+			cli_err("cannot assemble the array: a member is missing (named above); "
+				"nothing was written: give every member, or -o degraded to mount "
+				"without it");
+		else if (code == check.rc)
+			cli_err("mount refused: nothing was written");
+		else
+			cli_err("cannot assemble the array: %s", strerror(-code));
 		cli_close_members(devs, n);
 		goto out;
 	}

@@ -89,8 +89,9 @@ int cmd_scrub(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	/* first look: never write (a degraded set must not make its absent member stale) */
-	struct raid_assemble_cfg probe = { .force = true, .readonly = true, .no_resync = true };
-	struct raid_assemble_cfg cfg = { 0 };
+	struct raid_assemble_cfg probe = { .force = true, .readonly = true, .no_resync = true,
+					   .need_all = true }; /* names an absent role */
+	struct raid_assemble_cfg cfg = { .need_all = true };
 	struct raid_resync_report rep = { 0 };
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
 	struct raid_array *a;

@@ -12,6 +12,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_umount(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
 int cmd_resync(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
 int cmd_readd(int argc, char **argv); /* in cmd_replace.c */
@@ -40,6 +41,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "mount", "mount a volume through FUSE (daemon)", cmd_mount }, \
 	{ "umount", "unmount a volume, wait for its daemon, check the array is clean", cmd_umount }, \
 	{ "status", "state of a mounted volume: array, journal, recovery", cmd_status }, \
+	{ "sync", "make a mounted volume durable now (sync(1) does not reach FUSE)", cmd_sync }, \
 	{ "fsck", "check (-n) or repair (-y) the filesystem of an array (fsck.jgrfs)", cmd_fsck }, \
 	{ "owners", "name the files and metadata in array blocks or stripe rows", cmd_owners }, \
 	{ "resync-all", "switch resync-all on or off on a mounted volume", cmd_resync }, \

@@ -32,6 +32,8 @@ const char *raidcli_assemble_why(int rc)
 		       "(the message above names it)";
 	case -EOPNOTSUPP:
 		return "a member was written by a newer jgrfs";
+	case -ENODEV:
+		return "a member is missing (the message above names its role); nothing was written";
 	default:
 		return strerror(-rc);
 	}

@@ -22,12 +22,15 @@ one member, or of two (about 40% of copies; then each gets at least one). The
 block of each byte is drawn by kind: file data 40%, metadata 35% (a metadata
 kind first, uniformly among those the member holds, then a block of it),
 parity 15%, a member superblock copy 10%. Then, each step under a timeout:
-  1. jgrfs fsck -n (exit code and output kept)
-  2. jgrfs mount -f -o ro, in the background of this program (its exit status
-     tells a death by a signal)
+  1. jgrfs fsck -n --degraded (exit code and output kept)
+  2. jgrfs mount -f -o ro,degraded, in the background of this program (its
+     exit status tells a death by a signal)
   3. a reader process: every file of the manifest read whole and its sha256
      compared, every symlink read, every directory listed and compared
   4. jgrfs status --json (the heals counted per member), jgrfs umount
+With --degraded and -o degraded: a member both of whose superblock copies
+were damaged is left out and the array read degraded, as an operator would
+ask once told.
 Sanitizer reports of every jgrfs process go to the copy's directory
 (ASAN_OPTIONS/UBSAN_OPTIONS log_path, as tests/integration/fuse_lib.sh does).
 
@@ -399,7 +402,8 @@ def run_copy(a, i, base_devs, by_role, geo, work, manifest_path):
     t0 = time.time()
 
     # 1. fsck -n
-    rc, hung = run([a.jgrfs, "fsck", "-n"] + devs, os.path.join(cdir, "fsck.log"), a.timeout_fsck, env)
+    rc, hung = run([a.jgrfs, "fsck", "-n", "--degraded"] + devs, os.path.join(cdir, "fsck.log"),
+                   a.timeout_fsck, env)
     rec["fsck"] = rc
     if hung:
         rec["hangs"].append("fsck")
@@ -410,7 +414,7 @@ def run_copy(a, i, base_devs, by_role, geo, work, manifest_path):
     mnt = os.path.join(work, "mnt")
     os.makedirs(mnt, exist_ok=True)
     mlog = open(os.path.join(cdir, "mount.log"), "ab")
-    daemon = subprocess.Popen([a.jgrfs, "mount", "-f", "-o", "ro"] + devs + [mnt],
+    daemon = subprocess.Popen([a.jgrfs, "mount", "-f", "-o", "ro,degraded"] + devs + [mnt],
                               stdout=mlog, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     devno, deadline = None, time.time() + a.timeout_mount
     while time.time() < deadline:

@@ -7,7 +7,8 @@
  * dirty: stop keeps it, degraded assembly and failing a member are refused), a
  * data area past 64 bits or a bitmap policy without a bitmap refused, read-only,
  * torn superblock copies and power cuts at every superblock write (S8), a member
- * whose copies are both damaged left out (S12).
+ * whose copies are both damaged left out (S12), a member left out refused with
+ * need_all and the caller's check_fn refusing before any write (S13).
  */
 #include "raid_test.h"
 
@@ -951,6 +952,75 @@ static void test_super_one_copy_array_still_works(void **state)
 	}
 }
 
+/* check_fn of test_super_need_all_and_check: reads the array, then says no. */
+struct t_check {
+	int calls, rc;
+	bool read_ok, readonly_meanwhile;
+};
+
+static int t_check_fn(void *ctx, struct raid_array *a)
+{
+	struct t_check *k = ctx;
+	uint8_t *b = jg_alloc_blocks(1);
+
+	k->calls++;
+	k->read_ok = b && !blk_rw(raid_array_dev(a), BLK_OP_READ, 0, 1, b, 0);
+	k->readonly_meanwhile =
+	    b && blk_rw(raid_array_dev(a), BLK_OP_WRITE, 0, 1, b, 0) == -EROFS;
+	free(b);
+	return k->rc;
+}
+
+/*
+ * (S13) need_all: a member left out is refused (-ENODEV) with nothing written,
+ * and accepted without it (recorded failed); then, recorded, need_all accepts
+ * the set without it. check_fn reads a read-only array and its refusal writes
+ * nothing, with a member absent too.
+ */
+static void test_super_need_all_and_check(void **state)
+{
+	(void)state;
+	for (unsigned int gi = 0; gi < NGEO; gi++) {
+		const struct geo_case *gc = &geos[gi];
+		struct t_check k = {.rc = -EINVAL};
+		struct raid_assemble_cfg all = {.need_all = true};
+		struct raid_assemble_cfg chk = {.check_fn = t_check_fn, .check_ctx = &k};
+		struct raid_info info;
+		struct tarr t;
+		struct t_snap s;
+
+		t_make(&t, gc, MB, RAID_RESYNC_JOURNAL, 16, NULL);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~2u, &all) != -ENODEV)
+			t_fail(gc, "need_all: a member left out not refused");
+		t_snap_same(&t, &s, gc);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~0u, &chk) != -EINVAL || k.calls != 1)
+			t_fail(gc, "check_fn: its refusal not returned");
+		if (!k.read_ok || !k.readonly_meanwhile)
+			t_fail(gc, "check_fn: the array not readable, or writable, meanwhile");
+		t_snap_same(&t, &s, gc);
+		t_snap_take(&t, &s);
+		if (t_assemble_mask(&t, ~2u, &chk) != -EINVAL || k.calls != 2)
+			t_fail(gc, "check_fn: a degraded set's refusal not returned");
+		t_snap_same(&t, &s, gc);
+		k.rc = 0;
+		if (t_assemble_mask(&t, ~0u, &chk) || k.calls != 3)
+			t_fail(gc, "check_fn: a whole set refused");
+		t_stop(&t);
+		/* asked for: degraded, role 1 recorded failed */
+		assert_int_equal(t_assemble_mask(&t, ~2u, NULL), 0);
+		t_stop(&t);
+		if (t_assemble_mask(&t, ~2u, &all))
+			t_fail(gc, "need_all: a member recorded failed counted as left out");
+		raid_info_get(t.a, &info);
+		if (!info.degraded || !info.members[1].failed)
+			t_fail(gc, "need_all: the recorded failure not kept");
+		t_stop(&t);
+		t_free(&t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1033,7 @@ int main(void)
 	    cmocka_unit_test(test_super_fail_member),
 	    cmocka_unit_test(test_super_crash_during_sb_round),
 	    cmocka_unit_test(test_super_absent_member_recorded),
+	    cmocka_unit_test(test_super_need_all_and_check),
 	    cmocka_unit_test(test_super_stop_keeps_pending_dirty),
 	    cmocka_unit_test(test_super_pending_degraded_needs_force),
 	    cmocka_unit_test(test_super_pending_fail_member_refused),
