@@ -99,15 +99,23 @@ out:
 }
 
 /* Every data block a file writes home comes here: its checksum is set in the
- * same handle (dcsum.c), so both commit together. */
+ * same handle (dcsum.c), so both commit together, or neither (D1). */
 int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 {
+	uint32_t old = 0;
 	int rc;
 
 	if (tx->fs->opts.data_mode == JNL_DATA_JOURNAL)
 		fs_tx_track(tx, pblk);
-	rc = fs_dcsum_set(tx, pblk, blk);
-	return rc ?: jnl_handle_dirty_data(tx->h, pblk, blk);
+	rc = fs_dcsum_set(tx, pblk, blk, &old);
+	if (rc)
+		return rc;
+	rc = jnl_handle_dirty_data(tx->h, pblk, blk);
+	/* refused without an abort (-ENOMEM, -ENOSPC), the handle still commits:
+	 * the slot must go on naming the contents the journal keeps */
+	if (rc)
+		fs_dcsum_restore(tx, pblk, old);
+	return rc;
 }
 
 /* Undo the mapping of a new block whose data the journal refused (X1). If even

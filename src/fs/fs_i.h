@@ -360,10 +360,14 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 /* the slot value of data block @blk (crc32c, FS_DCSUM_ZERO for 0) */
 uint32_t fs_dcsum_of(const struct fs *fs, const void *blk);
 bool fs_dcsum_in_region(const struct fs *fs, uint64_t blkno);
-/* Set @blkno's slot for content @blk (nothing without the feature); the
- * checksum block is tracked now, logged at fs_dcsum_flush (fs_tx_stop). */
-int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk);
-int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v);
+/* Set @blkno's slot for content @blk (nothing without the feature), the value it
+ * had in *@old unless NULL; the checksum block is logged when the handle first
+ * takes it, and again at fs_dcsum_flush (fs_tx_stop), which then cannot fail
+ * short of a journal abort (D1). */
+int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk, uint32_t *old);
+int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v, uint32_t *old);
+/* Right after fs_dcsum_set of @blkno: put back the value it returned in *@old. */
+void fs_dcsum_restore(struct fs_tx *tx, uint64_t blkno, uint32_t old);
 int fs_dcsum_flush(struct fs_tx *tx);
 /* Check the @n blocks read into @buf from array blocks @pblk.. (logical @lblk.. of
  * @ino) against their slots; heal a mismatch in @buf or return -EIO (logged). */

@@ -26,6 +26,12 @@ static struct {
 	bool once;		/* fail one call only, then let the rest through */
 	int rc;			/* what the failing calls return */
 	const struct fs *fs;	/* set: count only calls for bitmap and descriptor blocks */
+	/* with fs set: count only calls for data checksum blocks instead, and not
+	 * those the journal cannot fail (a block its transaction holds already,
+	 * journal.h): the calls logged so far in transaction held_tid */
+	bool dcsum;
+	uint64_t held_tid, held[64];
+	unsigned int nheld;
 	unsigned int failed;
 } ft_inj;
 
@@ -45,11 +51,35 @@ static bool ft_group_block(uint64_t blkno)
 	return blkno >= fs->first_group && (blkno - fs->first_group) % fs->bpg < 2;
 }
 
-static bool ft_inj_fail(enum ft_inj_call call, uint64_t blkno)
+/* Does the journal hold @blkno as metadata in @h's transaction (ft_inj.dcsum)? */
+static bool ft_inj_held(struct jnl_handle *h, uint64_t blkno)
+{
+	if (ft_inj.held_tid != jnl_handle_tid(h))
+		return false;
+	for (unsigned int i = 0; i < ft_inj.nheld; i++)
+		if (ft_inj.held[i] == blkno)
+			return true;
+	return false;
+}
+
+static void ft_inj_hold(struct jnl_handle *h, uint64_t blkno)
+{
+	if (ft_inj.held_tid != jnl_handle_tid(h)) {
+		ft_inj.held_tid = jnl_handle_tid(h);
+		ft_inj.nheld = 0;
+	}
+	if (!ft_inj_held(h, blkno) && ft_inj.nheld < sizeof(ft_inj.held) / sizeof(ft_inj.held[0]))
+		ft_inj.held[ft_inj.nheld++] = blkno;
+}
+
+static bool ft_inj_fail(enum ft_inj_call call, struct jnl_handle *h, uint64_t blkno)
 {
 	if (!ft_inj.armed || ft_inj.call != call)
 		return false;
-	if (ft_inj.fs && !ft_group_block(blkno))
+	if (ft_inj.fs && ft_inj.dcsum &&
+	    (!fs_dcsum_in_region(ft_inj.fs, blkno) || ft_inj_held(h, blkno)))
+		return false;
+	if (ft_inj.fs && !ft_inj.dcsum && !ft_group_block(blkno))
 		return false;
 	if (ft_inj.pass) {
 		ft_inj.pass--;
@@ -63,16 +93,21 @@ static bool ft_inj_fail(enum ft_inj_call call, uint64_t blkno)
 
 int __wrap_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block)
 {
-	if (ft_inj_fail(FT_INJ_DATA, blkno))
+	if (ft_inj_fail(FT_INJ_DATA, h, blkno))
 		return ft_inj.rc;
 	return __real_jnl_handle_dirty_data(h, blkno, block);
 }
 
 int __wrap_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block)
 {
-	if (ft_inj_fail(FT_INJ_META, blkno))
+	int rc;
+
+	if (ft_inj_fail(FT_INJ_META, h, blkno))
 		return ft_inj.rc;
-	return __real_jnl_handle_dirty_meta(h, blkno, block);
+	rc = __real_jnl_handle_dirty_meta(h, blkno, block);
+	if (!rc)
+		ft_inj_hold(h, blkno);
+	return rc;
 }
 
 static void ft_inj_arm(enum ft_inj_call call, unsigned int pass, bool once, int rc)
@@ -84,6 +119,7 @@ static void ft_inj_arm(enum ft_inj_call call, unsigned int pass, bool once, int 
 	ft_inj.rc = rc;
 	ft_inj.failed = 0;
 	ft_inj.fs = NULL;
+	ft_inj.dcsum = false;
 }
 
 static void ft_inj_disarm(void)
@@ -613,6 +649,124 @@ static void test_full_dir_grow_fails(void **state)
 	blk_close(dev);
 }
 
+/* ------------------------------------------ a data block and its checksum */
+
+#define FT_PAIR_BLOCKS 4u
+#define FT_PAIR_OLD 0x5e
+#define FT_PAIR_NEW 0x17
+
+/*
+ * Everything of @ino reads back (no EIO): the first @acked bytes hold the new
+ * bytes, the rest of its @size bytes the old or the new ones, block by block.
+ */
+static void ft_pair_expect(struct fs *fs, uint64_t ino, uint64_t size, uint64_t acked,
+			   const char *what)
+{
+	uint8_t got[FT_PAIR_BLOCKS * 4096], oldb[4096], newb[4096];
+	struct fs_attr a;
+	ssize_t n;
+
+	memset(oldb, FT_PAIR_OLD, sizeof(oldb));
+	memset(newb, FT_PAIR_NEW, sizeof(newb));
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	if (a.size != size)
+		fail_msg("%s: size %llu, expected %llu", what, (unsigned long long)a.size,
+			 (unsigned long long)size);
+	n = fs_read(fs, ino, 0, sizeof(got), got);
+	if (n != (ssize_t)size)
+		fail_msg("%s: read %zd, expected %llu", what, n, (unsigned long long)size);
+	for (uint64_t off = 0; off < size; off += 4096) {
+		bool is_new = !memcmp(got + off, newb, 4096);
+
+		if (off < acked ? !is_new : !is_new && memcmp(got + off, oldb, 4096))
+			fail_msg("%s: block %llu holds neither the %s bytes", what,
+				 (unsigned long long)(off / 4096), off < acked ? "new" : "old nor new");
+	}
+}
+
+/*
+ * A 16 KiB write with data checksums, its journal calls failing: the data call
+ * of its n-th block, or the n-th logging of a checksum block, with -ENOMEM once,
+ * or -ENOSPC once (the write commits and tries again) or from then on; into a
+ * new file and over a file's old bytes. The write fails or
+ * says how much it wrote; after fsync, and again after a remount, every byte
+ * acknowledged reads back, no block fails its checksum, and fsck finds nothing
+ * (D1: a slot and its data block commit together).
+ */
+static void test_full_dcsum_pair_fails(void **state)
+{
+	/* once: the call fails once; else every call from the n-th on, so that the
+	 * write's try again after a commit (-ENOSPC) fails too */
+	static const struct {
+		enum ft_inj_call call;
+		int rc;
+		bool once;
+	} kinds[] = { { FT_INJ_DATA, -ENOMEM, true },  { FT_INJ_DATA, -ENOSPC, true },
+		      { FT_INJ_DATA, -ENOSPC, false }, { FT_INJ_META, -ENOMEM, true },
+		      { FT_INJ_META, -ENOSPC, true },  { FT_INJ_META, -ENOSPC, false } };
+	struct fs_mkfs_opts mo = { .label = "pair", .data_csum = true };
+	uint8_t buf[FT_PAIR_BLOCKS * 4096];
+
+	(void)state;
+	/* the modes a volume with data checksums mounts in */
+	for (unsigned int mi = 2; mi < 4; mi++)
+		for (unsigned int c = 0; c < 2 * sizeof(kinds) / sizeof(kinds[0]); c++) {
+			enum jnl_data_mode m = ft_modes[mi];
+			bool over = c % 2;
+
+			for (unsigned int n = 0;; n++) {
+				uint64_t size = over ? sizeof(buf) : 0, acked;
+				struct blk_dev *dev;
+				struct fs *fs;
+				uint64_t ino;
+				char what[128];
+				ssize_t rc;
+
+				assert_int_equal(raid_dev_mem_open("mem", 64 * 256, &dev), 0);
+				assert_int_equal(fs_mkfs(dev, &mo), 0);
+				fs = ft_mount_mode(dev, m);
+				assert_true(fs->dcsum_blocks > 0);
+				ino = ft_create(fs, FS_ROOT_INO, "f");
+				memset(buf, FT_PAIR_OLD, sizeof(buf));
+				if (over)
+					assert_int_equal(fs_write(fs, ino, 0, sizeof(buf), buf),
+							 (ssize_t)sizeof(buf));
+				/* nothing of the checksum blocks in the running transaction */
+				assert_int_equal(fs_sync(fs), 0);
+
+				memset(buf, FT_PAIR_NEW, sizeof(buf));
+				ft_inj_arm(kinds[c / 2].call, n, kinds[c / 2].once, kinds[c / 2].rc);
+				ft_inj.dcsum = kinds[c / 2].call == FT_INJ_META;
+				ft_inj.fs = ft_inj.dcsum ? fs : NULL;
+				rc = fs_write(fs, ino, 0, sizeof(buf), buf);
+				ft_inj_disarm();
+				snprintf(what, sizeof(what),
+					 "mode %s, %s %s call %u%s failing with %d: write %zd",
+					 jnl_data_mode_name(m), over ? "overwrite," : "new file,",
+					 kinds[c / 2].call == FT_INJ_DATA ? "data" : "checksum block",
+					 n, kinds[c / 2].once ? "" : " and on", kinds[c / 2].rc, rc);
+				if (rc < 0 && rc != kinds[c / 2].rc)
+					fail_msg("%s: not the injected error", what);
+				acked = rc > 0 ? (uint64_t)rc : 0;
+				if (acked > size)
+					size = acked;
+				assert_int_equal(fs_fsync(fs, ino, false), 0);
+				ft_pair_expect(fs, ino, size, acked, what);
+				assert_int_equal(fs_unmount(fs), 0);
+				ft_fsck_clean(dev);
+				fs = ft_mount_mode(dev, m);
+				ft_pair_expect(fs, ino, size, acked, what);
+				assert_int_equal(fs->dcsum_errors, 0);
+				assert_int_equal(fs_unmount(fs), 0);
+				blk_close(dev);
+				if (!ft_inj.failed) {
+					assert_int_equal(rc, (ssize_t)sizeof(buf));
+					break;
+				}
+			}
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_full_meta_call_fails),
 		cmocka_unit_test(test_full_xattr_call_fails),
 		cmocka_unit_test(test_full_dir_grow_fails),
+		cmocka_unit_test(test_full_dcsum_pair_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
