@@ -471,7 +471,10 @@ int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
 }
 
 /* The big lock is held, so no handle can join the running transaction meanwhile:
- * once both commits return, everything up to running_tid is durable. */
+ * once both commits return, everything before the transaction running then is
+ * durable. Not running_tid itself: an empty running transaction is not
+ * committed but goes on taking handles, and a block freed in it would count
+ * as durable (G3). */
 int fs_commit_all_locked(struct fs *fs)
 {
 	struct jnl_info info;
@@ -483,9 +486,12 @@ int fs_commit_all_locked(struct fs *fs)
 		rc = jnl_commit(fs->jnl, info.running_tid - 1, true);
 	if (!rc)
 		rc = jnl_commit(fs->jnl, info.running_tid, true);
-	if (!rc && jg_seq_after(info.running_tid, fs->durable_tid))
-		fs->durable_tid = info.running_tid;
-	return rc;
+	if (rc)
+		return rc;
+	jnl_info_get(fs->jnl, &info);
+	if (jg_seq_after(info.running_tid - 1, fs->durable_tid))
+		fs->durable_tid = info.running_tid - 1;
+	return 0;
 }
 
 int fs_sync(struct fs *fs)

@@ -767,6 +767,64 @@ static void test_full_dcsum_pair_fails(void **state)
 		}
 }
 
+/* ------------------------------------------------ right after a delete */
+
+/* Write @ino from its end until the volume is full (write commits to reuse
+ * freed blocks, G3). */
+static void ft_fill(struct fs *fs, uint64_t ino)
+{
+	const size_t chunk = 1 << 20;
+	uint8_t *buf = malloc(chunk);
+	struct fs_attr a;
+	ssize_t n;
+
+	memset(buf, 0x6b, chunk);
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	while ((n = fs_write(fs, ino, a.size, chunk, buf)) > 0)
+		a.size += (uint64_t)n;
+	assert_int_equal(n, -ENOSPC);
+	free(buf);
+}
+
+/*
+ * (G3) A commit of everything while the running transaction is empty leaves it
+ * running, uncommitted: it must not count as durable. A delete's blocks freed
+ * in it are then not handed out (on a full volume) before it commits.
+ */
+static void test_full_durable_not_running(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount_mode(dev, JNL_DATA_ORDERED);
+	uint64_t victim = ft_create(fs, FS_ROOT_INO, "victim"), fill, ino;
+	struct jnl_info before, after;
+	uint8_t blk[4096];
+
+	(void)state;
+	memset(blk, 0x42, sizeof(blk));
+	assert_int_equal(fs_write(fs, victim, 0, sizeof(blk), blk), (ssize_t)sizeof(blk));
+	fill = ft_create(fs, FS_ROOT_INO, "fill");
+	ino = ft_create(fs, FS_ROOT_INO, "new");
+	ft_fill(fs, fill);
+	assert_int_equal(fs_sync(fs), 0);
+	jg_mutex_lock(&fs->lock);
+	assert_int_equal(fs_commit_all_locked(fs), 0);
+	jnl_info_get(fs->jnl, &before);
+	if (!jg_seq_after(before.running_tid, fs->durable_tid))
+		fail_msg("transaction %llu still running, counted durable (%llu)",
+			 (unsigned long long)before.running_tid,
+			 (unsigned long long)fs->durable_tid);
+	jg_mutex_unlock(&fs->lock);
+	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "victim"), 0);
+	assert_int_equal(fs_write(fs, ino, 0, sizeof(blk), blk), (ssize_t)sizeof(blk));
+	jnl_info_get(fs->jnl, &after);
+	if (after.running_tid == before.running_tid)
+		fail_msg("the delete's block handed out in transaction %llu, which freed it",
+			 (unsigned long long)before.running_tid);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +834,7 @@ int main(void)
 		cmocka_unit_test(test_full_xattr_call_fails),
 		cmocka_unit_test(test_full_dir_grow_fails),
 		cmocka_unit_test(test_full_dcsum_pair_fails),
+		cmocka_unit_test(test_full_durable_not_running),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
