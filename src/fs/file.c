@@ -231,7 +231,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 {
 	uint64_t written = 0, n;
 	bool retried = false;
-	ssize_t rc;
+	int rc;
 
 	if (flags & ~FS_WRITE_KEEP_TIMES)
 		return -EINVAL;
@@ -248,11 +248,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 		written += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
-		if (rc == -ENOSPC && !retried && fs->free_blocks) {
-			/* free blocks waiting for their transaction to commit (G3) */
-			retried = true;
-			rc = fs_commit_all_locked(fs);
-		}
+		fs_nospc_retry_locked(fs, &rc, &retried);
 	}
 	jg_mutex_unlock(&fs->lock);
 	/* as write(2): a short count when something was written */
@@ -265,6 +261,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 	struct fs_busy busy;
 	struct fs_inode ip;
 	struct fs_tx *tx;
+	bool retried = false;
 	int rc;
 
 	if (mode & ~FALLOC_FL_KEEP_SIZE)
@@ -284,6 +281,8 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 		done += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
+		if (fs_nospc_retry_locked(fs, &rc, &retried))
+			continue;
 		if (rc || done == len)
 			break;
 		/* (L1): one chunk per hold; blocks past i_size are zeroed (F1); busy (L2):
@@ -492,6 +491,16 @@ int fs_commit_all_locked(struct fs *fs)
 	if (jg_seq_after(info.running_tid - 1, fs->durable_tid))
 		fs->durable_tid = info.running_tid - 1;
 	return 0;
+}
+
+bool fs_nospc_retry_locked(struct fs *fs, int *rc, bool *retried)
+{
+	JG_ASSERT_HELD(&fs->lock);
+	if (*rc != -ENOSPC || *retried || !fs->free_blocks)
+		return false;
+	*retried = true;
+	*rc = fs_commit_all_locked(fs);
+	return !*rc;
 }
 
 int fs_sync(struct fs *fs)

@@ -349,6 +349,14 @@ int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk);
 
 /* Commit and wait for everything so far (no handle held); records durable_tid. */
 int fs_commit_all_locked(struct fs *fs);
+/*
+ * (G3) After a try that failed with *@rc: an -ENOSPC while blocks are counted
+ * free may come from blocks freed by transactions not yet durable, which are
+ * not handed out. Once per call (*@retried): commit everything (no handle held)
+ * and return true to try again; false otherwise, *@rc the commit's error if it
+ * failed. The failed try must have left nothing behind.
+ */
+bool fs_nospc_retry_locked(struct fs *fs, int *rc, bool *retried);
 /* Shrink or grow @ino to @size (several handles when shrinking, @ino busy: L2). */
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 

@@ -2,7 +2,9 @@
 /*
  * tests/unit/fs/test_full.c - operations that fail part way leave the filesystem
  * as fsck expects: every kind of operation on a full volume (no blocks, then no
- * inodes), and a data write that fails after its block was mapped.
+ * inodes), a data write that fails after its block was mapped, a data block and
+ * its checksum when a journal call fails (D1), and operations that need the
+ * blocks of a delete whose transaction is not yet durable (G3).
  *
  * The binary is linked with -Wl,--wrap for jnl_handle_dirty_data and _meta
  * (meson.build): the wrappers below fail the journal's calls on demand, as a
@@ -786,6 +788,20 @@ static void ft_fill(struct fs *fs, uint64_t ino)
 	free(buf);
 }
 
+/* Link @f0 into @dir as new names until one needs a block: that name in @name. */
+static void ft_fill_dir(struct fs *fs, uint64_t f0, uint64_t dir, unsigned int *k, char *name,
+			size_t size)
+{
+	struct fs_attr a;
+	int rc = 0;
+
+	for (unsigned int i = 0; !rc && i < FT_LOOP_MAX; i++, (*k)++) {
+		snprintf(name, size, "name-%u", *k);
+		rc = fs_link(fs, f0, dir, name, &a);
+	}
+	assert_int_equal(rc, -ENOSPC);
+}
+
 /*
  * (G3) A commit of everything while the running transaction is empty leaves it
  * running, uncommitted: it must not count as durable. A delete's blocks freed
@@ -825,6 +841,78 @@ static void test_full_durable_not_running(void **state)
 	blk_close(dev);
 }
 
+/*
+ * (G3) On a full volume, a delete's blocks are free once its transaction is
+ * durable: each operation that needs blocks right after a delete commits and
+ * tries again, as write and create do. A link and a rename whose new name needs
+ * a directory block, a setxattr that needs the attribute block, and a
+ * fallocate of the deleted file's size (issue 43: ENOSPC with a file's worth
+ * free) succeed; fsck finds nothing.
+ */
+static void test_full_after_delete(void **state)
+{
+	static const char *const ops[] = { "link", "rename", "setxattr", "fallocate" };
+	const uint64_t vsize = 512u << 10;
+	uint8_t *buf = malloc(vsize);
+
+	(void)state;
+	memset(buf, 0x29, vsize);
+	for (unsigned int mi = 1; mi < 4; mi += 2) {
+		enum jnl_data_mode m = ft_modes[mi];
+		struct blk_dev *dev = ft_dev_new(64);
+		struct fs *fs = ft_mount_mode(dev, m);
+		uint64_t f0, x, g, fill, dir;
+		char failed[256] = "", name[64], what[96];
+		unsigned int k = 0;
+		struct fs_attr a;
+
+		f0 = ft_create(fs, FS_ROOT_INO, "f0");
+		x = ft_create(fs, FS_ROOT_INO, "x");
+		g = ft_create(fs, FS_ROOT_INO, "g");
+		fill = ft_create(fs, FS_ROOT_INO, "fill");
+		(void)ft_create(fs, FS_ROOT_INO, "r");
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), 0);
+		dir = a.ino;
+		for (unsigned int i = 0; i < 4; i++) {
+			snprintf(name, sizeof(name), "victim-%u", i);
+			assert_int_equal(fs_write(fs, ft_create(fs, FS_ROOT_INO, name), 0, vsize,
+						  buf), (ssize_t)vsize);
+		}
+		for (unsigned int op = 0; op < 4; op++) {
+			char newname[64];
+			int rc;
+
+			ft_fill(fs, fill);
+			if (op < 2)
+				ft_fill_dir(fs, f0, dir, &k, newname, sizeof(newname));
+			snprintf(name, sizeof(name), "victim-%u", op);
+			assert_int_equal(fs_unlink(fs, FS_ROOT_INO, name), 0);
+			if (op == 0)
+				rc = fs_link(fs, f0, dir, newname, &a);
+			else if (op == 1)
+				rc = fs_rename(fs, FS_ROOT_INO, "r", dir, newname, 0);
+			else if (op == 2)
+				rc = fs_setxattr(fs, x, "user.a", "value", 5, 0);
+			else
+				rc = fs_fallocate(fs, g, 0, 0, vsize);
+			if (rc)
+				snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
+					 " %s %d;", ops[op], rc);
+			snprintf(what, sizeof(what), "%s after a delete (%d)", ops[op], rc);
+			ft_check(fs, dev, m, what);
+		}
+		if (failed[0])
+			fail_msg("mode %s, right after a delete on a full volume:%s",
+				 jnl_data_mode_name(m), failed);
+		assert_int_equal(fs_getattr(fs, g, &a), 0);
+		assert_int_equal(a.size, vsize);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -835,6 +923,7 @@ int main(void)
 		cmocka_unit_test(test_full_dir_grow_fails),
 		cmocka_unit_test(test_full_dcsum_pair_fails),
 		cmocka_unit_test(test_full_durable_not_running),
+		cmocka_unit_test(test_full_after_delete),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
