@@ -394,9 +394,10 @@ out:
 
 /* ------------------------------------------------------------ link, unlink */
 
-/* One try of a link, in one handle. */
+/* One try of a link, in one handle; *@add_failed: the new entry could not be added
+ * (then nothing else changed). */
 static int fs_link_locked(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
-			  size_t len, struct fs_attr *out)
+			  size_t len, struct fs_attr *out, bool *add_failed)
 {
 	struct fs_inode dip, ip;
 	struct fs_tx *tx = NULL;
@@ -441,6 +442,7 @@ static int fs_link_locked(struct fs *fs, uint64_t ino, uint64_t newparent, const
 	}
 	rc = fs_dir_add(tx, &dip, newname, len, ino, fs_mode_to_ft(ip.mode));
 	if (rc) {
+		*add_failed = true;
 		rc = fs_dir_add_failed(tx, &dip, rc);
 		goto out;
 	}
@@ -462,7 +464,7 @@ out:
 static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
 			  bool ref, struct fs_attr *out)
 {
-	bool retried = false;
+	bool add_failed = false, retried = false;
 	size_t len;
 	int rc;
 
@@ -472,10 +474,11 @@ static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const
 	jg_mutex_lock(&fs->lock);
 	rc = fs_writable(fs);
 	if (!rc)
-		rc = fs_link_locked(fs, ino, newparent, newname, len, out);
-	/* a failed fs_dir_add is undone (fs_dir_add_failed) */
-	if (fs_nospc_retry_locked(fs, &rc, &retried))
-		rc = fs_link_locked(fs, ino, newparent, newname, len, out);
+		rc = fs_link_locked(fs, ino, newparent, newname, len, out, &add_failed);
+	/* the entry's blocks, and nothing else, were wanting (a failed fs_dir_add
+	 * leaves the directory whole) */
+	if (add_failed && fs_nospc_retry_locked(fs, &rc, &retried))
+		rc = fs_link_locked(fs, ino, newparent, newname, len, out, &add_failed);
 	if (!rc && ref)
 		rc = fs_ref_locked(fs, ino, 1);
 	jg_mutex_unlock(&fs->lock);
@@ -613,10 +616,11 @@ static void fs_sync_copy(struct fs_inode *dst, const struct fs_inode *src)
 		*dst = *src;
 }
 
-/* One try of a rename, in one handle; *@evict_ino: the replaced inode to free after, or 0. */
+/* One try of a rename, in one handle; *@evict_ino: the replaced inode to free after,
+ * or 0; *@add_failed: the new entry could not be added (then nothing else changed). */
 static int fs_rename_locked(struct fs *fs, uint64_t parent, const char *name, size_t slen,
 			    uint64_t newparent, const char *newname, size_t dlen,
-			    unsigned int flags, uint64_t *evict_ino)
+			    unsigned int flags, uint64_t *evict_ino, bool *add_failed)
 {
 	struct fs_inode sdp, ddp, sip, dip;
 	bool have_dst = false, evict = false;
@@ -724,6 +728,7 @@ static int fs_rename_locked(struct fs *fs, uint64_t parent, const char *name, si
 		} else {
 			rc = fs_dir_add(tx, &ddp, newname, dlen, sino, sft);
 			if (rc) {
+				*add_failed = true;
 				rc = fs_dir_add_failed(tx, &ddp, rc);
 				goto out;
 			}
@@ -764,7 +769,7 @@ out:
 int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newparent,
 	      const char *newname, unsigned int flags)
 {
-	bool retried = false;
+	bool add_failed = false, retried = false;
 	uint64_t evict = 0;
 	size_t slen, dlen;
 	int rc;
@@ -783,11 +788,11 @@ int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newpare
 	rc = fs_writable(fs);
 	if (!rc)
 		rc = fs_rename_locked(fs, parent, name, slen, newparent, newname, dlen, flags,
-				      &evict);
-	/* only the new name takes blocks, and a failed fs_dir_add is undone */
-	if (fs_nospc_retry_locked(fs, &rc, &retried))
+				      &evict, &add_failed);
+	/* only the new entry takes blocks (a failed fs_dir_add leaves the directory whole) */
+	if (add_failed && fs_nospc_retry_locked(fs, &rc, &retried))
 		rc = fs_rename_locked(fs, parent, name, slen, newparent, newname, dlen, flags,
-				      &evict);
+				      &evict, &add_failed);
 	if (!rc && evict)
 		rc = fs_inode_evict(fs, evict);
 	jg_mutex_unlock(&fs->lock);
