@@ -682,7 +682,8 @@ static void ft_pair_expect(struct fs *fs, uint64_t ino, uint64_t size, uint64_t 
 
 		if (off < acked ? !is_new : !is_new && memcmp(got + off, oldb, 4096))
 			fail_msg("%s: block %llu holds neither the %s bytes", what,
-				 (unsigned long long)(off / 4096), off < acked ? "new" : "old nor new");
+				 (unsigned long long)(off / 4096),
+				 off < acked ? "new" : "old nor new");
 	}
 }
 
@@ -737,7 +738,8 @@ static void test_full_dcsum_pair_fails(void **state)
 				assert_int_equal(fs_sync(fs), 0);
 
 				memset(buf, FT_PAIR_NEW, sizeof(buf));
-				ft_inj_arm(kinds[c / 2].call, n, kinds[c / 2].once, kinds[c / 2].rc);
+				ft_inj_arm(kinds[c / 2].call, n, kinds[c / 2].once,
+					   kinds[c / 2].rc);
 				ft_inj.dcsum = kinds[c / 2].call == FT_INJ_META;
 				ft_inj.fs = ft_inj.dcsum ? fs : NULL;
 				rc = fs_write(fs, ino, 0, sizeof(buf), buf);
@@ -745,8 +747,10 @@ static void test_full_dcsum_pair_fails(void **state)
 				snprintf(what, sizeof(what),
 					 "mode %s, %s %s call %u%s failing with %d: write %zd",
 					 jnl_data_mode_name(m), over ? "overwrite," : "new file,",
-					 kinds[c / 2].call == FT_INJ_DATA ? "data" : "checksum block",
-					 n, kinds[c / 2].once ? "" : " and on", kinds[c / 2].rc, rc);
+					 kinds[c / 2].call == FT_INJ_DATA ? "data"
+									  : "checksum block",
+					 n, kinds[c / 2].once ? "" : " and on", kinds[c / 2].rc,
+					 rc);
 				if (rc < 0 && rc != kinds[c / 2].rc)
 					fail_msg("%s: not the injected error", what);
 				acked = rc > 0 ? (uint64_t)rc : 0;
