@@ -163,7 +163,7 @@ static void fs_runs_add(struct fs_runs *r, uint64_t lblk)
  * Write one handle's worth (up to FS_WRITE_CHUNK blocks) of [@off, @off + @size)
  * of @ino; *@done is the count of bytes written. With @src NULL, allocate holes
  * and zero them (fallocate) without touching mapped blocks, recording them in
- * @fresh. @times: stamp ctime (and mtime for a write).
+ * @fresh_runs. @times: stamp ctime (and mtime for a write).
  */
 static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t size,
 			  const uint8_t *src, bool extend, bool times, uint64_t *done,

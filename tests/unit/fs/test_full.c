@@ -3,8 +3,9 @@
  * tests/unit/fs/test_full.c - operations that fail part way leave the filesystem
  * as fsck expects: every kind of operation on a full volume (no blocks, then no
  * inodes), a data write that fails after its block was mapped, a data block and
- * its checksum when a journal call fails (D1), and operations that need the
- * blocks of a delete whose transaction is not yet durable (G3).
+ * its checksum when a journal call fails (D1), operations that need the blocks
+ * of a delete whose transaction is not yet durable (G3), and a failed fallocate
+ * giving back its blocks.
  *
  * The binary is linked with -Wl,--wrap for jnl_handle_dirty_data and _meta
  * (meson.build): the wrappers below fail the journal's calls on demand, as a
