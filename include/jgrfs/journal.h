@@ -174,7 +174,10 @@ uint64_t jnl_handle_tid(const struct jnl_handle *h);
  * block. Errors (also for the calls below): -EROFS aborted; -EINVAL @blkno outside
  * the device or inside the journal region; -ENOSPC the transaction cannot hold
  * one more block (a handle that used more than its credits, or in declared mode
- * more data than one transaction's declare blocks fit); -ENOMEM.
+ * more data than one transaction's declare blocks fit); -ENOMEM. A block the
+ * handle's transaction already holds as metadata (dirtied by this or another of
+ * its handles, not revoked since) fails only with -EROFS: so a caller can log a
+ * block first, where failing is harmless, and change it again later.
  */
 int jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block);
 /*

@@ -16,6 +16,13 @@
  * caller sees the buffer differ from the journal's copy (F2) and the
  * transaction cannot commit without it (the handle is open).
  *
+ * (D1) A slot and its data block commit together or not at all. The checksum
+ * block is logged when the handle first takes it, before any slot changes: a
+ * failure there fails the data block too, and once logged, logging it again
+ * cannot fail short of a journal abort (journal.h), which commits nothing. A
+ * slot whose data block the journal then refuses is set back
+ * (fs_dcsum_restore): the journal keeps the block's old contents.
+ *
  * Read: a data block read (fs_read, the partial block a write merges into, a
  * truncate's tail) is checked against its slot (fs_dcsum_verify_run); a
  * mismatch is healed from the array's redundancy (jnl_read_heal with the slot
@@ -75,7 +82,8 @@ int fs_dcsum_flush(struct fs_tx *tx)
 	rc = fs_bdirty(tx, b, FS_MAGIC_DCSUM);
 	fs_bput(fs, b);
 	if (rc) {
-		/* the cache must not keep a change the journal does not hold (F2) */
+		/* (D1) logged when taken: only an abort (nothing commits) gets here.
+		 * The cache must not keep a change the journal does not hold (F2) */
 		fs_bcache_drop(fs, cb);
 		jg_log(JG_LOG_ERR, FS_SUBSYS, "dev=%s data checksum block %llu not logged: %d",
 		       fs->dev->name, (unsigned long long)cb, rc);
@@ -98,30 +106,52 @@ static int fs_dcsum_buf(struct fs_tx *tx, uint64_t blkno, struct fs_buf **out)
 		rc = fs_bread(tx->fs, cb, FS_MAGIC_DCSUM, "data checksums", &tx->dcsum);
 		if (rc)
 			return rc;
+		/* (D1) logged unchanged now, so that logging its changes cannot fail */
+		rc = fs_bdirty(tx, tx->dcsum, FS_MAGIC_DCSUM);
+		if (rc) {
+			fs_bput(tx->fs, tx->dcsum);
+			tx->dcsum = NULL;
+			fs_bcache_drop(tx->fs, cb);	/* its header was sealed anew (F2) */
+			return rc;
+		}
 	}
 	fs_tx_track(tx, cb);
 	*out = tx->dcsum;
 	return 0;
 }
 
-int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v)
+int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v, uint32_t *old)
 {
 	struct fs_buf *b;
+	le32 *slot;
 	int rc;
 
 	if (blkno >= tx->fs->nblocks)
 		return -EINVAL;
 	rc = fs_dcsum_buf(tx, blkno, &b);
-	if (!rc)
-		*fs_dcsum_slot(b->data, blkno) = jg_cpu_to_le32(v);
-	return rc;
+	if (rc)
+		return rc;
+	slot = fs_dcsum_slot(b->data, blkno);
+	if (old)
+		*old = jg_le32(*slot);
+	*slot = jg_cpu_to_le32(v);
+	return 0;
 }
 
-int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk)
+int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk, uint32_t *old)
 {
 	if (!tx->fs->dcsum_blocks)
 		return 0;
-	return fs_dcsum_set_value(tx, blkno, fs_dcsum_of(tx->fs, blk));
+	return fs_dcsum_set_value(tx, blkno, fs_dcsum_of(tx->fs, blk), old);
+}
+
+void fs_dcsum_restore(struct fs_tx *tx, uint64_t blkno, uint32_t old)
+{
+	if (!tx->fs->dcsum_blocks)
+		return;
+	/* fs_dcsum_set just took this block's checksum buffer: nothing to read nor log */
+	JG_ASSERT(tx->dcsum && tx->dcsum->blkno == fs_dcsum_blkno(tx->fs, blkno));
+	*fs_dcsum_slot(tx->dcsum->data, blkno) = jg_cpu_to_le32(old);
 }
 
 static int fs_u64_cmp(const void *a, const void *b)
@@ -306,7 +336,7 @@ int fs_dcsum_settle(struct fs *fs)
 			rc = 0;
 			continue;
 		}
-		rc = fs_dcsum_set(tx, b, blk);
+		rc = fs_dcsum_set(tx, b, blk, NULL);
 		done++;
 	}
 	if (tx)

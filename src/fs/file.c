@@ -99,15 +99,23 @@ out:
 }
 
 /* Every data block a file writes home comes here: its checksum is set in the
- * same handle (dcsum.c), so both commit together. */
+ * same handle (dcsum.c), so both commit together, or neither (D1). */
 int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 {
+	uint32_t old = 0;
 	int rc;
 
 	if (tx->fs->opts.data_mode == JNL_DATA_JOURNAL)
 		fs_tx_track(tx, pblk);
-	rc = fs_dcsum_set(tx, pblk, blk);
-	return rc ?: jnl_handle_dirty_data(tx->h, pblk, blk);
+	rc = fs_dcsum_set(tx, pblk, blk, &old);
+	if (rc)
+		return rc;
+	rc = jnl_handle_dirty_data(tx->h, pblk, blk);
+	/* refused without an abort (-ENOMEM, -ENOSPC), the handle still commits:
+	 * the slot must go on naming the contents the journal keeps */
+	if (rc)
+		fs_dcsum_restore(tx, pblk, old);
+	return rc;
 }
 
 /* Undo the mapping of a new block whose data the journal refused (X1). If even
@@ -122,14 +130,44 @@ static int fs_file_unmap(struct fs_tx *tx, struct fs_inode *ip, uint64_t lblk)
 	return rc;
 }
 
+/* The logical blocks a fallocate allocated, in runs: given back if it fails. */
+struct fs_runs {
+	uint64_t (*run)[2];	/* first block, count */
+	size_t n, cap;
+};
+
+/* Record @lblk; without memory it is not recorded (and stays allocated). */
+static void fs_runs_add(struct fs_runs *r, uint64_t lblk)
+{
+	uint64_t(*p)[2];
+	size_t cap;
+
+	if (r->n && r->run[r->n - 1][0] + r->run[r->n - 1][1] == lblk) {
+		r->run[r->n - 1][1]++;
+		return;
+	}
+	if (r->n == r->cap) {
+		cap = r->cap ? 2 * r->cap : 16;
+		p = realloc(r->run, cap * sizeof(*p));
+		if (!p)
+			return;
+		r->run = p;
+		r->cap = cap;
+	}
+	r->run[r->n][0] = lblk;
+	r->run[r->n][1] = 1;
+	r->n++;
+}
+
 /*
  * Write one handle's worth (up to FS_WRITE_CHUNK blocks) of [@off, @off + @size)
  * of @ino; *@done is the count of bytes written. With @src NULL, allocate holes
- * and zero them (fallocate) without touching mapped blocks. @times: stamp ctime
- * (and mtime for a write).
+ * and zero them (fallocate) without touching mapped blocks, recording them in
+ * @fresh_runs. @times: stamp ctime (and mtime for a write).
  */
 static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t size,
-			  const uint8_t *src, bool extend, bool times, uint64_t *done)
+			  const uint8_t *src, bool extend, bool times, uint64_t *done,
+			  struct fs_runs *fresh_runs)
 {
 	uint64_t lblk = off / JG_BLOCK_SIZE, pos = off, end;
 	uint8_t *blk = jg_alloc_blocks(1);
@@ -170,6 +208,8 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 			if (fresh) {
 				memset(blk, 0, JG_BLOCK_SIZE);
 				rc = fs_data_dirty(tx, pblk, blk);
+				if (!rc && fresh_runs)
+					fs_runs_add(fresh_runs, lblk);
 			}
 		} else {
 			if (n < JG_BLOCK_SIZE) {
@@ -223,7 +263,7 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 {
 	uint64_t written = 0, n;
 	bool retried = false;
-	ssize_t rc;
+	int rc;
 
 	if (flags & ~FS_WRITE_KEEP_TIMES)
 		return -EINVAL;
@@ -236,27 +276,70 @@ ssize_t fs_write_flags(struct fs *fs, uint64_t ino, uint64_t off, size_t size, c
 	while (!rc && written < size) {
 		rc = fs_write_chunk(fs, ino, off + written, size - written,
 				    (const uint8_t *)buf + written, true,
-				    !(flags & FS_WRITE_KEEP_TIMES), &n);
+				    !(flags & FS_WRITE_KEEP_TIMES), &n, NULL);
 		written += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
-		if (rc == -ENOSPC && !retried && fs->free_blocks) {
-			/* free blocks waiting for their transaction to commit (G3) */
-			retried = true;
-			rc = fs_commit_all_locked(fs);
-		}
+		fs_nospc_retry_locked(fs, &rc, &retried);
 	}
 	jg_mutex_unlock(&fs->lock);
 	/* as write(2): a short count when something was written */
 	return written ? (ssize_t)written : rc;
 }
 
+/*
+ * A fallocate that failed gives back the blocks it allocated, as its try after
+ * a commit has already failed: a failed call leaves the file's blocks as they
+ * were (ext4 would keep them). They are zeroed, and nobody wrote them since (the
+ * inode is busy, L2). Handles of FS_CREDITS_TRUNCATE, the lock let go between
+ * them (L1); a crash or an error part way leaves the rest mapped and zeroed, a
+ * valid map, as a fallocate stopped there would.
+ */
+static void fs_fallocate_undo(struct fs *fs, uint64_t ino, const struct fs_runs *r)
+{
+	struct fs_inode ip;
+	struct fs_tx *tx;
+	uint64_t k = 0;
+	size_t i = 0;
+	int rc = 0;
+
+	while (!rc && i < r->n) {
+		unsigned int frees = 0;
+
+		rc = fs_writable(fs) ?: fs_tx_start(fs, FS_CREDITS_TRUNCATE, &tx);
+		if (rc)
+			break;
+		rc = fs_iget_reg(fs, ino, &ip);
+		if (!rc) {
+			/* an unmap: the indirect block, the bitmap and descriptor; a
+			 * bound on the frees, as a truncate's (their revokes) */
+			while (!rc && i < r->n && fs_tx_room(tx, 6) && frees++ < 512) {
+				rc = fs_bmap_unmap(tx, &ip, r->run[i][0] + k, false);
+				if (++k == r->run[i][1]) {
+					i++;
+					k = 0;
+				}
+			}
+			rc = fs_iput(tx, &ip) ?: rc;
+		}
+		rc = fs_tx_stop(tx) ?: rc;
+		if (!rc && i < r->n)
+			fs_lock_yield(fs);
+	}
+	if (rc)
+		jg_log(JG_LOG_WARN, FS_SUBSYS,
+		       "dev=%s inode %llu: blocks of a failed fallocate not given back: %d",
+		       fs->dev->name, (unsigned long long)ino, rc);
+}
+
 int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
 {
+	struct fs_runs fresh = { 0 };
 	uint64_t done = 0, n;
 	struct fs_busy busy;
 	struct fs_inode ip;
 	struct fs_tx *tx;
+	bool retried = false;
 	int rc;
 
 	if (mode & ~FALLOC_FL_KEEP_SIZE)
@@ -272,10 +355,12 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 		rc = fs_iget_reg(fs, ino, &ip);
 	/* whole blocks, allocated and zeroed; the size moves last (mode 0) */
 	while (!rc && done < len) {
-		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, true, &n);
+		rc = fs_write_chunk(fs, ino, off + done, len - done, NULL, false, true, &n, &fresh);
 		done += n;
 		if (!rc && !n)
 			rc = -ENOSPC;
+		if (fs_nospc_retry_locked(fs, &rc, &retried))
+			continue;
 		if (rc || done == len)
 			break;
 		/* (L1): one chunk per hold; blocks past i_size are zeroed (F1); busy (L2):
@@ -294,6 +379,9 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 			rc = fs_tx_stop(tx) ?: rc;
 		}
 	}
+	if (rc)
+		fs_fallocate_undo(fs, ino, &fresh);
+	free(fresh.run);
 	fs_busy_end(fs, &busy);
 	jg_mutex_unlock(&fs->lock);
 	return rc;
@@ -463,7 +551,10 @@ int fs_fsync(struct fs *fs, uint64_t ino, bool datasync)
 }
 
 /* The big lock is held, so no handle can join the running transaction meanwhile:
- * once both commits return, everything up to running_tid is durable. */
+ * once both commits return, everything before the transaction running then is
+ * durable. Not running_tid itself: an empty running transaction is not
+ * committed but goes on taking handles, and a block freed in it would count
+ * as durable (G3). */
 int fs_commit_all_locked(struct fs *fs)
 {
 	struct jnl_info info;
@@ -475,9 +566,22 @@ int fs_commit_all_locked(struct fs *fs)
 		rc = jnl_commit(fs->jnl, info.running_tid - 1, true);
 	if (!rc)
 		rc = jnl_commit(fs->jnl, info.running_tid, true);
-	if (!rc && jg_seq_after(info.running_tid, fs->durable_tid))
-		fs->durable_tid = info.running_tid;
-	return rc;
+	if (rc)
+		return rc;
+	jnl_info_get(fs->jnl, &info);
+	if (jg_seq_after(info.running_tid - 1, fs->durable_tid))
+		fs->durable_tid = info.running_tid - 1;
+	return 0;
+}
+
+bool fs_nospc_retry_locked(struct fs *fs, int *rc, bool *retried)
+{
+	JG_ASSERT_HELD(&fs->lock);
+	if (*rc != -ENOSPC || *retried || !fs->free_blocks)
+		return false;
+	*retried = true;
+	*rc = fs_commit_all_locked(fs);
+	return !*rc;
 }
 
 int fs_sync(struct fs *fs)

@@ -349,6 +349,14 @@ int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk);
 
 /* Commit and wait for everything so far (no handle held); records durable_tid. */
 int fs_commit_all_locked(struct fs *fs);
+/*
+ * (G3) After a try that failed with *@rc: an -ENOSPC while blocks are counted
+ * free may come from blocks freed by transactions not yet durable, which are
+ * not handed out. Once per call (*@retried): commit everything (no handle held)
+ * and return true to try again; false otherwise, *@rc the commit's error if it
+ * failed. The failed try must have left nothing behind.
+ */
+bool fs_nospc_retry_locked(struct fs *fs, int *rc, bool *retried);
 /* Shrink or grow @ino to @size (several handles when shrinking, @ino busy: L2). */
 int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 
@@ -360,10 +368,14 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 /* the slot value of data block @blk (crc32c, FS_DCSUM_ZERO for 0) */
 uint32_t fs_dcsum_of(const struct fs *fs, const void *blk);
 bool fs_dcsum_in_region(const struct fs *fs, uint64_t blkno);
-/* Set @blkno's slot for content @blk (nothing without the feature); the
- * checksum block is tracked now, logged at fs_dcsum_flush (fs_tx_stop). */
-int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk);
-int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v);
+/* Set @blkno's slot for content @blk (nothing without the feature), the value it
+ * had in *@old unless NULL; the checksum block is logged when the handle first
+ * takes it, and again at fs_dcsum_flush (fs_tx_stop), which then cannot fail
+ * short of a journal abort (D1). */
+int fs_dcsum_set(struct fs_tx *tx, uint64_t blkno, const void *blk, uint32_t *old);
+int fs_dcsum_set_value(struct fs_tx *tx, uint64_t blkno, uint32_t v, uint32_t *old);
+/* Right after fs_dcsum_set of @blkno: put back the value it returned in *@old. */
+void fs_dcsum_restore(struct fs_tx *tx, uint64_t blkno, uint32_t old);
 int fs_dcsum_flush(struct fs_tx *tx);
 /* Check the @n blocks read into @buf from array blocks @pblk.. (logical @lblk.. of
  * @ino) against their slots; heal a mismatch in @buf or return -EIO (logged). */

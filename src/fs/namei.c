@@ -282,6 +282,7 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 {
 	struct fs_attr attr;
 	size_t len, tlen = 0;
+	bool retried = false;
 	int rc;
 
 	rc = fs_name_check(name, &len);
@@ -301,14 +302,10 @@ static int fs_create(struct fs *fs, uint64_t parent, const char *name, uint32_t 
 	if (!rc)
 		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen,
 				      &attr);
-	if (rc == -ENOSPC && fs->free_blocks && fs->free_inodes) {
-		/* free blocks waiting for their transaction to commit (G3), as fs_write;
-		 * the failed try left nothing behind (N1) */
-		rc = fs_commit_all_locked(fs);
-		if (!rc)
-			rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target,
-					      tlen, &attr);
-	}
+	/* the failed try left nothing behind (N1); with no inode free, no block helps */
+	if (fs->free_inodes && fs_nospc_retry_locked(fs, &rc, &retried))
+		rc = fs_create_locked(fs, parent, name, len, mode, rdev, uid, gid, target, tlen,
+				      &attr);
 	/* the kernel's reference before the lock is let go (F1) */
 	if (!rc && ref)
 		rc = fs_ref_locked(fs, attr.ino, 1);
@@ -397,24 +394,18 @@ out:
 
 /* ------------------------------------------------------------ link, unlink */
 
-static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
-			  bool ref, struct fs_attr *out)
+/* One try of a link, in one handle; *@add_failed: the new entry could not be added
+ * (then nothing else changed). */
+static int fs_link_locked(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+			  size_t len, struct fs_attr *out, bool *add_failed)
 {
 	struct fs_inode dip, ip;
 	struct fs_tx *tx = NULL;
 	struct timespec now;
 	unsigned int ft;
 	uint64_t other;
-	size_t len;
 	int rc;
 
-	rc = fs_name_check(newname, &len);
-	if (rc)
-		return rc;
-	jg_mutex_lock(&fs->lock);
-	rc = fs_writable(fs);
-	if (rc)
-		goto out;
 	rc = fs_tx_start(fs, FS_CREDITS_CREATE, &tx);
 	if (rc)
 		goto out;
@@ -451,6 +442,7 @@ static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const
 	}
 	rc = fs_dir_add(tx, &dip, newname, len, ino, fs_mode_to_ft(ip.mode));
 	if (rc) {
+		*add_failed = true;
 		rc = fs_dir_add_failed(tx, &dip, rc);
 		goto out;
 	}
@@ -466,6 +458,27 @@ static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const
 out:
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
+	return rc;
+}
+
+static int fs_link_common(struct fs *fs, uint64_t ino, uint64_t newparent, const char *newname,
+			  bool ref, struct fs_attr *out)
+{
+	bool add_failed = false, retried = false;
+	size_t len;
+	int rc;
+
+	rc = fs_name_check(newname, &len);
+	if (rc)
+		return rc;
+	jg_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (!rc)
+		rc = fs_link_locked(fs, ino, newparent, newname, len, out, &add_failed);
+	/* the entry's blocks, and nothing else, were wanting (a failed fs_dir_add
+	 * leaves the directory whole) */
+	if (add_failed && fs_nospc_retry_locked(fs, &rc, &retried))
+		rc = fs_link_locked(fs, ino, newparent, newname, len, out, &add_failed);
 	if (!rc && ref)
 		rc = fs_ref_locked(fs, ino, 1);
 	jg_mutex_unlock(&fs->lock);
@@ -603,8 +616,11 @@ static void fs_sync_copy(struct fs_inode *dst, const struct fs_inode *src)
 		*dst = *src;
 }
 
-int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newparent,
-	      const char *newname, unsigned int flags)
+/* One try of a rename, in one handle; *@evict_ino: the replaced inode to free after,
+ * or 0; *@add_failed: the new entry could not be added (then nothing else changed). */
+static int fs_rename_locked(struct fs *fs, uint64_t parent, const char *name, size_t slen,
+			    uint64_t newparent, const char *newname, size_t dlen,
+			    unsigned int flags, uint64_t *evict_ino, bool *add_failed)
 {
 	struct fs_inode sdp, ddp, sip, dip;
 	bool have_dst = false, evict = false;
@@ -612,23 +628,8 @@ int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newpare
 	struct timespec now;
 	uint64_t sino, dino = 0;
 	unsigned int sft, dft;
-	size_t slen, dlen;
 	int rc;
 
-	if ((flags & ~(FS_RENAME_NOREPLACE | FS_RENAME_EXCHANGE)) ||
-	    (flags == (FS_RENAME_NOREPLACE | FS_RENAME_EXCHANGE)))
-		return -EINVAL;
-	rc = fs_name_check(name, &slen);
-	if (!rc)
-		rc = fs_name_check(newname, &dlen);
-	if (rc)
-		return rc;
-	if (fs_name_dot(name, slen) || fs_name_dot(newname, dlen))
-		return -EBUSY;
-	jg_mutex_lock(&fs->lock);
-	rc = fs_writable(fs);
-	if (rc)
-		goto out;
 	rc = fs_tx_start(fs, FS_CREDITS_RENAME, &tx);
 	if (rc)
 		goto out;
@@ -727,6 +728,7 @@ int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newpare
 		} else {
 			rc = fs_dir_add(tx, &ddp, newname, dlen, sino, sft);
 			if (rc) {
+				*add_failed = true;
 				rc = fs_dir_add_failed(tx, &ddp, rc);
 				goto out;
 			}
@@ -760,8 +762,39 @@ int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newpare
 out:
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
+	*evict_ino = !rc && evict ? dino : 0;
+	return rc;
+}
+
+int fs_rename(struct fs *fs, uint64_t parent, const char *name, uint64_t newparent,
+	      const char *newname, unsigned int flags)
+{
+	bool add_failed = false, retried = false;
+	uint64_t evict = 0;
+	size_t slen, dlen;
+	int rc;
+
+	if ((flags & ~(FS_RENAME_NOREPLACE | FS_RENAME_EXCHANGE)) ||
+	    (flags == (FS_RENAME_NOREPLACE | FS_RENAME_EXCHANGE)))
+		return -EINVAL;
+	rc = fs_name_check(name, &slen);
+	if (!rc)
+		rc = fs_name_check(newname, &dlen);
+	if (rc)
+		return rc;
+	if (fs_name_dot(name, slen) || fs_name_dot(newname, dlen))
+		return -EBUSY;
+	jg_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (!rc)
+		rc = fs_rename_locked(fs, parent, name, slen, newparent, newname, dlen, flags,
+				      &evict, &add_failed);
+	/* only the new entry takes blocks (a failed fs_dir_add leaves the directory whole) */
+	if (add_failed && fs_nospc_retry_locked(fs, &rc, &retried))
+		rc = fs_rename_locked(fs, parent, name, slen, newparent, newname, dlen, flags,
+				      &evict, &add_failed);
 	if (!rc && evict)
-		rc = fs_inode_evict(fs, dino);
+		rc = fs_inode_evict(fs, evict);
 	jg_mutex_unlock(&fs->lock);
 	return rc;
 }

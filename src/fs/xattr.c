@@ -89,8 +89,10 @@ static int fs_xattr_find(const uint8_t *blk, const char *name, size_t len, uint3
 	return -ENODATA;
 }
 
-int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value, size_t size,
-		int flags)
+/* One try of a setxattr, in one handle; *@no_block: the attribute block could not
+ * be allocated (else -ENOSPC is a full block). */
+static int fs_setxattr_locked(struct fs *fs, uint64_t ino, const char *name, size_t len,
+			      const void *value, size_t size, int flags, bool *no_block)
 {
 	struct fs_buf *b = NULL;
 	struct fs_xattr_hdr *xh;
@@ -98,18 +100,9 @@ int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value
 	struct fs_tx *tx = NULL;
 	uint32_t at, used;
 	bool fresh = false;
-	size_t len;
 	int rc;
 
-	rc = fs_xattr_name(name, &len);
-	if (rc)
-		return rc;
-	if (FS_XATTR_ENTRY_HDR + len + size > FS_XATTR_SPACE)
-		return -E2BIG;
-	jg_mutex_lock(&fs->lock);
-	rc = fs_writable(fs);
-	if (!rc)
-		rc = fs_tx_start(fs, FS_CREDITS_XATTR, &tx);
+	rc = fs_tx_start(fs, FS_CREDITS_XATTR, &tx);
 	if (!rc)
 		rc = fs_iget(fs, ino, &ip);
 	if (!rc)
@@ -124,6 +117,7 @@ int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value
 		rc = fs_block_alloc(tx, fs_group_data_start(fs, (uint32_t)((ino - 1) / fs->ipg)),
 				    &ip.xattr_blk);
 		fresh = !rc;
+		*no_block = rc == -ENOSPC;
 		if (!rc)
 			rc = fs_bget_new(fs, ip.xattr_blk, &b);
 		if (rc)
@@ -189,6 +183,28 @@ out:
 			     (unsigned long long)ino, (unsigned long long)ip.xattr_blk);
 	if (tx)
 		rc = fs_tx_stop(tx) ?: rc;
+	return rc;
+}
+
+int fs_setxattr(struct fs *fs, uint64_t ino, const char *name, const void *value, size_t size,
+		int flags)
+{
+	bool no_block = false, retried = false;
+	size_t len;
+	int rc;
+
+	rc = fs_xattr_name(name, &len);
+	if (rc)
+		return rc;
+	if (FS_XATTR_ENTRY_HDR + len + size > FS_XATTR_SPACE)
+		return -E2BIG;
+	jg_mutex_lock(&fs->lock);
+	rc = fs_writable(fs);
+	if (!rc)
+		rc = fs_setxattr_locked(fs, ino, name, len, value, size, flags, &no_block);
+	/* a failed try changed nothing: the new block is freed, the cached one dropped */
+	if (no_block && fs_nospc_retry_locked(fs, &rc, &retried))
+		rc = fs_setxattr_locked(fs, ino, name, len, value, size, flags, &no_block);
 	jg_mutex_unlock(&fs->lock);
 	return rc;
 }

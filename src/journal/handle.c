@@ -146,6 +146,33 @@ static int jnl_pend_room_locked(struct jnl *j, struct jnl_txn *t)
 	return 0;
 }
 
+/*
+ * (H1) @blkno already has a metadata copy in @h's stage of its transaction: take
+ * the new contents into that copy, allocating nothing and checking no footprint
+ * (the block is counted already), so this cannot fail. A caller that logs a
+ * block first and changes it again later in the same handle (the data checksum
+ * block, src/fs/dcsum.c) relies on it: the later change commits with the data it
+ * describes or the journal is aborted. lock held.
+ */
+static bool jnl_handle_redirty_locked(struct jnl *j, struct jnl_txn *t, uint64_t blkno,
+				      const void *block)
+{
+	struct jnl_bh *bh = jnl_bh_find(j, blkno);
+	uint64_t *flags = jnl_map_find(&t->blocks, blkno);
+	uint8_t **slot, *slot_kind;
+
+	JG_ASSERT_HELD(&j->lock);
+	if (!bh || !flags || (*flags & (JNL_TB_META | JNL_TB_REVOKE)) != JNL_TB_META)
+		return false;
+	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
+	if (!*slot || *slot_kind != JNL_KIND_META)
+		return false;
+	/* no one reads the stage copy outside the lock while a handle of t is open */
+	memcpy(*slot, block, JG_BLOCK_SIZE);
+	t->nchanges++;
+	return true;
+}
+
 static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *block,
 			    enum jnl_kind kind)
 {
@@ -160,6 +187,17 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 	rc = jnl_handle_check_blkno(j, blkno);
 	if (rc)
 		return rc;
+	if (kind == JNL_KIND_META) {
+		jg_mutex_lock(&j->lock);
+		rc = j->aborted ? -EROFS : 0;
+		if (!rc && jnl_handle_redirty_locked(j, t, blkno, block)) {
+			jg_mutex_unlock(&j->lock);
+			return 0;
+		}
+		jg_mutex_unlock(&j->lock);
+		if (rc)
+			return rc;
+	}
 	buf = jg_alloc_blocks(1);
 	if (!buf)
 		return -ENOMEM;

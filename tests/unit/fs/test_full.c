@@ -2,7 +2,10 @@
 /*
  * tests/unit/fs/test_full.c - operations that fail part way leave the filesystem
  * as fsck expects: every kind of operation on a full volume (no blocks, then no
- * inodes), and a data write that fails after its block was mapped.
+ * inodes), a data write that fails after its block was mapped, a data block and
+ * its checksum when a journal call fails (D1), operations that need the blocks
+ * of a delete whose transaction is not yet durable (G3), and a failed fallocate
+ * giving back its blocks.
  *
  * The binary is linked with -Wl,--wrap for jnl_handle_dirty_data and _meta
  * (meson.build): the wrappers below fail the journal's calls on demand, as a
@@ -26,6 +29,12 @@ static struct {
 	bool once;		/* fail one call only, then let the rest through */
 	int rc;			/* what the failing calls return */
 	const struct fs *fs;	/* set: count only calls for bitmap and descriptor blocks */
+	/* with fs set: count only calls for data checksum blocks instead, and not
+	 * those the journal cannot fail (a block its transaction holds already,
+	 * journal.h): the calls logged so far in transaction held_tid */
+	bool dcsum;
+	uint64_t held_tid, held[64];
+	unsigned int nheld;
 	unsigned int failed;
 } ft_inj;
 
@@ -45,11 +54,35 @@ static bool ft_group_block(uint64_t blkno)
 	return blkno >= fs->first_group && (blkno - fs->first_group) % fs->bpg < 2;
 }
 
-static bool ft_inj_fail(enum ft_inj_call call, uint64_t blkno)
+/* Does the journal hold @blkno as metadata in @h's transaction (ft_inj.dcsum)? */
+static bool ft_inj_held(struct jnl_handle *h, uint64_t blkno)
+{
+	if (ft_inj.held_tid != jnl_handle_tid(h))
+		return false;
+	for (unsigned int i = 0; i < ft_inj.nheld; i++)
+		if (ft_inj.held[i] == blkno)
+			return true;
+	return false;
+}
+
+static void ft_inj_hold(struct jnl_handle *h, uint64_t blkno)
+{
+	if (ft_inj.held_tid != jnl_handle_tid(h)) {
+		ft_inj.held_tid = jnl_handle_tid(h);
+		ft_inj.nheld = 0;
+	}
+	if (!ft_inj_held(h, blkno) && ft_inj.nheld < sizeof(ft_inj.held) / sizeof(ft_inj.held[0]))
+		ft_inj.held[ft_inj.nheld++] = blkno;
+}
+
+static bool ft_inj_fail(enum ft_inj_call call, struct jnl_handle *h, uint64_t blkno)
 {
 	if (!ft_inj.armed || ft_inj.call != call)
 		return false;
-	if (ft_inj.fs && !ft_group_block(blkno))
+	if (ft_inj.fs && ft_inj.dcsum &&
+	    (!fs_dcsum_in_region(ft_inj.fs, blkno) || ft_inj_held(h, blkno)))
+		return false;
+	if (ft_inj.fs && !ft_inj.dcsum && !ft_group_block(blkno))
 		return false;
 	if (ft_inj.pass) {
 		ft_inj.pass--;
@@ -63,16 +96,21 @@ static bool ft_inj_fail(enum ft_inj_call call, uint64_t blkno)
 
 int __wrap_jnl_handle_dirty_data(struct jnl_handle *h, uint64_t blkno, const void *block)
 {
-	if (ft_inj_fail(FT_INJ_DATA, blkno))
+	if (ft_inj_fail(FT_INJ_DATA, h, blkno))
 		return ft_inj.rc;
 	return __real_jnl_handle_dirty_data(h, blkno, block);
 }
 
 int __wrap_jnl_handle_dirty_meta(struct jnl_handle *h, uint64_t blkno, const void *block)
 {
-	if (ft_inj_fail(FT_INJ_META, blkno))
+	int rc;
+
+	if (ft_inj_fail(FT_INJ_META, h, blkno))
 		return ft_inj.rc;
-	return __real_jnl_handle_dirty_meta(h, blkno, block);
+	rc = __real_jnl_handle_dirty_meta(h, blkno, block);
+	if (!rc)
+		ft_inj_hold(h, blkno);
+	return rc;
 }
 
 static void ft_inj_arm(enum ft_inj_call call, unsigned int pass, bool once, int rc)
@@ -84,6 +122,7 @@ static void ft_inj_arm(enum ft_inj_call call, unsigned int pass, bool once, int 
 	ft_inj.rc = rc;
 	ft_inj.failed = 0;
 	ft_inj.fs = NULL;
+	ft_inj.dcsum = false;
 }
 
 static void ft_inj_disarm(void)
@@ -613,6 +652,355 @@ static void test_full_dir_grow_fails(void **state)
 	blk_close(dev);
 }
 
+/* ------------------------------------------ a data block and its checksum */
+
+#define FT_PAIR_BLOCKS 4u
+#define FT_PAIR_OLD 0x5e
+#define FT_PAIR_NEW 0x17
+
+/*
+ * Everything of @ino reads back (no EIO): the first @acked bytes hold the new
+ * bytes, the rest of its @size bytes the old or the new ones, block by block.
+ */
+static void ft_pair_expect(struct fs *fs, uint64_t ino, uint64_t size, uint64_t acked,
+			   const char *what)
+{
+	uint8_t got[FT_PAIR_BLOCKS * 4096], oldb[4096], newb[4096];
+	struct fs_attr a;
+	ssize_t n;
+
+	memset(oldb, FT_PAIR_OLD, sizeof(oldb));
+	memset(newb, FT_PAIR_NEW, sizeof(newb));
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	if (a.size != size)
+		fail_msg("%s: size %llu, expected %llu", what, (unsigned long long)a.size,
+			 (unsigned long long)size);
+	n = fs_read(fs, ino, 0, sizeof(got), got);
+	if (n != (ssize_t)size)
+		fail_msg("%s: read %zd, expected %llu", what, n, (unsigned long long)size);
+	for (uint64_t off = 0; off < size; off += 4096) {
+		bool is_new = !memcmp(got + off, newb, 4096);
+
+		if (off < acked ? !is_new : !is_new && memcmp(got + off, oldb, 4096))
+			fail_msg("%s: block %llu holds neither the %s bytes", what,
+				 (unsigned long long)(off / 4096),
+				 off < acked ? "new" : "old nor new");
+	}
+}
+
+/*
+ * A 16 KiB write with data checksums, its journal calls failing: the data call
+ * of its n-th block, or the n-th logging of a checksum block, with -ENOMEM once,
+ * or -ENOSPC once (the write commits and tries again) or from then on; into a
+ * new file and over a file's old bytes. The write fails or
+ * says how much it wrote; after fsync, and again after a remount, every byte
+ * acknowledged reads back, no block fails its checksum, and fsck finds nothing
+ * (D1: a slot and its data block commit together).
+ */
+static void test_full_dcsum_pair_fails(void **state)
+{
+	/* once: the call fails once; else every call from the n-th on, so that the
+	 * write's try again after a commit (-ENOSPC) fails too */
+	static const struct {
+		enum ft_inj_call call;
+		int rc;
+		bool once;
+	} kinds[] = { { FT_INJ_DATA, -ENOMEM, true },  { FT_INJ_DATA, -ENOSPC, true },
+		      { FT_INJ_DATA, -ENOSPC, false }, { FT_INJ_META, -ENOMEM, true },
+		      { FT_INJ_META, -ENOSPC, true },  { FT_INJ_META, -ENOSPC, false } };
+	struct fs_mkfs_opts mo = { .label = "pair", .data_csum = true };
+	uint8_t buf[FT_PAIR_BLOCKS * 4096];
+
+	(void)state;
+	/* the modes a volume with data checksums mounts in */
+	for (unsigned int mi = 2; mi < 4; mi++)
+		for (unsigned int c = 0; c < 2 * sizeof(kinds) / sizeof(kinds[0]); c++) {
+			enum jnl_data_mode m = ft_modes[mi];
+			bool over = c % 2;
+
+			for (unsigned int n = 0;; n++) {
+				uint64_t size = over ? sizeof(buf) : 0, acked;
+				struct blk_dev *dev;
+				struct fs *fs;
+				uint64_t ino;
+				char what[128];
+				ssize_t rc;
+
+				assert_int_equal(raid_dev_mem_open("mem", 64 * 256, &dev), 0);
+				assert_int_equal(fs_mkfs(dev, &mo), 0);
+				fs = ft_mount_mode(dev, m);
+				assert_true(fs->dcsum_blocks > 0);
+				ino = ft_create(fs, FS_ROOT_INO, "f");
+				memset(buf, FT_PAIR_OLD, sizeof(buf));
+				if (over)
+					assert_int_equal(fs_write(fs, ino, 0, sizeof(buf), buf),
+							 (ssize_t)sizeof(buf));
+				/* nothing of the checksum blocks in the running transaction */
+				assert_int_equal(fs_sync(fs), 0);
+
+				memset(buf, FT_PAIR_NEW, sizeof(buf));
+				ft_inj_arm(kinds[c / 2].call, n, kinds[c / 2].once,
+					   kinds[c / 2].rc);
+				ft_inj.dcsum = kinds[c / 2].call == FT_INJ_META;
+				ft_inj.fs = ft_inj.dcsum ? fs : NULL;
+				rc = fs_write(fs, ino, 0, sizeof(buf), buf);
+				ft_inj_disarm();
+				snprintf(what, sizeof(what),
+					 "mode %s, %s %s call %u%s failing with %d: write %zd",
+					 jnl_data_mode_name(m), over ? "overwrite," : "new file,",
+					 kinds[c / 2].call == FT_INJ_DATA ? "data"
+									  : "checksum block",
+					 n, kinds[c / 2].once ? "" : " and on", kinds[c / 2].rc,
+					 rc);
+				if (rc < 0 && rc != kinds[c / 2].rc)
+					fail_msg("%s: not the injected error", what);
+				acked = rc > 0 ? (uint64_t)rc : 0;
+				if (acked > size)
+					size = acked;
+				assert_int_equal(fs_fsync(fs, ino, false), 0);
+				ft_pair_expect(fs, ino, size, acked, what);
+				assert_int_equal(fs_unmount(fs), 0);
+				ft_fsck_clean(dev);
+				fs = ft_mount_mode(dev, m);
+				ft_pair_expect(fs, ino, size, acked, what);
+				assert_int_equal(fs->dcsum_errors, 0);
+				assert_int_equal(fs_unmount(fs), 0);
+				blk_close(dev);
+				if (!ft_inj.failed) {
+					assert_int_equal(rc, (ssize_t)sizeof(buf));
+					break;
+				}
+			}
+		}
+}
+
+/* ------------------------------------------------ right after a delete */
+
+/* Write @ino from its end until the volume is full (write commits to reuse
+ * freed blocks, G3). */
+static void ft_fill(struct fs *fs, uint64_t ino)
+{
+	const size_t chunk = 1 << 20;
+	uint8_t *buf = malloc(chunk);
+	struct fs_attr a;
+	ssize_t n;
+
+	memset(buf, 0x6b, chunk);
+	assert_int_equal(fs_getattr(fs, ino, &a), 0);
+	while ((n = fs_write(fs, ino, a.size, chunk, buf)) > 0)
+		a.size += (uint64_t)n;
+	assert_int_equal(n, -ENOSPC);
+	free(buf);
+}
+
+/* Link @f0 into @dir as new names until one needs a block: that name in @name. */
+static void ft_fill_dir(struct fs *fs, uint64_t f0, uint64_t dir, unsigned int *k, char *name,
+			size_t size)
+{
+	struct fs_attr a;
+	int rc = 0;
+
+	for (unsigned int i = 0; !rc && i < FT_LOOP_MAX; i++, (*k)++) {
+		snprintf(name, size, "name-%u", *k);
+		rc = fs_link(fs, f0, dir, name, &a);
+	}
+	assert_int_equal(rc, -ENOSPC);
+}
+
+/*
+ * (G3) A commit of everything while the running transaction is empty leaves it
+ * running, uncommitted: it must not count as durable. A delete's blocks freed
+ * in it are then not handed out (on a full volume) before it commits.
+ */
+static void test_full_durable_not_running(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount_mode(dev, JNL_DATA_ORDERED);
+	uint64_t victim = ft_create(fs, FS_ROOT_INO, "victim"), fill, ino;
+	struct jnl_info before, after;
+	uint8_t blk[4096];
+
+	(void)state;
+	memset(blk, 0x42, sizeof(blk));
+	assert_int_equal(fs_write(fs, victim, 0, sizeof(blk), blk), (ssize_t)sizeof(blk));
+	fill = ft_create(fs, FS_ROOT_INO, "fill");
+	ino = ft_create(fs, FS_ROOT_INO, "new");
+	ft_fill(fs, fill);
+	assert_int_equal(fs_sync(fs), 0);
+	jg_mutex_lock(&fs->lock);
+	assert_int_equal(fs_commit_all_locked(fs), 0);
+	jnl_info_get(fs->jnl, &before);
+	if (!jg_seq_after(before.running_tid, fs->durable_tid))
+		fail_msg("transaction %llu still running, counted durable (%llu)",
+			 (unsigned long long)before.running_tid,
+			 (unsigned long long)fs->durable_tid);
+	jg_mutex_unlock(&fs->lock);
+	assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "victim"), 0);
+	assert_int_equal(fs_write(fs, ino, 0, sizeof(blk), blk), (ssize_t)sizeof(blk));
+	jnl_info_get(fs->jnl, &after);
+	if (after.running_tid == before.running_tid)
+		fail_msg("the delete's block handed out in transaction %llu, which freed it",
+			 (unsigned long long)before.running_tid);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
+/*
+ * (G3) On a full volume, a delete's blocks are free once its transaction is
+ * durable: each operation that needs blocks right after a delete commits and
+ * tries again, as write and create do. A link and a rename whose new name needs
+ * a directory block, a setxattr that needs the attribute block, and a
+ * fallocate of the deleted file's size (issue 43: ENOSPC with a file's worth
+ * free) succeed; fsck finds nothing.
+ */
+static void test_full_after_delete(void **state)
+{
+	static const char *const ops[] = { "link", "rename", "setxattr", "fallocate" };
+	const uint64_t vsize = 512u << 10;
+	uint8_t *buf = malloc(vsize);
+
+	(void)state;
+	memset(buf, 0x29, vsize);
+	for (unsigned int mi = 1; mi < 4; mi += 2) {
+		enum jnl_data_mode m = ft_modes[mi];
+		struct blk_dev *dev = ft_dev_new(64);
+		struct fs *fs = ft_mount_mode(dev, m);
+		uint64_t f0, x, g, fill, dir;
+		char failed[256] = "", name[64], what[96];
+		unsigned int k = 0;
+		struct fs_attr a;
+
+		f0 = ft_create(fs, FS_ROOT_INO, "f0");
+		x = ft_create(fs, FS_ROOT_INO, "x");
+		g = ft_create(fs, FS_ROOT_INO, "g");
+		fill = ft_create(fs, FS_ROOT_INO, "fill");
+		(void)ft_create(fs, FS_ROOT_INO, "r");
+		assert_int_equal(fs_mkdir(fs, FS_ROOT_INO, "d", 0755, 0, 0, &a), 0);
+		dir = a.ino;
+		for (unsigned int i = 0; i < 4; i++) {
+			snprintf(name, sizeof(name), "victim-%u", i);
+			assert_int_equal(fs_write(fs, ft_create(fs, FS_ROOT_INO, name), 0, vsize,
+						  buf), (ssize_t)vsize);
+		}
+		for (unsigned int op = 0; op < 4; op++) {
+			char newname[64];
+			int rc;
+
+			ft_fill(fs, fill);
+			if (op < 2)
+				ft_fill_dir(fs, f0, dir, &k, newname, sizeof(newname));
+			snprintf(name, sizeof(name), "victim-%u", op);
+			assert_int_equal(fs_unlink(fs, FS_ROOT_INO, name), 0);
+			if (op == 0)
+				rc = fs_link(fs, f0, dir, newname, &a);
+			else if (op == 1)
+				rc = fs_rename(fs, FS_ROOT_INO, "r", dir, newname, 0);
+			else if (op == 2)
+				rc = fs_setxattr(fs, x, "user.a", "value", 5, 0);
+			else
+				rc = fs_fallocate(fs, g, 0, 0, vsize);
+			if (rc)
+				snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
+					 " %s %d;", ops[op], rc);
+			snprintf(what, sizeof(what), "%s after a delete (%d)", ops[op], rc);
+			ft_check(fs, dev, m, what);
+		}
+		if (failed[0])
+			fail_msg("mode %s, right after a delete on a full volume:%s",
+				 jnl_data_mode_name(m), failed);
+		assert_int_equal(fs_getattr(fs, g, &a), 0);
+		assert_int_equal(a.size, vsize);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+	free(buf);
+}
+
+static int ft_count_fn(void *ctx, uint64_t lblk, uint64_t pblk, unsigned int level)
+{
+	uint64_t *c = ctx;
+
+	(void)lblk;
+	(void)pblk;
+	c[level ? 1 : 0]++;
+	return 0;
+}
+
+/* @ino's data blocks in c[0], its indirect blocks in c[1]. */
+static void ft_count_blocks(struct fs *fs, uint64_t ino, uint64_t c[2])
+{
+	struct fs_inode ip;
+
+	c[0] = c[1] = 0;
+	jg_mutex_lock(&fs->lock);
+	assert_int_equal(fs_iget(fs, ino, &ip), 0);
+	assert_int_equal(fs_bmap_walk(fs, &ip, ft_count_fn, c), 0);
+	jg_mutex_unlock(&fs->lock);
+}
+
+/*
+ * A fallocate that fails for want of blocks (after its try following a commit)
+ * gives back the data blocks it allocated: a new file keeps none (issue 43: 37
+ * MB left to a 0-byte file), a file with blocks keeps exactly those, with their
+ * bytes; only the (empty) indirect blocks it mapped stay; fsck finds nothing.
+ */
+static void test_full_fallocate_gives_back(void **state)
+{
+	const uint64_t vsize = 512u << 10;
+	uint8_t *buf = malloc(vsize), got[2 * 4096];
+
+	(void)state;
+	memset(buf, 0x3d, vsize);
+	for (unsigned int mi = 1; mi < 4; mi += 2) {
+		enum jnl_data_mode m = ft_modes[mi];
+		struct blk_dev *dev = ft_dev_new(64);
+		struct fs *fs = ft_mount_mode(dev, m);
+		uint64_t g = ft_create(fs, FS_ROOT_INO, "g"), h = ft_create(fs, FS_ROOT_INO, "h");
+		uint64_t fill = ft_create(fs, FS_ROOT_INO, "fill"), free_before;
+		uint64_t cg[2], ch[2], ch0[2];
+		struct fs_attr a;
+
+		assert_int_equal(fs_write(fs, h, 0, sizeof(got), buf), (ssize_t)sizeof(got));
+		ft_count_blocks(fs, h, ch0);
+		assert_int_equal(fs_write(fs, ft_create(fs, FS_ROOT_INO, "victim"), 0, vsize, buf),
+				 (ssize_t)vsize);
+		ft_fill(fs, fill);
+		assert_int_equal(fs_unlink(fs, FS_ROOT_INO, "victim"), 0);
+		assert_int_equal(fs_sync(fs), 0);
+		free_before = fs->free_blocks;
+		assert_true(free_before >= vsize / 4096);
+
+		assert_int_equal(fs_fallocate(fs, g, 0, 0, 2 * vsize), -ENOSPC);
+		assert_int_equal(fs_getattr(fs, g, &a), 0);
+		ft_count_blocks(fs, g, cg);
+		if (a.size || cg[0])
+			fail_msg("mode %s: a failed fallocate left size %llu, %llu data blocks",
+				 jnl_data_mode_name(m), (unsigned long long)a.size,
+				 (unsigned long long)cg[0]);
+		assert_int_equal(fs->free_blocks, free_before - cg[1]);
+		ft_check(fs, dev, m, "failed fallocate, new file");
+
+		assert_int_equal(fs_fallocate(fs, h, FALLOC_FL_KEEP_SIZE, 0, 2 * vsize), -ENOSPC);
+		assert_int_equal(fs_getattr(fs, h, &a), 0);
+		assert_int_equal(a.size, sizeof(got));
+		ft_count_blocks(fs, h, ch);
+		assert_int_equal(ch[0], ch0[0]);
+		assert_int_equal(fs_read(fs, h, 0, sizeof(got), got), (ssize_t)sizeof(got));
+		assert_memory_equal(got, buf, sizeof(got));
+		assert_int_equal(fs->free_blocks, free_before - cg[1] - (ch[1] - ch0[1]));
+		ft_check(fs, dev, m, "failed fallocate, file with blocks");
+
+		/* what was given back serves the next call */
+		assert_int_equal(fs_fallocate(fs, g, 0, 0, vsize / 2), 0);
+		assert_int_equal(fs_unmount(fs), 0);
+		ft_fsck_clean(dev);
+		blk_close(dev);
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +1009,10 @@ int main(void)
 		cmocka_unit_test(test_full_meta_call_fails),
 		cmocka_unit_test(test_full_xattr_call_fails),
 		cmocka_unit_test(test_full_dir_grow_fails),
+		cmocka_unit_test(test_full_dcsum_pair_fails),
+		cmocka_unit_test(test_full_durable_not_running),
+		cmocka_unit_test(test_full_after_delete),
+		cmocka_unit_test(test_full_fallocate_gives_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
