@@ -9,7 +9,7 @@
 # of what it says, and -- for every row that must write nothing -- the sha256
 # of each file it names (and that a file it would have created is still
 # absent). The rows: a device holding an ext4 filesystem, a swap area, a
-# member of another jgrfs array (mkfs, create, --spare, rebuild --new, replace,
+# partition table, a member of another jgrfs array (mkfs, create, --spare, rebuild --new, replace,
 # spare add), an NBD export holding ext4; one file named twice (the same path,
 # a symlink, a hard link, a loop device over it, a file still to be made);
 # members of unequal size; members too small for the array or the filesystem;
@@ -64,6 +64,11 @@ mkfs.ext4 -q -F -L scratch x.img || it_fail "mkfs.ext4"
 mkfs.ext4 -q -F y.img || it_fail "mkfs.ext4 y"
 mkfs.ext4 -q -F -L zz z.img || it_fail "mkfs.ext4 z"
 mkswap -L oldswap w.img >/dev/null 2>&1 || it_fail "mkswap"
+# a DOS partition table by hand (no sfdisk needed): one Linux partition at 1 MiB
+truncate -s $SZ pt.img
+printf '\x00\x00\x00\x00\x83\x00\x00\x00\x00\x08\x00\x00\x00\x08\x00\x00' |
+	dd of=pt.img bs=1 seek=446 conv=notrunc status=none || it_fail "partition entry"
+printf '\x55\xaa' | dd of=pt.img bs=1 seek=510 conv=notrunc status=none || it_fail "MBR signature"
 ln -s n0.img sym0.img
 ln n0.img hard0.img
 ln -s b0.img symb0.img
@@ -77,6 +82,8 @@ row "mkfs over ext4" 2 "x.img contains an ext4 filesystem (label 'scratch'" "$N 
 row "mkfs over swap" 2 "w.img contains a swap area (label 'oldswap'" "$N w.img" \
 	-- mkfs n0.img n1.img w.img
 row "create over ext4" 2 "use --force to overwrite it" "$N x.img" -- create x.img n1.img n2.img
+row "create over a partition table" 2 "pt.img contains a dos partition table (magic at offset 510)" \
+	"$N pt.img" -- create n0.img n1.img pt.img
 row "mkfs over another array's member" 2 "a1.img is member 1 of 3 of jgrfs array" "$A $N" \
 	-- mkfs n0.img a1.img n2.img
 row "create over another array's member" 2 "a2.img is member 2 of 3 of jgrfs array" "$A $N" \
