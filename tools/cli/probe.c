@@ -197,8 +197,9 @@ static void probe_blkid_what(blkid_probe pr, char *out, size_t len)
 		snprintf(more + strlen(more), sizeof(more) - strlen(more), "label '%s', ", label);
 	if (uuid && *uuid)
 		snprintf(more + strlen(more), sizeof(more) - strlen(more), "UUID %s, ", uuid);
-	snprintf(more + strlen(more), sizeof(more) - strlen(more), "magic at offset %s",
-		 off ? off : "?");
+	snprintf(more + strlen(more), sizeof(more) - strlen(more), "magic at offset %s%s",
+		 off ? off : "?",
+		 blkid_probe_has_value(pr, "SBBADCSUM") ? ", its checksum fails" : "");
 	snprintf(out, len, "contains %s %s %s (%s)", strchr("aeiouAEIOU", type[0]) ? "an" : "a",
 		 type, kind, more);
 }
