@@ -7,8 +7,7 @@
  * dirty: stop keeps it, degraded assembly and failing a member are refused), a
  * data area past 64 bits or a bitmap policy without a bitmap refused, read-only,
  * torn superblock copies and power cuts at every superblock write (S8), a member
- * whose copies are both damaged left out (S12); what raid_create_size and
- * raid_create_map predict is what raid_create makes.
+ * whose copies are both damaged left out (S12).
  */
 #include "raid_test.h"
 
