@@ -13,7 +13,8 @@
 # spare add), an NBD export holding ext4; one file named twice (the same path,
 # a symlink, a hard link, a loop device over it, a file still to be made);
 # members of unequal size; members too small for the array or the filesystem;
-# a device another process has locked; wipe of a mounted member; mkfs over a
+# a device another process has locked, a mounted block device, a damaged
+# jgrfs superblock; wipe of a mounted member; mkfs over a
 # wiped array whose filesystem superblock is still there. replace runs on a
 # degraded volume (a loop member cut off), where the daemon would rebuild onto
 # what it is handed. Then what --force (rebuild: --overwrite) lets through,
@@ -91,6 +92,26 @@ row "create over another array's member" 2 "a2.img is member 2 of 3 of jgrfs arr
 row "mkfs --spare over another array's member" 2 "a0.img is member 0 of 3" "$A $N" \
 	-- mkfs --spare a0.img $N
 row "mkfs over its own array again" 2 "use --force to overwrite it" "$A" -- mkfs $A
+# both copies of a member superblock damaged: still jgrfs's, still refused
+cp b0.img dmg.img
+for off in 200 4296; do
+	printf 'X' | dd of=dmg.img bs=1 seek=$off conv=notrunc status=none || it_fail "damage"
+done
+row "mkfs over a damaged jgrfs superblock" 2 "dmg.img holds a damaged jgrfs member superblock" \
+	"$N dmg.img" -- mkfs n0.img n1.img dmg.img
+# a block device the kernel holds (a mounted ext4): refused even with --force
+mkdir "$T/extmnt"
+if mount -o loop,ro y.img "$T/extmnt" 2>/dev/null; then
+	LOOPY=$(findmnt -n -o SOURCE "$T/extmnt")
+	(row "mkfs --force over a mounted block device" 2 "$LOOPY is in use by the system" "$N" \
+		-- mkfs --force n0.img n1.img "$LOOPY")
+	rc=$?
+	umount "$T/extmnt"
+	[ $rc = 0 ] || exit $rc
+	ROWS=$((ROWS + 1))
+else
+	it_log "cannot mount an ext4 loop device here: that row skipped"
+fi
 row "rebuild --new over another array's member" 2 \
 	"a0.img is member 0 of 3 of another jgrfs array" "$A $B" \
 	-- rebuild --role 1 --fail --new a0.img $B
