@@ -38,7 +38,7 @@ FUZZ_PACKAGES := clang libclang-rt-14-dev time
 BENCH_SLOW_PACKAGES := nbdkit-plugin-dev
 PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninja-build \
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev \
-	python3 xz-utils tar groff-base bash-completion libnbd-dev nbdkit
+	python3 xz-utils tar groff-base bash-completion libnbd-dev nbdkit libblkid-dev
 
 .PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps \
 	bench-scrub bench-slow bitrot

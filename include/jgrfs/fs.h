@@ -80,6 +80,12 @@ struct fs_mkfs_opts {
 
 /* Write a new filesystem (superblock, groups, root directory, journal) on @dev. */
 int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts);
+/*
+ * Whether fs_mkfs() with @opts can lay a filesystem over @dev_blocks blocks,
+ * without a device: 0; -ENOSPC too small; -EINVAL the options do not fit it
+ * (a journal below its floor). For the checks a command makes before it writes.
+ */
+int fs_mkfs_fits(uint64_t dev_blocks, const struct fs_mkfs_opts *opts);
 
 struct fs_mount_opts {
 	enum jnl_data_mode data_mode;	/* default (zero) JNL_DATA_WRITEBACK: callers set it;

@@ -200,6 +200,22 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		bool force);
 
 /*
+ * The array raid_create() would make over @n members of @member_blocks blocks
+ * each (cfg->member_blocks instead when set), without a device: 0 and its size
+ * in *@array_blocks; -ENOSPC when the members are too small for one stripe row;
+ * -EINVAL for a bad @cfg. For the checks a command makes before it writes.
+ */
+int raid_create_size(const struct raid_create_cfg *cfg, unsigned int n, uint64_t member_blocks,
+		     uint64_t *array_blocks);
+/*
+ * Where array block @blkno of that array will be: the role of its member and
+ * the member block. 0, or as raid_create_size (-EINVAL past the array's end).
+ * mkfs reads there first to see whether a filesystem would be overwritten.
+ */
+int raid_create_map(const struct raid_create_cfg *cfg, unsigned int n, uint64_t member_blocks,
+		    uint64_t blkno, unsigned int *role, uint64_t *member_blkno);
+
+/*
  * Events: what happens to an array that its operator wants to hear about, named
  * as mdadm --monitor names them. raid_event (src/raid/event.c) writes one log
  * line per event ("raid: event=Fail dev=/dev/sdc role=2 err=-5 ..."), counts it

@@ -698,6 +698,14 @@ static int fs_mkfs_geometry(uint64_t dev_blocks, const struct fs_mkfs_opts *opts
 	return 0;
 }
 
+int fs_mkfs_fits(uint64_t dev_blocks, const struct fs_mkfs_opts *opts)
+{
+	struct fs_mkfs_opts def = { 0 };
+	struct fs_geom g;
+
+	return fs_mkfs_geometry(dev_blocks, opts ? opts : &def, &g);
+}
+
 /* Is there a jgrfs filesystem on @dev already? */
 static bool fs_mkfs_exists(struct blk_dev *dev, uint8_t *blk)
 {

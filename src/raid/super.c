@@ -508,6 +508,66 @@ static int raid_create_check_dev(struct blk_dev *dev, uint8_t *buf, bool force)
 	return 0;
 }
 
+/*
+ * The geometry raid_create() lays over @n members of @mblocks blocks: the data
+ * area after the superblocks and the bitmap (*@bm_blocks), chunk-aligned. 0;
+ * -EINVAL for a bad @cfg; -ENOSPC when @mblocks holds no row (@g's data_offset
+ * then says where the data area would start).
+ */
+static int raid_create_geo(const struct raid_create_cfg *cfg, unsigned int n, uint64_t mblocks,
+			   struct raid_geo *g, uint32_t *bm_blocks)
+{
+	uint32_t chunk = cfg->chunk_blocks ? cfg->chunk_blocks : RAID_DEFAULT_CHUNK;
+	uint32_t region =
+	    cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
+	uint64_t off;
+	int rc = raid_geo_init(g, cfg->level, n, chunk, 0, 0);
+
+	if (rc || (region & (region - 1)))
+		return -EINVAL;
+	*bm_blocks = 0;
+	if (cfg->resync == RAID_RESYNC_BITMAP || cfg->resync == RAID_RESYNC_JOURNAL)
+		*bm_blocks = (uint32_t)raid_div_up(raid_div_up(mblocks * g->ndata, region),
+						   RAID_BITMAP_BITS_PER_BLOCK);
+	off = raid_div_up(RAID_BITMAP_BLKNO + (uint64_t)*bm_blocks, chunk) * chunk;
+	if (mblocks < off + chunk) {
+		g->data_offset = off;
+		return -ENOSPC;
+	}
+	return raid_geo_init(g, cfg->level, n, chunk, off, mblocks - off);
+}
+
+int raid_create_size(const struct raid_create_cfg *cfg, unsigned int n, uint64_t member_blocks,
+		     uint64_t *array_blocks)
+{
+	struct raid_geo g;
+	uint32_t bm_blocks;
+	int rc;
+
+	if (cfg->member_blocks)
+		member_blocks = cfg->member_blocks;
+	rc = raid_create_geo(cfg, n, member_blocks, &g, &bm_blocks);
+	*array_blocks = rc ? 0 : g.array_blocks;
+	return rc;
+}
+
+int raid_create_map(const struct raid_create_cfg *cfg, unsigned int n, uint64_t member_blocks,
+		    uint64_t blkno, unsigned int *role, uint64_t *member_blkno)
+{
+	struct raid_geo g;
+	uint32_t bm_blocks;
+	int rc;
+
+	if (cfg->member_blocks)
+		member_blocks = cfg->member_blocks;
+	rc = raid_create_geo(cfg, n, member_blocks, &g, &bm_blocks);
+	if (!rc && blkno >= g.array_blocks)
+		rc = -EINVAL;
+	if (!rc)
+		raid_layout_map(&g, blkno, role, member_blkno);
+	return rc;
+}
+
 int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
 		bool force)
 {
@@ -580,24 +640,15 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 			}
 		}
 	}
-	if (use_bitmap) {
-		regions = raid_div_up(mblocks * g.ndata, region);
-		bm_blocks = (uint32_t)raid_div_up(regions, RAID_BITMAP_BITS_PER_BLOCK);
+	rc = raid_create_geo(cfg, n, mblocks, &g, &bm_blocks);
+	if (rc == -ENOSPC) {
+		jg_log(JG_LOG_ERR, "raid", "create: members too small: %llu blocks, need %llu",
+		       (unsigned long long)mblocks,
+		       (unsigned long long)(g.data_offset + g.chunk_blocks));
+		rc = -EINVAL;
 	}
-	{
-		uint64_t off = raid_div_up(RAID_BITMAP_BLKNO + (uint64_t)bm_blocks, chunk) * chunk;
-
-		if (mblocks < off + chunk) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "create: members too small: %llu blocks, need %llu",
-			       (unsigned long long)mblocks, (unsigned long long)(off + chunk));
-			rc = -EINVAL;
-			goto out;
-		}
-		rc = raid_geo_init(&g, cfg->level, n, chunk, off, mblocks - off);
-		if (rc)
-			goto out;
-	}
+	if (rc)
+		goto out;
 	for (unsigned int i = 0; i < cfg->nspares; i++)
 		if (cfg->spares[i]->nblocks < g.data_offset + g.data_blocks) {
 			jg_log(JG_LOG_ERR, "raid",

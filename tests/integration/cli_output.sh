@@ -65,8 +65,12 @@ run -- --version
 	run -- scrub --json $D
 	run -- owners -b 0 $D
 	run -- create -s 16M e0.img e1.img e2.img
+	# refused before anything is written (issue 44)
+	run -- mkfs e0.img e1.img e2.img
+	run -- create -s 16M f0.img f1.img ./f0.img
 	run -- examine --json e0.img
 	run -- rebuild --new e3.img e0.img e2.img
+	run -- wipe --dry-run e1.img
 	# an array with no filesystem (create alone, or a mkfs cut short)
 	run -- fsck -n e0.img e2.img e3.img
 	run -- mount e0.img e2.img e3.img mnt
@@ -86,6 +90,7 @@ grep -q " $T/mnt fuse" /proc/mounts || it_fail "jgrfs mount did not mount"
 	run -- replace mnt e9.img
 	run -- spare add -s 64M mnt s0.img
 	run -- spare remove mnt s0.img
+	run -- wipe d0.img
 	run numbers -- scrub -q mnt
 	run -- umount mnt
 	run -- fsck -n $D

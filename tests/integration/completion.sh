@@ -131,7 +131,7 @@ lines=("jgrfs mk" "jgrfs " "jgrfs bench " "jgrfs scrub --re" "jgrfs mkfs --level
 	"jgrfs status " "jgrfs status --json " "jgrfs replace " "jgrfs replace --role 1 dir1 "
 	"jgrfs spare " "jgrfs spare add " "jgrfs spare add --size 1G dir1 " "jgrfs resync-all "
 	"jgrfs resync-all on " "jgrfs scrub " "jgrfs mount -o ro " "jgrfs bench fs --dir "
-	"jgrfs nosuchcommand " "jgrfs mkfs --")
+	"jgrfs nosuchcommand " "jgrfs mkfs --" "jgrfs wipe " "jgrfs spare add --force dir1 ")
 while read -r cmd; do
 	lines+=("jgrfs $cmd --")
 done <"$D/cmds"
@@ -188,6 +188,8 @@ expect "jgrfs replace --role 1 dir1 " "dir1 file1"
 expect "jgrfs spare " "add remove"
 has "jgrfs spare add " dir1; hasnt "jgrfs spare add " file1
 expect "jgrfs spare add --size 1G dir1 " "dir1 file1"
+expect "jgrfs spare add --force dir1 " "dir1 file1"
+expect "jgrfs wipe " "dir1 file1"
 expect "jgrfs resync-all " "off on"
 has "jgrfs resync-all on " dir1; hasnt "jgrfs resync-all on " file1
 has "jgrfs scrub " dir1 file1

@@ -162,8 +162,7 @@ static struct cli_locked {
 } cli_locked[2 * CLI_MAX_DEVICES];
 static int cli_nlocked;
 
-/* "pid 1234 (jgrfs mount ...)" for the process holding a lock on @path, or "another process". */
-static const char *cli_lock_holder(const char *path, char *buf, size_t len)
+const char *cli_lock_holder(const char *path, char *buf, size_t len)
 {
 	char line[256], cmd[160] = "";
 	struct stat st;
@@ -543,7 +542,7 @@ int cli_raid_opt(struct cli_raid_opts *o, int opt, const char *arg)
 			return cli_err("--size %s: expected a size such as 1G (at least 64K)", arg),
 			       -EINVAL;
 		o->size_bytes = v - v % JG_BLOCK_SIZE;
-		o->cfg->member_blocks = 0; /* the array uses what the members have */
+		o->cfg->member_blocks = 0; /* probe_create: SIZE of each, once checked */
 		return 0;
 	case 'S':
 		if (o->nspares == sizeof(o->spares) / sizeof(o->spares[0]))

@@ -64,10 +64,13 @@ void cli_close_members(struct blk_dev **devs, int n);
  */
 enum cli_lock { CLI_LOCK_EXCLUSIVE, CLI_LOCK_SHARED, CLI_LOCK_NONE };
 extern enum cli_lock cli_lock_mode; /* default CLI_LOCK_EXCLUSIVE */
+/* "pid 1234 (jgrfs mount ...)" for the process holding a lock on @path, or "another process". */
+const char *cli_lock_holder(const char *path, char *buf, size_t len);
 extern bool cli_lock_wait;
 #define CLI_OPT_WAIT 0x101 /* --wait: no short form */
 #define CLI_OPT_DATA_CSUM 0x102 /* mkfs --data-checksums: no short form */
 #define CLI_OPT_NO_DATA_CSUM 0x103 /* mkfs --no-data-checksums */
+#define CLI_OPT_OVERWRITE 0x104 /* rebuild --overwrite */
 #define CLI_WAIT_LONGOPT { "wait", no_argument, NULL, CLI_OPT_WAIT }
 
 /*
@@ -163,8 +166,8 @@ struct cli_raid_opts {
 	"  -r, --resync POLICY      crash protection: journal (default), bitmap, full, or\n" \
 	"                           off (UNSAFE: no resync after a crash; for tests)\n" \
 	"  -b, --bitmap-region SIZE array data covered by one bitmap bit (default 64M)\n" \
-	"  -s, --size SIZE          use SIZE of each member; creates missing member files\n" \
-	"                           sparse at that size\n" \
+	"  -s, --size SIZE          use SIZE of each member (members of unequal size need\n" \
+	"                           it); creates missing member files sparse at that size\n" \
 	"  -S, --spare DEV          a hot spare (repeatable, up to 8): a member that fails\n" \
 	"                           is rebuilt onto it by the mounted volume, no command\n" \
 	"                           needed; give it with the members to jgrfs mount\n" \

@@ -26,11 +26,14 @@ static const char cmd_create_help[] =
 	"Create a RAID4/5/6 array over the member files or block devices DEV (at least\n"
 	"3 for RAID4/5, 4 for RAID6; at most 32). Member roles follow the order given.\n"
 	"The array starts clean and in sync. A member that already holds a jgrfs\n"
-	"superblock is refused unless --force is given.\n"
+	"superblock, a filesystem, RAID, LVM, swap or partition-table signature is\n"
+	"refused unless --force; so are members of unequal size unless --size, and\n"
+	"one device named twice. A refusal writes nothing.\n"
 	"\n"
 	"options:\n"
 	CLI_RAID_HELP
-	"  -f, --force              overwrite members that belong to another jgrfs array\n"
+	"  -f, --force              overwrite what the members hold (each is named) and\n"
+	"                           take members of unequal size (the smallest's size)\n"
 	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"      --wait               when a member is in use by another jgrfs process\n"
@@ -43,7 +46,8 @@ static const char cmd_create_help[] =
 	"  jgrfs create -l 6 -c 256K -r bitmap /dev/sdb /dev/sdc /dev/sdd /dev/sde\n"
 	"      RAID6, 256 KiB chunks, write-intent bitmap, on block devices\n"
 	"\n"
-	"exit status: 0 created, 1 bad options, 2 the array could not be created\n";
+	"exit status: 0 created, 1 bad options or a device named twice, 2 refused or\n"
+	"the array could not be created\n";
 
 int cmd_create(int argc, char **argv)
 {
@@ -99,7 +103,7 @@ int cmd_create(int argc, char **argv)
 		fputs(cmd_create_help, stderr);
 		return 1;
 	}
-	rc = raidcli_create(argv + optind, n, &ro, force, devs);
+	rc = raidcli_create(argv + optind, n, &ro, force, NULL, devs);
 	if (rc)
 		return rc;
 	/* read back what was written: the summary is what assembly will see */

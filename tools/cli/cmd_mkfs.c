@@ -5,8 +5,10 @@
  *
  *	jgrfs mkfs [array options] [--force] [--journal-size SIZE] [--label L] DEV...
  *
- * raid_create() writes the member superblocks (refusing members of an existing
- * array unless --force), raid_assemble() brings the new array up, fs_mkfs()
+ * raidcli_create() first checks everything (tools/cli/probe.h: what each member
+ * holds, the member list, sizes, and that the array will hold the filesystem
+ * asked for), so that a refusal writes nothing; then raid_create() writes the
+ * member superblocks, raid_assemble() brings the new array up, fs_mkfs()
  * writes the filesystem on it (refusing an existing filesystem unless --force),
  * raid_stop() marks the array clean.
  */
@@ -27,12 +29,15 @@ static const char cmd_mkfs_help[] =
 	"       mkfs.jgrfs [options] DEV...\n"
 	"\n"
 	"Create a RAID4/5/6 array over the member files or block devices DEV and a\n"
-	"jgrfs filesystem on it (with its journal inside). Members that belong to an\n"
-	"array, or an array that holds a filesystem, are refused unless --force.\n"
+	"jgrfs filesystem on it (with its journal inside). Before writing anything it\n"
+	"looks at every member: one of a jgrfs array, or holding a filesystem, RAID,\n"
+	"LVM, swap or partition-table signature, is refused unless --force; so are\n"
+	"members of unequal size unless --size, and one device named twice.\n"
 	"\n"
 	"options:\n"
 	CLI_RAID_HELP
-	"  -f, --force              overwrite an existing array and filesystem\n"
+	"  -f, --force              overwrite what the members hold (each is named) and\n"
+	"                           take members of unequal size (the smallest's size)\n"
 	"  -J, --journal-size SIZE  journal size (default: 1/64 of the array, 16M to 1G;\n"
 	"                           at least 8M: a small one checkpoints all the time)\n"
 	"  -L, --label LABEL        filesystem label, up to 63 bytes\n"
@@ -53,7 +58,8 @@ static const char cmd_mkfs_help[] =
 	"example:\n"
 	"  jgrfs mkfs --size 1G -L data d0.img d1.img d2.img d3.img\n"
 	"\n"
-	"exit status: 0 created, 1 bad options, 2 the array or filesystem could not be created\n";
+	"exit status: 0 created, 1 bad options or a device named twice, 2 refused or\n"
+	"the array or filesystem could not be created\n";
 
 int cmd_mkfs(int argc, char **argv)
 {
@@ -147,7 +153,7 @@ int cmd_mkfs(int argc, char **argv)
 		fputs(cmd_mkfs_help, stderr);
 		return 1;
 	}
-	rc = raidcli_create(argv + optind, n, &ro, fo.force, devs);
+	rc = raidcli_create(argv + optind, n, &ro, fo.force, &fo, devs);
 	if (rc)
 		return rc;
 	rc = raid_assemble(devs, (unsigned int)n, &acfg, &a);

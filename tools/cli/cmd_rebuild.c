@@ -10,8 +10,10 @@
  * array is assembled degraded, the role to rebuild found (or taken from --role),
  * and raid_rebuild() writes every row's chunk of that role onto PATH, which the
  * superblocks record as being rebuilt with a mark of the rows done: an
- * interrupted rebuild resumes from there (at a mount, or here without --new). A missing PATH file is created sparse at the size of the largest
- * member given (or --size).
+ * interrupted rebuild resumes from there (at a mount, or here without --new).
+ * A missing PATH file is created sparse at the size of the largest member
+ * given (or --size). An existing PATH is probed first (tools/cli/probe.h),
+ * before the assembly writes anything: --overwrite takes what it holds.
  *
  * A rebuild reconstructs from parity. While the array's filesystem journal has
  * not been replayed (jnl-pending, a crash in data=declared), the rows it was
@@ -33,8 +35,10 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "probe.h"
 #include "raidcli.h"
 #include "jgrfs/raid.h"
+#include "../../src/raid/raid_format.h"
 
 static const char cmd_rebuild_help[] =
 	"usage: jgrfs rebuild [--role N] --new PATH DEV...\n"
@@ -47,7 +51,10 @@ static const char cmd_rebuild_help[] =
 	"A missing PATH file is created sparse, as large as the largest DEV file.\n"
 	"The new member records how far it has been rebuilt: a rebuild stopped by an\n"
 	"unmount, a crash or a power cut goes on from there at the next mount, or\n"
-	"here without --new (give the new device among the DEVs).\n"
+	"here without --new (give the new device among the DEVs). PATH is looked at\n"
+	"before anything is written: one that holds a filesystem, RAID, LVM, swap or\n"
+	"partition-table signature, or a member of another jgrfs array, is refused\n"
+	"unless --overwrite (not --force: that one is about the journal).\n"
 	"\n"
 	"options:\n"
 	"  -n, --new PATH           the device or file to rebuild onto (without it:\n"
@@ -56,6 +63,9 @@ static const char cmd_rebuild_help[] =
 	"  -F, --fail               mark role N failed first, to replace a member that\n"
 	"                           is present but going bad (needs --role)\n"
 	"  -s, --size SIZE          size of a new PATH file (default: as the members)\n"
+	"      --overwrite          rebuild onto PATH although it holds a filesystem,\n"
+	"                           RAID, LVM, swap or partition-table signature or a\n"
+	"                           member of another jgrfs array (refused without it)\n"
 	"  -f, --force              go on although the filesystem journal has not been\n"
 	"                           replayed (jnl-pending, after a crash): with --fail,\n"
 	"                           resync every row's parity from its data first;\n"
@@ -73,7 +83,8 @@ static const char cmd_rebuild_help[] =
 	"  jgrfs rebuild --role 1 --fail --new /dev/sdf /dev/sd[b-e]\n"
 	"      replace the member of role 1 by /dev/sdf\n"
 	"\n"
-	"exit status: 0 rebuilt, 1 bad options, 2 the rebuild failed\n";
+	"exit status: 0 rebuilt, 1 bad options or PATH also given as a member, 2 refused\n"
+	"or the rebuild failed\n";
 
 /*
  * Create @path sparse at @bytes when it does not exist (*@created = true). 0, or
@@ -104,6 +115,25 @@ static int cmd_rebuild_new_file(const char *path, uint64_t bytes, bool *created)
 	close(fd);
 	*created = !rc;
 	return rc;
+}
+
+/*
+ * Refuse @newpath when it holds what a rebuild would destroy (probe_dev): a
+ * member of another array than the one the members @paths name, a filesystem
+ * or other signature, unless --overwrite. Not --force: that one forces the
+ * assembly of an array whose journal has not replayed, a different danger an
+ * operator must not take on by answering this one. 0, or 1 after a message.
+ */
+static int cmd_rebuild_probe_new(char **paths, int n, const char *newpath, bool overwrite)
+{
+	struct probe_cfg pc = { .force = overwrite, .force_opt = "--overwrite" };
+	uint8_t uuid[16];
+	uint32_t role, nmembers;
+
+	for (int i = 0; i < n && !pc.uuid; i++)
+		if (!probe_jgrfs_sb(paths[i], uuid, &role, &nmembers) && role != RAID_ROLE_SPARE)
+			pc.uuid = uuid;
+	return probe_dev(newpath, &pc, NULL) ? 1 : 0;
 }
 
 /* The message for a refusal of raid_fail_member() / raid_rebuild(). */
@@ -237,6 +267,7 @@ int cmd_rebuild(int argc, char **argv)
 		{ "fail", no_argument, NULL, 'F' },
 		{ "size", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "overwrite", no_argument, NULL, CLI_OPT_OVERWRITE },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		CLI_WAIT_LONGOPT,
@@ -251,7 +282,7 @@ int cmd_rebuild(int argc, char **argv)
 	const char *newpath = NULL;
 	uint64_t size_bytes = 0, member_bytes = 0, v;
 	long want = -1;
-	bool fail = false, created, rebuilt = false;
+	bool fail = false, overwrite = false, created = false, rebuilt = false;
 	int opt, n, rc, role, ret = 2;
 
 	optind = 1;
@@ -276,6 +307,9 @@ int cmd_rebuild(int argc, char **argv)
 			break;
 		case 'f':
 			cfg.force = true;
+			break;
+		case CLI_OPT_OVERWRITE:
+			overwrite = true;
 			break;
 		case 'h':
 			fputs(cmd_rebuild_help, stdout);
@@ -318,6 +352,11 @@ int cmd_rebuild(int argc, char **argv)
 			member_bytes = (uint64_t)st.st_size;
 	}
 	paths[n] = (char *)newpath;
+	/* issue 44: look at PATH before the array is assembled (that writes) */
+	if (probe_distinct(paths, n + 1))
+		return 1;
+	if (cmd_rebuild_probe_new(paths, n, newpath, overwrite))
+		return 2;
 	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes, &created))
 		return 2;
 	/* one open for all, so that a fault domain (jgrfs-crash) spans the new member too */

@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "probe.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
 #include "../../src/raid/raid_format.h"
@@ -37,12 +38,16 @@
 
 static void replace_usage(FILE *f)
 {
-	fprintf(f, "usage: jgrfs replace [--role N] [--size SIZE] [--wait] MOUNTPOINT NEWDEV\n\n"
+	fprintf(f, "usage: jgrfs replace [--role N] [--size SIZE] [--force] [--wait] MOUNTPOINT NEWDEV\n\n"
 		   "Rebuild the failed or missing member of the volume mounted at MOUNTPOINT\n"
 		   "onto NEWDEV (a file or block device as large as the other members), while\n"
-		   "the volume stays in use. `jgrfs status MOUNTPOINT` shows the progress.\n\n"
+		   "the volume stays in use. `jgrfs status MOUNTPOINT` shows the progress.\n"
+		   "NEWDEV that holds a filesystem, RAID, LVM, swap or partition-table\n"
+		   "signature, or a member of another jgrfs array, is refused unless --force;\n"
+		   "one in use by another process is refused.\n\n"
 		   "  -r, --role N     the role to rebuild (default: the one failed or missing)\n"
 		   "  -s, --size SIZE  create NEWDEV as a sparse file of SIZE if it is missing\n"
+		   "  -f, --force      overwrite what NEWDEV holds\n"
 		   "  -w, --wait       follow the rebuild to its end\n"
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
@@ -97,6 +102,22 @@ static int replace_check_newdev(int fd, const char *path, bool *spare)
 			       "member (%s): not rebuilding onto it (if it is an old copy, "
 			       "wipe its first block)", path, role, st.members[role].name);
 	return 0;
+}
+
+/*
+ * Issue 44: what NEWDEV holds, before the daemon writes it (probe_dev): a
+ * member of another array, a filesystem or other signature, unless @force; a
+ * device another process holds, always. 0, or 1 after a message.
+ */
+static int replace_probe_newdev(int fd, const char *path, bool force)
+{
+	struct probe_cfg pc = { .force = force, .force_opt = "--force", .check_lock = true };
+	struct fop_status st;
+
+	if (ioctl(fd, FOP_IOC_STATUS, &st))
+		return cli_err("status: %s", strerror(errno));
+	pc.uuid = st.uuid;
+	return probe_dev(path, &pc, NULL) ? 1 : 0;
 }
 
 /* Follow the rebuild through the status ioctl until it ends; 0 when the array is whole. */
@@ -197,6 +218,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	    {"role", required_argument, NULL, 'r'},
 	    {"size", required_argument, NULL, 's'},
 	    {"wait", no_argument, NULL, 'w'},
+	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
@@ -205,7 +227,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	const char *what = readd ? "readd" : "replace";
 	struct fop_replace rq;
 	uint64_t v, size = 0;
-	bool wait = false, spare = false;
+	bool wait = false, spare = false, force = false;
 	char path[PATH_MAX];
 	int opt, fd, rc = 1;
 
@@ -213,7 +235,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	rq.flags = readd ? FOP_REPLACE_READD : 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, readd ? "r:wh" CLI_VERBOSITY_SHORTOPTS
-						    : "r:s:wh" CLI_VERBOSITY_SHORTOPTS,
+						    : "r:s:fwh" CLI_VERBOSITY_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
@@ -232,6 +254,11 @@ static int replace_main(int argc, char **argv, bool readd)
 			break;
 		case 'w':
 			wait = true;
+			break;
+		case 'f':
+			if (readd)
+				return cli_err("--force: readd takes the member's own device"), 2;
+			force = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -272,7 +299,9 @@ static int replace_main(int argc, char **argv, bool readd)
 	if (fd < 0)
 		return cli_err("%s: %s", argv[optind], strerror(errno));
 	if (readd ? readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, &rq.role)
-		  : replace_check_newdev(fd, path, &spare))
+		  : replace_check_newdev(fd, path, &spare) ||
+			    /* a spare of this array is ours, held by its daemon */
+			    (!spare && replace_probe_newdev(fd, path, force)))
 		goto out;
 	if (readd)
 		rq.flags |= FOP_REPLACE_ROLE; /* the one its superblock names */

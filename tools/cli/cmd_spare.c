@@ -20,11 +20,12 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "probe.h"
 #include "jgrfs/fop.h"
 
 static void spare_usage(FILE *f)
 {
-	fprintf(f, "usage: jgrfs spare add [--size SIZE] MOUNTPOINT DEV\n"
+	fprintf(f, "usage: jgrfs spare add [--size SIZE] [--force] MOUNTPOINT DEV\n"
 		   "       jgrfs spare remove MOUNTPOINT DEV\n\n"
 		   "Hot spares of the volume mounted at MOUNTPOINT. `add` writes a spare\n"
 		   "superblock on DEV (a file or block device at least as large as a member;\n"
@@ -34,8 +35,12 @@ static void spare_usage(FILE *f)
 		   "onto is a member already and cannot be removed. `jgrfs status` lists the\n"
 		   "spares. Give the spares with the members to `jgrfs mount` (or members=)\n"
 		   "so that the next mount finds them; `jgrfs mkfs --spare DEV` writes them\n"
-		   "with a new volume.\n\n"
+		   "with a new volume. DEV that holds a filesystem, RAID, LVM, swap or\n"
+		   "partition-table signature is refused unless --force; one in use by another\n"
+		   "process, or a member of another jgrfs array, is refused (jgrfs wipe\n"
+		   "removes a jgrfs superblock).\n\n"
 		   "  -s, --size SIZE  (add) create DEV as a sparse file of SIZE if it is missing\n"
+		   "  -f, --force      (add) overwrite what DEV holds\n"
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
@@ -77,10 +82,14 @@ int cmd_spare(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"size", required_argument, NULL, 's'},
+	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
+	struct probe_cfg pc = { .force_opt = "--force", .check_lock = true,
+				.other_array_final = true };
+	struct fop_status st;
 	struct fop_spare rq;
 	uint64_t size = 0;
 	char path[PATH_MAX];
@@ -90,11 +99,14 @@ int cmd_spare(int argc, char **argv)
 
 	memset(&rq, 0, sizeof(rq));
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:h" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:fh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			if (cli_parse_size(optarg, &size) || size < (1u << 20))
 				return cli_err("--size %s: expected a size such as 1G", optarg), 2;
+			break;
+		case 'f':
+			pc.force = true;
 			break;
 		case 'h':
 			spare_usage(stdout);
@@ -119,8 +131,8 @@ int cmd_spare(int argc, char **argv)
 		add = true;
 	} else if (!strcmp(verb, "remove")) {
 		add = false;
-		if (size)
-			return cli_err("--size is for spare add"), 2;
+		if (size || pc.force)
+			return cli_err("--size and --force are for spare add"), 2;
 	} else {
 		cli_err("spare %s: expected add or remove", verb);
 		spare_usage(stderr);
@@ -149,6 +161,16 @@ int cmd_spare(int argc, char **argv)
 	fd = open(mnt, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", mnt, strerror(errno));
+	/* issue 44: what DEV holds, before the daemon writes it */
+	if (add) {
+		if (ioctl(fd, FOP_IOC_STATUS, &st)) {
+			spare_err(mnt, path, add, errno);
+			goto out;
+		}
+		pc.uuid = st.uuid;
+		if (probe_dev(path, &pc, NULL))
+			goto out;
+	}
 	if (ioctl(fd, add ? FOP_IOC_SPARE_ADD : FOP_IOC_SPARE_REMOVE, &rq)) {
 		spare_err(mnt, path, add, errno);
 		goto out;

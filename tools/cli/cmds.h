@@ -18,12 +18,13 @@ int cmd_replace(int argc, char **argv);
 int cmd_readd(int argc, char **argv); /* in cmd_replace.c */
 int cmd_spare(int argc, char **argv);
 
-/* the array: tools/cli/cmd_{create,examine,scrub,rebuild}.c, tools/bench/cmd_bench_raid.c */
+/* the array: tools/cli/cmd_{create,examine,scrub,rebuild,wipe}.c, tools/bench/cmd_bench_raid.c */
 int cmd_create(int argc, char **argv);
 int cmd_examine(int argc, char **argv);
 int cmd_scrub(int argc, char **argv);
 int cmd_scrub_online(int argc, char **argv); /* cmd_scrub with a mount point */
 int cmd_rebuild(int argc, char **argv);
+int cmd_wipe(int argc, char **argv);
 int cmd_bench_raid(int argc, char **argv);
 
 /* the filesystem: tools/cli/cmd_{mkfs,fsck,owners}.c, tools/bench/cmd_bench_fs.c */
@@ -52,6 +53,7 @@ int cmd_bench_jnl(int argc, char **argv);
 	{ "examine", "show the member superblocks of an array (read-only)", cmd_examine }, \
 	{ "scrub", "check (and --repair) the parity of every stripe row, online or not", cmd_scrub }, \
 	{ "rebuild", "reconstruct a missing or failed member onto a new device", cmd_rebuild }, \
+	{ "wipe", "remove the jgrfs superblocks of devices no array should use again", cmd_wipe }, \
 	{ "bench", "what crash protection costs: throughput and recovery, by mode", cmd_bench }, \
 	{ "bench raid", "measure array throughput against the raw members", cmd_bench_raid }, \
 	{ "bench jnl", "journal commit throughput per data mode; declared recovery time", cmd_bench_jnl }, \

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "probe.h"
 #include "raidcli.h"
 #include "../../src/raid/raid_format.h"
 
@@ -144,8 +145,8 @@ static bool raidcli_all_new(char **paths, int n, uint64_t size_bytes)
 	return true;
 }
 
-int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
-		   struct blk_dev **devs)
+int raidcli_create(char **paths, int n, struct cli_raid_opts *ro, bool force,
+		   const struct fs_mkfs_opts *fo, struct blk_dev **devs)
 {
 	unsigned int min = ro->cfg->level == 6 ? 4 : 3;
 	struct blk_dev *spares[8] = {0};
@@ -156,6 +157,10 @@ int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool for
 		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
 	if (n < (int)min)
 		return cli_err("RAID%u needs at least %u members, not %d", ro->cfg->level, min, n);
+	/* issue 44: every check before the first write (the open creates files) */
+	rc = probe_create(paths, n, ro, force, fo);
+	if (rc)
+		return rc;
 	if (!ro->cfg->assume_clean && raidcli_all_new(paths, n, ro->size_bytes))
 		ro->cfg->assume_clean = true; /* sparse files this command makes hold zeros */
 	if (cli_open_members(paths, n, ro->size_bytes, devs))

@@ -35,13 +35,17 @@ int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
 const char *raidcli_assemble_why(int rc);
 
 /*
- * `create` and `mkfs`: check the member count for @cfg's level, open @paths
- * (creating missing files at ro->size_bytes), write a new array over them.
- * Returns 0 with @devs open, or prints why, closes what it opened and returns the
- * exit code (1: bad arguments, 2: the array could not be made).
+ * `create` and `mkfs` (@fo: the filesystem to come, NULL for create): check the
+ * member count for @cfg's level and everything probe_create() checks (what the
+ * devices hold, the list, sizes; tools/cli/probe.h) before anything is
+ * written, then open @paths (creating missing files at ro->size_bytes) and
+ * write a new array over them. Returns 0 with @devs open, or prints why,
+ * closes what it opened and returns the exit code (1: bad arguments, 2: the
+ * array could not be made or was refused).
  */
-int raidcli_create(char **paths, int n, const struct cli_raid_opts *ro, bool force,
-		   struct blk_dev **devs);
+struct fs_mkfs_opts;
+int raidcli_create(char **paths, int n, struct cli_raid_opts *ro, bool force,
+		   const struct fs_mkfs_opts *fo, struct blk_dev **devs);
 
 /* raid_stop() then what cli_member_hook put under the members, if any. Returns raid_stop's rc. */
 int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n);

@@ -216,6 +216,74 @@ static void test_super_create_refuses_existing(void **state)
 	t_free(&t);
 }
 
+/*
+ * raid_create_size and raid_create_map (what a command checks before it
+ * writes, issue 44) say what raid_create then makes: the array's size for each
+ * level and policy, members too small for a row refused by both, and the
+ * member block that array blocks land on.
+ */
+static void test_super_create_size_and_map(void **state)
+{
+	static const struct {
+		unsigned int level, n;
+		uint32_t chunk;
+		enum raid_resync_policy resync;
+		uint64_t mblocks;
+	} cs[] = {
+		{ 5, 3, 16, RAID_RESYNC_JOURNAL, 6144 }, { 6, 4, 4, RAID_RESYNC_BITMAP, 1000 },
+		{ 4, 3, 2, RAID_RESYNC_FULL, 97 },	  { 5, 5, 1, RAID_RESYNC_OFF, 40 },
+		{ 6, 5, 8, RAID_RESYNC_JOURNAL, 777 },	  { 5, 3, 16, RAID_RESYNC_JOURNAL, 31 },
+		{ 5, 3, 16, RAID_RESYNC_OFF, 31 },
+	};
+	uint8_t *buf = jg_alloc_blocks(1), *got = jg_alloc_blocks(1);
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		struct raid_create_cfg cfg = { .level = cs[c].level, .chunk_blocks = cs[c].chunk,
+					       .resync = cs[c].resync };
+		struct raid_assemble_cfg acfg = { 0 };
+		struct blk_dev *devs[8];
+		struct raid_array *a;
+		struct raid_info info;
+		uint64_t ab = 1, at[2], mb;
+		unsigned int role;
+		int rc;
+
+		for (unsigned int i = 0; i < cs[c].n; i++)
+			assert_int_equal(raid_dev_mem_open("m", cs[c].mblocks, &devs[i]), 0);
+		rc = raid_create_size(&cfg, cs[c].n, cs[c].mblocks, &ab);
+		if (rc) {
+			assert_int_equal(rc, -ENOSPC);
+			assert_int_equal(ab, 0);
+			assert_int_equal(raid_create(devs, cs[c].n, &cfg, false), -EINVAL);
+			for (unsigned int i = 0; i < cs[c].n; i++)
+				blk_close(devs[i]);
+			continue;
+		}
+		assert_int_equal(raid_create(devs, cs[c].n, &cfg, false), 0);
+		assert_int_equal(raid_assemble(devs, cs[c].n, &acfg, &a), 0);
+		raid_info_get(a, &info);
+		assert_int_equal(info.array_blocks, ab);
+		at[0] = 0;
+		at[1] = ab - 1;
+		for (unsigned int k = 0; k < 2; k++) {
+			memset(buf, 0x5a + (int)k, JG_BLOCK_SIZE);
+			assert_int_equal(blk_rw(raid_array_dev(a), BLK_OP_WRITE, at[k], 1, buf, 0), 0);
+			assert_int_equal(raid_create_map(&cfg, cs[c].n, cs[c].mblocks, at[k], &role,
+							 &mb),
+					 0);
+			assert_true(role < cs[c].n);
+			assert_int_equal(blk_rw(devs[role], BLK_OP_READ, mb, 1, got, 0), 0);
+			assert_memory_equal(got, buf, JG_BLOCK_SIZE);
+		}
+		assert_int_equal(raid_create_map(&cfg, cs[c].n, cs[c].mblocks, ab, &role, &mb),
+				 -EINVAL);
+		assert_int_equal(raid_stop(a), 0);
+	}
+	free(buf);
+	free(got);
+}
+
 static void test_super_jnl_pending_persists(void **state)
 {
 	(void)state;
@@ -1028,6 +1096,7 @@ int main(void)
 	    cmocka_unit_test(test_super_bad_input_writes_nothing),
 	    cmocka_unit_test(test_super_dirty_degraded_needs_force),
 	    cmocka_unit_test(test_super_create_refuses_existing),
+	    cmocka_unit_test(test_super_create_size_and_map),
 	    cmocka_unit_test(test_super_jnl_pending_persists),
 	    cmocka_unit_test(test_super_readonly_writes_nothing),
 	    cmocka_unit_test(test_super_fail_member),
