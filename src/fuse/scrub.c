@@ -410,6 +410,8 @@ static int fop_scrub_later(struct fop_scrub_run *s, struct raid_scrub_counts *cn
 
 		s->later = NULL;
 		s->nlater = s->cap_later = 0;
+		jg_log(JG_LOG_INFO, "fuse",
+		       "scrub: %zu rows had writes in flight when met: looked at again", n);
 		/* the writes in flight go home: committed, and out of the log */
 		src = fs_checkpoint(c->fs);
 		if (src)
