@@ -575,6 +575,7 @@ static void *t_stat_run(void *arg)
 	struct t_stat *st = arg;
 	struct fs_attr a;
 
+	t_fair.waiter = pthread_self(); /* before its first lock: the wrapper knows it */
 	st->rc = fs_getattr(st->fs, st->ino, &a);
 	return NULL;
 }
@@ -605,10 +606,7 @@ static void test_lock_yield_fair(void **state)
 	jg_mutex_lock(&fs->lock);
 	t_fair.yielder = pthread_self();
 	t_fair.fs_lock = &fs->lock.m;
-	__real_pthread_mutex_lock(&t_lk.m);
 	assert_int_equal(pthread_create(&wt, NULL, t_stat_run, &st), 0);
-	t_fair.waiter = wt;	/* read by the wrapper only after this store: t_lk.m */
-	__real_pthread_mutex_unlock(&t_lk.m);
 	__real_pthread_mutex_lock(&t_lk.m);
 	while (!t_fair.waiting)
 		__real_pthread_cond_wait(&t_lk.cv, &t_lk.m);
