@@ -40,8 +40,8 @@ void jg_mutex_destroy(struct jg_mutex *mx)
 
 /* A thread in jg_mutex_yield: the waiters it lets in before it goes on. */
 struct jg_yield {
-	uint64_t horizon;	/* the first ticket taken after it let go */
-	uint64_t owed;		/* tickets below @horizon not served yet */
+	uint64_t horizon; /* the first ticket taken after it let go */
+	uint64_t owed;	  /* tickets below @horizon not served yet */
 	struct jg_yield *next;
 };
 

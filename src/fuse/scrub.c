@@ -415,7 +415,8 @@ static int fop_scrub_later(struct fop_scrub_run *s, struct raid_scrub_counts *cn
 		/* the writes in flight go home: committed, and out of the log */
 		src = fs_checkpoint(c->fs);
 		if (src)
-			jg_log(JG_LOG_DEBUG, "fuse", "scrub: checkpoint before a later look: %d", src);
+			jg_log(JG_LOG_DEBUG, "fuse", "scrub: checkpoint before a later look: %d",
+			       src);
 		if (fop_scrub_sleep(c, fop_scrub_now() + FOP_SCRUB_LATER_MS / 1e3)) {
 			free(rows); /* stopped or cancelled: said so by the caller */
 			return 0;
@@ -424,7 +425,8 @@ static int fop_scrub_later(struct fop_scrub_run *s, struct raid_scrub_counts *cn
 			struct raid_scrub_counts one = {0};
 
 			s->nrows = 0;
-			rc = raid_scrub_rows(c->array, rows[i], 1, s->repair, fop_scrub_row, s, &one);
+			rc = raid_scrub_rows(c->array, rows[i], 1, s->repair, fop_scrub_row, s,
+					     &one);
 			if (rc == -EIO) { /* (Q5) */
 				jg_log(JG_LOG_WARN, "fuse",
 				       "scrub: row=%llu not checked: a block in it cannot be read",
@@ -490,7 +492,7 @@ static void *fop_scrub_main(void *arg)
 			rc = fop_scrub_rows_one_by_one(s, row, n, &one);
 		}
 		fop_scrub_add(&cnt, &one);
-		fop_scrub_keep_busy(s, &one); /* (Q7) */
+		fop_scrub_keep_busy(s, &one);	    /* (Q7) */
 		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
 		busy |= fg_last != fg;
 		if (rc)

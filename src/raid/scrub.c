@@ -73,7 +73,7 @@ void raid_set_verifier(struct raid_array *a, blk_verify_fn fn, void *ctx)
 /* What a scrub with a verifier did, added up over rows. */
 struct raid_scrub_res {
 	uint64_t repaired, rebuilt, unresolved;
-	struct raid_scrub_counts *busy;	/* (K5) busy rows go there; NULL: count them unresolved */
+	struct raid_scrub_counts *busy; /* (K5) busy rows go there; NULL: count them unresolved */
 	bool row_busy;			/* the row last judged was busy */
 };
 
@@ -316,9 +316,10 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 			       "scrub %s row=%llu line=%u: the data verifies or is free: the parity is wrong: %s",
 			       a->dev.name, (unsigned long long)row, k, what);
 		else if (verdict[k] == RAID_LV_BUSY)
-			jg_log(JG_LOG_WARN, "raid",
-			       "scrub %s row=%llu line=%u: a write of it stayed in flight: not judged",
-			       a->dev.name, (unsigned long long)row, k);
+			jg_log(
+			    JG_LOG_WARN, "raid",
+			    "scrub %s row=%llu line=%u: a write of it stayed in flight: not judged",
+			    a->dev.name, (unsigned long long)row, k);
 		else if (verdict[k] == RAID_LV_UNRESOLVED)
 			jg_log(JG_LOG_WARN, "raid",
 			       "scrub %s row=%llu line=%u: cannot tell which member is wrong (data without a checksum, or nothing verifies): not repaired",

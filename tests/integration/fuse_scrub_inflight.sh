@@ -57,7 +57,7 @@ printf 'PPPP' | dd of="$PF" bs=1 seek=$((AB * 4096 + 1500)) conv=notrunc status=
 it_log "mount in the foreground, verbose, commits only when asked"
 # shellcheck disable=SC2086
 "$JGRFS" mount -f -v -o commit=600 $DEVS "$MNT" >"$T/daemon.log" 2>&1 &
-for i in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
 grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon.log"; it_fail "mount"; }
 it_log "overwrite /a block 3, no fsync: in flight"
 python3 - "$MNT/a" "$T/a.new" <<'EOF' || it_fail "overwrite"

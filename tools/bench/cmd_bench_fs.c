@@ -15,9 +15,9 @@
  *   creates     empty files created in one directory, then syncfs
  * With --stall instead (issue 43, L1 in src/fs/fs_i.h): one thread
  * fallocates --stall-size (default 4G) of a file while another stats another
- * file in a loop, one stat a millisecond; the stat latencies' median, p99 and maximum say how long a
- * long call keeps other callers out. Members are sparse files: the fallocate
- * writes its zeros.
+ * file in a loop, one stat a millisecond; the stat latencies' median, p99 and
+ * maximum say how long a long call keeps other callers out. Members are sparse
+ * files: the fallocate writes its zeros.
  * The commit thread runs with its default interval, as in the daemon. Figures
  * are one run each; this is a command a person runs, never a timed test.
  */

@@ -59,13 +59,13 @@ int __wrap_jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_hand
 
 /* Fair yield: the waiter held off the fs lock while the yielder runs (sync on t_lk). */
 static struct {
-	pthread_mutex_t *fs_lock;	/* the lock watched; NULL: off */
+	pthread_mutex_t *fs_lock; /* the lock watched; NULL: off */
 	pthread_t yielder, waiter;
-	bool waiting;			/* the waiter's jg_mutex_lock has begun */
-	bool gate;			/* the yielder sleeps, the lock free */
-	bool yielder_done;		/* the yielder let the lock go for good */
-	int yields;			/* the yielder's yields returned (under the fs lock) */
-	int got_at;			/* @yields when the waiter had the lock; -1: not yet */
+	bool waiting;	   /* the waiter's jg_mutex_lock has begun */
+	bool gate;	   /* the yielder sleeps, the lock free */
+	bool yielder_done; /* the yielder let the lock go for good */
+	int yields;	   /* the yielder's yields returned (under the fs lock) */
+	int got_at;	   /* @yields when the waiter had the lock; -1: not yet */
 } t_fair;
 
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
@@ -593,7 +593,7 @@ static void test_lock_yield_fair(void **state)
 {
 	struct blk_dev *dev = ft_dev_new(64);
 	struct fs *fs = ft_mount(dev);
-	struct t_stat st = { .fs = fs };
+	struct t_stat st = {.fs = fs};
 	struct fs_attr a;
 	pthread_t wt;
 
@@ -636,8 +636,8 @@ static void test_lock_yield_fair(void **state)
 
 struct t_turns {
 	struct jg_mutex *mx;
-	bool yield;		/* a long call: yields between steps; else lock, unlock */
-	uint64_t *count;	/* under @mx */
+	bool yield;	 /* a long call: yields between steps; else lock, unlock */
+	uint64_t *count; /* under @mx */
 };
 
 static void *t_turns_run(void *arg)
@@ -664,8 +664,7 @@ static void test_lock_yield_two_long_calls(void **state)
 {
 	struct jg_mutex mx;
 	uint64_t count = 0;
-	struct t_turns t[3] = { { &mx, true, &count }, { &mx, true, &count },
-				{ &mx, false, &count } };
+	struct t_turns t[3] = {{&mx, true, &count}, {&mx, true, &count}, {&mx, false, &count}};
 	pthread_t th[3];
 
 	(void)state;
@@ -683,15 +682,15 @@ static void test_lock_yield_two_long_calls(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lock_huge_fallocate_and_delete),
-		cmocka_unit_test(test_lock_huge_truncate),
-		cmocka_unit_test(test_lock_truncate_write_waits),
-		cmocka_unit_test(test_lock_truncate_unlink),
-		cmocka_unit_test(test_lock_truncate_error_wakes),
-		cmocka_unit_test(test_lock_truncate_orphan),
-		cmocka_unit_test(test_lock_orphans_at_mount),
-		cmocka_unit_test(test_lock_yield_fair),
-		cmocka_unit_test(test_lock_yield_two_long_calls),
+	    cmocka_unit_test(test_lock_huge_fallocate_and_delete),
+	    cmocka_unit_test(test_lock_huge_truncate),
+	    cmocka_unit_test(test_lock_truncate_write_waits),
+	    cmocka_unit_test(test_lock_truncate_unlink),
+	    cmocka_unit_test(test_lock_truncate_error_wakes),
+	    cmocka_unit_test(test_lock_truncate_orphan),
+	    cmocka_unit_test(test_lock_orphans_at_mount),
+	    cmocka_unit_test(test_lock_yield_fair),
+	    cmocka_unit_test(test_lock_yield_two_long_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
