@@ -90,20 +90,47 @@ __attribute__((noreturn)) void jg_assert_fail(const char *expr, const char *file
  * thread can only ever see its own id there while it holds the lock.
  * jg_mutex_lock returns pthread_mutex_lock's result (EDEADLK: an
  * error-checking mutex this thread holds already, left as it was).
+ *
+ * Fair yield (jg_mutex_yield): a holder that lets the lock go between the
+ * steps of a long call must let the threads waiting for it in before it takes
+ * it again. A pthread mutex does not: the releaser, still running, takes it
+ * back before a waiter it woke is scheduled (issue 43: a stat waited a second
+ * behind a fallocate). So each jg_mutex_lock takes a ticket (@tickets, before
+ * it waits) and counts as served once it holds the lock (@served): the
+ * tickets not served are the waiters. A yielder notes how many there are and
+ * the next ticket (its horizon), and sleeps on @turn, the lock free, until
+ * every ticket below its horizon was served; each serve while a yielder
+ * sleeps counts against it (jg_mutex_served). A sleeping yielder waits with a
+ * ticket of its own, so two long calls take turns too.
  */
+struct jg_yield;
 struct jg_mutex {
 	pthread_mutex_t m;
 	pthread_t owner; /* the holder, valid while @held (JG_ASSERTS only) */
 	int held;
+	uint64_t tickets;	   /* jg_mutex_lock calls begun (atomic): each one's ticket */
+	uint64_t served;	   /* of them, those that took the lock (or held it): under @m */
+	struct jg_yield *yielders; /* threads asleep in jg_mutex_yield: under @m */
+	pthread_cond_t turn;	   /* where they sleep */
 };
 /* @type: PTHREAD_MUTEX_DEFAULT or PTHREAD_MUTEX_ERRORCHECK. */
 void jg_mutex_init(struct jg_mutex *mx, int type);
 void jg_mutex_destroy(struct jg_mutex *mx);
+/* Ticket @t was served while a yielder sleeps; @mx held. */
+void jg_mutex_served(struct jg_mutex *mx, uint64_t t);
+/* Let @mx (held) go; take it back once every thread that was waiting for it
+ * has had it (at once when none waits). */
+void jg_mutex_yield(struct jg_mutex *mx);
 
 static inline int jg_mutex_lock(struct jg_mutex *mx)
 {
+	uint64_t t = __atomic_fetch_add(&mx->tickets, 1, __ATOMIC_RELAXED);
 	int rc = pthread_mutex_lock(&mx->m);
 
+	/* DEFAULT and ERRORCHECK mutexes fail only with EDEADLK: held by us */
+	mx->served++;
+	if (mx->yielders)
+		jg_mutex_served(mx, t);
 	if (JG_ASSERTS && !rc) {
 		__atomic_store_n(&mx->owner, pthread_self(), __ATOMIC_RELAXED);
 		__atomic_store_n(&mx->held, 1, __ATOMIC_RELAXED);

@@ -185,6 +185,8 @@ enum blk_verdict {
 	BLK_FAILS = 1,	  /* holds something whose check fails: damaged */
 	BLK_FREE = 2,	  /* holds nothing: any content is right (free space) */
 	BLK_UNKNOWN = 3,  /* holds something without a check (file data): cannot tell */
+	BLK_BUSY = 4,	  /* a write of it is in flight: what the device holds may be older
+			   * than what its check expects; ask again later */
 };
 /*
  * The verdict (enum blk_verdict) on @blk as the content of device block

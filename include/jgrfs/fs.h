@@ -178,6 +178,10 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 int fs_fsync(struct fs *fs, uint64_t ino, bool datasync);
 /* Everything durable (syncfs). */
 int fs_sync(struct fs *fs);
+/* fs_sync, then every committed block written home (the journal's checkpoint):
+ * the device holds what the filesystem does, but for later writes. For a scrub
+ * that met writes in flight (issue 43). */
+int fs_checkpoint(struct fs *fs);
 
 /*
  * Call @fn for each entry of directory @ino from offset @off ("." and ".." first).

@@ -198,6 +198,12 @@ int jnl_handle_stop(struct jnl_handle *h);
  * (running, committing or not yet checkpointed transactions), else the device.
  */
 int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf);
+/*
+ * Whether the journal holds a copy of @blkno not yet home on the device (a
+ * write in flight: what the device holds may be older than the filesystem's
+ * state of the block). True may turn false at any time after the call.
+ */
+bool jnl_block_pending(struct jnl *j, uint64_t blkno);
 
 /*
  * One block read again after @verify rejected what jnl_read() gave (a

@@ -469,6 +469,7 @@ int64_t raid_scrub(struct raid_array *a, bool repair, raid_progress_fn fn, void 
  * which paces it, names the files of what it finds and records where it is.
  */
 typedef void (*raid_row_fn)(void *ctx, uint64_t row);
+#define RAID_SCRUB_BUSY_ROWS 16
 struct raid_scrub_counts {
 	uint64_t rows_checked;
 	uint64_t mismatches;	/* rows whose parity did not match the data */
@@ -477,6 +478,12 @@ struct raid_scrub_counts {
 				 * parity never matched); with @repair synced instead */
 	uint64_t rebuilt;	/* with a verifier: member blocks rebuilt (raid_scrub) */
 	uint64_t unresolved;	/* ... rows with a line nobody can tell: not repaired */
+	/* with a verifier: rows with a write in flight (a line's block BLK_BUSY, also
+	 * when read again): not judged, nor counted in @mismatches; the first
+	 * RAID_SCRUB_BUSY_ROWS of them in @busy_rows, for the caller to scrub again
+	 * later (src/raid/scrub.c (K5)) */
+	uint64_t busy;
+	uint64_t busy_rows[RAID_SCRUB_BUSY_ROWS];
 };
 /*
  * Scrub rows [@first, @first + @count) under the row locks a writer takes, so

@@ -11,7 +11,8 @@
  *      step at a time (a handle's worth: FS_WRITE_CHUNK blocks zeroed, or
  *      FS_CREDITS_TRUNCATE blocks freed) and lets it go between steps
  *      (fs_lock_yield), so one user's huge fallocate, truncate or delete does
- *      not stall every other call. At each step boundary the file is
+ *      not stall every other call. The yield is fair (jg_mutex_yield): the
+ *      callers waiting for the lock get it before the next step does. At each step boundary the file is
  *      consistent and its state committed with the step: fallocate's allocated
  *      blocks are zeroed past i_size (F1), a truncated or evicted inode stays on
  *      the orphan list (F3). The inode such a call works on is busy (L2).

@@ -363,8 +363,8 @@ static bool fs_inode_meta_blocks(const struct fs_inode *ip)
 
 void fs_lock_yield(struct fs *fs)
 {
-	jg_mutex_unlock(&fs->lock);
-	jg_mutex_lock(&fs->lock);
+	/* fair: the callers waiting get in before the next step (L1) */
+	jg_mutex_yield(&fs->lock);
 }
 
 static bool fs_busy_has(const struct fs *fs, uint64_t ino)

@@ -993,6 +993,12 @@ int fs_statfs(struct fs *fs, struct fs_statfs *out)
 	return 0;
 }
 
+int fs_checkpoint(struct fs *fs)
+{
+	/* the journal serialises its own writes home (io_lock): no fs lock needed */
+	return fs_sync(fs) ?: jnl_checkpoint(fs->jnl);
+}
+
 void fs_info_get(struct fs *fs, struct fs_info *out)
 {
 	jg_mutex_lock(&fs->lock);

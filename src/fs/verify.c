@@ -30,6 +30,13 @@
  *       the filesystem's end, are metadata: checked with their magic.
  *  (V3) the journal region: BLK_UNKNOWN (its log blocks carry their own checks,
  *       but a block's place in the log says which of them applies; not done).
+ *  (V5) a block whose newest version is still in the journal (the running or
+ *       committing transaction, a checkpoint not done: jnl_block_pending) is
+ *       in flight: its slot, bitmap bit or magic may already be the new
+ *       block's while the array holds the old one (issue 43). A verdict that
+ *       would fail it or not know is BLK_BUSY instead: the scrub asks again
+ *       later rather than calling the row damaged or unresolved. What
+ *       verifies or is free as stored keeps its verdict.
  * Past the filesystem's end (and its checksum region) nothing lives: BLK_FREE.
  */
 #include <errno.h>
@@ -102,7 +109,7 @@ static int fs_verify_data(struct fs *fs, uint32_t g, uint64_t blkno, uint32_t bi
 	return csum == 0 ? BLK_FAILS : BLK_UNKNOWN;
 }
 
-static int fs_block_verify_locked(struct fs *fs, uint64_t blkno, const void *blk)
+static int fs_block_verify_stored(struct fs *fs, uint64_t blkno, const void *blk)
 {
 	uint64_t off;
 	uint32_t g;
@@ -124,6 +131,16 @@ static int fs_block_verify_locked(struct fs *fs, uint64_t blkno, const void *blk
 	if (off < 2 + (uint64_t)fs->itable_blocks)
 		return fs_verify_fixed(fs, g, blkno, (uint32_t)off, blk);
 	return fs_verify_data(fs, g, blkno, (uint32_t)off, blk);
+}
+
+static int fs_block_verify_locked(struct fs *fs, uint64_t blkno, const void *blk)
+{
+	int v = fs_block_verify_stored(fs, blkno, blk);
+
+	/* (V5) under the fs lock: no new version is handed to the journal meanwhile */
+	if ((v == BLK_FAILS || v == BLK_UNKNOWN) && jnl_block_pending(fs->jnl, blkno))
+		return BLK_BUSY;
+	return v;
 }
 
 int fs_block_verify(struct fs *fs, uint64_t blkno, const void *blk)

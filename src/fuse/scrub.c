@@ -35,6 +35,14 @@
  *       is and counted (scrub_unresolved). The verifier takes the fs lock and
  *       reads bitmaps; the array calls it with no row lock held (fs lock
  *       before row locks, as every FUSE request). Set for this thread's run.
+ *  (Q7) A row with a write in flight (the filesystem's new checksum set, the
+ *       block not yet on the array: src/raid/scrub.c (K5)) is not judged when
+ *       met: the array hands it back (busy_rows) and it is scrubbed again at
+ *       the end of the pass, after a commit and a checkpoint (fs_checkpoint)
+ *       have sent the writes of the time home, up to FOP_SCRUB_LATER_ROUNDS
+ *       times.
+ *       Never counted unresolved for that; one still busy then is logged as
+ *       not judged (for a later scrub).
  *
  * scrub_lock is a leaf: nothing holding it calls into the array or the fs.
  */
@@ -50,6 +58,8 @@
 #define FOP_SCRUB_BUSY_DIV 4u		/* with foreground I/O: a quarter of max_rate (Q2) */
 #define FOP_SCRUB_YIELD_MS 20u		/* ... without a limit: a pause per step (Q2) */
 #define FOP_SCRUB_MAX_ROWS 256u		/* rows per step at most (RAID_GROUP_MAX_ROWS) */
+#define FOP_SCRUB_LATER_ROUNDS 3u	/* looks again at a row with a write in flight (Q7) */
+#define FOP_SCRUB_LATER_MS 200u		/* ... each after a checkpoint and this pause */
 
 /* Seconds between two records of the mark (Q3). */
 static const double fop_scrub_mark_seconds = 5.0;
@@ -76,6 +86,10 @@ struct fop_scrub_run {
 	} seen[32];
 	unsigned int nseen;
 	bool *named; /* per row of @rows: an owner was reported */
+	/* (Q7) rows with a write in flight, scrubbed again at the end of the pass */
+	uint64_t *later;
+	size_t nlater, cap_later;
+	uint64_t later_lost; /* more than a step could hand back: not looked at again */
 };
 
 static double fop_scrub_now(void)
@@ -348,6 +362,93 @@ static int fop_scrub_rows_one_by_one(struct fop_scrub_run *s, uint64_t row, uint
 	return 0;
 }
 
+/* (Q7) Keep the rows a step found busy for a later look. */
+static void fop_scrub_keep_busy(struct fop_scrub_run *s, const struct raid_scrub_counts *one)
+{
+	uint64_t kept = one->busy < RAID_SCRUB_BUSY_ROWS ? one->busy : RAID_SCRUB_BUSY_ROWS;
+
+	s->later_lost += one->busy - kept;
+	for (uint64_t i = 0; i < kept; i++) {
+		if (s->nlater == s->cap_later) {
+			size_t cap = s->cap_later ? 2 * s->cap_later : 16;
+			uint64_t *r = realloc(s->later, cap * sizeof(*r));
+
+			if (!r) {
+				s->later_lost += kept - i;
+				return;
+			}
+			s->later = r;
+			s->cap_later = cap;
+		}
+		s->later[s->nlater++] = one->busy_rows[i];
+	}
+}
+
+static void fop_scrub_add(struct raid_scrub_counts *cnt, const struct raid_scrub_counts *one)
+{
+	cnt->rows_checked += one->rows_checked;
+	cnt->mismatches += one->mismatches;
+	cnt->repaired += one->repaired;
+	cnt->rebuilt += one->rebuilt;
+	cnt->unresolved += one->unresolved;
+	cnt->unsynced += one->unsynced;
+}
+
+/*
+ * (Q7) The pass is over: scrub again, one by one, the rows that had a write in
+ * flight when met, each round after a commit and a pause; *@cnt counts them.
+ */
+static int fop_scrub_later(struct fop_scrub_run *s, struct raid_scrub_counts *cnt)
+{
+	struct fop_ctx *c = s->c;
+	int rc = 0;
+
+	for (unsigned int round = 0; round < FOP_SCRUB_LATER_ROUNDS && s->nlater && !rc; round++) {
+		uint64_t *rows = s->later;
+		size_t n = s->nlater;
+		int src;
+
+		s->later = NULL;
+		s->nlater = s->cap_later = 0;
+		jg_log(JG_LOG_INFO, "fuse",
+		       "scrub: %zu rows had writes in flight when met: looked at again", n);
+		/* the writes in flight go home: committed, and out of the log */
+		src = fs_checkpoint(c->fs);
+		if (src)
+			jg_log(JG_LOG_DEBUG, "fuse", "scrub: checkpoint before a later look: %d",
+			       src);
+		if (fop_scrub_sleep(c, fop_scrub_now() + FOP_SCRUB_LATER_MS / 1e3)) {
+			free(rows); /* stopped or cancelled: said so by the caller */
+			return 0;
+		}
+		for (size_t i = 0; i < n && !rc; i++) {
+			struct raid_scrub_counts one = {0};
+
+			s->nrows = 0;
+			rc = raid_scrub_rows(c->array, rows[i], 1, s->repair, fop_scrub_row, s,
+					     &one);
+			if (rc == -EIO) { /* (Q5) */
+				jg_log(JG_LOG_WARN, "fuse",
+				       "scrub: row=%llu not checked: a block in it cannot be read",
+				       (unsigned long long)rows[i]);
+				rc = 0;
+			}
+			fop_scrub_add(cnt, &one);
+			cnt->rows_checked -= one.rows_checked; /* counted in the pass */
+			fop_scrub_keep_busy(s, &one);
+			fop_scrub_name_rows(s); /* (Q4) */
+			fop_scrub_name_lost(s);
+		}
+		free(rows);
+	}
+	if (!rc && s->nlater + s->later_lost)
+		jg_log(JG_LOG_WARN, "fuse",
+		       "scrub: %llu rows had writes in flight at each look: not judged (a later "
+		       "scrub checks them)",
+		       (unsigned long long)(s->nlater + s->later_lost));
+	return rc;
+}
+
 static void *fop_scrub_main(void *arg)
 {
 	struct fop_scrub_run *s = arg;
@@ -390,12 +491,8 @@ static void *fop_scrub_main(void *arg)
 			memset(&one, 0, sizeof(one)); /* the rows are counted again */
 			rc = fop_scrub_rows_one_by_one(s, row, n, &one);
 		}
-		cnt.rows_checked += one.rows_checked;
-		cnt.mismatches += one.mismatches;
-		cnt.repaired += one.repaired;
-		cnt.rebuilt += one.rebuilt;
-		cnt.unresolved += one.unresolved;
-		cnt.unsynced += one.unsynced;
+		fop_scrub_add(&cnt, &one);
+		fop_scrub_keep_busy(s, &one);	    /* (Q7) */
 		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
 		busy |= fg_last != fg;
 		if (rc)
@@ -429,6 +526,16 @@ static void *fop_scrub_main(void *arg)
 		if (fop_scrub_sleep(c, until))
 			break;
 	}
+	if (!rc && row >= ri.rows && s->nlater + s->later_lost) {
+		rc = fop_scrub_later(s, &cnt); /* (Q7) */
+		jg_mutex_lock(&c->scrub_lock);
+		st->scrub_mismatches = s->mism0 + cnt.mismatches;
+		st->scrub_repaired = cnt.repaired;
+		st->scrub_rebuilt = cnt.rebuilt;
+		st->scrub_unresolved = cnt.unresolved;
+		jg_mutex_unlock(&c->scrub_lock);
+	}
+	free(s->later);
 	jg_mutex_lock(&c->scrub_lock);
 	if (rc)
 		state = FOP_SCRUB_STATE_FAILED;

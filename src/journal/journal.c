@@ -762,6 +762,18 @@ int jnl_read(struct jnl *j, uint64_t blkno, uint32_t nblocks, void *buf)
 	return rc;
 }
 
+bool jnl_block_pending(struct jnl *j, uint64_t blkno)
+{
+	struct jnl_bh *bh;
+	bool yes;
+
+	jg_mutex_lock(&j->lock);
+	bh = j->map.n ? jnl_bh_find(j, blkno) : NULL;
+	yes = bh && jnl_bh_newest(bh);
+	jg_mutex_unlock(&j->lock);
+	return yes;
+}
+
 int jnl_read_heal(struct jnl *j, uint64_t blkno, void *buf, int (*verify)(void *, const void *),
 		  void *ctx, uint32_t *rewritten)
 {

@@ -43,6 +43,15 @@
  *      judgement applied, under that same lock (else judged again, at most
  *      RAID_SCRUB_TRIES times). A rebuild from parity also needs the parity
  *      trusted (heal.c (H4)).
+ * (K5) A write in flight (issue 43): the filesystem may set a block's checksum
+ *      slot before the block reaches the array, so a block on its way fails
+ *      its check as stored. The verifier says BLK_BUSY of such a block; and a
+ *      row judged unresolved or busy is read again under its lock: changed
+ *      (a write landed after the first read), it is judged again. A row still
+ *      busy is neither repaired nor counted unresolved nor mismatched: the
+ *      online scrub is given it (raid_scrub_counts.busy_rows) to scrub again
+ *      later in its pass; the offline one, with no writer, counts it
+ *      unresolved.
  * Only the rows the parity check found mismatched are judged, so the verifier
  * costs nothing on a healthy array.
  */
@@ -64,15 +73,23 @@ void raid_set_verifier(struct raid_array *a, blk_verify_fn fn, void *ctx)
 /* What a scrub with a verifier did, added up over rows. */
 struct raid_scrub_res {
 	uint64_t repaired, rebuilt, unresolved;
+	struct raid_scrub_counts *busy; /* (K5) busy rows go there; NULL: count them unresolved */
+	bool row_busy;			/* the row last judged was busy */
 };
 
-enum raid_line_verdict { RAID_LV_OK, RAID_LV_PARITY, RAID_LV_REBUILD, RAID_LV_UNRESOLVED };
+enum raid_line_verdict {
+	RAID_LV_OK,
+	RAID_LV_PARITY,
+	RAID_LV_REBUILD,
+	RAID_LV_UNRESOLVED,
+	RAID_LV_BUSY, /* (K5) */
+};
 
 static int raid_verdict(struct raid_array *a, uint64_t blkno, const uint8_t *blk)
 {
 	int v = a->verify(a->verify_ctx, blkno, blk);
 
-	return v < BLK_VERIFIES || v > BLK_UNKNOWN ? BLK_UNKNOWN : v; /* an error: cannot tell */
+	return v < BLK_VERIFIES || v > BLK_BUSY ? BLK_UNKNOWN : v; /* an error: cannot tell */
 }
 
 /*
@@ -85,7 +102,7 @@ static enum raid_line_verdict raid_scrub_judge(struct raid_array *a, uint64_t ro
 {
 	const struct raid_geo *g = &a->geo;
 	unsigned int npos = g->ndata + g->npar, ns;
-	uint32_t fails = 0, unknown = 0, sets[RAID_MAX_MEMBERS + 1];
+	uint32_t fails = 0, unknown = 0, busy = 0, sets[RAID_MAX_MEMBERS + 1];
 	uint64_t b0 = row * g->row_blocks + k;
 
 	*wmask = 0;
@@ -97,7 +114,10 @@ static enum raid_line_verdict raid_scrub_judge(struct raid_array *a, uint64_t ro
 		       (unsigned long long)(b0 + (uint64_t)d * g->chunk_blocks), v);
 		fails |= (uint32_t)(v == BLK_FAILS) << d;
 		unknown |= (uint32_t)(v == BLK_UNKNOWN) << d;
+		busy |= (uint32_t)(v == BLK_BUSY) << d;
 	}
+	if (busy) /* (K5) the line is not what it will be: nothing to tell yet */
+		return RAID_LV_BUSY;
 	if (!fails && !unknown) { /* (K1) */
 		for (unsigned int q = 0; q < npos; q++)
 			memcpy(w[q], line[q], RAID_BS);
@@ -172,7 +192,7 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 	struct blk_dev *wdev[RAID_MAX_MEMBERS] = {0}; /* what each was written to (R6) */
 	uint64_t mblk0 = g->data_offset + row * C, rebuilt = 0;
 	pthread_rwlock_t *lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
-	bool unresolved = false, wrote = false, any = false;
+	bool unresolved = false, wrote = false, any = false, busy = false;
 	int rc = 0;
 
 	mem = jg_alloc_blocks(3 * (size_t)npos * C + npos);
@@ -190,7 +210,7 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 	for (unsigned int q = 0; q < npos; q++)
 		w[q] = again + (size_t)npos * cb + (size_t)q * RAID_BS;
 	for (unsigned int attempt = 0;; attempt++) {
-		bool rebuild = false;
+		bool rebuild = false, doubt = false;
 
 		pthread_rwlock_wrlock(lock);
 		rc = raid_scrub_row_read(a, row, rd);
@@ -218,7 +238,24 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 					       RAID_BS);
 			rebuild |= verdict[k] == RAID_LV_REBUILD;
 			any |= wmask[k] != 0;
+			doubt |= verdict[k] == RAID_LV_UNRESOLVED || verdict[k] == RAID_LV_BUSY;
 		}
+		if (doubt && attempt + 1 < RAID_SCRUB_TRIES) { /* (K5) a write landed since? */
+			bool changed;
+
+			pthread_rwlock_wrlock(lock);
+			rc = raid_scrub_row_read(a, row, again);
+			changed = !rc && memcmp(again, rd, (size_t)npos * cb);
+			pthread_rwlock_unlock(lock);
+			if (rc)
+				break;
+			if (changed)
+				continue;
+		}
+		for (uint32_t k = 0; k < C && res->busy; k++)
+			busy |= verdict[k] == RAID_LV_BUSY;
+		if (busy) /* (K5) nothing applied: the whole row is looked at again later */
+			break;
 		if (!repair || !any)
 			break;
 		/* (K2) needs trusted parity */
@@ -268,18 +305,24 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 		pthread_rwlock_unlock(lock);
 		break;
 	}
-	for (uint32_t k = 0; k < C && !rc; k++) {
+	for (uint32_t k = 0; k < C && !rc && !busy; k++) {
 		const char *what = repair ? "rewritten" : "not repaired (no --repair)";
 
 		if (verdict[k] == RAID_LV_OK)
 			continue;
-		unresolved |= verdict[k] == RAID_LV_UNRESOLVED;
+		/* busy without a later look (offline): as unresolved */
+		unresolved |= verdict[k] == RAID_LV_UNRESOLVED || verdict[k] == RAID_LV_BUSY;
 		if (nlog++ >= RAID_SCRUB_LOG_LINES)
 			continue;
 		if (verdict[k] == RAID_LV_PARITY)
 			jg_log(JG_LOG_WARN, "raid",
 			       "scrub %s row=%llu line=%u: the data verifies or is free: the parity is wrong: %s",
 			       a->dev.name, (unsigned long long)row, k, what);
+		else if (verdict[k] == RAID_LV_BUSY)
+			jg_log(
+			    JG_LOG_WARN, "raid",
+			    "scrub %s row=%llu line=%u: a write of it stayed in flight: not judged",
+			    a->dev.name, (unsigned long long)row, k);
 		else if (verdict[k] == RAID_LV_UNRESOLVED)
 			jg_log(JG_LOG_WARN, "raid",
 			       "scrub %s row=%llu line=%u: cannot tell which member is wrong (data without a checksum, or nothing verifies): not repaired",
@@ -320,6 +363,16 @@ static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
 				  "cause=scrub-checksum row=%llu blocks=%u corrected=%llu",
 				  (unsigned long long)row, corrected_roles[m],
 				  (unsigned long long)corrected);
+	}
+	res->row_busy = !rc && busy;
+	if (res->row_busy) {
+		struct raid_scrub_counts *out = res->busy;
+
+		jg_log(JG_LOG_DEBUG, "raid", "scrub %s row=%llu: a write in flight: judged later",
+		       a->dev.name, (unsigned long long)row);
+		if (out->busy < RAID_SCRUB_BUSY_ROWS)
+			out->busy_rows[out->busy] = row;
+		out->busy++;
 	}
 	if (!rc) {
 		res->repaired += wrote && !wfail;
@@ -378,6 +431,10 @@ static int raid_scrub_judged(struct raid_array *a, uint64_t first, uint64_t coun
 		rc = -ENOMEM;
 	for (size_t i = 0; i < col.n && !rc; i++) {
 		rc = raid_scrub_resolve(a, col.rows[i], repair, res);
+		if (!rc && res->row_busy) {
+			(*mism)--; /* (K5) not a finding yet: the caller looks again */
+			continue;
+		}
 		if (fn)
 			fn(ctx, col.rows[i]);
 	}
@@ -459,7 +516,7 @@ int raid_scrub_rows(struct raid_array *a, uint64_t first, uint64_t count, bool r
 		    raid_row_fn fn, void *ctx, struct raid_scrub_counts *out)
 {
 	uint64_t checked = 0, mism = 0, synced = 0, mark, n;
-	struct raid_scrub_res res = {0};
+	struct raid_scrub_res res = {.busy = out};
 	int rc = 0;
 
 	if (first > a->geo.rows || count > a->geo.rows - first)

@@ -4,6 +4,7 @@
  * in-process (fs.h, no FUSE), per data mode.
  *
  *	jgrfs bench fs [--dir DIR] [--size SIZE] [--file-size SIZE] [--modes LIST]
+ *	jgrfs bench fs --stall [--stall-size SIZE] [--dir DIR] [--size SIZE] [--modes LIST]
  *
  * Over a RAID5 array of 4 member files (of --size each, in a fresh directory
  * under --dir, default the current one: O_DIRECT needs a real filesystem), for
@@ -12,14 +13,21 @@
  *   seq read    the same file after a remount (cold cache), 1 MiB reads
  *   rand 4K     4 KiB writes at random block offsets of the file, fsync after each
  *   creates     empty files created in one directory, then syncfs
+ * With --stall instead (issue 43, L1 in src/fs/fs_i.h): one thread
+ * fallocates --stall-size (default 4G) of a file while another stats another
+ * file in a loop, one stat a millisecond; the stat latencies' median, p99 and
+ * maximum say how long a long call keeps other callers out. Members are sparse
+ * files: the fallocate writes its zeros.
  * The commit thread runs with its default interval, as in the daemon. Figures
  * are one run each; this is a command a person runs, never a timed test.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cli/cli.h"
@@ -44,9 +52,15 @@ static const char cmd_bench_fs_help[] =
 	"  -f, --file-size SIZE   sequential file size (default 256M)\n"
 	"  -r, --rand-ops N       random 4 KiB fsync'd writes (default 300)\n"
 	"  -c, --creates N        files created (default 5000)\n"
-	"  -m, --modes LIST       comma-separated data modes (default all four); MODE+csum:\n"
-	"                         on a volume made with data checksums (declared,\n"
-	"                         journal); a mode may repeat (rounds in one run)\n"
+	"  -m, --modes LIST       comma-separated data modes (default all four; with\n"
+	"                         --stall: declared); MODE+csum: on a volume made with\n"
+	"                         data checksums (declared, journal); a mode may repeat\n"
+	"                         (rounds in one run)\n"
+	"  -S, --stall            instead: fallocate --stall-size of one file while\n"
+	"                         another thread stats another file every 1 ms; print\n"
+	"                         the stat latency median, p99 and maximum\n"
+	"  -z, --stall-size SIZE  the fallocate's size (default 4G; members sized to fit\n"
+	"                         unless --size)\n"
 	"  -v, --verbose          also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet            errors only: no warnings, no progress\n"
 	"  -h, --help             this text\n";
@@ -140,6 +154,108 @@ out:
 	return rc;
 }
 
+/* --stall: the other user, statting its file every 1 ms until told to stop */
+#define BF_STALL_GAP_NS 1000000
+struct bf_stall {
+	struct fs *fs;
+	uint64_t ino;
+	bool stop;		/* atomic */
+	double *lat;		/* seconds, one per stat */
+	size_t n, cap;
+	int rc;
+};
+
+static void *bf_stall_stats(void *arg)
+{
+	struct bf_stall *s = arg;
+	struct fs_attr at;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && !s->rc) {
+		double t0;
+
+		/* a caller arriving now and then, as requests do, not one spinning on
+		 * the lock: it sleeps in the lock when it finds it taken */
+		nanosleep(&(struct timespec){ .tv_nsec = BF_STALL_GAP_NS }, NULL);
+		t0 = jg_now_seconds();
+
+		s->rc = fs_getattr(s->fs, s->ino, &at);
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? 2 * s->cap : 4096;
+			double *l = realloc(s->lat, cap * sizeof(*l));
+
+			if (!l) {
+				s->rc = -ENOMEM;
+				break;
+			}
+			s->lat = l;
+			s->cap = cap;
+		}
+		s->lat[s->n++] = jg_now_seconds() - t0;
+	}
+	return NULL;
+}
+
+static int bf_dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bf_run_stall(struct raid_array *a, const char *name, enum jnl_data_mode mode,
+			bool csum, uint64_t bytes)
+{
+	struct fs_mount_opts mo = { .data_mode = mode };
+	struct fs_mkfs_opts mk = { .force = true, .data_csum = csum };
+	struct blk_dev *dev = raid_array_dev(a);
+	struct bf_stall s = { 0 };
+	struct fs_attr big, other;
+	struct fs *fs = NULL;
+	double t0, secs;
+	pthread_t th;
+	int rc, rc2;
+
+	rc = fs_mkfs(dev, &mk);
+	if (!rc)
+		rc = fs_mount(dev, &mo, &fs);
+	if (!rc)
+		rc = fs_mknod(fs, FS_ROOT_INO, "big", 0100644, 0, 0, 0, &big);
+	if (!rc)
+		rc = fs_mknod(fs, FS_ROOT_INO, "other", 0100644, 0, 0, 0, &other);
+	if (!rc)
+		rc = fs_sync(fs);
+	if (rc)
+		goto out;
+	s.fs = fs;
+	s.ino = other.ino;
+	rc = -pthread_create(&th, NULL, bf_stall_stats, &s);
+	if (rc)
+		goto out;
+	t0 = jg_now_seconds();
+	rc = fs_fallocate(fs, big.ino, 0, 0, bytes);
+	secs = jg_now_seconds() - t0;
+	__atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	rc = rc ?: s.rc;
+	if (rc)
+		goto out;
+	if (!s.n) {
+		rc = -EIO;
+		goto out;
+	}
+	qsort(s.lat, s.n, sizeof(*s.lat), bf_dbl_cmp);
+	printf("%-14s %12.2f %10zu %12.3f %12.3f %12.3f\n", name, secs, s.n,
+	       s.lat[s.n / 2] * 1e3, s.lat[(s.n - 1) * 99 / 100] * 1e3, s.lat[s.n - 1] * 1e3);
+	fflush(stdout);
+out:
+	if (fs) {
+		rc2 = fs_unmount(fs);
+		rc = rc ?: rc2;
+	}
+	free(s.lat);
+	return rc;
+}
+
 int cmd_bench_fs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -149,12 +265,15 @@ int cmd_bench_fs(int argc, char **argv)
 		{ "rand-ops", required_argument, NULL, 'r' },
 		{ "creates", required_argument, NULL, 'c' },
 		{ "modes", required_argument, NULL, 'm' },
+		{ "stall", no_argument, NULL, 'S' },
+		{ "stall-size", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = ".", *modes = "writeback,ordered,journal,declared";
-	uint64_t member_bytes = 1ull << 30, file_bytes = 256ull << 20, v;
+	const char *dir = ".", *modes = NULL;
+	uint64_t member_bytes = 0, file_bytes = 256ull << 20, stall_bytes = 4ull << 30, v;
+	bool stall = false;
 	unsigned int rand_ops = 300, creates = 5000;
 	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
 	struct raid_assemble_cfg acfg = { 0 };
@@ -164,7 +283,7 @@ int cmd_bench_fs(int argc, char **argv)
 	int opt, rc = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:s:f:r:c:m:h" CLI_VERBOSITY_SHORTOPTS,
+	while ((opt = getopt_long(argc, argv, "d:s:f:r:c:m:Sz:h" CLI_VERBOSITY_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -192,6 +311,13 @@ int cmd_bench_fs(int argc, char **argv)
 		case 'm':
 			modes = optarg;
 			break;
+		case 'S':
+			stall = true;
+			break;
+		case 'z':
+			if (cli_parse_size(optarg, &stall_bytes) || stall_bytes < JG_BLOCK_SIZE)
+				return cli_err("bad stall size '%s'", optarg);
+			break;
 		case 'h':
 			fputs(cmd_bench_fs_help, stdout);
 			return 0;
@@ -204,7 +330,17 @@ int cmd_bench_fs(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (file_bytes * 2 > member_bytes * (BF_MEMBERS - 1))
+	if (!modes)
+		modes = stall ? "declared" : "writeback,ordered,journal,declared";
+	if (!member_bytes && stall) /* room for the file, its map, the journal */
+		member_bytes = (stall_bytes + stall_bytes / 16 + (512ull << 20)) /
+			       (BF_MEMBERS - 1) / BF_IO * BF_IO + BF_IO;
+	if (!member_bytes)
+		member_bytes = 1ull << 30;
+	if (stall && stall_bytes + stall_bytes / 32 + (256ull << 20) >
+			     member_bytes * (BF_MEMBERS - 1))
+		return cli_err("--stall-size too large for the array");
+	if (!stall && file_bytes * 2 > member_bytes * (BF_MEMBERS - 1))
 		return cli_err("--file-size too large for the array");
 	snprintf(tmpl, sizeof(tmpl), "%s/jgrfs-bench-fs-XXXXXX", dir);
 	if (!mkdtemp(tmpl))
@@ -226,10 +362,18 @@ int cmd_bench_fs(int argc, char **argv)
 	}
 	printf("jgrfs bench fs: RAID5 over %d member files of %llu MiB in %s (io_uring, O_DIRECT)\n",
 	       BF_MEMBERS, (unsigned long long)(member_bytes >> 20), tmpl);
-	printf("sequential file %llu MiB in 1 MiB calls; %u random 4 KiB writes with fsync; "
-	       "%u creates\n\n", (unsigned long long)(file_bytes >> 20), rand_ops, creates);
-	printf("%-14s %14s %14s %16s %14s\n", "mode", "seq write MB/s", "seq read MB/s",
-	       "4K fsync writes/s", "creates/s");
+	if (stall) {
+		printf("fallocate of %llu MiB in one call while another thread stats another "
+		       "file every 1 ms\n\n", (unsigned long long)(stall_bytes >> 20));
+		printf("%-14s %12s %10s %12s %12s %12s\n", "mode", "fallocate s", "stats",
+		       "median ms", "p99 ms", "max ms");
+	} else {
+		printf("sequential file %llu MiB in 1 MiB calls; %u random 4 KiB writes with "
+		       "fsync; %u creates\n\n", (unsigned long long)(file_bytes >> 20),
+		       rand_ops, creates);
+		printf("%-14s %14s %14s %16s %14s\n", "mode", "seq write MB/s", "seq read MB/s",
+		       "4K fsync writes/s", "creates/s");
+	}
 	snprintf(mlist, sizeof(mlist), "%s", modes);
 	for (tok = strtok_r(mlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		enum jnl_data_mode m;
@@ -246,6 +390,14 @@ int cmd_bench_fs(int argc, char **argv)
 		if (jnl_data_mode_parse(name, &m)) {
 			rc = cli_err("unknown data mode '%s'", tok);
 			break;
+		}
+		if (stall) {
+			rc = bf_run_stall(a, tok, m, csum, stall_bytes);
+			if (rc) {
+				cli_err("mode %s failed: %s", tok, strerror(-rc));
+				break;
+			}
+			continue;
 		}
 		rc = bf_run_mode(a, m, csum, file_bytes, rand_ops, creates, &r);
 		if (rc) {

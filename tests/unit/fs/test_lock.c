@@ -12,6 +12,12 @@
  *
  * (L2): pthread_cond_wait is wrapped too, to see a call on the same inode wait
  * for the busy inode (fs->busy_cv) while the long call is stopped between steps.
+ *
+ * Fair yield (issue 43): pthread_mutex_lock is wrapped to hold another caller,
+ * already waiting for the fs lock (its jg_mutex_lock begun), off the mutex
+ * until the yielding thread sleeps (a condition wait) or is done: the worst
+ * schedule, where the releaser always takes the lock back first. A fair yield
+ * must still let it in at the first yield. Counted in yields, not time.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +25,8 @@
 #include "fs_test.h"
 #include "fs_i.h"
 
+int __real_pthread_mutex_lock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
 int __real_pthread_mutex_unlock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
 int __real_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
@@ -49,8 +57,43 @@ int __wrap_jnl_handle_start(struct jnl *j, unsigned int credits, struct jnl_hand
 	return __real_jnl_handle_start(j, credits, out);
 }
 
+/* Fair yield: the waiter held off the fs lock while the yielder runs (sync on t_lk). */
+static struct {
+	pthread_mutex_t *fs_lock; /* the lock watched; NULL: off */
+	pthread_t yielder, waiter;
+	bool waiting;	   /* the waiter's jg_mutex_lock has begun */
+	bool gate;	   /* the yielder sleeps, the lock free */
+	bool yielder_done; /* the yielder let the lock go for good */
+	int yields;	   /* the yielder's yields returned (under the fs lock) */
+	int got_at;	   /* @yields when the waiter had the lock; -1: not yet */
+} t_fair;
+
+int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
+{
+	int rc;
+
+	if (!t_fair.fs_lock || m != t_fair.fs_lock || !pthread_equal(pthread_self(), t_fair.waiter))
+		return __real_pthread_mutex_lock(m);
+	__real_pthread_mutex_lock(&t_lk.m);
+	t_fair.waiting = true;
+	pthread_cond_broadcast(&t_lk.cv);
+	while (!t_fair.gate && !t_fair.yielder_done)
+		__real_pthread_cond_wait(&t_lk.cv, &t_lk.m);
+	__real_pthread_mutex_unlock(&t_lk.m);
+	rc = __real_pthread_mutex_lock(m);
+	t_fair.got_at = t_fair.yields;
+	return rc;
+}
+
 int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
+	if (t_fair.fs_lock && m == t_fair.fs_lock &&
+	    pthread_equal(pthread_self(), t_fair.yielder)) {
+		__real_pthread_mutex_lock(&t_lk.m);
+		t_fair.gate = true;
+		pthread_cond_broadcast(&t_lk.cv);
+		__real_pthread_mutex_unlock(&t_lk.m);
+	}
 	if (c == t_lk.busy_cv && c) {
 		pthread_mutex_lock(&t_lk.m);
 		t_lk.busy_waited = true;
@@ -521,16 +564,133 @@ static void test_lock_orphans_at_mount(void **state)
 	blk_close(dev);
 }
 
+struct t_stat {
+	struct fs *fs;
+	uint64_t ino;
+	int rc;
+};
+
+static void *t_stat_run(void *arg)
+{
+	struct t_stat *st = arg;
+	struct fs_attr a;
+
+	t_fair.waiter = pthread_self(); /* before its first lock: the wrapper knows it */
+	st->rc = fs_getattr(st->fs, st->ino, &a);
+	return NULL;
+}
+
+#define T_YIELDS 16
+
+/*
+ * (L1), issue 43: a long call yields between its steps while a stat of another
+ * file waits for the lock. Whatever the scheduler does, the stat gets the lock
+ * at the first yield: the yielder takes it back only after the waiters had it.
+ * Before the fix the yield unlocked and relocked an unfair mutex: the stat got
+ * in, if ever, only by winning a race against the yielder's relock.
+ */
+static void test_lock_yield_fair(void **state)
+{
+	struct blk_dev *dev = ft_dev_new(64);
+	struct fs *fs = ft_mount(dev);
+	struct t_stat st = {.fs = fs};
+	struct fs_attr a;
+	pthread_t wt;
+
+	(void)state;
+	assert_int_equal(fs_mknod(fs, FS_ROOT_INO, "other", S_IFREG | 0644, 0, 0, 0, &a), 0);
+	st.ino = a.ino;
+	memset(&t_fair, 0, sizeof(t_fair));
+	t_fair.got_at = -1;
+	/* the long call: this thread, holding the lock, yielding between steps */
+	jg_mutex_lock(&fs->lock);
+	t_fair.yielder = pthread_self();
+	t_fair.fs_lock = &fs->lock.m;
+	assert_int_equal(pthread_create(&wt, NULL, t_stat_run, &st), 0);
+	__real_pthread_mutex_lock(&t_lk.m);
+	while (!t_fair.waiting)
+		__real_pthread_cond_wait(&t_lk.cv, &t_lk.m);
+	__real_pthread_mutex_unlock(&t_lk.m);
+	for (int i = 0; i < T_YIELDS; i++) {
+		fs_lock_yield(fs);
+		t_fair.yields++;
+	}
+	__real_pthread_mutex_lock(&t_lk.m);
+	t_fair.yielder_done = true;
+	pthread_cond_broadcast(&t_lk.cv);
+	__real_pthread_mutex_unlock(&t_lk.m);
+	jg_mutex_unlock(&fs->lock);
+	assert_int_equal(pthread_join(wt, NULL), 0);
+	t_fair.fs_lock = NULL;
+	assert_int_equal(st.rc, 0);
+	if (t_fair.got_at != 0)
+		fail_msg("the waiting stat got the fs lock only after %d yields of the long call "
+			 "(of %d): the yield took the lock back before the waiter had it",
+			 t_fair.got_at, T_YIELDS);
+	assert_int_equal(fs_unmount(fs), 0);
+	ft_fsck_clean(dev);
+	blk_close(dev);
+}
+
+#define T_TURNS 2000
+
+struct t_turns {
+	struct jg_mutex *mx;
+	bool yield;	 /* a long call: yields between steps; else lock, unlock */
+	uint64_t *count; /* under @mx */
+};
+
+static void *t_turns_run(void *arg)
+{
+	struct t_turns *t = arg;
+
+	jg_mutex_lock(t->mx);
+	for (int i = 0; i < T_TURNS; i++) {
+		(*t->count)++;
+		if (t->yield) {
+			jg_mutex_yield(t->mx);
+		} else {
+			jg_mutex_unlock(t->mx);
+			jg_mutex_lock(t->mx);
+		}
+	}
+	jg_mutex_unlock(t->mx);
+	return NULL;
+}
+
+/* Two long calls yielding and a plain caller on one lock all finish: the
+ * yielders wait for each other's tickets without waiting forever. */
+static void test_lock_yield_two_long_calls(void **state)
+{
+	struct jg_mutex mx;
+	uint64_t count = 0;
+	struct t_turns t[3] = {{&mx, true, &count}, {&mx, true, &count}, {&mx, false, &count}};
+	pthread_t th[3];
+
+	(void)state;
+	jg_mutex_init(&mx, PTHREAD_MUTEX_DEFAULT);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, t_turns_run, &t[i]), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_int_equal(count, 3 * T_TURNS);
+	assert_null(mx.yielders);
+	assert_int_equal(mx.served, mx.tickets);
+	jg_mutex_destroy(&mx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lock_huge_fallocate_and_delete),
-		cmocka_unit_test(test_lock_huge_truncate),
-		cmocka_unit_test(test_lock_truncate_write_waits),
-		cmocka_unit_test(test_lock_truncate_unlink),
-		cmocka_unit_test(test_lock_truncate_error_wakes),
-		cmocka_unit_test(test_lock_truncate_orphan),
-		cmocka_unit_test(test_lock_orphans_at_mount),
+	    cmocka_unit_test(test_lock_huge_fallocate_and_delete),
+	    cmocka_unit_test(test_lock_huge_truncate),
+	    cmocka_unit_test(test_lock_truncate_write_waits),
+	    cmocka_unit_test(test_lock_truncate_unlink),
+	    cmocka_unit_test(test_lock_truncate_error_wakes),
+	    cmocka_unit_test(test_lock_truncate_orphan),
+	    cmocka_unit_test(test_lock_orphans_at_mount),
+	    cmocka_unit_test(test_lock_yield_fair),
+	    cmocka_unit_test(test_lock_yield_two_long_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,11 @@
  *  - unknown data damaged: unresolved, nothing written;
  *  - RAID6, two damaged blocks of one line (two data, or data and P): both rebuilt;
  *  - free space damaged: parity rewritten (harmless);
- *  - the online path (raid_scrub_rows) counts the same.
+ *  - the online path (raid_scrub_rows) counts the same;
+ *  - (K5) a block with a write in flight (BUSY): its row handed back, not
+ *    counted, nothing written (offline: unresolved); a block whose new
+ *    checksum is known before it lands (SLOT), landing while it is judged:
+ *    the row read again and judged by what landed, not left unresolved.
  */
 #include "raid_test.h"
 
@@ -21,10 +25,11 @@
 #define T_MAGIC 0x5343524bu /* "SCRK" */
 #define T_SEED 0x7654321u
 
-enum t_kind { T_SEALED = 0, T_FREE = 1, T_UNKNOWN = 2 };
+enum t_kind { T_SEALED = 0, T_FREE = 1, T_UNKNOWN = 2, T_BUSY = 3, T_SLOT = 4 };
 
 struct t_oracle {
 	uint8_t *kind; /* per array block, enum t_kind */
+	uint32_t slot; /* T_SLOT: the crc32c its content must have */
 	uint64_t calls;
 	/* a writer meeting the judgement: called once, at the first verdict */
 	void (*hook)(struct t_oracle *o);
@@ -47,6 +52,10 @@ static int t_verify(void *ctx, uint64_t blkno, const void *blk)
 		return BLK_FREE;
 	case T_UNKNOWN:
 		return BLK_UNKNOWN;
+	case T_BUSY:
+		return BLK_BUSY;
+	case T_SLOT:
+		return jg_crc32c(T_SEED, blk, JG_BLOCK_SIZE) == o->slot ? BLK_VERIFIES : BLK_FAILS;
 	default:
 		return jg_blk_verify(blk, JG_BLOCK_SIZE, T_MAGIC, 1, blkno, T_SEED) ? BLK_FAILS
 										    : BLK_VERIFIES;
@@ -420,6 +429,121 @@ static void test_cscrub_write_during_judgement(void **state)
 	}
 }
 
+/*
+ * (K5) A data block of the mismatched line (P damaged) has a write in flight:
+ * online, the row is handed back busy -- not a mismatch, not unresolved,
+ * nothing written; offline (no later look) it is unresolved. Once the write
+ * is over, the same row is judged: the data verifies, the parity is rewritten.
+ */
+static void test_cscrub_busy(void **state)
+{
+	static const struct geo_case cases[] = {{5, 4, 4}, {6, 5, 2}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < GEO_N(cases); gi++) {
+		struct t_env e;
+		struct raid_scrub_counts c = {0};
+		struct raid_resync_report rep = {0};
+		uint8_t *before, *after;
+		unsigned int m;
+		uint64_t mblk, b;
+
+		t_setup(&e, &cases[gi]);
+		t_where(&e.g, 0, &m, &mblk, &b);
+		e.o.kind[b] = T_BUSY;
+		t_damage(&e, e.g.ndata, 700); /* P */
+		before = t_line(&e);
+		assert_int_equal(raid_scrub_rows(e.t.a, 0, e.g.rows, true, NULL, NULL, &c), 0);
+		assert_int_equal(c.busy, 1);
+		assert_int_equal(c.busy_rows[0], 1);
+		assert_int_equal(c.mismatches, 0);
+		assert_int_equal(c.unresolved, 0);
+		assert_int_equal(c.repaired, 0);
+		after = t_line(&e);
+		assert_memory_equal(before, after, (e.g.ndata + e.g.npar) * JG_BLOCK_SIZE);
+		free(after);
+		assert_int_equal(raid_scrub(e.t.a, true, NULL, NULL, &rep), 1);
+		assert_int_equal(rep.rows_unresolved, 1);
+		after = t_line(&e);
+		assert_memory_equal(before, after, (e.g.ndata + e.g.npar) * JG_BLOCK_SIZE);
+		free(after);
+		/* the write over: judged, the parity rewritten */
+		e.o.kind[b] = T_SEALED;
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(raid_scrub_rows(e.t.a, 1, 1, true, NULL, NULL, &c), 0);
+		assert_int_equal(c.busy, 0);
+		assert_int_equal(c.mismatches, 1);
+		assert_int_equal(c.repaired, 1);
+		assert_int_equal(c.rebuilt, 0);
+		assert_int_equal(raid_scrub(e.t.a, false, NULL, NULL, &rep), 0);
+		free(before);
+		t_teardown(&e);
+	}
+}
+
+/* The hook: data position 0's new version lands through the array (its slot
+ * was set before: the oracle's T_SLOT). */
+static void t_hook_land(struct t_oracle *o)
+{
+	struct t_env *e = o->hook_ctx;
+	unsigned int m;
+	uint64_t mblk, b;
+
+	t_where(&e->g, 0, &m, &mblk, &b);
+	assert_int_equal(t_io(&e->t, BLK_OP_WRITE, b, 1, e->ref + b * JG_BLOCK_SIZE, 0), 0);
+}
+
+/*
+ * (K5) The checksum of a data block's new version is known before the block
+ * lands; the line's P is damaged. The scrub reads the row with the old version
+ * (which fails its slot), and the new one lands while the row is judged:
+ * nothing verifies in what was read, but the row read again has changed, and
+ * judged again the data verifies (the parity rewritten if the write left it
+ * wrong): nothing left unresolved, the array whole (offline and online).
+ */
+static void test_cscrub_lands_during_judgement(void **state)
+{
+	static const struct geo_case cases[] = {{5, 4, 4}, {6, 5, 2}};
+
+	(void)state;
+	for (unsigned int gi = 0; gi < GEO_N(cases) * 2; gi++) {
+		bool online = gi & 1;
+		struct t_env e;
+		struct raid_scrub_counts c = {0};
+		struct raid_resync_report rep = {0};
+		uint8_t *all;
+		unsigned int m;
+		uint64_t mblk, b;
+		uint8_t *nb;
+
+		t_setup(&e, &cases[gi / 2]);
+		t_where(&e.g, 0, &m, &mblk, &b);
+		nb = e.ref + b * JG_BLOCK_SIZE; /* the new version: in the reference only */
+		t_fill(nb, 1, 4242);
+		e.o.kind[b] = T_SLOT;
+		e.o.slot = jg_crc32c(T_SEED, nb, JG_BLOCK_SIZE);
+		t_damage(&e, e.g.ndata, 900); /* P */
+		e.o.hook = t_hook_land;
+		e.o.hook_ctx = &e;
+		if (online) {
+			assert_int_equal(raid_scrub_rows(e.t.a, 0, e.g.rows, true, NULL, NULL, &c),
+					 0);
+			assert_int_equal(c.unresolved, 0);
+			assert_int_equal(c.busy, 0);
+		} else {
+			assert_int_equal(raid_scrub(e.t.a, true, NULL, NULL, &rep), 1);
+			assert_int_equal(rep.rows_unresolved, 0);
+		}
+		assert_null(e.o.hook); /* it landed during the judgement */
+		assert_int_equal(raid_scrub(e.t.a, false, NULL, NULL, &rep), 0);
+		all = jg_alloc_blocks(e.nblk);
+		assert_int_equal(t_io(&e.t, BLK_OP_READ, 0, (uint32_t)e.nblk, all, 0), 0);
+		assert_memory_equal(all, e.ref, e.nblk * JG_BLOCK_SIZE);
+		free(all);
+		t_teardown(&e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +554,8 @@ int main(void)
 	    cmocka_unit_test(test_cscrub_free_space),
 	    cmocka_unit_test(test_cscrub_rows),
 	    cmocka_unit_test(test_cscrub_write_during_judgement),
+	    cmocka_unit_test(test_cscrub_busy),
+	    cmocka_unit_test(test_cscrub_lands_during_judgement),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
