@@ -192,6 +192,14 @@ int jnl_handle_revoke(struct jnl_handle *h, uint64_t blkno);
 int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno);
 /* Leave the transaction; frees @h, also on error. */
 int jnl_handle_stop(struct jnl_handle *h);
+/*
+ * The caller's update through @h failed half way: what it changed cannot be
+ * committed, nor undone. Abort the journal (as a failed commit does): the
+ * running transaction never commits, later calls get -EROFS, and the volume
+ * stays as the last commit left it, which the next mount's recovery replays.
+ * @err and @why are for the log line. @h must still be stopped.
+ */
+void jnl_handle_abort(struct jnl_handle *h, int err, const char *why);
 
 /*
  * Read @nblocks from @blkno: the newest copy the journal holds for each block

@@ -275,11 +275,20 @@ void fs_bput(struct fs *fs, struct fs_buf *b)
 
 int fs_bdirty(struct fs_tx *tx, struct fs_buf *b, uint32_t magic)
 {
+	int rc;
+
 	jg_blk_seal(b->data, JG_BLOCK_SIZE, magic, FS_FORMAT_VERSION, 0, tx->tid, b->blkno,
 		    tx->fs->seed);
 	b->magic = magic;
 	fs_tx_track(tx, b->blkno);
-	return jnl_handle_dirty_meta(tx->h, b->blkno, b->data);
+	rc = jnl_handle_dirty_meta(tx->h, b->blkno, b->data);
+	/* (T1) the buffer holds a change the journal did not take: the cache and
+	 * the journal disagree from here on, so nothing of this may commit */
+	if (rc)
+		fs_tx_tear(tx, rc, "logging a metadata block", b->blkno);
+	else
+		tx->dirtied = true;
+	return rc;
 }
 
 void fs_bcache_drop(struct fs *fs, uint64_t blkno)

@@ -83,8 +83,9 @@ int fs_dcsum_flush(struct fs_tx *tx)
 	fs_bput(fs, b);
 	if (rc) {
 		/* (D1) logged when taken: only an abort (nothing commits) gets here.
-		 * The cache must not keep a change the journal does not hold (F2) */
-		fs_bcache_drop(fs, cb);
+		 * The slots stay as the cache has them: each names the data block the
+		 * journal took with it (a refused one got its old slot back), which
+		 * is what reads see until the volume is mounted again (T1) */
 		jg_log(JG_LOG_ERR, FS_SUBSYS, "dev=%s data checksum block %llu not logged: %d",
 		       fs->dev->name, (unsigned long long)cb, rc);
 	}
@@ -340,7 +341,7 @@ int fs_dcsum_settle(struct fs *fs)
 		done++;
 	}
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	free(blk);
 	/* durable before the list is forgotten and the filesystem used */
 	if (!rc)

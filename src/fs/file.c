@@ -115,6 +115,8 @@ int fs_data_dirty(struct fs_tx *tx, uint64_t pblk, const void *blk)
 	 * the slot must go on naming the contents the journal keeps */
 	if (rc)
 		fs_dcsum_restore(tx, pblk, old);
+	else
+		tx->dirtied = true;
 	return rc;
 }
 
@@ -178,9 +180,9 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 	unsigned int room = fs->dcsum_blocks ? 9 : 8;
 	int rc;
 
+	*done = 0; /* also when nothing could start: the caller adds it up */
 	if (!blk)
 		return -ENOMEM;
-	*done = 0;
 	rc = fs_tx_start(fs, fs->dcsum_blocks ? FS_CREDITS_WRITE_DCSUM : FS_CREDITS_WRITE, &tx);
 	if (rc)
 		goto out;
@@ -248,7 +250,7 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 	rc = fs_iput(tx, &ip) ?: rc;
 out:
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	free(blk);
 	return rc;
 }
@@ -322,7 +324,7 @@ static void fs_fallocate_undo(struct fs *fs, uint64_t ino, const struct fs_runs 
 			}
 			rc = fs_iput(tx, &ip) ?: rc;
 		}
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 		if (!rc && i < r->n)
 			fs_lock_yield(fs);
 	}
@@ -376,7 +378,7 @@ int fs_fallocate(struct fs *fs, uint64_t ino, int mode, uint64_t off, uint64_t l
 				ip.size = off + len;
 				rc = fs_iput(tx, &ip);
 			}
-			rc = fs_tx_stop(tx) ?: rc;
+			rc = fs_tx_end(tx, rc);
 		}
 	}
 	if (rc)
@@ -445,7 +447,7 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size)
 	/* (F3): the blocks past the size are freed by the next handles or the next mount */
 	rc = shrink ? fs_orphan_add(tx, &ip) : fs_iput(tx, &ip);
 out:
-	rc = fs_tx_stop(tx) ?: rc;
+	rc = fs_tx_end(tx, rc);
 	if (!rc && shrink)
 		rc = fs_inode_truncate_blocks_busy(fs, ino);
 end:
@@ -503,7 +505,7 @@ int fs_setattr(struct fs *fs, uint64_t ino, const struct fs_attr *attr, unsigned
 		fs_inode_to_attr(&ip, out);
 out:
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	jg_mutex_unlock(&fs->lock);
 	return rc;
 }

@@ -122,6 +122,8 @@ struct fs_tx {
 	unsigned int credits;
 	unsigned int used;
 	struct fs_buf *dcsum;		/* data checksum block changed, not yet logged (dcsum.c) */
+	bool dirtied;			/* the journal took a block of this handle (T1) */
+	bool torn;			/* ... and then the update failed: journal aborted (T1) */
 	uint64_t blocks[FS_TX_MAX_TRACK];
 };
 
@@ -182,6 +184,21 @@ void fs_bcache_drop(struct fs *fs, uint64_t blkno);
 
 int fs_tx_start(struct fs *fs, unsigned int credits, struct fs_tx **out);
 int fs_tx_stop(struct fs_tx *tx);
+/*
+ * (T1) The end of an update that returns @rc: fs_tx_stop(), and first, when
+ * @rc is an error no update is written to leave consistent (ENOMEM, an I/O
+ * error, a damaged block: fs_tx_rc_tears) and the handle had already given
+ * the journal a block, fs_tx_tear(). Returns @rc, or fs_tx_stop's error.
+ */
+int fs_tx_end(struct fs_tx *tx, int rc);
+/*
+ * (T1) The update of @tx failed after the journal took some of its blocks:
+ * those, and the buffers the update changed, cannot be committed nor undone.
+ * Abort the journal (jnl_handle_abort): the running transaction never
+ * commits, the filesystem turns read-only, and the volume stays as the last
+ * commit left it, as after a crash; the next mount recovers it.
+ */
+void fs_tx_tear(struct fs_tx *tx, int err, const char *what, uint64_t blkno);
 /* Count @blkno against the handle's credits (once per distinct block). */
 void fs_tx_track(struct fs_tx *tx, uint64_t blkno);
 /* true when @need more distinct blocks still fit in the handle's credits. */

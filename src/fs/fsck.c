@@ -151,7 +151,7 @@ static int fsck_iput(struct fsck *c, struct fs_inode *ip)
 	if (rc)
 		return rc;
 	rc = fs_iput(tx, ip);
-	return fs_tx_stop(tx) ?: rc;
+	return fs_tx_end(tx, rc);
 }
 
 static int fsck_ibit_fix(struct fsck *c, uint64_t ino, bool set)
@@ -189,7 +189,7 @@ static int fsck_ibit_fix(struct fsck *c, uint64_t ino, bool set)
 			fs_bput(fs, gb);
 		}
 	}
-	return fs_tx_stop(tx) ?: rc;
+	return fs_tx_end(tx, rc);
 }
 
 /* Clear a damaged inode: mode 0 (pass 5 then frees its blocks and bit). */
@@ -321,7 +321,7 @@ static int fsck_itable_salvage(struct fsck *c, uint32_t g, uint64_t blkno, struc
 		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
 		if (!rc) {
 			rc = fs_bdirty(tx, b, FS_MAGIC_ITABLE);
-			rc = fs_tx_stop(tx) ?: rc;
+			rc = fs_tx_end(tx, rc);
 		}
 		fsck_fixed(c, rc);
 		rc = 0;
@@ -511,7 +511,7 @@ static int fsck_dir(struct fsck *c, uint64_t ino)
 		}
 		if (!rc)
 			rc = fs_iput(tx, &dip);
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 		if (rc)
 			goto out;
 	}
@@ -658,7 +658,7 @@ static int fsck_reconnect(struct fsck *c, uint64_t ino)
 	if (!rc)
 		rc = fs_iput(tx, &lf);
 out:
-	rc = fs_tx_stop(tx) ?: rc;
+	rc = fs_tx_end(tx, rc);
 	if (!rc && S_ISDIR(ip.mode))
 		rc = fsck_reach_from(c, ino);
 	c->iflags[ino] |= FSCK_REACHED;
@@ -857,7 +857,7 @@ static int fsck_pass5(struct fsck *c)
 					rc = fs_bdirty(tx, ib, FS_MAGIC_IBITMAP);
 				if (!rc)
 					rc = fs_bdirty(tx, gb, FS_MAGIC_GDT);
-				rc = fs_tx_stop(tx) ?: rc;
+				rc = fs_tx_end(tx, rc);
 			}
 			for (uint32_t k = 0; k < (bb_rebuilt ? 1 : diffs) + gd_bad + ib_rebuilt; k++)
 				fsck_fixed(c, rc);
@@ -917,7 +917,7 @@ static int fsck_dcsum(struct fsck *c)
 				rc = fs_bdirty(tx, b, FS_MAGIC_DCSUM);
 				fs_bput(fs, b);
 			}
-			rc = fs_tx_stop(tx) ?: rc;
+			rc = fs_tx_end(tx, rc);
 		}
 		fsck_fixed(c, rc);
 	}

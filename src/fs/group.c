@@ -424,6 +424,8 @@ int fs_block_free(struct fs_tx *tx, uint64_t blkno, bool meta)
 		rc = jnl_handle_revoke(tx->h, blkno);
 	if (!rc)
 		rc = jnl_handle_forget(tx->h, blkno);
+	if (rc)
+		fs_tx_tear(tx, rc, "revoking a freed block", blkno); /* (T1) */
 	if (rc) {
 		/* still allocated: log bitmap and descriptor back */
 		gd->free_blocks = jg_cpu_to_le32(jg_le32(gd->free_blocks) - 1);

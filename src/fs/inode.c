@@ -422,7 +422,7 @@ static int fs_inode_free_from(struct fs *fs, uint64_t ino, uint64_t from)
 			rc = fs_bmap_truncate(tx, &ip, from, fs_inode_meta_blocks(&ip), &done);
 		if (!rc)
 			rc = fs_iput(tx, &ip);
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 		if (rc)
 			return rc;
 		if (!done)
@@ -465,7 +465,7 @@ int fs_inode_evict(struct fs *fs, uint64_t ino)
 	}
 	rc = fs_iput(tx, &ip);
 out:
-	rc = fs_tx_stop(tx) ?: rc;
+	rc = fs_tx_end(tx, rc);
 	if (!rc)
 		fs_istate_drop(fs, ino);
 end:
@@ -493,7 +493,7 @@ int fs_inode_truncate_blocks_busy(struct fs *fs, uint64_t ino)
 	/* unlinked meanwhile: it stays an orphan until its eviction (F3) */
 	if (!rc && ip.nlink)
 		rc = fs_orphan_del(tx, &ip);
-	return fs_tx_stop(tx) ?: rc;
+	return fs_tx_end(tx, rc);
 }
 
 int fs_inode_truncate_blocks(struct fs *fs, uint64_t ino)

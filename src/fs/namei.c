@@ -272,7 +272,7 @@ static int fs_create_locked(struct fs *fs, uint64_t parent, const char *name, si
 		fs_inode_to_attr(&ip, out);
 out:
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	return rc;
 }
 
@@ -457,7 +457,7 @@ static int fs_link_locked(struct fs *fs, uint64_t ino, uint64_t newparent, const
 		fs_inode_to_attr(&ip, out);
 out:
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	return rc;
 }
 
@@ -570,7 +570,7 @@ static int fs_remove(struct fs *fs, uint64_t parent, const char *name, bool dir)
 		rc = fs_drop_link(tx, &ip, &now, &evict);
 out:
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	if (!rc && evict)
 		rc = fs_inode_evict(fs, ino);
 	jg_mutex_unlock(&fs->lock);
@@ -761,7 +761,7 @@ static int fs_rename_locked(struct fs *fs, uint64_t parent, const char *name, si
 	}
 out:
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	*evict_ino = !rc && evict ? dino : 0;
 	return rc;
 }

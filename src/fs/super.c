@@ -50,8 +50,49 @@ int fs_tx_start(struct fs *fs, unsigned int credits, struct fs_tx **out)
 	tx->credits = credits;
 	tx->used = 0;
 	tx->dcsum = NULL;
+	tx->dirtied = false;
+	tx->torn = false;
 	*out = tx;
 	return 0;
+}
+
+void fs_tx_tear(struct fs_tx *tx, int err, const char *what, uint64_t blkno)
+{
+	char why[96];
+
+	if (tx->torn || err == -EROFS) /* aborted already */
+		return;
+	if (blkno)
+		snprintf(why, sizeof(why), "%s (block %llu) in an update", what,
+			 (unsigned long long)blkno);
+	else
+		snprintf(why, sizeof(why), "%s of an update", what);
+	jg_log(JG_LOG_ERR, FS_SUBSYS,
+	       "dev=%s %s failed: %s; the update cannot be completed nor undone: journal aborted, filesystem read-only (the next mount recovers the last commit)",
+	       tx->fs->dev->name, why, strerror(-err));
+	jnl_handle_abort(tx->h, err, why);
+	tx->torn = true;
+	tx->fs->readonly = true;
+}
+
+/* Errors an update may meet half way that it is not written to undo (T1). */
+static bool fs_tx_rc_tears(int rc)
+{
+	return rc == -ENOMEM || rc == -EIO || rc == -EUCLEAN || rc == -EBADMSG ||
+	       rc == -ENODEV;
+}
+
+int fs_tx_end(struct fs_tx *tx, int rc)
+{
+	bool torn;
+	int stop;
+
+	if (rc && tx->dirtied && fs_tx_rc_tears(rc))
+		fs_tx_tear(tx, rc, "a step", 0);
+	torn = tx->torn;
+	stop = fs_tx_stop(tx);
+	/* a torn update's stop can only say -EROFS: its own error says why */
+	return torn && rc ? rc : stop ?: rc;
 }
 
 int fs_tx_stop(struct fs_tx *tx)
@@ -559,7 +600,7 @@ static int fs_start(struct fs *fs)
 	fs->sb.mount_count = jg_cpu_to_le64(jg_le64(fs->sb.mount_count) + 1);
 	fs->sb.last_mount_time = jg_cpu_to_le64((uint64_t)now.tv_sec);
 	rc = fs_sb_write(tx);
-	return fs_tx_stop(tx) ?: rc;
+	return fs_tx_end(tx, rc);
 }
 
 int fs_mount(struct blk_dev *dev, const struct fs_mount_opts *opts, struct fs **out)
@@ -615,7 +656,7 @@ int fs_unmount(struct fs *fs)
 			}
 			fs->sb.state = jg_cpu_to_le32(st | FS_STATE_CLEAN);
 			rc = fs_sb_write(tx);
-			rc = fs_tx_stop(tx) ?: rc;
+			rc = fs_tx_end(tx, rc);
 		}
 		rc2 = jnl_close(fs->jnl);
 		rc = rc ?: rc2;
@@ -879,12 +920,12 @@ static int fs_mkfs_root(struct blk_dev *dev, bool data_csum)
 	}
 	if (!rc)
 		rc = fs_iput(tx, &ip);
-	rc = fs_tx_stop(tx) ?: rc;
+	rc = fs_tx_end(tx, rc);
 out:
 	fs->sb.state = jg_cpu_to_le32(FS_STATE_CLEAN);
 	if (!rc && !fs_tx_start(fs, FS_CREDITS_FEW, &tx)) {
 		rc = fs_sb_write(tx);
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	}
 	rc2 = jnl_close(fs->jnl);
 	fs_close_mem(fs);

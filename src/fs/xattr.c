@@ -182,7 +182,7 @@ out:
 		fs_set_error(fs, "inode %llu: new xattr block %llu not freed",
 			     (unsigned long long)ino, (unsigned long long)ip.xattr_blk);
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	return rc;
 }
 
@@ -334,7 +334,7 @@ int fs_removexattr(struct fs *fs, uint64_t ino, const char *name)
 out:
 	fs_bput(fs, b);
 	if (tx)
-		rc = fs_tx_stop(tx) ?: rc;
+		rc = fs_tx_end(tx, rc);
 	jg_mutex_unlock(&fs->lock);
 	return rc;
 }

@@ -435,6 +435,11 @@ int jnl_handle_stop(struct jnl_handle *h)
 	return 0;
 }
 
+void jnl_handle_abort(struct jnl_handle *h, int err, const char *why)
+{
+	jnl_abort(h->j, err, why);
+}
+
 /* The wait's condition in jnl_early_request_locked (declare.c), read under the lock. */
 bool jnl_early_writer_waits(struct jnl *j)
 {
