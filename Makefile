@@ -22,6 +22,9 @@
 #                  everything, in build/ (sanitizers); fails on a crash, a hang or a
 #                  silent wrong read with one member damaged (file data: once
 #                  BITROT_DATA_CSUM=1, for volumes with data checksums)
+#   make faults-long  the fault sweep of issue 43 (tests/faults/test_fault_sweep.c) at every
+#                  call, each with and without a power cut where the fault was met, in
+#                  build/ (sanitizers); prints its coverage table; fails on any damage
 #   make fuzz      libFuzzer (clang) in build-fuzz/: every target of tests/fuzz/ for
 #                  FUZZ_TIME seconds each (docs/FUZZING.md); fails naming a target that
 #                  crashed and its artifact
@@ -41,7 +44,7 @@ PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninj
 	python3 xz-utils tar groff-base bash-completion libnbd-dev nbdkit libblkid-dev
 
 .PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps \
-	bench-scrub bench-slow bitrot
+	bench-scrub bench-slow bitrot faults-long
 
 all: build
 
@@ -144,6 +147,12 @@ bitrot: build
 	python3 tools/crash/bitrot.py --jgrfs $(BUILD)/tools/jgrfs --copies $(BITROT_COPIES) \
 		--seed $(BITROT_SEED) --dir $(BITROT_DIR) \
 		$(if $(BITROT_DATA_CSUM),--data-checksums) $(BITROT_ARGS) 2>&1 | tee $(BITROT_DIR).out; \
+	exit $${PIPESTATUS[0]}
+
+# Every injection point of the sweep, with and without a cut (make test: every 5th).
+FAULTS_OUT ?= $(BUILD)/faults-long.out
+faults-long: build
+	JGRFS_FAULT_STRIDE=1 $(BUILD)/tests/faults/test_fault_sweep 2>&1 | tee $(FAULTS_OUT); \
 	exit $${PIPESTATUS[0]}
 
 BENCH_SCRUB_ARGS ?= -r 3
