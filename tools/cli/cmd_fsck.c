@@ -30,6 +30,7 @@
 static const char cmd_fsck_help[] =
 	"usage: jgrfs fsck [-n|-y] [-v] [--degraded] DEV...\n"
 	"       fsck.jgrfs [-n|-y] [-v] [--degraded] DEV...\n"
+	"       jgrfs fsck [-n|-y] [-v] [--degraded] UUID=<uuid>\n"
 	"\n"
 	"Check the jgrfs filesystem on the array of member devices DEV: replay its\n"
 	"journal (every stripe it reads resynced first), then bitmaps against what the\n"
