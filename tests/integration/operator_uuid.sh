@@ -13,7 +13,8 @@
 # UUID no device holds, a malformed one, a member missing (still needs
 # -o degraded), two devices claiming one role (a copy of a member; a loop
 # device over a member file the config file also lists). Over loop devices
-# (the config file empty): mount UUID= finds them through the block scan.
+# (the config file empty): mount -o members=UUID= (the fstab form) finds them
+# through the block scan.
 #
 #   operator_uuid.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
@@ -136,8 +137,9 @@ echo "# no array here: the block devices alone" >"$JGRFS_CONF"
 "$JGRFS" examine --scan >"$T/scan.txt" 2>&1 || { cat "$T/scan.txt"; it_fail "examine --scan (loops)"; }
 grep -q "^$U  RAID5    4/4         1  ${LOOP[$D0]} " "$T/scan.txt" ||
 	{ cat "$T/scan.txt"; it_fail "examine --scan: the array on the loop devices"; }
-"$JGRFS" mount "UUID=$U" "$MNT" >"$T/mount.log" 2>&1 ||
-	{ cat "$T/mount.log"; it_fail "mount UUID= over loop devices"; }
+# the /etc/fstab form, as mount.fuse3 runs it
+"$JGRFS" mount "$MNT" -o "members=UUID=$U" >"$T/mount.log" 2>&1 ||
+	{ cat "$T/mount.log"; it_fail "mount -o members=UUID= over loop devices"; }
 cat "$T/mount.log"
 for i in 0 1 2 3; do
 	took "$T/mount.log" "${LOOP[$T/disk$i.img]}" "role $i of 4"

@@ -32,12 +32,12 @@ const char *scan_config;
 /* One device looked at: where it was found, and what its superblock says. */
 struct scan_dev {
 	char path[PATH_MAX];
-	dev_t dev;		/* identity: st_rdev of a block device, else st_dev ... */
-	ino_t ino;		/* ... and st_ino (0 for a block device) */
-	bool from_conf;		/* named by the config file (else the block scan) */
-	bool opened;		/* dev and ino are set */
-	int rc;			/* 0: a verified superblock; else why not (-errno) */
-	uint8_t uuid[16];	/* the array it names (rc 0 or -EUCLEAN) */
+	dev_t dev;	  /* identity: st_rdev of a block device, else st_dev ... */
+	ino_t ino;	  /* ... and st_ino (0 for a block device) */
+	bool from_conf;	  /* named by the config file (else the block scan) */
+	bool opened;	  /* dev and ino are set */
+	int rc;		  /* 0: a verified superblock; else why not (-errno) */
+	uint8_t uuid[16]; /* the array it names (rc 0 or -EUCLEAN) */
 	uint32_t level, role, nmembers;
 	bool spare;
 	uint64_t events;
@@ -76,14 +76,16 @@ int scan_uuid_arg(const char *arg, uint8_t uuid[16])
 			continue;
 		if (!isxdigit((unsigned char)*s))
 			break;
-		uuid[k / 2] = (uint8_t)((k % 2 ? uuid[k / 2] << 4 : 0) |
-					(isdigit((unsigned char)*s) ? *s - '0' :
-								      tolower((unsigned char)*s) - 'a' + 10));
+		uuid[k / 2] =
+		    (uint8_t)((k % 2 ? uuid[k / 2] << 4 : 0) |
+			      (isdigit((unsigned char)*s) ? *s - '0'
+							  : tolower((unsigned char)*s) - 'a' + 10));
 		k++;
 	}
 	if (k != 32 || *s)
 		return cli_err("%s: not a UUID (as `jgrfs examine` prints it: "
-			       "8-4-4-4-12 hex digits)", arg),
+			       "8-4-4-4-12 hex digits)",
+			       arg),
 		       -EINVAL;
 	return 1;
 }
@@ -354,7 +356,7 @@ static int scan_pick(struct scan_set *s, const uint8_t uuid[16])
 
 int scan_resolve(const uint8_t uuid[16], char **paths, int max)
 {
-	struct scan_set s = { 0 };
+	struct scan_set s = {0};
 	const char *conf;
 	char u[37];
 	int n, rc, nsp = 0, roles = 0;
@@ -369,7 +371,8 @@ int scan_resolve(const uint8_t uuid[16], char **paths, int max)
 	rc = -ENOENT;
 	if (!n) {
 		cli_err("UUID=%s: no member of this array found among the block devices "
-			"or in %s", u, conf);
+			"or in %s",
+			u, conf);
 		goto out;
 	}
 	for (int i = 1; i < n; i++)
@@ -397,12 +400,12 @@ int scan_resolve(const uint8_t uuid[16], char **paths, int max)
 		if (d->spare)
 			fprintf(stderr, "%s: took %s (hot spare)\n", cli_prog, d->path);
 		else
-			fprintf(stderr, "%s: took %s (role %u of %u, events %" PRIu64 ")\n", cli_prog,
-				d->path, d->role, d->nmembers, d->events);
+			fprintf(stderr, "%s: took %s (role %u of %u, events %" PRIu64 ")\n",
+				cli_prog, d->path, d->role, d->nmembers, d->events);
 	}
 	if (cli_verbosity >= 0)
 		fprintf(stderr, "%s: UUID=%s: %d of %u roles found, %d hot spare%s\n", cli_prog, u,
-			roles, s.d[0].spare ? 0 : s.d[0].nmembers, nsp, nsp == 1 ? "" : "s");
+			roles, s.d[0].nmembers, nsp, nsp == 1 ? "" : "s");
 	rc = n;
 out:
 	free(s.d);
@@ -428,7 +431,7 @@ int scan_args(char ***paths, int n, char **found, int max)
 
 void scan_warn_spares(char **paths, int n)
 {
-	struct scan_set given = { 0 }, s = { 0 };
+	struct scan_set given = {0}, s = {0};
 	const uint8_t *uuid = NULL;
 	const char *conf;
 	bool dflt;
@@ -452,11 +455,13 @@ void scan_warn_spares(char **paths, int n)
 		if (d->rc || !d->spare || memcmp(d->uuid, uuid, 16))
 			continue;
 		for (int j = 0; j < given.n; j++)
-			in |= given.d[j].opened && given.d[j].dev == d->dev && given.d[j].ino == d->ino;
+			in |= given.d[j].opened && given.d[j].dev == d->dev &&
+			      given.d[j].ino == d->ino;
 		if (!in && saved >= 0)
-			fprintf(stderr, "%s: warning: %s, a hot spare of this array listed in %s, "
-				"was not given: the volume runs without it\n", cli_prog, d->path,
-				conf);
+			fprintf(stderr,
+				"%s: warning: %s, a hot spare of this array listed in %s, "
+				"was not given: the volume runs without it\n",
+				cli_prog, d->path, conf);
 	}
 out:
 	cli_verbosity = saved;
@@ -473,11 +478,11 @@ static void scan_list_one(const struct scan_dev *d, int n)
 	char u[37], lv[8];
 
 	for (int i = 0; i < n; i++) {
+		nm = d[i].nmembers; /* a spare's superblock has the geometry too */
 		if (d[i].spare) {
 			nsp++;
 			continue;
 		}
-		nm = d[i].nmembers;
 		if (d[i].role < 64 && !(roles & (1ull << d[i].role))) {
 			roles |= 1ull << d[i].role;
 			nroles++;
@@ -497,7 +502,7 @@ static void scan_list_one(const struct scan_dev *d, int n)
 
 int scan_list(void)
 {
-	struct scan_set s = { 0 };
+	struct scan_set s = {0};
 	const char *conf;
 	char why[128];
 	int rc, k = 0, arrays = 0;
