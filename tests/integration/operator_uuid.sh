@@ -14,7 +14,8 @@
 # -o degraded), two devices claiming one role (a copy of a member; a loop
 # device over a member file the config file also lists). Over loop devices
 # (the config file empty): mount -o members=UUID= (the fstab form) finds them
-# through the block scan.
+# through the block scan. Last, -o degraded with UUID= mounts without a
+# member, and status with no argument says degraded (exit 3).
 #
 #   operator_uuid.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
@@ -158,5 +159,20 @@ done
 IT_LOOPS=""
 # the loop devices gone and the config file empty: nothing left to find
 refused 1 "no member of this array found" -- mount "UUID=$U" "$MNT"
+
+it_log "-o degraded with UUID=: mounted without role 3; status with no argument says degraded"
+echo "ARRAY UUID=$U DEVICES=$D0,$D1,$D2" >"$T/nospare.conf"
+"$JGRFS" mount --config "$T/nospare.conf" -o degraded "UUID=$U" "$MNT" >"$T/mount.log" 2>&1 ||
+	{ cat "$T/mount.log"; it_fail "mount -o degraded UUID="; }
+grep -q "3 of 4 roles found, 0 hot spares" "$T/mount.log" || { cat "$T/mount.log"; it_fail "summary"; }
+timeout 60 "$JGRFS" status >"$T/status.txt" 2>&1
+rc=$?
+cat "$T/status.txt"
+grep -q "^$MNT  *$U  RAID5  degraded  *3/4, 0 spares\$" "$T/status.txt" ||
+	it_fail "status: no degraded line for $MNT"
+# 1: another volume of the machine could not be asked (it outranks 3)
+[ $rc = 3 ] || [ $rc = 1 ] || it_fail "status with a degraded volume: exit $rc, expected 3"
+cmp "$T/rand" "$MNT/rand" || it_fail "the file read back degraded"
+it_unmount
 
 it_finish
