@@ -24,7 +24,8 @@
 #   5. each help text read once per session (the wrappers' log)
 #   6. as root with /dev/fuse: a mounted jgrfs volume is offered for MOUNTPOINT
 #      (from /proc/mounts), not for mkfs's DEV nor mount's MOUNTPOINT (where to
-#      mount); skipped (that part only) otherwise
+#      mount); UUID=<uuid> of its array for mount's and fsck's U; skipped
+#      (that part only) otherwise
 set -eu
 
 JG=${1:?usage: completion.sh JGRFS COMPLETION}
@@ -57,7 +58,7 @@ done
 # complete LINE...: for each line, "LINE<TAB>reply reply ..." (sorted), all in
 # one shell session
 complete_lines() {
-	(cd "$D/work" && env -i PATH="$D/bin:/usr/bin:/bin" HOME="$D" \
+	(cd "$D/work" && env -i PATH="$D/bin:/usr/bin:/bin" HOME="$D" ${JGRFS_CONF:+JGRFS_CONF="$JGRFS_CONF"} \
 		bash --norc --noprofile -s "$COMP" "$@") <<'EOF'
 set -u
 source "$1" || exit 1
@@ -229,6 +230,15 @@ if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; 
 	grep -qF "$MNT" <(reply "jgrfs mount -o ro ") && fail "'jgrfs mount -o ro <TAB>' offers the mount point $MNT"
 	fusermount3 -u "$MNT" || fail "fusermount3 -u"
 	echo "offered: $MNT"
+	# UUID= after a U: the arrays `jgrfs examine --scan` finds (the config file's here)
+	U=$("$JG" examine "$F/d0" | awk '$1 == "uuid" { print $2; exit }')
+	echo "ARRAY DEVICES=$F/d*" >"$F/jgrfs.conf"
+	JGRFS_CONF=$F/jgrfs.conf complete_lines "jgrfs mount U" "fsck.jgrfs -n U" "jgrfs mount " \
+		>"$D/out" || fail "the completion function failed"
+	has "jgrfs mount U" "UUID=$U"
+	has "fsck.jgrfs -n U" "UUID=$U"
+	hasnt "jgrfs mount " "UUID=$U"	# a scan of every disk only when asked for
+	echo "offered: UUID=$U"
 else
 	echo "SKIP (this part only): not root, or no /dev/fuse or fusermount3"
 fi

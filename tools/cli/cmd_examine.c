@@ -4,6 +4,8 @@
  * (mdadm --examine), without changing anything.
  *
  *	jgrfs examine [--json] DEV...
+ *	jgrfs examine [--json] UUID=<uuid>       (the members found: scan.h)
+ *	jgrfs examine --scan                     (every array found: scan.h)
  *
  * raid.h has no call that reads one member's superblock on its own, so the
  * members given are first assembled together with readonly and no_resync: the
@@ -32,11 +34,14 @@
 #include "cli.h"
 #include "cmds.h"
 #include "raidcli.h"
+#include "scan.h"
 #include "jgrfs/raid.h"
 #include "../../src/raid/raid_format.h"
 
 static const char cmd_examine_help[] =
 	"usage: jgrfs examine [--json] DEV...\n"
+	"       jgrfs examine [--json] [--config FILE] UUID=<uuid>\n"
+	"       jgrfs examine --scan [--config FILE]\n"
 	"\n"
 	"Show the superblocks of the members DEV of one array: UUID, level, role of\n"
 	"each device, chunk, sizes, event count, clean/dirty state, resync policy,\n"
@@ -45,9 +50,17 @@ static const char cmd_examine_help[] =
 	"members are assembled read-only and without the recovery resync. When they\n"
 	"do not assemble (say, one member of a larger array), each device's own\n"
 	"superblock is verified and shown.\n"
+	"UUID=<uuid> examines the members and spares of that array found among the\n"
+	"block devices and the files of the config file; --scan lists every array\n"
+	"found there, one line each: UUID, level, roles found of how many, spares\n"
+	"and devices.\n"
 	"\n"
 	"options:\n"
 	"  -j, --json               one JSON object on stdout\n"
+	"  -s, --scan               list the arrays on the block devices and in the\n"
+	"                           config file\n"
+	"      --config FILE        the config file (default $JGRFS_CONF, else\n"
+	"                           /etc/jgrfs.conf): ARRAY UUID=<uuid> DEVICES=PATH,...\n"
 	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
 	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"  -h, --help               this text\n"
@@ -55,9 +68,11 @@ static const char cmd_examine_help[] =
 	"examples:\n"
 	"  jgrfs examine d0.img d1.img d2.img d3.img\n"
 	"  jgrfs examine --json /dev/sd[b-e]\n"
+	"  jgrfs examine --scan\n"
 	"\n"
 	"exit status: 0 shown, 1 bad options, 2 a device is not a jgrfs member, its\n"
-	"superblock is damaged, or it cannot be read\n";
+	"superblock is damaged, or it cannot be read; no array of UUID=, or (--scan)\n"
+	"none at all, found\n";
 
 /* One device given on the command line and its superblock as read. */
 struct examine_dev {
@@ -72,6 +87,8 @@ struct examine_dev {
 	uint64_t bm_dirty;	/* set bits; a block that does not verify counts all dirty */
 	uint32_t bm_bad;	/* bitmap blocks that did not verify */
 };
+
+#define EXAMINE_OPT_CONFIG 0x120 /* --config FILE: no short form */
 
 /* Bitmap blocks read per device at most (16 MiB, a 32 TiB array at 64 MiB regions). */
 #define EXAMINE_MAX_BITMAP_BLOCKS 4096u
@@ -518,6 +535,8 @@ int cmd_examine(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "scan", no_argument, NULL, 's' },
+		{ "config", required_argument, NULL, EXAMINE_OPT_CONFIG },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -528,14 +547,21 @@ int cmd_examine(int argc, char **argv)
 	struct examine_dev ed[RAIDCLI_MAX_MEMBERS] = { 0 };
 	struct raid_array *a = NULL;
 	struct raid_info info;
-	bool json = false;
+	char **args, *found[RAIDCLI_MAX_MEMBERS];
+	bool json = false, scan = false;
 	int opt, n, rc, arc, ret = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
+			break;
+		case 's':
+			scan = true;
+			break;
+		case EXAMINE_OPT_CONFIG:
+			scan_config = optarg;
 			break;
 		case 'h':
 			fputs(cmd_examine_help, stdout);
@@ -550,18 +576,28 @@ int cmd_examine(int argc, char **argv)
 		}
 	}
 	n = argc - optind;
+	if (scan && (n || json)) {
+		cli_err("--scan takes no device and no --json");
+		return 1;
+	}
+	if (scan)
+		return scan_list();
 	if (n < 1) {
 		cli_err("no member devices given");
 		fputs(cmd_examine_help, stderr);
 		return 1;
 	}
+	args = argv + optind;
+	n = scan_args(&args, n, found, RAIDCLI_MAX_MEMBERS);
+	if (n < 0)
+		return 2;
 	if (n > RAIDCLI_MAX_MEMBERS)
 		return cli_err("at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
 	cli_lock_mode = CLI_LOCK_NONE; /* members in use too, as mdadm --examine */
-	if (cli_open_members(argv + optind, n, 0, devs))
+	if (cli_open_members(args, n, 0, devs))
 		return 2;
 	for (int i = 0; i < n; i++) {
-		ed[i].path = argv[optind + i];
+		ed[i].path = args[i];
 		ed[i].blk = jg_zalloc_blocks(2);
 		if (!ed[i].blk) {
 			ret = cli_err("out of memory") + 1;

@@ -23,17 +23,20 @@
 #include "raidcli.h"
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
+#include "scan.h"
 
 #define FSCK_OPT_DEGRADED 0x110 /* --degraded: no short form */
 
 static const char cmd_fsck_help[] =
 	"usage: jgrfs fsck [-n|-y] [-v] [--degraded] DEV...\n"
 	"       fsck.jgrfs [-n|-y] [-v] [--degraded] DEV...\n"
+	"       jgrfs fsck [-n|-y] [-v] [--degraded] UUID=<uuid>\n"
 	"\n"
 	"Check the jgrfs filesystem on the array of member devices DEV: replay its\n"
 	"journal (every stripe it reads resynced first), then bitmaps against what the\n"
 	"inodes use, link counts, directory structure and connectivity, sizes, blocks\n"
 	"out of range or claimed twice, the orphan list. The volume must not be mounted.\n"
+	"UUID=<uuid> for DEV... finds the members (jgrfs mount --help says how).\n"
 	"Every member must be given: a set with one missing is refused, nothing\n"
 	"written, unless --degraded.\n"
 	"\n"
@@ -66,6 +69,7 @@ int cmd_fsck(int argc, char **argv)
 	};
 	struct raid_assemble_cfg acfg = { 0 };
 	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	char **paths, *found[RAIDCLI_MAX_MEMBERS];
 	struct fsck_opts fo = { 0 };
 	struct fsck_report rep;
 	struct cli_progress prog;
@@ -115,7 +119,11 @@ int cmd_fsck(int argc, char **argv)
 	acfg.no_resync = !fo.repair;
 	acfg.need_all = !degraded; /* a member left out by mistake: refused */
 	cli_lock_mode = fo.repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
-	rc = raidcli_assemble(argv + optind, n, &acfg, devs, &a);
+	paths = argv + optind;
+	n = scan_args(&paths, n, found, RAIDCLI_MAX_MEMBERS); /* UUID=<uuid> */
+	if (n < 0)
+		return 8;
+	rc = raidcli_assemble(paths, n, &acfg, devs, &a);
 	if (rc == -ENODEV)
 		cli_err("give every member, or --degraded to check the array without it");
 	if (rc)

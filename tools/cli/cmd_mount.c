@@ -5,6 +5,7 @@
  *
  *	jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT
  *	jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT        (the /etc/fstab form)
+ *	jgrfs mount [-o OPTIONS] UUID=<uuid> MOUNTPOINT        (members found: scan.h)
  *
  * In background mode the fork comes first (fop_background_start), so that the
  * members are opened, locked and assembled by the process that will serve them.
@@ -24,12 +25,15 @@
 #include "cmds.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
+#include "scan.h"
 
 #define MOUNT_MAX_MEMBERS (RAID_MAX_MEMBERS + (int)RAID_MAX_SPARES) /* members and hot spares */
+#define MOUNT_OPT_CONFIG 0x120 /* --config FILE: no short form */
 
 static void mount_usage(FILE *f)
 {
 	fprintf(f, "usage: jgrfs mount [-o OPTIONS] [-f] [-d] DEV... MOUNTPOINT\n"
+		   "       jgrfs mount [-o OPTIONS] UUID=<uuid> MOUNTPOINT\n"
 		   "       jgrfs mount -o members=DEV1:DEV2:... MOUNTPOINT\n\n"
 		   "Assemble the array of DEV... (files, block devices or NBD URIs such as\n"
 		   "nbd://host/export, any order) and mount\n"
@@ -38,6 +42,10 @@ static void mount_usage(FILE *f)
 		   "Hot spares of the array (jgrfs mkfs --spare, jgrfs spare add) given among\n"
 		   "DEV... wait idle: a member that fails, or is left out with -o degraded, is\n"
 		   "rebuilt onto one without a command (jgrfs status shows it).\n"
+		   "UUID=<uuid> (as jgrfs examine prints it; members=UUID=<uuid> in fstab)\n"
+		   "finds the members and hot spares of that array among the block devices\n"
+		   "and the files of the config file's ARRAY lines, and says which it took;\n"
+		   "two devices claiming one role are refused.\n"
 		   "Every member must be given: a mount with one missing is refused unless\n"
 		   "-o degraded. Options, members and MOUNTPOINT (not a mount point already)\n"
 		   "are checked before anything is written: a refused mount changes nothing.\n"
@@ -48,6 +56,8 @@ static void mount_usage(FILE *f)
 		   "was written durable.\n\n"
 		   "  -o OPTIONS       comma-separated mount options, may repeat (below)\n"
 		   "  -f, --foreground stay in the foreground, log to stderr\n"
+		   "      --config FILE with UUID=: the config file (default $JGRFS_CONF, else\n"
+		   "                   /etc/jgrfs.conf): ARRAY UUID=<uuid> DEVICES=PATH,GLOB,...\n"
 		   "  -d, --debug      as -o debug\n"
 		   "  -v, --verbose    also the engine's lines (assembly, journal recovery) on\n"
 		   "                   stderr until the daemon detaches; -vv: everything\n"
@@ -59,7 +69,8 @@ static void mount_usage(FILE *f)
 		   "logs to syslog.\n\n"
 		   "/etc/fstab (through mount.fuse3, which runs `jgrfs mount MOUNTPOINT -o ...`):\n"
 		   "  jgrfs#mount  /srv/data  fuse  "
-		   "members=/dev/sdb:/dev/sdc:/dev/sdd,data=declared,nofail  0  0\n");
+		   "members=/dev/sdb:/dev/sdc:/dev/sdd,data=declared,nofail  0  0\n"
+		   "  jgrfs#mount  /srv/data  fuse  members=UUID=<uuid>,nofail  0  0\n");
 }
 
 /*
@@ -193,11 +204,12 @@ int cmd_mount(int argc, char **argv)
 	    {"foreground", no_argument, NULL, 'f'},
 	    {"debug", no_argument, NULL, 'd'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"config", required_argument, NULL, MOUNT_OPT_CONFIG},
 	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct blk_dev *devs[MOUNT_MAX_MEMBERS] = {NULL};
-	char *paths[MOUNT_MAX_MEMBERS];
+	char *paths[MOUNT_MAX_MEMBERS], *found[MOUNT_MAX_MEMBERS], **members;
 	struct raid_assemble_cfg acfg;
 	struct raid_array *a = NULL;
 	struct fop_notify *notify = NULL;
@@ -227,6 +239,9 @@ int cmd_mount(int argc, char **argv)
 			mount_usage(stdout);
 			rc = 0;
 			goto out;
+		case MOUNT_OPT_CONFIG:
+			scan_config = optarg;
+			break;
 		default:
 			if (!cli_verbosity_opt(opt))
 				break;
@@ -263,6 +278,13 @@ int cmd_mount(int argc, char **argv)
 	mountpoint = argv[argc - 1];
 	if (mount_check_mountpoint(mountpoint))
 		goto out;
+	/* before the fork: which devices were taken is said on the terminal */
+	members = paths;
+	n = scan_args(&members, n, found, MOUNT_MAX_MEMBERS);
+	if (n < 0)
+		goto out;
+	if (members == paths)
+		scan_warn_spares(paths, n);
 
 	if (!o.foreground) {
 		int bg = fop_background_start(&code);
@@ -295,7 +317,7 @@ int cmd_mount(int argc, char **argv)
 		if (fop_notify_start(o.notify, mnt, &notify))
 			goto out;
 	}
-	if (cli_open_members(paths, n, 0, devs)) /* and locks them: cli.h */
+	if (cli_open_members(members, n, 0, devs)) /* and locks them: cli.h */
 		goto out;
 	memset(&acfg, 0, sizeof(acfg));
 	if (o.force && !o.rw_given)

@@ -3,10 +3,13 @@
  * tools/cli/cmd_status.c - `jgrfs status [--json] MOUNTPOINT`: ask the daemon serving
  * MOUNTPOINT (FOP_IOC_STATUS on the mount root, include/jgrfs/fop.h) about the
  * array, the data mode and resync policy, the journal and the last recovery.
+ * Without MOUNTPOINT, one line per jgrfs volume mounted (/proc/self/mountinfo),
+ * as /proc/mdstat and `zpool status` do.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,16 +23,22 @@
 
 static void status_usage(FILE *f)
 {
-	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n\n"
+	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n"
+		   "       jgrfs status\n\n"
 		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
 		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), data mode and resync policy, journal use,\n"
 		   "what recovery did at mount, and the array's events since mount (member\n"
-		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n\n"
+		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n"
+		   "Without MOUNTPOINT, one line per jgrfs volume mounted: mount point, UUID,\n"
+		   "level, state (healthy, degraded, rebuilding), members present of how\n"
+		   "many, hot spares.\n\n"
 		   "  -j, --json    one JSON object, for scripts\n"
 		   "  -v, --verbose also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet   errors only: no warnings, no progress\n"
 		   "  -h, --help    this text\n\n"
-		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
+		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed);\n"
+		   "without MOUNTPOINT: 1 when a volume could not be asked, else 3 when one is\n"
+		   "degraded, else 0 (none mounted too)\n");
 }
 
 static const char *status_member_state(const struct fop_status_member *m)
@@ -480,6 +489,79 @@ static int status_query(const char *mnt, struct fop_status *st, struct fop_reque
 	return rc;
 }
 
+/* Undo mountinfo's octal escapes (\\040 a space) in place. */
+static void status_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/* One volume's line of status_all(); its exit code (0, 1 or 3). */
+static int status_one_line(const char *mnt)
+{
+	struct fop_status st;
+	unsigned int present = 0;
+	char uuid[37], lv[8];
+	const char *state = "healthy";
+
+	if (status_query(mnt, &st, NULL, NULL)) {
+		printf("%-24s  %-36s  (could not be asked: above)\n", mnt, "?");
+		return 1;
+	}
+	for (unsigned int i = 0; i < st.nmembers && i < FOP_STATUS_MEMBERS; i++)
+		present += (st.members[i].flags & FOP_MEMBER_PRESENT) &&
+			   !(st.members[i].flags & (FOP_MEMBER_FAILED | FOP_MEMBER_REBUILDING));
+	if (st.flags & FOP_ST_REBUILDING)
+		state = "rebuilding";
+	else if (st.flags & FOP_ST_DEGRADED)
+		state = "degraded";
+	jg_uuid_format(st.uuid, uuid);
+	printf("%-24s  %-36s  %-5s  %-10s  %u/%u, %u spare%s\n", mnt, uuid,
+	       raidcli_level_name(st.level, lv, sizeof(lv)), state, present, st.nmembers,
+	       st.nspares, st.nspares == 1 ? "" : "s");
+	return st.flags & FOP_ST_DEGRADED ? 3 : 0;
+}
+
+/* `jgrfs status` alone: every fuse.jgrfs mount of /proc/self/mountinfo, a line each. */
+static int status_all(void)
+{
+	char line[2 * PATH_MAX], point[PATH_MAX], type[256];
+	int rc = 0, k, n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return cli_err("/proc/self/mountinfo: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		/* "36 35 0:52 / /mnt/x rw,... [optional fields] - fuse.jgrfs jgrfs rw,..." */
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(dash + 3, "%255s", type) != 1 || strcmp(type, "fuse.jgrfs"))
+			continue;
+		status_unescape(point);
+		if (!n++)
+			printf("%-24s  %-36s  %-5s  %-10s  %s\n", "MOUNTPOINT", "UUID", "LEVEL",
+			       "STATE", "MEMBERS");
+		k = status_one_line(point);
+		if (k == 1 || (k == 3 && rc != 1))
+			rc = k;
+	}
+	fclose(f);
+	if (!n && cli_verbosity >= 0)
+		fprintf(stderr, "%s: no jgrfs volume mounted\n", cli_prog);
+	return rc;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -511,6 +593,8 @@ int cmd_status(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (argc - optind == 0 && !json)
+		return status_all();
 	if (argc - optind != 1) {
 		status_usage(stderr);
 		return 2;

@@ -18,7 +18,8 @@
 # Values: --level 4 5 6, --resync journal bitmap full off, -o OPTIONS the
 # names of a "mount options:" section (jgrfs mount), DIR a directory,
 # MOUNTPOINT a directory or a mounted jgrfs volume (/proc/mounts: fuse, source
-# jgrfs), anything else that names a file (DEV, PATH, FILE...) files; numbers
+# jgrfs), UUID=<uuid> after a U the arrays `jgrfs examine --scan` finds,
+# anything else that names a file (DEV, PATH, FILE...) files; numbers
 # and sizes nothing. Works with and without the bash-completion package
 # (_filedir when it is loaded, compgen -f otherwise).
 
@@ -126,6 +127,16 @@ _jgrfs_mounts()
 		[[ $type == fuse.jgrfs || ($src == jgrfs && $type == fuse*) ]] || continue
 		printf '%b\n' "$dir"	# /proc/mounts writes a space as \040
 	done </proc/mounts
+}
+
+# _jgrfs_uuids PROG: UUID=<uuid> of each array `jgrfs examine --scan` finds
+_jgrfs_uuids()
+{
+	local prog=$1 u rest
+	[[ ${prog##*/} == jgrfs ]] || prog=jgrfs	# mkfs.jgrfs, fsck.jgrfs: no examine
+	while read -r u rest; do
+		[[ $u == UUID ]] || printf 'UUID=%s\n' "$u"
+	done < <("$prog" examine --scan -q 2>/dev/null </dev/null)
 }
 
 _jgrfs_files()
@@ -243,6 +254,10 @@ _jgrfs_positional()
 			_jgrfs_dirs "$cur"	# where to mount: not a volume mounted already
 		elif [[ $k == MOUNTPOINT ]]; then
 			_jgrfs_mountpoints "$cur"
+		elif [[ $k == UUID=* ]]; then
+			# the arrays found (a scan of every block device): asked for by a U
+			[[ $cur == U* ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < \
+				<(compgen -W "$(_jgrfs_uuids "${key%%|*}")" -- "$cur")
 		else
 			_jgrfs_files "$cur"
 		fi
