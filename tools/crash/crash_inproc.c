@@ -31,6 +31,7 @@ const char *const ct_lc_names[CT_LC_COUNT] = {
 	[CT_LC_INITIAL_SYNC] = "initial-sync",
 	[CT_LC_EIO_CUT] = "eio-cut",
 	[CT_LC_LOST_BEFORE] = "lost-before",
+	[CT_LC_REBUILD_RUN] = "rebuild-run",
 };
 
 const char *const ct_second_names[CT_2ND_COUNT] = {
@@ -39,6 +40,7 @@ const char *const ct_second_names[CT_2ND_COUNT] = {
 	[CT_2ND_UNRECORDED] = "unrecorded",
 	[CT_2ND_RECORDED] = "recorded",
 	[CT_2ND_LOST] = "lost",
+	[CT_2ND_REBUILDING] = "rebuilding",
 };
 
 uint64_t ct_mix(uint64_t a, uint64_t b)
@@ -615,6 +617,9 @@ struct ip_run {
 	bool fsck_waived;		/* (I7) allocation metadata at risk */
 	uint64_t itab[64][2];		/* (I7) inode ranges at risk (inode table rows) */
 	unsigned int nitab;
+	unsigned int rebuild_role;	/* (I7) rebuild-run: the member rebuilt */
+	struct blk_dev *unowned;	/* (I7) rebuild-run: its fault device, left out */
+	struct blk_dev *spare_lower;	/* (I7) rebuild-run: the new member's file */
 };
 
 static void ip_on_cut(void *arg)
@@ -782,6 +787,11 @@ static void ip_domain_close(struct ip_run *x, bool array_owns_faults)
 {
 	if (!array_owns_faults)
 		ip_close_devs(x->fault, x->c->nmem);
+	if (x->unowned)
+		blk_close(x->unowned);
+	if (x->spare_lower)
+		blk_close(x->spare_lower);
+	x->unowned = x->spare_lower = NULL;
 	ip_close_devs(x->lower, x->c->nmem);
 	raid_fault_domain_free(x->dom);
 	x->dom = NULL;
@@ -809,8 +819,11 @@ static int ip_assemble(struct ip_run *x, const struct raid_assemble_cfg *cfg, un
 struct ip_sync {
 	struct ip_run *x;
 	struct raid_array *a;
+	struct blk_dev *sf;	/* (I7) rebuild-run: the new member (the array's once given) */
 	pthread_t thread;
 	bool started;
+	bool whole;		/* (I7) the rebuild ended before the cut */
+	int rc;
 };
 
 static int ip_sync_step(void *ctx, uint64_t done, uint64_t total)
@@ -819,7 +832,9 @@ static int ip_sync_step(void *ctx, uint64_t done, uint64_t total)
 
 	(void)done;
 	(void)total;
-	usleep(20000); /* spread over the workload, as the daemon's throttle does */
+	/* spread over the workload, as the daemon's throttle does; a rebuild has
+	 * fewer, larger groups */
+	usleep(s->sf ? 150000 : 20000);
 	return __atomic_load_n(&s->x->cut, __ATOMIC_ACQUIRE);
 }
 
@@ -827,16 +842,39 @@ static void *ip_sync_main(void *arg)
 {
 	struct ip_sync *s = arg;
 
-	raid_initial_sync(s->a, ip_sync_step, s);
+	if (s->sf) {
+		s->rc = raid_rebuild(s->a, s->x->rebuild_role, s->sf, ip_sync_step, s);
+		/* ended whole before the power went, or stopped (or failed) by it */
+		s->whole = !s->rc && !__atomic_load_n(&s->x->cut, __ATOMIC_ACQUIRE);
+	} else
+		s->rc = raid_initial_sync(s->a, ip_sync_step, s);
 	return NULL;
+}
+
+/* (I7) rebuild-run: the new member, in the fault domain, for the rebuild. */
+static int ip_sync_spare(struct ip_sync *s, struct ip_run *x)
+{
+	int rc;
+
+	unlink(x->spare);
+	rc = raid_dev_uring_open(x->spare, x->c->member_bytes / JG_BLOCK_SIZE, &x->spare_lower);
+	if (!rc)
+		rc = raid_dev_fault_open(x->dom, x->spare_lower, &s->sf);
+	return rc;
 }
 
 static void ip_sync_start(struct ip_sync *s, struct ip_run *x, struct raid_array *a)
 {
 	s->x = x;
 	s->a = a;
-	s->started = x->r->lifecycle == CT_LC_INITIAL_SYNC &&
+	if (x->r->lifecycle == CT_LC_REBUILD_RUN && ip_sync_spare(s, x))
+		return;
+	s->started = (x->r->lifecycle == CT_LC_INITIAL_SYNC || s->sf) &&
 		     !pthread_create(&s->thread, NULL, ip_sync_main, s);
+	if (!s->started && s->sf) {
+		blk_close(s->sf);
+		s->sf = NULL;
+	}
 }
 
 static void ip_sync_join(struct ip_sync *s)
@@ -885,14 +923,24 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 					     .at = cut_at > k ? cut_at - k : 1 };
 		rc = ip_eio_wrap(x->fault, c->nmem, &trig, devs);
 	}
+	if (x->r->lifecycle == CT_LC_REBUILD_RUN) {
+		/* (I7) assembled without the member that is then rebuilt */
+		memcpy(devs, x->fault, c->nmem * sizeof(devs[0]));
+		devs[x->rebuild_role] = NULL;
+	}
 	if (!rc)
-		rc = raid_assemble(eio_cut ? devs : x->fault, c->nmem, &acfg, &a);
+		rc = raid_assemble(eio_cut || x->r->lifecycle == CT_LC_REBUILD_RUN ? devs : x->fault,
+				   c->nmem, &acfg, &a);
 	if (rc) {
 		if (eio_cut && devs[0])
 			for (unsigned int i = 0; i < c->nmem; i++)
 				free(devs[i]);	/* not their fault devices: closed below */
 		ip_domain_close(x, false);
 		return rc;
+	}
+	if (x->r->lifecycle == CT_LC_REBUILD_RUN) {
+		x->unowned = x->fault[x->rebuild_role];
+		x->fault[x->rebuild_role] = NULL;
 	}
 	if (c->eio) {
 		/* (I6) some blocks of one member fail their writes */
@@ -920,6 +968,8 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	/* a sync still running goes on (to its aimed cut, or its end), else it
 	 * stopped at the cut: it dies with the power, the volume with it */
 	ip_sync_join(&sync);
+	if (sync.sf)
+		x->r->second = sync.whole ? CT_2ND_MISSED : CT_2ND_REBUILDING;
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
 	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;
@@ -1173,7 +1223,9 @@ static void ip_risk_add(struct ip_run *x, const char *path)
 
 /* fs_owners: a file's data, map or xattr at risk names the file, an inode table
  * block its inodes' files (ip_risk_inodes); allocation metadata at risk waives fsck;
- * a directory at risk can change the namespace: content and fsck are waived. */
+ * a directory at risk can change the namespace, a journal block at risk can have
+ * dropped a committed transaction at replay (its crc fails): content and fsck are
+ * waived (the daemon reports them as metadata at risk). */
 static int ip_risk_owner(void *ctx, const struct fs_owner *o)
 {
 	struct ip_run *x = ctx;
@@ -1182,7 +1234,6 @@ static int ip_risk_owner(void *ctx, const struct fs_owner *o)
 	case FS_OWNER_FREE:
 	case FS_OWNER_OUTSIDE:
 	case FS_OWNER_UNCLAIMED:
-	case FS_OWNER_JOURNAL:	/* replayed already: its blocks read no more */
 	case FS_OWNER_DCSUM:	/* a data block's checksum: its file is named by the data */
 		return 0;
 	case FS_OWNER_DATA:
@@ -1318,6 +1369,12 @@ static int ip_recover_two(struct ip_run *x, struct ct_tree *t, unsigned int skip
 		}
 	}
 	rc = ip_assemble(x, &acfg, skip, &a);
+	if (rc == -EINVAL && x->r->lifecycle == CT_LC_REBUILD_RUN && skip >= x->c->nmem) {
+		/* the cut before the rebuild's first superblock round: the new member
+		 * is blank (no member), and refused: left out */
+		skip = x->rebuild_role;
+		rc = ip_assemble(x, &acfg, skip, &a);
+	}
 	if (rc == -EUCLEAN) {
 		x->r->forced = true;
 		acfg.force = true;
@@ -1596,6 +1653,32 @@ static void ip_member_done(struct ip_run *x, const char *path)
 		fprintf(x->c->log, "seed %016llx: kept %s\n", (unsigned long long)x->seed, kept);
 }
 
+/* (I7) rebuild-run: the rebuild the cut stopped resumes from its mark, as a mount
+ * resumes it, and ends with the member whole. */
+static void ip_rebuild_resume(struct ip_run *x)
+{
+	struct raid_assemble_cfg acfg = { .force = x->r->forced };
+	unsigned int role = x->rebuild_role;
+	struct raid_array *a = NULL;
+	struct raid_info ri;
+	int rc;
+
+	rc = ip_assemble(x, &acfg, x->c->nmem, &a);
+	if (rc) {
+		ip_why(x, CT_ERROR, "assembly to resume the rebuild failed: %s", strerror(-rc));
+		return;
+	}
+	raid_info_get(a, &ri);
+	for (unsigned int i = 0; i < ri.nmembers; i++)
+		if (ri.members[i].role == role && ri.members[i].rebuilding)
+			rc = raid_rebuild(a, role, NULL, NULL, NULL);
+	if (rc)
+		ip_why(x, CT_ERROR, "the resumed rebuild of member %u: %s", role, strerror(-rc));
+	rc = raid_stop(a);
+	if (rc)
+		ip_why(x, CT_ERROR, "stop after the resumed rebuild failed: %s", strerror(-rc));
+}
+
 /* (I7) lost-before: the member missing at the recovering mount (nmem: none). */
 static unsigned int ip_lost_before(struct ip_run *x)
 {
@@ -1608,7 +1691,8 @@ static unsigned int ip_lost_before(struct ip_run *x)
 int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_result *r)
 {
 	struct ip_run x = { .c = c, .seed = seed, .r = r, .failed_role = c->nmem,
-			    .eio_role = (unsigned int)(ct_mix(seed, 7) % c->nmem) };
+			    .eio_role = (unsigned int)(ct_mix(seed, 7) % c->nmem),
+			    .rebuild_role = (unsigned int)(ct_mix(seed, 21) % c->nmem) };
 	struct ct_model *m = NULL;
 	bool two;
 	struct ct_tree t = { 0 };
@@ -1624,7 +1708,8 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 	/* an aimed cut falls at no write count, which eio-cut's failure is placed by */
 	if (c->lifecycle >= CT_LC_COUNT && c->aim && r->lifecycle == CT_LC_EIO_CUT)
 		r->lifecycle = CT_LC_REMOUNT;
-	two = r->lifecycle == CT_LC_EIO_CUT || r->lifecycle == CT_LC_LOST_BEFORE;
+	two = r->lifecycle == CT_LC_EIO_CUT || r->lifecycle == CT_LC_LOST_BEFORE ||
+	      r->lifecycle == CT_LC_REBUILD_RUN;
 	for (unsigned int i = 0; i < c->nmem; i++) {
 		x.members[i] = malloc(PATH_MAX);
 		if (!x.members[i]) {
@@ -1646,6 +1731,12 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 		goto out;
 	if (r->why[0])
 		goto out;
+	/* (I7) rebuild-run: the new member in the place of the one it replaces */
+	if (r->second != CT_2ND_NONE && r->lifecycle == CT_LC_REBUILD_RUN &&
+	    rename(x.spare, x.members[x.rebuild_role])) {
+		rc = -errno;
+		goto out;
+	}
 	if (two ? !ip_recover_two(&x, &t, ip_lost_before(&x)) :
 		  !ip_lifecycle_before(&x) && !ip_recover(&x, &t, x.failed_role)) {
 		char why[256] = "";
@@ -1673,10 +1764,13 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 				goto out;
 			}
 		}
+		if (r->lifecycle == CT_LC_REBUILD_RUN && x.failed_role == c->nmem)
+			ip_rebuild_resume(&x);
 		ip_checks(&x, &t);
 		if (r->lifecycle == CT_LC_INITIAL_SYNC)
 			ip_sync_finish(&x);
-		if (r->lifecycle == CT_LC_LOST_MEMBER || r->lifecycle == CT_LC_INITIAL_SYNC)
+		if (r->lifecycle == CT_LC_LOST_MEMBER || r->lifecycle == CT_LC_INITIAL_SYNC ||
+		    r->lifecycle == CT_LC_REBUILD_RUN)
 			ip_lost_member(&x, &t);
 	}
 out:

@@ -45,6 +45,12 @@
  *        directory or every row at risk (resync full, off) waives the content
  *        and fsck checks, allocation metadata the fsck check; then the failed or
  *        lost member is rebuilt and the scrub and write-hole checks run.
+ *        With rebuild-run, (I2) assembles the array without one member and
+ *        rebuilds it onto a new one (in the fault domain) beside the workload;
+ *        the new member takes the old one's place, the recovery is as above,
+ *        the rebuild resumes from its mark (or starts again when the cut came
+ *        before its first superblock round), and after the checks a member is
+ *        lost (a degraded read-write mount, every file right).
  *        ct_ip_result.second says how far the second fault got (a cut before
  *        the member failed tested one fault: counted apart).
  *
@@ -82,6 +88,9 @@ enum ct_lifecycle {
 	CT_LC_EIO_CUT,		/* a member fails every I/O from write N on, the power goes at
 				 * write N+k (k by seed, 0..64): the failure's record raced */
 	CT_LC_LOST_BEFORE,	/* a member lost before the recovering mount */
+	CT_LC_REBUILD_RUN,	/* a member rebuilt onto a new one beside the workload, the
+				 * power cut during it; resumed after recovery, then a
+				 * member lost */
 	CT_LC_COUNT,
 	CT_LC_SEED = CT_LC_COUNT, /* chosen by the seed */
 };
@@ -117,6 +126,7 @@ enum ct_second {
 	CT_2ND_UNRECORDED,	/* eio-cut: failed in memory, not in the superblocks at the cut */
 	CT_2ND_RECORDED,	/* eio-cut: the failure recorded in the superblocks */
 	CT_2ND_LOST,		/* lost-before: the member missing at the recovering mount */
+	CT_2ND_REBUILDING,	/* rebuild-run: the cut during the rebuild (missed: after it) */
 	CT_2ND_COUNT,
 };
 extern const char *const ct_second_names[CT_2ND_COUNT];
