@@ -7,7 +7,7 @@
 # With "inproc" (no FUSE, no root): the in-process runner in every mode, lifecycles
 # chosen by the seed, crashes during recovery (declared mode also on volumes
 # with data checksums) and with a second fault (eio-cut, lost-before,
-# rebuild-run); its ranges summed by --sum must
+# rebuild-run, scrub-run); its ranges summed by --sum must
 # show every ordering point in flight at one cut at least (--min-coverage 1), the
 # protected modes no damage, and resync=off some.
 #
@@ -79,8 +79,8 @@ if [ "${2:-}" = inproc ]; then
 	# two faults (issue 43): a member failing k writes before the power goes,
 	# a member missing at the recovering mount (forced when dirty and
 	# degraded; the files named at risk are not compared), the power cut
-	# during a rebuild that runs beside the workload
-	for lc in eio-cut lost-before rebuild-run; do
+	# during a rebuild or an online scrub --repair beside the workload
+	for lc in eio-cut lost-before rebuild-run scrub-run; do
 		echo "== in-process power cuts with a second fault: $lc"
 		"$jgrfs" crashtest --in-process --mode all --lifecycle $lc --iterations 3 --ops 300 \
 			--seed 5 --dir "$dir/f" | tee "$dir/f-$lc.out"

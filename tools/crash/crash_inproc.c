@@ -32,6 +32,7 @@ const char *const ct_lc_names[CT_LC_COUNT] = {
 	[CT_LC_EIO_CUT] = "eio-cut",
 	[CT_LC_LOST_BEFORE] = "lost-before",
 	[CT_LC_REBUILD_RUN] = "rebuild-run",
+	[CT_LC_SCRUB_RUN] = "scrub-run",
 };
 
 const char *const ct_second_names[CT_2ND_COUNT] = {
@@ -41,6 +42,7 @@ const char *const ct_second_names[CT_2ND_COUNT] = {
 	[CT_2ND_RECORDED] = "recorded",
 	[CT_2ND_LOST] = "lost",
 	[CT_2ND_REBUILDING] = "rebuilding",
+	[CT_2ND_SCRUBBING] = "scrubbing",
 };
 
 uint64_t ct_mix(uint64_t a, uint64_t b)
@@ -822,7 +824,8 @@ struct ip_sync {
 	struct blk_dev *sf;	/* (I7) rebuild-run: the new member (the array's once given) */
 	pthread_t thread;
 	bool started;
-	bool whole;		/* (I7) the rebuild ended before the cut */
+	bool whole;		/* (I7) the rebuild (scrub) ended before the cut */
+	bool scrub;		/* (I7) scrub-run */
 	int rc;
 };
 
@@ -838,9 +841,32 @@ static int ip_sync_step(void *ctx, uint64_t done, uint64_t total)
 	return __atomic_load_n(&s->x->cut, __ATOMIC_ACQUIRE);
 }
 
+/* (I7) scrub-run: an online scrub --repair, a few rows at a time, paced. */
+static int ip_scrub_online(struct ip_sync *s)
+{
+	struct raid_scrub_counts cnt = { 0 };
+	struct raid_info ri;
+	int rc = 0;
+
+	raid_info_get(s->a, &ri);
+	for (uint64_t row = 0; row < ri.rows && !rc; row += 8) {
+		rc = raid_scrub_rows(s->a, row, ri.rows - row < 8 ? ri.rows - row : 8, true, NULL,
+				     NULL, &cnt);
+		if (!rc && ip_sync_step(s, row, ri.rows))
+			rc = -ECANCELED;
+	}
+	return rc;
+}
+
 static void *ip_sync_main(void *arg)
 {
 	struct ip_sync *s = arg;
+
+	if (s->scrub) {
+		s->rc = ip_scrub_online(s);
+		s->whole = !s->rc && !__atomic_load_n(&s->x->cut, __ATOMIC_ACQUIRE);
+		return NULL;
+	}
 
 	if (s->sf) {
 		s->rc = raid_rebuild(s->a, s->x->rebuild_role, s->sf, ip_sync_step, s);
@@ -869,7 +895,8 @@ static void ip_sync_start(struct ip_sync *s, struct ip_run *x, struct raid_array
 	s->a = a;
 	if (x->r->lifecycle == CT_LC_REBUILD_RUN && ip_sync_spare(s, x))
 		return;
-	s->started = (x->r->lifecycle == CT_LC_INITIAL_SYNC || s->sf) &&
+	s->scrub = x->r->lifecycle == CT_LC_SCRUB_RUN;
+	s->started = (x->r->lifecycle == CT_LC_INITIAL_SYNC || s->sf || s->scrub) &&
 		     !pthread_create(&s->thread, NULL, ip_sync_main, s);
 	if (!s->started && s->sf) {
 		blk_close(s->sf);
@@ -968,8 +995,9 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	/* a sync still running goes on (to its aimed cut, or its end), else it
 	 * stopped at the cut: it dies with the power, the volume with it */
 	ip_sync_join(&sync);
-	if (sync.sf)
-		x->r->second = sync.whole ? CT_2ND_MISSED : CT_2ND_REBUILDING;
+	if (sync.sf || (sync.scrub && sync.rc != -EAGAIN))
+		x->r->second = sync.whole ? CT_2ND_MISSED :
+			       sync.scrub ? CT_2ND_SCRUBBING : CT_2ND_REBUILDING;
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
 	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;

@@ -51,6 +51,9 @@
  *        the rebuild resumes from its mark (or starts again when the cut came
  *        before its first superblock round), and after the checks a member is
  *        lost (a degraded read-write mount, every file right).
+ *        With scrub-run, an online scrub --repair (raid_scrub_rows, a few rows
+ *        at a time under the row locks) runs beside the workload and dies with
+ *        the power; recovery and the checks are those of one fault.
  *        ct_ip_result.second says how far the second fault got (a cut before
  *        the member failed tested one fault: counted apart).
  *
@@ -91,6 +94,8 @@ enum ct_lifecycle {
 	CT_LC_REBUILD_RUN,	/* a member rebuilt onto a new one beside the workload, the
 				 * power cut during it; resumed after recovery, then a
 				 * member lost */
+	CT_LC_SCRUB_RUN,	/* an online scrub --repair beside the workload, the power
+				 * cut during it */
 	CT_LC_COUNT,
 	CT_LC_SEED = CT_LC_COUNT, /* chosen by the seed */
 };
@@ -127,6 +132,7 @@ enum ct_second {
 	CT_2ND_RECORDED,	/* eio-cut: the failure recorded in the superblocks */
 	CT_2ND_LOST,		/* lost-before: the member missing at the recovering mount */
 	CT_2ND_REBUILDING,	/* rebuild-run: the cut during the rebuild (missed: after it) */
+	CT_2ND_SCRUBBING,	/* scrub-run: the cut during the scrub (missed: after it) */
 	CT_2ND_COUNT,
 };
 extern const char *const ct_second_names[CT_2ND_COUNT];
