@@ -1797,8 +1797,10 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 		ip_checks(&x, &t);
 		if (r->lifecycle == CT_LC_INITIAL_SYNC)
 			ip_sync_finish(&x);
+		/* waived: the volume may hold what the write hole left (a directory),
+		 * which only fsck -y repairs: a degraded mount of it proves nothing */
 		if (r->lifecycle == CT_LC_LOST_MEMBER || r->lifecycle == CT_LC_INITIAL_SYNC ||
-		    r->lifecycle == CT_LC_REBUILD_RUN)
+		    (r->lifecycle == CT_LC_REBUILD_RUN && !r->waived))
 			ip_lost_member(&x, &t);
 	}
 out:

@@ -50,7 +50,8 @@
  *        the new member takes the old one's place, the recovery is as above,
  *        the rebuild resumes from its mark (or starts again when the cut came
  *        before its first superblock round), and after the checks a member is
- *        lost (a degraded read-write mount, every file right).
+ *        lost (a degraded read-write mount, every file right) unless the checks
+ *        were waived (the volume may hold what the write hole left).
  *        With scrub-run, an online scrub --repair (raid_scrub_rows, a few rows
  *        at a time under the row locks) runs beside the workload and dies with
  *        the power; recovery and the checks are those of one fault.
