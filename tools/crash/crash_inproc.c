@@ -920,6 +920,25 @@ static bool ip_role_failed(const struct raid_info *ri, unsigned int role)
 	return true;
 }
 
+/* (I2) The devices the workload's array is assembled from, into @devs: the fault
+ * devices, each wrapped (eio-cut: @cut_at set) so that one member fails k writes
+ * before the cut (k by seed, 0..64), or (rebuild-run) the one rebuilt left out. */
+static int ip_workload_devs(struct ip_run *x, uint64_t cut_at, struct ip_eio_trig *trig,
+			    struct blk_dev **devs)
+{
+	uint64_t k = ct_mix(x->seed, 20) % 65;
+
+	if (cut_at) {
+		*trig = (struct ip_eio_trig){ .dom = x->dom, .target = x->fault[x->eio_role],
+					      .at = cut_at > k ? cut_at - k : 1 };
+		return ip_eio_wrap(x->fault, x->c->nmem, trig, devs);
+	}
+	memcpy(devs, x->fault, x->c->nmem * sizeof(devs[0]));
+	if (x->r->lifecycle == CT_LC_REBUILD_RUN)
+		devs[x->rebuild_role] = NULL;
+	return 0;
+}
+
 /* (I2) the workload in the first domain, cut at write @cut_at (0: at the end). */
 static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 {
@@ -942,22 +961,9 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	rc = ip_domain_open(x, aim >= 0 ? 0 : cut_at, 1, aim, x->seed);
 	if (rc)
 		return rc;
-	if (eio_cut) {
-		/* (I7) the member fails k writes before the cut (k by seed, 0..64) */
-		uint64_t k = ct_mix(x->seed, 20) % 65;
-
-		trig = (struct ip_eio_trig){ .dom = x->dom, .target = x->fault[x->eio_role],
-					     .at = cut_at > k ? cut_at - k : 1 };
-		rc = ip_eio_wrap(x->fault, c->nmem, &trig, devs);
-	}
-	if (x->r->lifecycle == CT_LC_REBUILD_RUN) {
-		/* (I7) assembled without the member that is then rebuilt */
-		memcpy(devs, x->fault, c->nmem * sizeof(devs[0]));
-		devs[x->rebuild_role] = NULL;
-	}
+	rc = ip_workload_devs(x, eio_cut ? cut_at : 0, &trig, devs);
 	if (!rc)
-		rc = raid_assemble(eio_cut || x->r->lifecycle == CT_LC_REBUILD_RUN ? devs : x->fault,
-				   c->nmem, &acfg, &a);
+		rc = raid_assemble(devs, c->nmem, &acfg, &a);
 	if (rc) {
 		if (eio_cut && devs[0])
 			for (unsigned int i = 0; i < c->nmem; i++)
