@@ -16,6 +16,11 @@
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
 #                  summed; fails on damage in a protected mode or a point hit < 100 times
+#   make crash-combined  power cuts with a second fault (issue 43; docs/DESIGN.md, "Crash
+#                  coverage"): CRASH_COMBINED_ITERS per protected mode of each of the
+#                  lifecycles eio-cut, lost-before, rebuild-run and scrub-run, CRASH_JOBS at a time,
+#                  each summed;
+#                  fails on damage in a protected mode
 #   make bitrot    the bit rot campaign of issue 27 (tools/crash/bitrot.py; root, FUSE):
 #                  BITROT_COPIES copies of one RAID5 volume, 1-4 bytes changed in used
 #                  blocks of one or two members, fsck -n and a read-only mount reading
@@ -43,7 +48,7 @@ PACKAGES := libfuse3-dev fuse3 liburing-dev libisal-dev libcmocka-dev meson ninj
 	pkg-config gcc valgrind fio sqlite3 fuse2fs e2fsprogs btrfs-progs rsync libjemalloc-dev \
 	python3 xz-utils tar groff-base bash-completion libnbd-dev nbdkit libblkid-dev
 
-.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long fuzz fuzz-deps \
+.PHONY: all deps build test unit valgrind demo demo-stop release clean crash-long crash-combined fuzz fuzz-deps \
 	bench-scrub bench-slow bitrot faults-long
 
 all: build
@@ -133,6 +138,36 @@ crash-long: release
 	grep -h 'DAMAGE\|HANG' $(CRASH_DIR)/range-*.out | grep -v '^off ' ; \
 	$(RELEASE)/tools/jgrfs-crash crashtest --sum --min-coverage 100 --skip-points "$(CRASH_SKIP)" \
 		$(CRASH_DIR)/range-*.out
+
+CRASH_COMBINED_ITERS ?= 2000
+CRASH_COMBINED_DIR ?= /dev/shm/jgrfs-crash-combined
+
+# Each job runs its share of every lifecycle of two faults in chunks, the three
+# protected modes in turn; a table per lifecycle (the "second fault" table says
+# how many cuts came after the member failed, and how many recoveries were forced).
+crash-combined: release
+	@mkdir -p $(CRASH_COMBINED_DIR); rm -f $(CRASH_COMBINED_DIR)/range-*.out; \
+	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
+		( per=$$(( $(CRASH_COMBINED_ITERS) / $(CRASH_JOBS) )); \
+		  for lc in eio-cut lost-before rebuild-run scrub-run; do \
+		  s=$$(( j * per )); e=$$(( (j + 1) * per )); \
+		  while [ $$s -lt $$e ]; do \
+			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \
+			for mode in declared bitmap full; do \
+				$(RELEASE)/tools/jgrfs-crash crashtest --in-process --mode $$mode \
+					--lifecycle $$lc --seed $(CRASH_SEED) --seed-from $$s --count $$n \
+					--dir $(CRASH_COMBINED_DIR)/job$$j \
+					> $(CRASH_COMBINED_DIR)/range-$$lc-$$mode-$$s.out \
+					2> $(CRASH_COMBINED_DIR)/range-$$lc-$$mode-$$s.err; \
+			done; \
+			s=$$(( s + n )); \
+		  done; done ) & \
+	done; wait; \
+	grep -h 'DAMAGE\|HANG' $(CRASH_COMBINED_DIR)/range-*.out; rc=0; \
+	for lc in eio-cut lost-before rebuild-run scrub-run; do \
+		echo "== $$lc"; \
+		$(RELEASE)/tools/jgrfs-crash crashtest --sum $(CRASH_COMBINED_DIR)/range-$$lc-*.out || rc=1; \
+	done; exit $$rc
 
 # Copies, seed (copy i of a seed is the same damage every time: --only i runs it
 # alone), work directory (member copies; tmpfs: they are read with O_DIRECT),

@@ -90,6 +90,11 @@ struct ct_result {
 	double *rows;		/* per iteration: stripe rows resynced by recovery */
 	unsigned int n;
 	struct opcov cov;	/* ordering points in flight at the power cuts */
+	/* in-process, two faults (crash_inproc.h (I7)): how far the second got,
+	 * recoveries that needed force, and those whose checks were waived */
+	unsigned int second[CT_2ND_COUNT];
+	unsigned int forced, waived, mount_failed;
+	uint64_t risk_files;
 };
 
 /* Rows the recovery of the mount at @mnt resynced: the array's own pass (full,
@@ -398,6 +403,10 @@ static void ct_range_line(FILE *out, const struct ct_opts *o, enum ct_mode m,
 	for (int c = 0; c < CT_NCHECKS; c++)
 		fprintf(out, " %s=%u", ct_check_names[c], r->damage[c]);
 	fprintf(out, " cuts=%llu", (unsigned long long)r->cov.cuts);
+	for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
+		fprintf(out, " second_%s=%u", ct_second_names[k], r->second[k]);
+	fprintf(out, " forced=%u waived=%u no_mount=%u risk_files=%llu", r->forced, r->waived,
+		r->mount_failed, (unsigned long long)r->risk_files);
 	for (unsigned int p = 0; p < JG_OP_COUNT; p++)
 		fprintf(out, " %s=%llu", jg_opoint_id(p), (unsigned long long)r->cov.hits[p]);
 	fprintf(out, "\n");
@@ -434,6 +443,17 @@ static int ct_range_parse(char *line, struct ct_result *res, unsigned int *level
 			r.damaged_iterations = (unsigned int)v;
 		else if (!strcmp(tok, "cuts"))
 			r.cov.cuts = v;
+		else if (!strcmp(tok, "forced"))
+			r.forced = (unsigned int)v;
+		else if (!strcmp(tok, "waived"))
+			r.waived = (unsigned int)v;
+		else if (!strcmp(tok, "no_mount"))
+			r.mount_failed = (unsigned int)v;
+		else if (!strcmp(tok, "risk_files"))
+			r.risk_files = v;
+		for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
+			if (!strncmp(tok, "second_", 7) && !strcmp(tok + 7, ct_second_names[k]))
+				r.second[k] = (unsigned int)v;
 		for (int c = 0; c < CT_NCHECKS; c++)
 			if (!strcmp(tok, ct_check_names[c]))
 				r.damage[c] = (unsigned int)v;
@@ -445,10 +465,49 @@ static int ct_range_parse(char *line, struct ct_result *res, unsigned int *level
 		return -EINVAL;
 	res[mode].n += r.n;
 	res[mode].damaged_iterations += r.damaged_iterations;
+	for (int k = 0; k < CT_2ND_COUNT; k++)
+		res[mode].second[k] += r.second[k];
+	res[mode].forced += r.forced;
+	res[mode].waived += r.waived;
+	res[mode].mount_failed += r.mount_failed;
+	res[mode].risk_files += r.risk_files;
 	for (int c = 0; c < CT_NCHECKS; c++)
 		res[mode].damage[c] += r.damage[c];
 	opcov_merge(&res[mode].cov, &r.cov);
 	return 0;
+}
+
+/*
+ * Two faults (crash_inproc.h (I7)): per mode, how far the second fault got --
+ * a cut before the member failed tested one fault only, and shows here -- the
+ * recoveries that needed force, those whose content and fsck checks were waived
+ * (metadata, or every row, at risk), those whose forced mount failed with row 0
+ * (the superblocks) at risk, and the files named at risk.
+ */
+static void ct_second_print(const struct ct_result *res, unsigned int modes)
+{
+	bool any = false;
+
+	for (int m = 0; m < CT_NMODES; m++)
+		for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
+			any |= (modes & (1u << m)) && res[m].second[k];
+	if (!any)
+		return;
+	printf("\nsecond fault:\n%-9s", "mode");
+	for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
+		printf(" %10s", ct_second_names[k]);
+	printf(" %8s %8s %8s %10s\n", "forced", "waived", "no-mount", "risk-files");
+	for (int m = 0; m < CT_NMODES; m++) {
+		const struct ct_result *r = &res[m];
+
+		if (!(modes & (1u << m)) || !r->n)
+			continue;
+		printf("%-9s", ct_modes[m].name);
+		for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
+			printf(" %10u", r->second[k]);
+		printf(" %8u %8u %8u %10llu\n", r->forced, r->waived, r->mount_failed,
+		       (unsigned long long)r->risk_files);
+	}
 }
 
 /* The damage table, the coverage table and the verdict, for a run or a sum. */
@@ -482,6 +541,7 @@ static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned
 		names[n++] = ct_modes[m].name;
 		cuts += r->cov.cuts;
 	}
+	ct_second_print(res, modes);
 	opcov_print(stdout, covs, names, n);
 	if (seconds > 0 && cuts)
 		printf("\n%llu cuts in %.1f s: %.1f ms per cut\n", (unsigned long long)cuts, seconds,
@@ -569,6 +629,11 @@ static int ct_ip_run(const struct ct_opts *o)
 			}
 			for (unsigned int k = 0; k < r.ncuts; k++)
 				opcov_add(&res[m].cov, r.points[k]);
+			res[m].second[r.second]++;
+			res[m].forced += r.forced;
+			res[m].waived += r.waived;
+			res[m].mount_failed += r.mount_failed;
+			res[m].risk_files += r.risk_files;
 			res[m].damaged_iterations += bad;
 			any_bad |= bad;
 			res[m].n++;
@@ -576,12 +641,17 @@ static int ct_ip_run(const struct ct_opts *o)
 			if (bad || o->verbose) {
 				cli_progress_erase();
 				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
-				       "%llu%s%s), op %u/%u: %s%s\n", ct_modes[m].name, it,
+				       "%llu%s%s), op %u/%u%s%s%s%s: %s%s\n", ct_modes[m].name, it,
 				       (unsigned long long)seed, ct_lc_names[r.lifecycle],
 				       (unsigned long long)r.cut_at, (unsigned long long)r.writes,
 				       (unsigned long long)c.cut_span, r.aimed >= 0 ? ", aimed at " : "",
 				       r.aimed >= 0 ? jg_opoint_label((enum jg_opoint)r.aimed) : "",
-				       r.issued, o->ops, bad ? "DAMAGE " : "ok", r.why);
+				       r.issued, o->ops, r.second ? ", second fault " : "",
+				       r.second ? ct_second_names[r.second] : "",
+				       r.forced ? ", forced" : "",
+				       r.mount_failed ? ", row 0 at risk: mount failed" :
+				       r.waived ? ", checks waived" : "",
+				       bad ? "DAMAGE " : "ok", r.why);
 			}
 			fflush(stdout);
 		}
@@ -694,7 +764,17 @@ static void ct_usage(FILE *f)
 		"                   stop-first, fsck-first, scrub-first, lost-member,\n"
 		"                   recovery-cut, rebuild-cut, initial-sync (the members held\n"
 		"                   old data; the initial sync runs with the workload and the\n"
-		"                   cut; after recovery a member is lost), or seed (default)\n"
+		"                   cut; after recovery a member is lost), eio-cut (a member\n"
+		"                   fails every I/O from write N on, the power goes at write\n"
+		"                   N+k, k 0..64 by seed), lost-before (a member missing at the\n"
+		"                   recovering mount), rebuild-run (the cut during a rebuild\n"
+		"                   beside the workload; resumed after recovery, then a member\n"
+		"                   lost), scrub-run (the cut during an online scrub --repair\n"
+		"                   beside the workload), or seed (default). After two faults a\n"
+		"                   recovery refused as dirty and degraded is forced, as\n"
+		"                   mount -o force; the files it names at risk are not compared,\n"
+		"                   and with metadata at risk content and fsck are waived\n"
+		"                   (counted in the \"second fault\" table)\n"
 		"  --cut-span N     the cut falls among the first N member writes (default: the\n"
 		"                   count of an uncut run, which timing moves a little; a\n"
 		"                   failure line prints it, to reproduce the same cut)\n"

@@ -113,6 +113,10 @@ int ct_tree_add(struct ct_tree *t, const char *path, uint8_t *data, uint64_t siz
  * on failure. Returns 0 when consistent, 1 when not.
  */
 int ct_model_check(const struct ct_model *m, const struct ct_tree *t, char *why);
+/* The same, the content of the files named in @skip (paths as in struct ct_found)
+ * not compared: files a forced degraded recovery names at risk (the write hole). */
+int ct_model_check_skip(const struct ct_model *m, const struct ct_tree *t,
+			const char *const *skip, unsigned int nskip, char *why);
 
 /* Everything the check compares, for a failure's log. */
 void ct_model_dump(const struct ct_model *m, const struct ct_tree *t, FILE *out);

@@ -33,6 +33,31 @@
  * the point the filesystem hands the array (a wrapper over the array device
  * sees the submitting thread's point), its plain writes then still unflushed.
  *
+ *   (I7) two faults (issue 43): with eio-cut, one member fails every I/O (its fault
+ *        device's fail_all) from domain write N on and the power goes at write
+ *        N+k, k by seed in 0..64: the race between degraded writes and the
+ *        superblock round recording the failure. After the cut the member comes
+ *        back (a transient fault); recorded failed it is stale, and assembled
+ *        without. With lost-before, a member is missing at the recovering
+ *        mount. Refused as dirty and degraded (the write hole), the recovery is
+ *        forced as `mount -o force`; the files it names at risk (raid_rows_at_risk,
+ *        fs_owners: data, maps, xattrs, inode table rows) are not compared, a
+ *        directory or every row at risk (resync full, off) waives the content
+ *        and fsck checks, allocation metadata the fsck check; then the failed or
+ *        lost member is rebuilt and the scrub and write-hole checks run.
+ *        With rebuild-run, (I2) assembles the array without one member and
+ *        rebuilds it onto a new one (in the fault domain) beside the workload;
+ *        the new member takes the old one's place, the recovery is as above,
+ *        the rebuild resumes from its mark (or starts again when the cut came
+ *        before its first superblock round), and after the checks a member is
+ *        lost (a degraded read-write mount, every file right) unless the checks
+ *        were waived (the volume may hold what the write hole left).
+ *        With scrub-run, an online scrub --repair (raid_scrub_rows, a few rows
+ *        at a time under the row locks) runs beside the workload and dies with
+ *        the power; recovery and the checks are those of one fault.
+ *        ct_ip_result.second says how far the second fault got (a cut before
+ *        the member failed tested one fault: counted apart).
+ *
  * Faults while running (--eio): one member fails the writes of some blocks with
  * -EIO and no power is cut; the volume is unmounted cleanly (errors allowed)
  * and checked the same way, after a rebuild of the member when the array failed
@@ -63,6 +88,15 @@ enum ct_lifecycle {
 	CT_LC_REBUILD_CUT,	/* after recovery, a member rebuilt, the power cut during the rebuild */
 	CT_LC_INITIAL_SYNC,	/* the members held old data: the cut during the initial sync,
 				 * which ran with the workload; after recovery a member lost */
+	/* two faults (issue 43): */
+	CT_LC_EIO_CUT,		/* a member fails every I/O from write N on, the power goes at
+				 * write N+k (k by seed, 0..64): the failure's record raced */
+	CT_LC_LOST_BEFORE,	/* a member lost before the recovering mount */
+	CT_LC_REBUILD_RUN,	/* a member rebuilt onto a new one beside the workload, the
+				 * power cut during it; resumed after recovery, then a
+				 * member lost */
+	CT_LC_SCRUB_RUN,	/* an online scrub --repair beside the workload, the power
+				 * cut during it */
 	CT_LC_COUNT,
 	CT_LC_SEED = CT_LC_COUNT, /* chosen by the seed */
 };
@@ -91,6 +125,19 @@ struct ct_ip_cfg {
 
 #define CT_IP_MAX_CUTS 3
 
+/* How far a lifecycle of two faults got (struct ct_ip_result.second). */
+enum ct_second {
+	CT_2ND_NONE,		/* one fault only (the lifecycle has no second) */
+	CT_2ND_MISSED,		/* eio-cut: the cut came before the member failed */
+	CT_2ND_UNRECORDED,	/* eio-cut: failed in memory, not in the superblocks at the cut */
+	CT_2ND_RECORDED,	/* eio-cut: the failure recorded in the superblocks */
+	CT_2ND_LOST,		/* lost-before: the member missing at the recovering mount */
+	CT_2ND_REBUILDING,	/* rebuild-run: the cut during the rebuild (missed: after it) */
+	CT_2ND_SCRUBBING,	/* scrub-run: the cut during the scrub (missed: after it) */
+	CT_2ND_COUNT,
+};
+extern const char *const ct_second_names[CT_2ND_COUNT];
+
 struct ct_ip_result {
 	unsigned int damage[CT_NCHECKS];
 	char why[256];
@@ -101,6 +148,12 @@ struct ct_ip_result {
 	int aimed;			/* the point aimed at, -1: none */
 	uint64_t points[CT_IP_MAX_CUTS];/* per cut: the ordering points in flight */
 	unsigned int ncuts;
+	enum ct_second second;		/* how far the second fault got */
+	bool forced;			/* the recovering assembly needed force (dirty, degraded) */
+	bool waived;			/* forced, and metadata (or, resync full, every row) at
+					 * risk: the content and fsck checks prove nothing */
+	unsigned int risk_files;	/* forced: files named at risk, left out of the content check */
+	bool mount_failed;		/* forced, row 0 at risk: the mount failed (waived) */
 };
 
 /* One iteration. 0 when it ran (damage in @r), negative errno when the harness

@@ -912,7 +912,21 @@ static const struct ct_found *ct_tree_find(const struct ct_tree *t, const char *
 	return NULL;
 }
 
+static bool ct_skipped(const char *path, const char *const *skip, unsigned int nskip)
+{
+	for (unsigned int i = 0; i < nskip; i++)
+		if (!strcmp(path, skip[i]))
+			return true;
+	return false;
+}
+
 int ct_model_check(const struct ct_model *m, const struct ct_tree *t, char *why)
+{
+	return ct_model_check_skip(m, t, NULL, 0, why);
+}
+
+int ct_model_check_skip(const struct ct_model *m, const struct ct_tree *t,
+			const char *const *skip, unsigned int nskip, char *why)
 {
 	char first[256] = "";
 
@@ -936,6 +950,8 @@ int ct_model_check(const struct ct_model *m, const struct ct_tree *t, char *why)
 						 ns->e[i].path);
 				break;
 			}
+			if (ct_skipped(x->path, skip, nskip))
+				continue;
 			if (ct_file_check(&m->files[ns->e[i].id - 1], x, why)) {
 				if (!first[0])
 					snprintf(first, sizeof(first), "%s", why);

@@ -121,6 +121,33 @@ static void test_ct_model_rejects_short_file(void **state)
 	x->size = size;
 }
 
+/*
+ * The check of a forced degraded recovery: a file named at risk is not compared
+ * (its content may be the write hole's), every other file still is, and the
+ * namespace is compared whatever is named.
+ */
+static void test_ct_model_skip_at_risk(void **state)
+{
+	struct fixture *f = *state;
+	struct ct_found *x = pick(f), saved = f->t.files[0];
+	const char *skip[1] = { x->path }, *other[1] = { "no/such" };
+	char why[256] = "";
+
+	x->data[CT_SECTOR / 2] ^= 0x5a;
+	assert_int_equal(ct_model_check_skip(f->m, &f->t, other, 1, why), 1);
+	if (ct_model_check_skip(f->m, &f->t, skip, 1, why))
+		fail_msg("damage in a file named at risk rejected: %s", why);
+	x->data[CT_SECTOR / 2] ^= 0x5a;
+	/* a file missing: rejected even when named */
+	skip[0] = saved.path;
+	f->t.files[0] = f->t.files[f->t.n - 1];
+	f->t.n--;
+	assert_int_equal(ct_model_check_skip(f->m, &f->t, skip, 1, why), 1);
+	f->t.files[f->t.n++] = f->t.files[0];
+	f->t.files[0] = saved;
+	assert_int_equal(ct_model_check_skip(f->m, &f->t, skip, 1, why), 0);
+}
+
 /* A sector from another file (a misdirected write) is garbage, not data. */
 static void test_ct_model_rejects_foreign_sector(void **state)
 {
@@ -223,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_ct_model_rejects_missing_file),
 		cmocka_unit_test(test_ct_model_rejects_short_file),
 		cmocka_unit_test(test_ct_model_rejects_foreign_sector),
+		cmocka_unit_test(test_ct_model_skip_at_risk),
 		cmocka_unit_test(test_ct_model_links_and_xattrs),
 	};
 	const struct CMUnitTest alone[] = {
