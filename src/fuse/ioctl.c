@@ -471,7 +471,7 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 		out->privileged = true;
 		rq = in_buf;
 		if (in_bufsz < sizeof(struct fop_replace) || !rq ||
-		    (rq->flags & ~(FOP_REPLACE_ROLE | FOP_REPLACE_READD)) ||
+		    (rq->flags & ~(FOP_REPLACE_ROLE | FOP_REPLACE_READD | FOP_REPLACE_FENCED)) ||
 		    memchr(rq->path, '\0', sizeof(rq->path)) == NULL ||
 		    (rq->path[0] != '/' && !raid_dev_is_nbd(rq->path)))
 			out->arg_err = -EINVAL;
