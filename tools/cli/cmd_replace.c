@@ -237,6 +237,24 @@ static int readd_check_dev(int fd, const char *path, bool given, bool fenced, ui
 	return 0;
 }
 
+/* FOP_IOC_REPLACE failed (errno) for @rq on the mount @mnt: say why. */
+static void replace_ioctl_err(const char *mnt, const struct fop_replace *rq, bool readd)
+{
+	if (errno == ENOTTY)
+		cli_err("%s: not a jgrfs mount", mnt);
+	else if (errno == EINVAL)
+		cli_err("%s: no member to rebuild%s, or %s unusable (see the daemon's log)", mnt,
+			rq->flags & FOP_REPLACE_ROLE ? " at that role" : "", readd ? "DEV" : "NEWDEV");
+	else if (errno == EBUSY)
+		cli_err("%s: a rebuild is already running", mnt);
+	else if (errno == EAGAIN && readd)
+		cli_err("%s: role %u lost its connection with writes unanswered: refused without "
+			"--fenced (see the daemon's log)",
+			mnt, rq->role);
+	else
+		cli_err("%s: %s: %s", mnt, readd ? "readd" : "replace", strerror(errno));
+}
+
 /*
  * jgrfs replace and jgrfs readd: the same request (FOP_IOC_REPLACE), a new
  * device for replace (--size may create it), for readd the member's own, whose
@@ -255,7 +273,6 @@ static int replace_main(int argc, char **argv, bool readd)
 	    {NULL, 0, NULL, 0},
 	};
 	void (*usage)(FILE *) = readd ? readd_usage : replace_usage;
-	const char *what = readd ? "readd" : "replace";
 	struct fop_replace rq;
 	uint64_t v, size = 0;
 	bool wait = false, spare = false, force = false, fenced = false;
@@ -343,20 +360,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	if (readd)
 		rq.flags |= FOP_REPLACE_ROLE; /* the one its superblock names */
 	if (ioctl(fd, FOP_IOC_REPLACE, &rq)) {
-		if (errno == ENOTTY)
-			cli_err("%s: not a jgrfs mount", argv[optind]);
-		else if (errno == EINVAL)
-			cli_err("%s: no member to rebuild%s, or %s unusable (see the daemon's log)",
-				argv[optind], rq.flags & FOP_REPLACE_ROLE ? " at that role" : "",
-				readd ? "DEV" : "NEWDEV");
-		else if (errno == EBUSY)
-			cli_err("%s: a rebuild is already running", argv[optind]);
-		else if (errno == EAGAIN && readd)
-			cli_err("%s: role %u lost its connection with writes unanswered: refused "
-				"without --fenced (see the daemon's log)",
-				argv[optind], rq.role);
-		else
-			cli_err("%s: %s: %s", argv[optind], what, strerror(errno));
+		replace_ioctl_err(argv[optind], &rq, readd);
 		goto out;
 	}
 	if (readd)
