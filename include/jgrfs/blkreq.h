@@ -139,6 +139,14 @@ enum blk_ctl_cmd {
 	 * export has many URIs); its name is then all there is.
 	 */
 	BLK_CTL_GET_ID = 9,
+	/*
+	 * Whether the device's storage may still receive writes it was sent: 1
+	 * when its connection ended (timed out, lost) while writes were not
+	 * answered, so a server may still run them later (an NBD export:
+	 * dev_nbd.c), else 0. A device with no connection answers -ENOTTY: every
+	 * write it took has ended when its request completed. arg NULL.
+	 */
+	BLK_CTL_UNFENCED = 10,
 };
 
 /*

@@ -251,6 +251,12 @@ void fop_notify_stop(struct fop_notify *n);
 #define FOP_REPLACE_ROLE (1u << 0) /* role is given; else the one failed or missing */
 /* jgrfs readd: the device is the member that left, back: only the rows it missed (raid_readd) */
 #define FOP_REPLACE_READD (1u << 1)
+/*
+ * jgrfs readd --fenced: the operator knows that the connection a member lost
+ * with writes unanswered is dead (FOP_MEMBER_UNFENCED; raid_readd
+ * RAID_READD_FENCED). Without it such a readd fails -EAGAIN.
+ */
+#define FOP_REPLACE_FENCED (1u << 2)
 struct fop_replace {
 	uint32_t flags; /* FOP_REPLACE_* */
 	uint32_t role;
@@ -376,6 +382,8 @@ _Static_assert(RAID_EV__COUNT <= FOP_STATUS_EVENTS, "fop_status.event_counts hol
 #define FOP_MEMBER_FAILED (1u << 1)
 #define FOP_MEMBER_REBUILDING (1u << 2)
 #define FOP_MEMBER_MISSED_KNOWN (1u << 3) /* failed in this run: missed_rows is valid */
+/* its connection ended with writes unanswered: readd needs FOP_REPLACE_FENCED */
+#define FOP_MEMBER_UNFENCED (1u << 4)
 
 struct fop_status_member {
 	char name[64]; /* path the member was opened by */

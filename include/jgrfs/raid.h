@@ -363,6 +363,9 @@ struct raid_member_info {
 	uint64_t read_errors_uncorrectable; /* blocks no other member could give back */
 	int64_t missed_rows;		    /* failed in this run: rows written since it left,
 					     * those raid_readd() rebuilds; -1 when not known */
+	bool unfenced;			    /* failed or missing, and a device of the role lost
+					     * its connection with writes unanswered: readd
+					     * needs RAID_READD_FENCED */
 };
 
 /*
@@ -554,9 +557,15 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
  * when it failed), every row is rebuilt, after a warning. -ENODEV (@dev closed)
  * when @dev's superblock does not name this array and @role; otherwise as
  * raid_rebuild. Stopped or crashed, it resumes as a full rebuild from its mark.
+ * -EAGAIN (@dev closed, nothing written) when a device of @role lost its
+ * connection with writes unanswered (raid_member_info.unfenced: its server may
+ * still run them on this export), unless @flags has RAID_READD_FENCED: the
+ * caller knows that connection is dead (src/raid/rebuild.c (R7)). raid_rebuild
+ * onto a device that holds @role's superblock is refused the same way.
  */
-int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
-	       void *ctx);
+#define RAID_READD_FENCED (1u << 0)
+int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, unsigned int flags,
+	       raid_progress_fn fn, void *ctx);
 /*
  * Whether block 0 of @dev holds a valid superblock of this array for @role (a
  * member that may be handed to raid_readd). Reads one block, logs nothing.

@@ -134,11 +134,12 @@ void fop_name_lost(struct fop_ctx *c);
 void fop_rebuild_resume(struct fop_ctx *c);
 /*
  * Run the rebuild of @role onto @dev (NULL: resume the paused one) in the
- * rebuild thread. Takes @dev whatever it returns. rebuild_lock held, no
- * rebuild running (a finished one reaped).
+ * rebuild thread; with @readd a raid_readd with @readd_flags (RAID_READD_*).
+ * Takes @dev whatever it returns. rebuild_lock held, no rebuild running (a
+ * finished one reaped).
  */
-int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev,
-			     bool readd);
+int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev, bool readd,
+			     unsigned int readd_flags);
 
 /* scrub.c: the online scrub thread (FOP_IOC_SCRUB_START / _CANCEL) */
 int fop_scrub_start(struct fop_ctx *c, const struct fop_scrub *rq);

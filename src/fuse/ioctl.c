@@ -93,6 +93,8 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 			sm->flags |= FOP_MEMBER_MISSED_KNOWN;
 			sm->missed_rows = (uint64_t)m->missed_rows;
 		}
+		if (m->unfenced)
+			sm->flags |= FOP_MEMBER_UNFENCED;
 		if (!m->present || m->failed)
 			st->nfailed++;
 	}
@@ -187,6 +189,7 @@ struct fop_rebuild {
 	unsigned int role;
 	struct blk_dev *dev;
 	bool readd; /* jgrfs readd: the member that left, back on @dev (raid_readd) */
+	unsigned int readd_flags; /* RAID_READD_* */
 };
 
 /* raid_rebuild()'s progress callback: non-zero stops it (unmount under way). */
@@ -219,7 +222,7 @@ static void *fop_rebuild_main(void *arg)
 
 	/* the array owns r->dev from this call on, whatever it returns */
 	if (r->readd)
-		rc = raid_readd(c->array, r->role, r->dev, fop_rebuild_progress, c);
+		rc = raid_readd(c->array, r->role, r->dev, r->readd_flags, fop_rebuild_progress, c);
 	else
 		rc = raid_rebuild(c->array, r->role, r->dev, fop_rebuild_progress, c);
 	/* the array logged the outcome: RebuildFinished or RebuildFailed, or why it refused */
@@ -261,8 +264,8 @@ static int fop_rebuild_role(struct fop_ctx *c, const struct fop_replace *rq, uns
 	return found == 1 ? 0 : -EINVAL;
 }
 
-int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev,
-			     bool readd)
+int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_dev *dev, bool readd,
+			     unsigned int readd_flags)
 {
 	struct fop_rebuild *r = calloc(1, sizeof(*r));
 	int rc = -ENOMEM;
@@ -274,6 +277,7 @@ int fop_rebuild_start_locked(struct fop_ctx *c, unsigned int role, struct blk_de
 	r->role = role;
 	r->dev = dev;
 	r->readd = readd;
+	r->readd_flags = readd_flags;
 	rc = -pthread_create(&c->rebuild_thread, NULL, fop_rebuild_main, r);
 	if (rc)
 		goto fail;
@@ -299,6 +303,25 @@ void fop_rebuild_join(struct fop_ctx *c)
 		pthread_join(c->rebuild_thread, NULL);
 }
 
+/*
+ * A readd of @role whose connection ended with writes unanswered, without the
+ * operator's --fenced: -EAGAIN after a message (rebuild.c (R7)).
+ */
+static int fop_readd_unfenced(struct fop_ctx *c, unsigned int role, uint32_t flags)
+{
+	struct raid_info ri;
+
+	if (!(flags & FOP_REPLACE_READD) || (flags & FOP_REPLACE_FENCED))
+		return 0;
+	raid_info_get(c->array, &ri);
+	if (role >= ri.nmembers || !ri.members[role].unfenced)
+		return 0;
+	jg_log(JG_LOG_ERR, "fuse",
+	       "readd: role %u: its connection ended with writes its server had not answered: refused without --fenced",
+	       role);
+	return -EAGAIN;
+}
+
 static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 {
 	const char *what = rq->flags & FOP_REPLACE_READD ? "readd" : "replace";
@@ -321,9 +344,15 @@ static int fop_ioctl_replace(struct fop_ctx *c, const struct fop_replace *rq)
 		       rq->flags & FOP_REPLACE_ROLE ? " at that role (working or unknown)" : "");
 		goto out;
 	}
+	/* raid_readd refuses it too, but in the rebuild thread: say it here */
+	rc = fop_readd_unfenced(c, role, rq->flags);
+	if (rc)
+		goto out;
 	rc = raid_dev_open(rq->path, 0, &dev);
 	if (!rc) /* takes dev */
-		rc = fop_rebuild_start_locked(c, role, dev, rq->flags & FOP_REPLACE_READD);
+		rc = fop_rebuild_start_locked(c, role, dev, rq->flags & FOP_REPLACE_READD,
+					      rq->flags & FOP_REPLACE_FENCED ? RAID_READD_FENCED
+									     : 0);
 	/* the array says RebuildStarted when the rebuild takes the role */
 	jg_log(JG_LOG_DEBUG, "fuse", "%s: rebuilding role %u onto %s -> %d", what, role, rq->path,
 	       rc);
@@ -340,7 +369,7 @@ void fop_rebuild_resume(struct fop_ctx *c)
 	if (c->opts->readonly || fop_rebuild_paused(c, &role))
 		return;
 	jg_mutex_lock(&c->rebuild_lock);
-	rc = fop_rebuild_start_locked(c, role, NULL, false);
+	rc = fop_rebuild_start_locked(c, role, NULL, false, 0);
 	jg_mutex_unlock(&c->rebuild_lock);
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "cannot resume the rebuild of role %u: %s", role,
@@ -442,7 +471,7 @@ int fop_ioctl_decode(unsigned int cmd, unsigned int flags, const void *in_buf, s
 		out->privileged = true;
 		rq = in_buf;
 		if (in_bufsz < sizeof(struct fop_replace) || !rq ||
-		    (rq->flags & ~(FOP_REPLACE_ROLE | FOP_REPLACE_READD)) ||
+		    (rq->flags & ~(FOP_REPLACE_ROLE | FOP_REPLACE_READD | FOP_REPLACE_FENCED)) ||
 		    memchr(rq->path, '\0', sizeof(rq->path)) == NULL ||
 		    (rq->path[0] != '/' && !raid_dev_is_nbd(rq->path)))
 			out->arg_err = -EINVAL;

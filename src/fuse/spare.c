@@ -29,6 +29,9 @@
  *      open is said once per absence (a notice), its open's own errors
  *      demoted to debug: a server down for an hour is one line, not one a
  *      wake-up.
+ * (U5) Never a member whose connection ended with writes unanswered
+ *      (raid_info unfenced, src/raid/rebuild.c (R7)): that its old connection
+ *      is dead only its operator can say (jgrfs readd --fenced). Said once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -99,7 +102,7 @@ static void fop_watch_try(struct fop_ctx *c)
 	rc = raid_spare_take(c->array, &role, &dev);
 	if (rc)
 		goto out; /* -ENOENT nothing lost, -ENODEV no spare: nothing to do */
-	rc = fop_rebuild_start_locked(c, role, dev, false); /* takes dev */
+	rc = fop_rebuild_start_locked(c, role, dev, false, 0); /* takes dev */
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "cannot start the rebuild of role %u onto a spare: %s",
 		       role, strerror(-rc));
@@ -123,6 +126,14 @@ static void fop_watch_readd(struct fop_ctx *c)
 			c->readd_told &= ~bit; /* a next absence is said again */
 		if (!m->failed || m->missed_rows < 0 || atomic_load(&c->stopping))
 			continue;
+		if (m->unfenced) { /* (U5) */
+			if (!(c->readd_told & bit))
+				jg_log(JG_LOG_WARN, "fuse",
+				       "readd: role %u (%s): its connection ended with writes its server had not answered, which may still land: not brought back without an operator (jgrfs readd --fenced once that connection is known dead)",
+				       m->role, m->name);
+			c->readd_told |= bit;
+			continue;
+		}
 		was = jg_log_demote(JG_LOG_DEBUG);
 		rc = raid_dev_open(m->name, 0, &dev);
 		jg_log_demote(was);
@@ -150,7 +161,7 @@ static void fop_watch_readd(struct fop_ctx *c)
 		}
 		jg_log(JG_LOG_INFO, "fuse", "readd: role %u (%s) answers again: bringing it back",
 		       m->role, m->name);
-		rc = fop_rebuild_start_locked(c, m->role, dev, true); /* takes dev */
+		rc = fop_rebuild_start_locked(c, m->role, dev, true, 0); /* takes dev */
 		jg_mutex_unlock(&c->rebuild_lock);
 		if (rc)
 			jg_log(JG_LOG_ERR, "fuse", "cannot start the readd of role %u: %s", m->role,

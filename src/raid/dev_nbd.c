@@ -47,6 +47,15 @@
  * command in flight with an error. A connection lost is never reopened: every
  * later request fails at once, the array fails the member, and the volume
  * goes on degraded. Opening waits at most the same timeout for the server.
+ *
+ * Fencing. Shutting our side down does not reach the server: a write it had
+ * read, or still has in its socket buffer, may run later (a stopped server
+ * that resumes), over whatever was written to the export since. So the device
+ * counts the writes sent and not answered with success (a server's error
+ * reply, too, is counted: nothing here tells it from libnbd failing the
+ * command when the connection dies), and BLK_CTL_UNFENCED answers 1 once the
+ * connection is gone while some were: the array then brings that export back
+ * only when its operator says the old connection is dead (rebuild.c (R7)).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +88,7 @@ struct dev_nbd {
 	int stop;		/* atomic: the poller exits */
 	int dead;		/* atomic: the connection is gone; set once, logged once */
 	uint64_t writes_done;	/* atomic: write completions */
+	uint64_t writes_open;	/* atomic: write commands issued, not answered with success */
 	uint64_t flushed_upto;	/* atomic: writes_done when the newest good flush began */
 	struct blk_stats stats; /* reads, writes, flushes; atomics */
 };
@@ -225,7 +235,13 @@ static void raid_nbd_cmd_end(struct nbd_op *op, int err)
 /* Completion, exactly once per command queued; under the handle's lock. */
 static int raid_nbd_cmd_done(void *user_data, int *error)
 {
-	raid_nbd_cmd_end(user_data, *error);
+	struct nbd_op *op = user_data;
+
+	/* only a success tells the server ran it: see Fencing above */
+	if (!*error && op->stage == ST_TRANSFER && op->req->op == BLK_OP_WRITE)
+		__atomic_sub_fetch(&((struct dev_nbd *)op->req->dev)->writes_open, 1,
+				   __ATOMIC_ACQ_REL);
+	raid_nbd_cmd_end(op, *error); /* @op may be gone from here */
 	if (!raid_nbd_issuing)
 		return 1; /* retire (free) the command now */
 	raid_nbd_kept++;
@@ -316,6 +332,8 @@ static void raid_nbd_issue(struct nbd_op *op)
 		int e;
 
 		raid_nbd_issuing = true;
+		if (op->stage == ST_TRANSFER && r->op == BLK_OP_WRITE)
+			__atomic_add_fetch(&d->writes_open, 1, __ATOMIC_ACQ_REL);
 		if (op->stage != ST_TRANSFER)
 			c = nbd_aio_flush(d->h, cb, 0);
 		else if (r->op == BLK_OP_READ)
@@ -325,6 +343,8 @@ static void raid_nbd_issue(struct nbd_op *op)
 					   (r->flags & BLK_FUA) && d->can_fua ? LIBNBD_CMD_FLAG_FUA : 0);
 		raid_nbd_issuing = false;
 		e = c < 0 ? (nbd_get_errno() ? nbd_get_errno() : EIO) : 0;
+		if (c < 0 && op->stage == ST_TRANSFER && r->op == BLK_OP_WRITE)
+			__atomic_sub_fetch(&d->writes_open, 1, __ATOMIC_ACQ_REL); /* never sent */
 		raid_nbd_retire_kept(d);
 		if (e)
 			raid_nbd_cmd_end(op, e);
@@ -493,6 +513,10 @@ static int raid_dev_nbd_ctl(struct blk_dev *dv, unsigned int cmd, void *arg)
 	struct dev_nbd *d = (struct dev_nbd *)dv;
 	struct blk_stats *st = arg;
 
+	if (cmd == BLK_CTL_UNFENCED)
+		return (__atomic_load_n(&d->dead, __ATOMIC_ACQUIRE) || nbd_aio_is_dead(d->h) ||
+			nbd_aio_is_closed(d->h)) &&
+		       __atomic_load_n(&d->writes_open, __ATOMIC_ACQUIRE) != 0;
 	if (cmd != BLK_CTL_GET_STATS)
 		return -ENOTTY;
 	memset(st, 0, sizeof(*st));

@@ -88,6 +88,11 @@ struct raid_member {
 	uint64_t recovered;
 	uint64_t recovered_sb;
 	char name[64];
+	/*
+	 * rebuild.c (R7): a device of this role whose connection ended with writes
+	 * unanswered (BLK_CTL_UNFENCED), "" when none; under sb_lock.
+	 */
+	char unfenced[64];
 	/* read errors (stripe.c raid_read_repair), under stats_lock */
 	uint64_t rd_corrected;	    /* reconstructed, rewritten and read back right (also heal.c) */
 	uint64_t rd_uncorrectable;  /* no other member could reconstruct the block */
@@ -373,6 +378,11 @@ int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk
 #define RAID_DEV_SB_OTHER 2
 int raid_dev_sb_role(struct raid_array *a, struct blk_dev *dev, unsigned int *role,
 		     uint8_t *uuid);
+/*
+ * rebuild.c (R7): the device of @role whose connection ended with writes
+ * unanswered, remembered from here on; NULL when none. sb_lock held.
+ */
+const char *raid_role_unfenced_locked(struct raid_array *a, unsigned int role);
 
 /* away.c (its rules A1-A4 are there) */
 void raid_away_init(struct raid_array *a);

@@ -45,6 +45,16 @@
  *      nothing yet). Code that acts on a failed member I/O after dropping its
  *      row lock (heal.c, scrub.c, a flush of the members) fails the role only
  *      while it still holds the device the I/O went to (raid_member_fail_dev).
+ * (R7) A member whose connection ended with writes its server had not answered
+ *      (BLK_CTL_UNFENCED: an NBD timeout, a lost connection) may still get
+ *      them from that server, late, over the rows rebuilt on its export since:
+ *      no request of ours can stop them. The role remembers the device
+ *      (m.unfenced, in memory), and until the caller says that connection is
+ *      dead (RAID_READD_FENCED, which clears it) a readd of the role is
+ *      refused, and so is a rebuild onto a device holding this role's
+ *      superblock (that export again), both -EAGAIN before anything is
+ *      written. A rebuild onto another device goes on: the writes that may
+ *      come go to the old export, which stays remembered.
  * The array takes @newdev in every case: a refused rebuild closes it.
  */
 #include <errno.h>
@@ -127,6 +137,39 @@ int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk
 	return 0;
 }
 
+/* (R7) */
+const char *raid_role_unfenced_locked(struct raid_array *a, unsigned int role)
+{
+	struct raid_member *m = &a->m[role];
+
+	JG_ASSERT_HELD(&a->sb_lock);
+	if (!m->unfenced[0] && m->dev && m->failed && blk_ctl(m->dev, BLK_CTL_UNFENCED, NULL) == 1)
+		snprintf(m->unfenced, sizeof(m->unfenced), "%s", m->dev->name);
+	return m->unfenced[0] ? m->unfenced : NULL;
+}
+
+/*
+ * (R7) -EAGAIN after a message when @newdev may be the export of @role that a
+ * connection left with writes unanswered, and the caller did not say that
+ * connection is dead (@fenced). sb_lock held.
+ */
+static int raid_fence_check_locked(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
+				   bool readd, bool fenced)
+{
+	const char *old = raid_role_unfenced_locked(a, role);
+	unsigned int r;
+
+	if (!old || fenced)
+		return 0;
+	/* a replace: only onto that export again (its superblock names the role) */
+	if (!readd && (raid_dev_sb_role(a, newdev, &r, NULL) != RAID_DEV_SB_OURS || r != role))
+		return 0;
+	jg_log(JG_LOG_ERR, "raid",
+	       "%s: role %u: the connection of dev=%s ended with writes its server had not answered: they may still land on that export, over the rows rebuilt: refused until that connection is known dead (its server stopped or restarted), then readd with --fenced",
+	       readd ? "readd" : "rebuild", role, old);
+	return -EAGAIN;
+}
+
 /* (R1) Make rows [0, @mark) durable on the new member, then record the mark. */
 static int raid_rebuild_mark(struct raid_array *a, unsigned int role, uint64_t mark)
 {
@@ -165,7 +208,7 @@ static void raid_rows_unlock_all(struct raid_array *a)
  * when the array took @newdev (then a failure is the rebuild's own).
  */
 static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-			      bool readd, bool *installed)
+			      bool readd, bool fenced, bool *installed)
 {
 	const struct raid_geo *g = &a->geo;
 	struct blk_dev *spare_handle = NULL;
@@ -204,6 +247,8 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 	rc = raid_jnl_unreplayed_locked(a, "rebuild"); /* (R2) */
 	if (!rc)
 		rc = raid_newdev_check_locked(a, role, newdev, "rebuild", false);
+	if (!rc)
+		rc = raid_fence_check_locked(a, role, newdev, readd, fenced); /* (R7) */
 	if (rc)
 		goto out;
 	if (a->m[role].dev && a->nretired == RAID_MAX_MEMBERS) {
@@ -219,6 +264,8 @@ static int raid_rebuild_begin(struct raid_array *a, unsigned int role, struct bl
 		goto out;
 	if (!readd)
 		raid_away_forget(a, role); /* (R5) the new device missed every row */
+	if (fenced)
+		a->m[role].unfenced[0] = '\0'; /* (R7) the caller's word */
 	if (a->m[role].dev) /* the failed device: I/O may still reference it, close at stop */
 		a->retired[a->nretired++] = a->m[role].dev;
 	a->m[role].dev = newdev;
@@ -334,7 +381,7 @@ static int raid_rebuild_rows(struct raid_array *a, const uint8_t *only, uint64_t
 }
 
 static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_dev *newdev,
-			    bool readd, raid_progress_fn fn, void *ctx)
+			    bool readd, bool fenced, raid_progress_fn fn, void *ctx)
 {
 	const struct raid_geo *g = &a->geo;
 	uint64_t step = RAID_GROUP_MAX_ROWS, checked = 0, repaired = 0, first, done = 0;
@@ -344,7 +391,7 @@ static int raid_rebuild_run(struct raid_array *a, unsigned int role, struct blk_
 	const char *why = NULL;
 	int rc;
 
-	rc = raid_rebuild_begin(a, role, newdev, readd, &installed);
+	rc = raid_rebuild_begin(a, role, newdev, readd, fenced, &installed);
 	if (rc && !installed) {
 		if (newdev) {
 			jg_mutex_lock(&a->sb_lock);
@@ -403,7 +450,7 @@ int raid_rebuild(struct raid_array *a, unsigned int role, struct blk_dev *newdev
 		 raid_progress_fn fn, void *ctx)
 {
 	enum jg_opoint op = jg_opoint_set(JG_OP_RAID_REBUILD);
-	int rc = raid_rebuild_run(a, role, newdev, false, fn, ctx);
+	int rc = raid_rebuild_run(a, role, newdev, false, false, fn, ctx);
 
 	jg_opoint_set(op);
 	return rc;
@@ -456,8 +503,8 @@ bool raid_readd_probe(struct raid_array *a, unsigned int role, struct blk_dev *d
 	return raid_dev_sb_role(a, dev, &r, NULL) == RAID_DEV_SB_OURS && r == role;
 }
 
-int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, raid_progress_fn fn,
-	       void *ctx)
+int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, unsigned int flags,
+	       raid_progress_fn fn, void *ctx)
 {
 	enum jg_opoint op;
 	bool same;
@@ -474,7 +521,7 @@ int raid_readd(struct raid_array *a, unsigned int role, struct blk_dev *dev, rai
 		return rc;
 	}
 	op = jg_opoint_set(JG_OP_RAID_REBUILD);
-	rc = raid_rebuild_run(a, role, dev, same, fn, ctx);
+	rc = raid_rebuild_run(a, role, dev, same, flags & RAID_READD_FENCED, fn, ctx);
 	jg_opoint_set(op);
 	return rc;
 }

@@ -817,6 +817,8 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 		mi->failed = a->m[i].failed;
 		mi->rebuilding = a->m[i].rebuilding;
 		mi->recovered_rows = __atomic_load_n(&a->m[i].recovered, __ATOMIC_ACQUIRE);
+		mi->unfenced =
+		    (!a->m[i].dev || a->m[i].failed) && raid_role_unfenced_locked(a, i) != NULL;
 	}
 	out->nspares = a->nspares;
 	for (unsigned int i = 0; i < a->nspares; i++) {

@@ -24,8 +24,18 @@
 #      `jgrfs readd` brings it back over a new connection;
 #   5. a server that stops answering (SIGSTOP) fails its member after
 #      JGRFS_NBD_TIMEOUT seconds: the write waiting on it finishes degraded;
-#   6. that server answers again: `jgrfs rebuild --new URI` rebuilds onto it
-#      offline, fsck is clean, the files read right.
+#   6. that server killed (with whatever it held) and started again:
+#      `jgrfs rebuild --new URI` rebuilds onto it offline, fsck is clean, the
+#      files read right; then a server killed while idle (no write
+#      unanswered) comes back with a plain `jgrfs readd`;
+#   7. a server whose writes take longer than the timeout (nbdkit's delay
+#      filter): its member fails with a write unanswered, which the server may
+#      still run (issue 43, defect 10): status says so, a readd through a
+#      second server of the same image is refused without --fenced, and the
+#      daemon (-o readd=1) does not bring it back even once the first server
+#      is killed and started again; `jgrfs readd --fenced` does.
+# The servers killed under writes in 3 may die with writes in flight: the
+# readds there say --fenced, which is true: their processes are gone.
 # And between 2 and 3, a fifth export added as a hot spare and removed.
 #
 #   nbd_members.sh PATH/TO/jgrfs
@@ -142,8 +152,8 @@ set -- $missed
 	{ cat "$T/status.txt"; it_fail "member 3 missed $1 of $2 rows: expected some, and few"; }
 check_files "degraded"
 nbd_start 3
-readd() { # readd I: bring back member I on its restarted server, only the rows it missed
-	"$JGRFS" readd --wait "$MNT" "$(nbd_uri "$1")" >"$T/readd.log" 2>&1 ||
+readd() { # readd I [--fenced]: bring back member I on its restarted server, only the rows it missed
+	"$JGRFS" readd --wait ${2:-} "$MNT" "$(nbd_uri "$1")" >"$T/readd.log" 2>&1 ||
 		{ cat "$T/readd.log"; it_fail "readd of server $1"; }
 	"$JGRFS" status "$MNT" >"$T/status.txt" ||
 		{ cat "$T/status.txt"; it_fail "not healthy after the readd of $1"; }
@@ -151,7 +161,7 @@ readd() { # readd I: bring back member I on its restarted server, only the rows 
 		{ cat "$T/status.txt"; it_fail "status: the readd of $1"; }
 	rebuilt=$(sed -n 's/.*last rebuild: role [0-9]*, \([0-9]*\) of.*/\1/p' "$T/status.txt")
 }
-readd 3
+readd 3 --fenced	# killed: its connection is dead
 # the rows written while it was away, and those its server had not flushed
 [ "$rebuilt" -ge "$1" ] && [ "$rebuilt" -lt $(($2 / 4)) ] ||
 	{ cat "$T/status.txt"; it_fail "readd rebuilt $rebuilt rows, missed $1 of $2"; }
@@ -161,7 +171,7 @@ kill -9 "$NBD_PID0"
 write_file f 1	# fails member 0 (its write errors), the rest degraded
 check_files "member 0 away, member 3 back"
 nbd_start 0
-readd 0
+readd 0 --fenced
 check_files "after the readd of 0"
 it_unmount
 it_fsck_clean
@@ -170,6 +180,8 @@ it_fsck_clean
 it_log "3c. -o readd=1: a server killed and restarted is brought back without a command"
 it_mount -o readd=1
 kill -9 "$NBD_PID2"
+wait "$NBD_PID2" 2>/dev/null
+sleep 0.5	# the connection seen gone before a write is sent on it: none unanswered
 write_file h 1	# fails member 2
 "$JGRFS" status "$MNT" >"$T/status.txt"
 grep -q "member  2  failed" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: member 2 failed"; }
@@ -230,13 +242,61 @@ grep -q "member  2  failed .*s2.sock" "$T/status.txt" || { cat "$T/status.txt"; 
 check_files "after the timeout"
 it_unmount
 
-it_log "6. server 2 answers again: rebuilt offline onto it (jgrfs rebuild --new URI)"
-kill -CONT "$NBD_PID2"
+it_log "6. server 2 killed and started again: rebuilt offline onto it (jgrfs rebuild --new URI)"
+kill -9 "$NBD_PID2"	# a stopped process dies too, with whatever write it held
+wait "$NBD_PID2" 2>/dev/null
+nbd_start 2
 "$JGRFS" rebuild --new "$(nbd_uri 2)" "$(nbd_uri 0)" "$(nbd_uri 1)" "$(nbd_uri 3)" >"$T/rebuild.log" 2>&1 ||
 	{ cat "$T/rebuild.log"; it_fail "rebuild --new URI"; }
 it_fsck_clean
 it_mount
 "$JGRFS" status "$MNT" >"$T/status.txt" || { cat "$T/status.txt"; it_fail "not healthy after the rebuild"; }
 check_files "after the offline rebuild"
+it_log "6b. server 1 killed while idle: no write unanswered, a plain readd brings it back"
+kill -9 "$NBD_PID1"
+wait "$NBD_PID1" 2>/dev/null
+sleep 0.5	# the connection seen gone before a write is sent on it
+write_file i 1	# fails member 1
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "member  1  failed" "$T/status.txt" || { cat "$T/status.txt"; it_fail "status: member 1 failed"; }
+grep -q "writes unanswered" "$T/status.txt" && { cat "$T/status.txt"; it_fail "member 1 unfenced: no write was in flight"; }
+nbd_start 1
+readd 1	# no --fenced
+check_files "after the readd of 1"
 it_unmount
+
+it_log "7. writes of server 2 held past the timeout (delay filter): unfenced, readd only with --fenced"
+kill "$NBD_PID2"
+wait "$NBD_PID2" 2>/dev/null
+nbd_start 2 --filter=delay wdelay=5
+export JGRFS_NBD_TIMEOUT=2
+it_mount -o readd=1
+unset JGRFS_NBD_TIMEOUT
+write_file j 1	# its first write to member 2, if the mount's did not already, times out
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "member  2  failed .*s2.sock.*writes unanswered: readd needs --fenced" "$T/status.txt" ||
+	{ cat "$T/status.txt"; it_fail "status: member 2 failed, unfenced"; }
+check_files "member 2 unfenced"
+# its image served by a second server while the first may still run the write it holds
+ln -s "$T/d2.img" "$T/d5.img" || it_fail "ln"
+nbd_start 5
+if "$JGRFS" readd "$MNT" "$(nbd_uri 5)" >"$T/readd.log" 2>&1; then
+	cat "$T/readd.log"
+	it_fail "readd without --fenced of a member whose write timed out succeeded"
+fi
+grep -q -- "--fenced" "$T/readd.log" || { cat "$T/readd.log"; it_fail "readd refused without saying --fenced"; }
+kill "$NBD_PID5"
+wait "$NBD_PID5" 2>/dev/null
+# the first server's process gone, a new one at its address: only the operator knows
+kill -9 "$NBD_PID2"
+wait "$NBD_PID2" 2>/dev/null
+nbd_start 2
+sleep 3	# three looks of readd=1
+"$JGRFS" status "$MNT" >"$T/status.txt"
+grep -q "member  2  failed .*writes unanswered" "$T/status.txt" ||
+	{ cat "$T/status.txt"; it_fail "readd=1 brought back a member whose write timed out"; }
+readd 2 --fenced
+check_files "after the readd --fenced of 2"
+it_unmount
+it_fsck_clean
 it_finish

@@ -3,7 +3,8 @@
  * tests/unit/keep_dev.h - a pass-through device that does not close its lower
  * one, shared by the unit tests of every layer: the test keeps its memory
  * members across raid_stop(), which closes what it was given. Optionally it
- * counts the requests it passes (t_keep.count).
+ * counts the requests it passes (t_keep.count), and answers BLK_CTL_UNFENCED
+ * as a connection would (t_keep.unfenced).
  */
 #ifndef JGRFS_TESTS_KEEP_DEV_H
 #define JGRFS_TESTS_KEEP_DEV_H
@@ -27,6 +28,7 @@ struct t_keep {
 	struct blk_dev dev;
 	struct blk_dev *lower;
 	struct t_count *count; /* or NULL */
+	const int *unfenced;   /* or NULL: BLK_CTL_UNFENCED answers *unfenced */
 };
 
 static inline int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned int n)
@@ -54,7 +56,11 @@ static inline int t_keep_submit(struct blk_dev *d, struct blk_req *r, unsigned i
 
 static inline int t_keep_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
 {
-	return blk_ctl(((struct t_keep *)d)->lower, cmd, arg);
+	struct t_keep *k = (struct t_keep *)d;
+
+	if (cmd == BLK_CTL_UNFENCED && k->unfenced)
+		return *k->unfenced;
+	return blk_ctl(k->lower, cmd, arg);
 }
 
 static inline void t_keep_close(struct blk_dev *d)

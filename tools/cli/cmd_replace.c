@@ -95,6 +95,14 @@ static int replace_check_newdev(int fd, const char *path, bool *spare)
 		return 0;
 	role = jg_le32(sb.role);
 	*spare = role == RAID_ROLE_SPARE;
+	/* that export again, left with writes unanswered: the daemon refuses it (R7) */
+	if (role < st.nmembers && role < FOP_STATUS_MEMBERS &&
+	    (st.members[role].flags & FOP_MEMBER_UNFENCED))
+		return cli_err("%s holds the superblock of role %u, whose connection ended while "
+			       "writes sent to its server were not answered: not rebuilding onto it "
+			       "(once that connection is known dead, jgrfs readd --fenced brings it "
+			       "back)",
+			       path, role);
 	if (role < st.nmembers && role < FOP_STATUS_MEMBERS &&
 	    (st.members[role].flags & FOP_MEMBER_PRESENT) &&
 	    !(st.members[role].flags & FOP_MEMBER_FAILED))
@@ -159,13 +167,15 @@ static int replace_wait(int fd, const char *path)
 
 static void readd_usage(FILE *f)
 {
-	fprintf(f, "usage: jgrfs readd [--role N] [--wait] MOUNTPOINT DEV\n\n"
+	fprintf(f, "usage: jgrfs readd [--role N] [--fenced] [--wait] MOUNTPOINT DEV\n\n"
 		   "Bring back the member of the volume mounted at MOUNTPOINT that failed, on its\n"
 		   "own device DEV (a file, block device or NBD URI, reachable again), while the\n"
 		   "volume stays in use. Only the rows written since it left are rebuilt on it;\n"
 		   "when those are not known (it has been away since the volume was mounted, or\n"
 		   "the daemon restarted since), all of them, as replace does.\n\n"
 		   "  -r, --role N     the role it had (default: the one its superblock names)\n"
+		   "      --fenced     its old connection is known dead: needed when that\n"
+		   "                   connection ended with writes unanswered (jgrfs(8))\n"
 		   "  -w, --wait       follow the resync to its end\n"
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
@@ -174,10 +184,28 @@ static void readd_usage(FILE *f)
 }
 
 /*
- * The role DEV had, from its superblock: it must name the mounted array and a
- * role that is failed or missing there. 0 and *@role, or 1 after a message.
+ * Role @r lost a connection with writes unanswered (FOP_MEMBER_UNFENCED): its
+ * server may still run them on DEV, over the rows the readd rebuilds. 1 after a
+ * message, unless the operator says that connection is dead (--fenced).
  */
-static int readd_check_dev(int fd, const char *path, bool given, uint32_t *role)
+static int readd_check_fence(const struct fop_status *st, uint32_t r, bool fenced)
+{
+	if (fenced || !(st->members[r].flags & FOP_MEMBER_UNFENCED))
+		return 0;
+	return cli_err("role %u (%s) lost its connection while writes sent to its server were not "
+		       "answered: that server may still run them, over the rows a readd rebuilds. "
+		       "Make sure that connection is dead (the server process that held it has "
+		       "exited, or was restarted), then run again with --fenced",
+		       r, st->members[r].name);
+}
+
+/*
+ * The role DEV had, from its superblock: it must name the mounted array and a
+ * role that is failed or missing there, and (readd_check_fence) not one that
+ * lost its connection with writes unanswered, unless @fenced. 0 and *@role, or
+ * 1 after a message.
+ */
+static int readd_check_dev(int fd, const char *path, bool given, bool fenced, uint32_t *role)
 {
 	struct fop_status st;
 	struct raid_sb sb;
@@ -203,8 +231,28 @@ static int readd_check_dev(int fd, const char *path, bool given, uint32_t *role)
 	if ((st.members[r].flags & FOP_MEMBER_PRESENT) && !(st.members[r].flags & FOP_MEMBER_FAILED))
 		return cli_err("role %u is working (%s): nothing to bring back", r,
 			       st.members[r].name);
+	if (readd_check_fence(&st, r, fenced))
+		return 1;
 	*role = r;
 	return 0;
+}
+
+/* FOP_IOC_REPLACE failed (errno) for @rq on the mount @mnt: say why. */
+static void replace_ioctl_err(const char *mnt, const struct fop_replace *rq, bool readd)
+{
+	if (errno == ENOTTY)
+		cli_err("%s: not a jgrfs mount", mnt);
+	else if (errno == EINVAL)
+		cli_err("%s: no member to rebuild%s, or %s unusable (see the daemon's log)", mnt,
+			rq->flags & FOP_REPLACE_ROLE ? " at that role" : "", readd ? "DEV" : "NEWDEV");
+	else if (errno == EBUSY)
+		cli_err("%s: a rebuild is already running", mnt);
+	else if (errno == EAGAIN && readd)
+		cli_err("%s: role %u lost its connection with writes unanswered: refused without "
+			"--fenced (see the daemon's log)",
+			mnt, rq->role);
+	else
+		cli_err("%s: %s: %s", mnt, readd ? "readd" : "replace", strerror(errno));
 }
 
 /*
@@ -219,15 +267,15 @@ static int replace_main(int argc, char **argv, bool readd)
 	    {"size", required_argument, NULL, 's'},
 	    {"wait", no_argument, NULL, 'w'},
 	    {"force", no_argument, NULL, 'f'},
+	    {"fenced", no_argument, NULL, 'F'},
 	    {"help", no_argument, NULL, 'h'},
 	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	void (*usage)(FILE *) = readd ? readd_usage : replace_usage;
-	const char *what = readd ? "readd" : "replace";
 	struct fop_replace rq;
 	uint64_t v, size = 0;
-	bool wait = false, spare = false, force = false;
+	bool wait = false, spare = false, force = false, fenced = false;
 	char path[PATH_MAX];
 	int opt, fd, rc = 1;
 
@@ -259,6 +307,12 @@ static int replace_main(int argc, char **argv, bool readd)
 			if (readd)
 				return cli_err("--force: readd takes the member's own device"), 2;
 			force = true;
+			break;
+		case 'F': /* long form only */
+			if (!readd)
+				return cli_err("--fenced: for readd only"), 2;
+			fenced = true;
+			rq.flags |= FOP_REPLACE_FENCED;
 			break;
 		case 'h':
 			usage(stdout);
@@ -298,7 +352,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	fd = open(argv[optind], O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", argv[optind], strerror(errno));
-	if (readd ? readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, &rq.role)
+	if (readd ? readd_check_dev(fd, path, rq.flags & FOP_REPLACE_ROLE, fenced, &rq.role)
 		  : replace_check_newdev(fd, path, &spare) ||
 			    /* a spare of this array is ours, held by its daemon */
 			    (!spare && replace_probe_newdev(fd, path, force)))
@@ -306,16 +360,7 @@ static int replace_main(int argc, char **argv, bool readd)
 	if (readd)
 		rq.flags |= FOP_REPLACE_ROLE; /* the one its superblock names */
 	if (ioctl(fd, FOP_IOC_REPLACE, &rq)) {
-		if (errno == ENOTTY)
-			cli_err("%s: not a jgrfs mount", argv[optind]);
-		else if (errno == EINVAL)
-			cli_err("%s: no member to rebuild%s, or %s unusable (see the daemon's log)",
-				argv[optind], rq.flags & FOP_REPLACE_ROLE ? " at that role" : "",
-				readd ? "DEV" : "NEWDEV");
-		else if (errno == EBUSY)
-			cli_err("%s: a rebuild is already running", argv[optind]);
-		else
-			cli_err("%s: %s: %s", argv[optind], what, strerror(errno));
+		replace_ioctl_err(argv[optind], &rq, readd);
 		goto out;
 	}
 	if (readd)

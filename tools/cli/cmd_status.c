@@ -208,6 +208,8 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		       status_member_state(&st->members[i]),
 		       (unsigned long long)st->members[i].read_errors_corrected,
 		       (unsigned long long)st->members[i].read_errors_uncorrectable);
+		printf(",\"unfenced\":%s",
+		       st->members[i].flags & FOP_MEMBER_UNFENCED ? "true" : "false");
 		if (st->members[i].flags & FOP_MEMBER_MISSED_KNOWN)
 			printf(",\"missed_rows\":%llu}", (unsigned long long)st->members[i].missed_rows);
 		else
@@ -387,6 +389,9 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 		if (m->flags & FOP_MEMBER_MISSED_KNOWN)
 			printf("  (missed %llu of %llu rows: jgrfs readd brings it back)",
 			       (unsigned long long)m->missed_rows, (unsigned long long)st->rows);
+		if (m->flags & FOP_MEMBER_UNFENCED)
+			printf("  (its connection ended with writes unanswered: readd needs "
+			       "--fenced, see jgrfs(8))");
 		printf("\n");
 	}
 	for (unsigned int i = 0; i < st->nspares && i < FOP_STATUS_SPARES; i++) {

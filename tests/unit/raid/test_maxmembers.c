@@ -159,7 +159,7 @@ static void t_max_one(const struct geo_case *gc)
 	assert_int_equal(t_io(&t, BLK_OP_FLUSH, 0, 0, NULL, 0), 0);
 	assert_int_equal(raid_fail_member(t.a, k), 0);
 	t_write_rows(&t, &g, model, 7, 2000);
-	assert_int_equal(raid_readd(t.a, k, t_keep(t.mem[k]), NULL, NULL), 0);
+	assert_int_equal(raid_readd(t.a, k, t_keep(t.mem[k]), 0, NULL, NULL), 0);
 	raid_info_get(t.a, &info);
 	if (info.degraded || !info.rebuild_last_readd || info.rebuild_last_rows >= g.rows)
 		fail_msg("level=%u members=%u: the readd rebuilt %llu of %llu rows (readd=%d degraded=%d), not only those missed",

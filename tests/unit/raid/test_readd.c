@@ -9,7 +9,9 @@
  * member brought back, and compares every block with a model. Where the rows
  * missed are not known (missing since assembly; a superblock at another event
  * than the one it left at) every row is rebuilt; a device that is not that
- * member is refused untouched.
+ * member is refused untouched. A member whose connection ended with writes
+ * unanswered (BLK_CTL_UNFENCED, an NBD timeout) is refused until the caller
+ * says that connection is dead (RAID_READD_FENCED), a replace onto it too.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -120,7 +122,7 @@ static int t_readd(struct tarr *t, unsigned int k, struct t_count *c)
 
 	memset(c, 0, sizeof(*c));
 	((struct t_keep *)d)->count = c;
-	return raid_readd(t->a, k, d, NULL, NULL);
+	return raid_readd(t->a, k, d, 0, NULL, NULL);
 }
 
 /*
@@ -329,24 +331,24 @@ static void test_readd_wrong_device_refused(void **state)
 	assert_int_equal(raid_fail_member(t.a, 1), 0);
 	/* blank: no superblock */
 	assert_int_equal(raid_dev_mem_open("blank", MB, &blank), 0);
-	assert_int_equal(raid_readd(t.a, 1, t_keep(blank), NULL, NULL), -ENODEV);
+	assert_int_equal(raid_readd(t.a, 1, t_keep(blank), 0, NULL, NULL), -ENODEV);
 	/* the member of another role of this array: a working one */
 	before = t_member_image(&t, 2);
-	assert_int_equal(raid_readd(t.a, 1, t_keep(t.mem[2]), NULL, NULL), -ENODEV);
+	assert_int_equal(raid_readd(t.a, 1, t_keep(t.mem[2]), 0, NULL, NULL), -ENODEV);
 	after = t_member_image(&t, 2);
 	assert_memory_equal(before, after, t.member_blocks * JG_BLOCK_SIZE);
 	free(before);
 	free(after);
 	/* role 1 of another array */
 	before = t_member_image(&other, 1);
-	assert_int_equal(raid_readd(t.a, 1, t_keep(other.mem[1]), NULL, NULL), -ENODEV);
+	assert_int_equal(raid_readd(t.a, 1, t_keep(other.mem[1]), 0, NULL, NULL), -ENODEV);
 	after = t_member_image(&other, 1);
 	assert_memory_equal(before, after, other.member_blocks * JG_BLOCK_SIZE);
-	assert_int_equal(raid_readd(t.a, 9, t_keep(t.mem[1]), NULL, NULL), -EINVAL);
+	assert_int_equal(raid_readd(t.a, 9, t_keep(t.mem[1]), 0, NULL, NULL), -EINVAL);
 	raid_info_get(t.a, &info);
 	assert_true(info.members[1].failed);
 	/* the right one is taken */
-	assert_int_equal(raid_readd(t.a, 1, t_keep(t.mem[1]), NULL, NULL), 0);
+	assert_int_equal(raid_readd(t.a, 1, t_keep(t.mem[1]), 0, NULL, NULL), 0);
 	raid_info_get(t.a, &info);
 	assert_false(info.degraded);
 	t_stop(&t);
@@ -355,6 +357,83 @@ static void test_readd_wrong_device_refused(void **state)
 	blk_close(blank);
 	t_free(&t);
 	t_free(&other);
+}
+
+/*
+ * (R7) Role @k's device answers BLK_CTL_UNFENCED as its connection would. Ended
+ * with every write answered (0): failed and readded as before. Ended with
+ * writes unanswered (1, as dev_nbd.c after a timeout): status says so, a readd
+ * and a replace onto that export are refused -EAGAIN and write nothing on it;
+ * a replace onto another device goes on, and the old export stays refused
+ * after; RAID_READD_FENCED brings it back and the role forgets it.
+ */
+static void test_readd_unfenced_refused(void **state)
+{
+	static const struct geo_case gc = {5, 4, 2};
+	const unsigned int k = 1;
+	struct raid_info info;
+	struct raid_geo g;
+	struct blk_dev *blank, *export;
+	uint8_t *model, *before, *after;
+	int unfenced = 0;
+	struct tarr t;
+
+	(void)state;
+	t_make(&t, &gc, MB, RAID_RESYNC_JOURNAL, 32, NULL);
+	export = t.top[k] = t_keep(t.mem[k]); /* what the array holds of role k forwards to it */
+	((struct t_keep *)export)->unfenced = &unfenced;
+	t_geo(&t, &g);
+	t_assemble(&t);
+	model = t_fill_array(&t, 77);
+	/* every write answered: as before */
+	assert_int_equal(raid_fail_member(t.a, k), 0);
+	t_write_row(&t, &g, model, 1, 0, 78, 0);
+	raid_info_get(t.a, &info);
+	assert_false(info.members[k].unfenced);
+	assert_int_equal(raid_readd(t.a, k, t_keep(export), 0, NULL, NULL), 0);
+
+	/* its connection dies with writes unanswered */
+	assert_int_equal(raid_fail_member(t.a, k), 0);
+	unfenced = 1;
+	t_write_row(&t, &g, model, 2, 0, 79, 0);
+	raid_info_get(t.a, &info);
+	if (!info.members[k].unfenced)
+		fail_msg("status does not say the member's connection ended with writes unanswered");
+	before = t_member_image(&t, k);
+	if (raid_readd(t.a, k, t_keep(export), 0, NULL, NULL) != -EAGAIN)
+		fail_msg("readd of a member whose connection ended with writes unanswered: not refused");
+	assert_int_equal(raid_rebuild(t.a, k, t_keep(export), NULL, NULL), -EAGAIN);
+	after = t_member_image(&t, k);
+	assert_memory_equal(before, after, t.member_blocks * JG_BLOCK_SIZE);
+	free(after);
+	raid_info_get(t.a, &info);
+	assert_true(info.members[k].failed && info.members[k].unfenced);
+
+	/* a replace onto another device: its writes cannot reach that one */
+	assert_int_equal(raid_dev_mem_open("blank", MB, &blank), 0);
+	assert_int_equal(raid_rebuild(t.a, k, t_keep(blank), NULL, NULL), 0);
+	raid_info_get(t.a, &info);
+	assert_false(info.degraded || info.members[k].unfenced);
+	/* the old export is still the one its server may write: refused */
+	assert_int_equal(raid_fail_member(t.a, k), 0);
+	t_write_row(&t, &g, model, 3, 0, 80, 0);
+	assert_int_equal(raid_readd(t.a, k, t_keep(export), 0, NULL, NULL), -EAGAIN);
+	after = t_member_image(&t, k);
+	assert_memory_equal(before, after, t.member_blocks * JG_BLOCK_SIZE);
+
+	/* the caller says the connection is dead: back, and forgotten */
+	unfenced = 0; /* a new connection */
+	assert_int_equal(raid_readd(t.a, k, t_keep(export), RAID_READD_FENCED, NULL, NULL), 0);
+	raid_info_get(t.a, &info);
+	assert_false(info.degraded || info.members[k].unfenced);
+	assert_int_equal(raid_fail_member(t.a, k), 0);
+	raid_info_get(t.a, &info);
+	assert_false(info.members[k].unfenced);
+	assert_int_equal(raid_readd(t.a, k, t_keep(export), 0, NULL, NULL), 0);
+	t_end(&t, &gc, k, model);
+	blk_close(blank);
+	free(before);
+	free(after);
 }
 
 /* ------------------------------------------------- a readd cut by a crash */
@@ -393,7 +472,7 @@ static int64_t t_crash_readd(const struct geo_case *gc, unsigned int k, uint64_t
 	assert_int_equal(t_io(&t, BLK_OP_FLUSH, 0, 0, NULL, 0), 0);
 	*w0 = raid_fault_domain_writes(t.dom);
 	/* the writes after the cut vanish: the readd "ends" in a dead process */
-	raid_readd(t.a, k, t_keep(t.top[k]), NULL, NULL);
+	raid_readd(t.a, k, t_keep(t.top[k]), 0, NULL, NULL);
 	*w1 = raid_fault_domain_writes(t.dom);
 	raid_abandon(t.a);
 	t.a = NULL;
@@ -465,6 +544,7 @@ int main(void)
 	    cmocka_unit_test(test_readd_older_image_rebuilds_all),
 	    cmocka_unit_test(test_readd_ring_overrun_rebuilds_all),
 	    cmocka_unit_test(test_readd_wrong_device_refused),
+	    cmocka_unit_test(test_readd_unfenced_refused),
 	    cmocka_unit_test(test_readd_crash_resumes),
 	};
 
