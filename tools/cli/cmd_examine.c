@@ -545,16 +545,12 @@ int cmd_examine(int argc, char **argv)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			fputs(cmd_examine_help, stderr);
-			return 1;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_examine_help, stderr);
-		return 1;
-	}
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	if (n > RAIDCLI_MAX_MEMBERS)
 		return cli_err("at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
 	cli_lock_mode = CLI_LOCK_NONE; /* members in use too, as mdadm --examine */

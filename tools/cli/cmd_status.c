@@ -507,14 +507,11 @@ int cmd_status(int argc, char **argv)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			status_usage(stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
-	if (argc - optind != 1) {
-		status_usage(stderr);
-		return 2;
-	}
+	if (argc - optind != 1)
+		return cli_usage_err(2, "expected one MOUNTPOINT");
 	if (status_query(argv[optind], &st, json ? &rq : NULL, &have_rq))
 		return 1;
 	if (json)

@@ -86,14 +86,11 @@ int cmd_sync(int argc, char **argv)
 		default:
 			if (!cli_verbosity_opt(opt))
 				break;
-			fputs(sync_help, stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	if (optind >= argc) {
-		cli_err("expected a mount point");
-		fputs(sync_help, stderr);
-		return 2;
+		return cli_usage_err(2, "expected a mount point");
 	}
 	for (int i = optind; i < argc; i++)
 		if (sync_one(argv[i]))

@@ -123,15 +123,12 @@ int cmd_wipe(int argc, char **argv)
 			cli_lock_wait = true;
 			break;
 		default:
-			fputs(cmd_wipe_help, stderr);
-			return 1;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
 	if (n < 1) {
-		cli_err("no devices given");
-		fputs(cmd_wipe_help, stderr);
-		return 1;
+		return cli_usage_err(2, "no devices given");
 	}
 	if (n > CLI_MAX_DEVICES)
 		return cli_err("at most %d devices, not %d", CLI_MAX_DEVICES, n);
