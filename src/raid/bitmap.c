@@ -124,8 +124,8 @@ int raid_bitmap_load(struct raid_array *a)
 				/* untrusted: every region of this block may be dirty */
 				jg_log(
 				    JG_LOG_WARN, "raid",
-				    "dev=%s bitmap block %u unreadable (%d): treating its regions as dirty",
-				    a->m[m].name, i, rc);
+				    "dev=%s bitmap block %u unreadable (%s): treating its regions as dirty",
+				    a->m[m].name, i, strerror(-rc));
 				memset(a->bm_bits + first / 8, 0xff,
 				       RAID_BITMAP_BITS_PER_BLOCK / 8);
 				rc = 0;
