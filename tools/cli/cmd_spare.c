@@ -131,7 +131,7 @@ int cmd_spare(int argc, char **argv)
 		if (size || pc.force)
 			return cli_usage_err(2, "--size and --force are for spare add");
 	} else {
-		return cli_usage_err(2, "spare %s: expected add or remove", verb);
+		return cli_usage_err(2, "'%s': expected add or remove", verb);
 	}
 	if (raid_dev_is_nbd(dev)) {
 		/* a URI, handed to the daemon as it is: no file to create or resolve */
