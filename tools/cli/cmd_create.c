@@ -46,7 +46,7 @@ static const char cmd_create_help[] =
 	"  jgrfs create -l 6 -c 256K -r bitmap /dev/sdb /dev/sdc /dev/sdd /dev/sde\n"
 	"      RAID6, 256 KiB chunks, write-intent bitmap, on block devices\n"
 	"\n"
-	"exit status: 0 created, 1 bad options or a device named twice, 2 refused or\n"
+	"exit status: 0 created, 1 a device named twice, 2 bad options, refused, or\n"
 	"the array could not be created\n";
 
 int cmd_create(int argc, char **argv)

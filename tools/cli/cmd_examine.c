@@ -56,7 +56,7 @@ static const char cmd_examine_help[] =
 	"  jgrfs examine d0.img d1.img d2.img d3.img\n"
 	"  jgrfs examine --json /dev/sd[b-e]\n"
 	"\n"
-	"exit status: 0 shown, 1 bad options, 2 a device is not a jgrfs member, its\n"
+	"exit status: 0 shown, 2 bad options, a device is not a jgrfs member, its\n"
 	"superblock is damaged, or it cannot be read\n";
 
 /* One device given on the command line and its superblock as read. */
@@ -552,7 +552,7 @@ int cmd_examine(int argc, char **argv)
 	if (n < 1)
 		return cli_usage_err(2, "no member devices given");
 	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
+		return cli_usage_err(2, "at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
 	cli_lock_mode = CLI_LOCK_NONE; /* members in use too, as mdadm --examine */
 	if (cli_open_members(argv + optind, n, 0, devs))
 		return 2;

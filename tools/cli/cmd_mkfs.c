@@ -58,7 +58,7 @@ static const char cmd_mkfs_help[] =
 	"example:\n"
 	"  jgrfs mkfs --size 1G -L data d0.img d1.img d2.img d3.img\n"
 	"\n"
-	"exit status: 0 created, 1 bad options or a device named twice, 2 refused or\n"
+	"exit status: 0 created, 1 a device named twice, 2 bad options, refused, or\n"
 	"the array or filesystem could not be created\n";
 
 int cmd_mkfs(int argc, char **argv)

@@ -83,7 +83,7 @@ static const char cmd_rebuild_help[] =
 	"  jgrfs rebuild --role 1 --fail --new /dev/sdf /dev/sd[b-e]\n"
 	"      replace the member of role 1 by /dev/sdf\n"
 	"\n"
-	"exit status: 0 rebuilt, 1 bad options or PATH also given as a member, 2 refused\n"
+	"exit status: 0 rebuilt, 1 PATH also given as a member, 2 bad options, refused,\n"
 	"or the rebuild failed\n";
 
 /*

@@ -52,7 +52,8 @@ static void replace_usage(FILE *f)
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
-		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
+		   "exit status: 0 started (with --wait: done, array whole), 1 error,\n"
+		   "2 bad options\n");
 }
 
 /*
@@ -170,7 +171,8 @@ static void readd_usage(FILE *f)
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
-		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
+		   "exit status: 0 started (with --wait: done, array whole), 1 error,\n"
+		   "2 bad options\n");
 }
 
 /*

@@ -29,7 +29,8 @@ static void status_usage(FILE *f)
 		   "  -v, --verbose also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet   errors only: no warnings, no progress\n"
 		   "  -h, --help    this text\n\n"
-		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed)\n");
+		   "exit status: 0 healthy, 1 error, 2 bad options, 3 degraded (a member missing\n"
+		   "or failed)\n");
 }
 
 static const char *status_member_state(const struct fop_status_member *m)

@@ -39,7 +39,8 @@ static const char sync_help[] =
     "  -q, --quiet   errors only\n"
     "  -h, --help    this text\n"
     "\n"
-    "exit status: 0 durable, 1 an error (not a jgrfs mount, a write or commit failed)\n";
+    "exit status: 0 durable, 1 an error (not a jgrfs mount, a write or commit failed),\n"
+    "2 bad options\n";
 
 /* One mount point: pages to the daemon, then its journal committed. */
 static int sync_one(const char *mnt)

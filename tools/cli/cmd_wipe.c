@@ -44,7 +44,7 @@ static const char cmd_wipe_help[] =
 	"                           (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help               this text\n"
 	"\n"
-	"exit status: 0 wiped, or nothing to wipe; 1 bad options; 2 refused, or a\n"
+	"exit status: 0 wiped, or nothing to wipe; 2 bad options, refused, or a\n"
 	"write failed\n";
 
 /* The blocks of @dev that hold a jgrfs superblock, as a mask of copies; -errno unreadable. */
