@@ -399,8 +399,8 @@ struct fsck_report {
 	uint64_t inodes_checked;
 	uint64_t dirs_checked;
 	uint64_t blocks_used;
-	bool was_clean;		/* the superblock's state said unmounted cleanly, no errors */
-	bool skipped_clean;	/* opts.skip_clean and was_clean: no pass was run */
+	bool was_clean;	    /* the superblock's state said unmounted cleanly, no errors */
+	bool skipped_clean; /* opts.skip_clean and was_clean: no pass was run */
 	struct jnl_recovery_report recovery;
 };
 /*

@@ -81,7 +81,10 @@ const char *jg_roles_str(uint32_t mask, char *buf, size_t len)
 	size_t off;
 	int n = 0;
 
-	off = (size_t)snprintf(buf, len, "%s", mask & (mask - 1) ? "roles" : mask ? "role" : "no role");
+	off = (size_t)snprintf(buf, len, "%s",
+			       mask & (mask - 1) ? "roles"
+			       : mask		 ? "role"
+						 : "no role");
 	for (unsigned int r = 0; r < 32 && off < len; r++) {
 		if (!(mask & (1u << r)))
 			continue;

@@ -979,8 +979,9 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 	}
 	rep->recovery = fs->recovery;
 	/* the state after replay: a crash while mounted left CLEAN cleared (fs_start) */
-	rep->was_clean = (jg_le32(fs->sb.state) & (FS_STATE_CLEAN | FS_STATE_ERROR)) == FS_STATE_CLEAN &&
-			 !fs->recovery.transactions_replayed;
+	rep->was_clean =
+	    (jg_le32(fs->sb.state) & (FS_STATE_CLEAN | FS_STATE_ERROR)) == FS_STATE_CLEAN &&
+	    !fs->recovery.transactions_replayed;
 	if (opts->skip_clean && rep->was_clean) {
 		rep->skipped_clean = true;
 		if (opts->repair)

@@ -109,10 +109,10 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 	int rc;
 
 	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=%llu: no jgrfs member superblock there: not a member of a jgrfs array (foreign device)",
-		    name, (unsigned long long)home);
+		jg_log(JG_LOG_ERR, "raid",
+		       "member superblock dev=%s blkno=%llu: no jgrfs member superblock there: not "
+		       "a member of a jgrfs array (foreign device)",
+		       name, (unsigned long long)home);
 		return -EINVAL;
 	}
 	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, home, seed, "raid",
@@ -512,7 +512,8 @@ static int raid_asm_enough(struct raid_asm *x)
 		       "assemble: array uuid=%s has %u of %u members, too few to run (missing: %s; "
 		       "being rebuilt: %s)",
 		       x->u, x->nmem - raid_popcount(x->missing | x->recovering), x->nmem,
-		       jg_roles_str(x->missing, m, sizeof(m)), jg_roles_str(x->recovering, r, sizeof(r)));
+		       jg_roles_str(x->missing, m, sizeof(m)),
+		       jg_roles_str(x->recovering, r, sizeof(r)));
 		return -EINVAL;
 	}
 	return 0;
@@ -646,8 +647,13 @@ static int raid_asm_write_hole(struct raid_asm *x, struct raid_array *a)
 
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing: %s; being rebuilt: %s): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		    x->u, jg_roles_str(x->missing, m, sizeof(m)), jg_roles_str(x->recovering, r, sizeof(r)));
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been "
+		    "replayed: jnl-pending) and degraded (missing: %s; being rebuilt: %s): rows "
+		    "written at the crash may have parity that does not match their data, and with "
+		    "a member missing that cannot be checked (the write hole); data reconstructed "
+		    "for the missing member may be wrong. Use force to assemble anyway",
+		    x->u, jg_roles_str(x->missing, m, sizeof(m)),
+		    jg_roles_str(x->recovering, r, sizeof(r)));
 		return -EUCLEAN;
 	}
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)

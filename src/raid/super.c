@@ -341,7 +341,8 @@ int raid_fail_durable(struct raid_array *a, uint32_t skipped)
 	if (!p)
 		return 0;
 	jg_log(JG_LOG_ERR, "raid",
-	       "%s: failed members (%s) are not recorded in the superblocks: a write that skipped them fails",
+	       "%s: failed members (%s) are not recorded in the superblocks: a write that skipped "
+	       "them fails",
 	       a->dev.name, jg_roles_str(p, roles, sizeof(roles)));
 	return -EIO;
 }

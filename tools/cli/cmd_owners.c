@@ -346,7 +346,8 @@ int cmd_owners(int argc, char **argv)
 			break;
 		case 'm':
 			if (cli_parse_u64(optarg, UINT64_MAX, &v) || !v)
-				return cli_usage_err(2, "bad --max '%s': a count, at least 1", optarg);
+				return cli_usage_err(2, "bad --max '%s': a count, at least 1",
+						     optarg);
 			oo.max_reports = v;
 			break;
 		case 'P':
@@ -370,9 +371,9 @@ int cmd_owners(int argc, char **argv)
 		}
 	}
 	n = argc - optind;
-	if (!blocks == !rows) {
-		return cli_usage_err(2, blocks ? "give --block or --row, not both" : "give --block or --row");
-	}
+	if (!blocks == !rows)
+		return cli_usage_err(2, blocks ? "give --block or --row, not both"
+					       : "give --block or --row");
 	if (n < 1)
 		return cli_usage_err(2, "no member devices given");
 	if (n > RAIDCLI_MAX_MEMBERS)

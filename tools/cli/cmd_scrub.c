@@ -137,7 +137,7 @@ int cmd_scrub(int argc, char **argv)
 			cli_lock_wait = true;
 			break;
 		default:
-			return cli_usage_err(2, NULL);	/* 1 means mismatches */
+			return cli_usage_err(2, NULL); /* 1 means mismatches */
 		}
 	}
 	if (trust_data && !repair) {

@@ -347,7 +347,7 @@ int cmd_scrub_online(int argc, char **argv)
 	}
 	if (argc - optind != 1 || (cancel && status))
 		return cli_usage_err(2, cancel && status ? "--cancel and --status together"
-							: "expected one MOUNTPOINT");
+							 : "expected one MOUNTPOINT");
 	mnt = argv[optind];
 	fd = open(mnt, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
 	if (fd < 0)

@@ -103,7 +103,8 @@ int cmd_spare(int argc, char **argv)
 		switch (opt) {
 		case 's':
 			if (cli_parse_size(optarg, &size) || size < (1u << 20))
-				return cli_usage_err(2, "--size %s: expected a size such as 1G", optarg);
+				return cli_usage_err(2, "--size %s: expected a size such as 1G",
+						     optarg);
 			break;
 		case 'f':
 			pc.force = true;

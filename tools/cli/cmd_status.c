@@ -22,7 +22,8 @@ static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n\n"
 		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
-		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), data mode and resync policy, journal use,\n"
+		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), "
+		   "data mode and resync policy, journal use,\n"
 		   "what recovery did at mount, and the array's events since mount (member\n"
 		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n\n"
 		   "  -j, --json    one JSON object, for scripts\n"

@@ -527,7 +527,8 @@ int cmd_umount(int argc, char **argv)
 		switch (opt) {
 		case 't':
 			if (cli_parse_u64(optarg, 1u << 30, &v)) {
-				return cli_usage_err(2, "bad --timeout '%s': seconds, 0 for no limit", optarg);
+				return cli_usage_err(
+				    2, "bad --timeout '%s': seconds, 0 for no limit", optarg);
 			}
 			o.timeout_s = (unsigned int)v;
 			break;
