@@ -17,10 +17,10 @@
 # -A driven by a test fstab (FSTAB_FILE) with a line of type jgrfs, its pass
 # number deciding, in dry run and for real; mount.jgrfs called as mount(8)
 # calls it.
+IMAGES=$(cd "$(dirname "$0")/../images" && pwd)
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 cd "$T" || it_fail "cd $T"
-IMAGES=$(cd "$(dirname "$0")/../images" && pwd)
 command -v sha256sum >/dev/null || it_skip "no sha256sum"
 command -v xz >/dev/null || it_skip "no xz"
 ROWS=0
