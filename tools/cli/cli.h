@@ -20,7 +20,7 @@
 struct cli_cmd {
 	const char *name;
 	const char *summary;	/* one line for `jgrfs --help` */
-	int (*main)(int argc, char **argv); /* argv[0] is the subcommand's name */
+	int (*main)(int argc, char **argv); /* argv[0]: the name for messages, cli_prog */
 };
 
 /* The name used in messages: "jgrfs create", set by the dispatcher. */
