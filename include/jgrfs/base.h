@@ -48,6 +48,11 @@ typedef void (*jg_log_sink_fn)(void *ctx, int level, const char *subsys, const c
 /* Log "subsys: msg" at @level. Thread-safe. Messages above the set level are dropped. */
 void jg_log(int level, const char *subsys, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Member roles of @mask as a message says them: "role 2", "roles 0, 3", "no
+ * role"; into @buf (64 bytes hold any mask of 32 roles cut with "..."). Returns @buf.
+ */
+const char *jg_roles_str(uint32_t mask, char *buf, size_t len);
 /* Replace the sink (default: stderr). NULL restores the default. Not thread-safe:
  * call at start-up. */
 void jg_log_set_sink(jg_log_sink_fn fn, void *ctx);

@@ -385,6 +385,9 @@ int fs_owners(struct fs *fs, const struct fs_extent *ext, size_t n,
 struct fsck_opts {
 	bool repair;		/* -y: repair; else (-n) only report, never write */
 	bool verbose;
+	/* fsck -p without -f: a volume unmounted cleanly, without errors recorded
+	 * and with no journal to replay, is not checked (report.skipped_clean) */
+	bool skip_clean;
 	/* when set, called as the passes go over the groups (pass 1, then pass 5):
 	 * @done of @total (twice the groups); a nonzero return is ignored */
 	int (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -396,6 +399,8 @@ struct fsck_report {
 	uint64_t inodes_checked;
 	uint64_t dirs_checked;
 	uint64_t blocks_used;
+	bool was_clean;	    /* the superblock's state said unmounted cleanly, no errors */
+	bool skipped_clean; /* opts.skip_clean and was_clean: no pass was run */
 	struct jnl_recovery_report recovery;
 };
 /*

@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "jgrfs/base.h"
 
@@ -73,4 +74,23 @@ void jg_log(int level, const char *subsys, const char *fmt, ...)
 	pthread_mutex_lock(&jg_log_lock);
 	jg_log_sink(jg_log_ctx, level, subsys, msg);
 	pthread_mutex_unlock(&jg_log_lock);
+}
+
+const char *jg_roles_str(uint32_t mask, char *buf, size_t len)
+{
+	size_t off;
+	int n = 0;
+
+	off = (size_t)snprintf(buf, len, "%s",
+			       mask & (mask - 1) ? "roles"
+			       : mask		 ? "role"
+						 : "no role");
+	for (unsigned int r = 0; r < 32 && off < len; r++) {
+		if (!(mask & (1u << r)))
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s %u", n++ ? "," : "", r);
+	}
+	if (off >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
 }

@@ -161,6 +161,7 @@ static int fs_bread_heal(struct fs *fs, struct fs_buf *b, uint32_t magic, const 
 {
 	struct fs_heal_ctx c = {.fs = fs, .blkno = b->blkno, .magic = magic};
 	uint32_t rewritten = 0;
+	char roles[64];
 	int hr;
 
 	if (rc != -EUCLEAN)
@@ -168,8 +169,8 @@ static int fs_bread_heal(struct fs *fs, struct fs_buf *b, uint32_t magic, const 
 	hr = jnl_read_heal(fs->jnl, b->blkno, b->data, fs_heal_verify, &c, &rewritten);
 	if (hr) {
 		if (hr != -ENOTTY)
-			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu heal failed: %d", what,
-			       fs->dev->name, (unsigned long long)b->blkno, hr);
+			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu heal failed: %s", what,
+			       fs->dev->name, (unsigned long long)b->blkno, strerror(-hr));
 		return rc;
 	}
 	rc = jg_blk_check(b->data, JG_BLOCK_SIZE, magic, FS_FORMAT_VERSION, b->blkno, fs->seed,
@@ -177,8 +178,9 @@ static int fs_bread_heal(struct fs *fs, struct fs_buf *b, uint32_t magic, const 
 	if (rc)
 		return rc;
 	fs->bc.heals++;
-	jg_log(JG_LOG_WARN, FS_SUBSYS, "%s dev=%s blkno=%llu healed: members rewritten 0x%x", what,
-	       fs->dev->name, (unsigned long long)b->blkno, rewritten);
+	jg_log(JG_LOG_WARN, FS_SUBSYS, "%s dev=%s blkno=%llu healed: members rewritten: %s", what,
+	       fs->dev->name, (unsigned long long)b->blkno,
+	       jg_roles_str(rewritten, roles, sizeof(roles)));
 	return 0;
 }
 
@@ -214,8 +216,8 @@ int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, st
 			fresh = true;
 		}
 		if (rc) {
-			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu read failed: %d", what,
-			       fs->dev->name, (unsigned long long)blkno, rc);
+			jg_log(JG_LOG_ERR, FS_SUBSYS, "%s dev=%s blkno=%llu read failed: %s", what,
+			       fs->dev->name, (unsigned long long)blkno, strerror(-rc));
 			b->refs = 0;
 			fs_bcache_unlink(bc, b);
 			return rc;

@@ -233,6 +233,7 @@ static int fs_dcsum_heal(struct fs *fs, uint64_t ino, uint64_t lblk, uint64_t pb
 {
 	struct fs_dcsum_heal_ctx c = {.fs = fs, .want = want};
 	uint32_t rewritten = 0, got = fs_dcsum_of(fs, blk);
+	char roles[64];
 	int hr;
 
 	hr = jnl_read_heal(fs->jnl, pblk, blk, fs_dcsum_heal_verify, &c, &rewritten);
@@ -240,17 +241,17 @@ static int fs_dcsum_heal(struct fs *fs, uint64_t ino, uint64_t lblk, uint64_t pb
 		fs->dcsum_heals++;
 		jg_log(JG_LOG_WARN, FS_SUBSYS,
 		       "data dev=%s ino=%llu lblk=%llu blkno=%llu failed its checksum, healed: "
-		       "members rewritten 0x%x",
+		       "members rewritten: %s",
 		       fs->dev->name, (unsigned long long)ino, (unsigned long long)lblk,
-		       (unsigned long long)pblk, rewritten);
+		       (unsigned long long)pblk, jg_roles_str(rewritten, roles, sizeof(roles)));
 		return 0;
 	}
 	fs->dcsum_errors++;
 	jg_log(JG_LOG_ERR, FS_SUBSYS,
 	       "data dev=%s ino=%llu lblk=%llu blkno=%llu checksum error: crc 0x%08x, recorded "
-	       "0x%08x, not healed (%d): EIO",
+	       "0x%08x, not healed (%s): EIO",
 	       fs->dev->name, (unsigned long long)ino, (unsigned long long)lblk,
-	       (unsigned long long)pblk, got, want, hr);
+	       (unsigned long long)pblk, got, want, hr ? strerror(-hr) : "no version verified");
 	return -EIO;
 }
 
@@ -332,8 +333,8 @@ int fs_dcsum_settle(struct fs *fs)
 		rc = jnl_read(fs->jnl, b, 1, blk);
 		if (rc) {
 			/* unreadable: its slot stays; a read of it fails anyway */
-			jg_log(JG_LOG_WARN, FS_SUBSYS, "dev=%s settle blkno=%llu read failed: %d",
-			       fs->dev->name, (unsigned long long)b, rc);
+			jg_log(JG_LOG_WARN, FS_SUBSYS, "dev=%s settle blkno=%llu read failed: %s",
+			       fs->dev->name, (unsigned long long)b, strerror(-rc));
 			rc = 0;
 			continue;
 		}
@@ -347,8 +348,8 @@ int fs_dcsum_settle(struct fs *fs)
 	if (!rc)
 		rc = fs_commit_all_locked(fs);
 	if (rc) {
-		jg_log(JG_LOG_ERR, FS_SUBSYS, "dev=%s settling data checksums failed: %d",
-		       fs->dev->name, rc);
+		jg_log(JG_LOG_ERR, FS_SUBSYS, "dev=%s settling data checksums failed: %s",
+		       fs->dev->name, strerror(-rc));
 		return rc;
 	}
 	/* only now may the journal forget which blocks they were */

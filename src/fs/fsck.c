@@ -80,7 +80,7 @@ static void fsck_fixed(struct fsck *c, int rc)
 	if (!rc) {
 		c->rep->problems_fixed++;
 	} else {
-		jg_log(JG_LOG_ERR, "fsck", "repair failed: %d", rc);
+		jg_log(JG_LOG_ERR, "fsck", "repair failed: %s", strerror(-rc));
 		c->unrepaired = true;
 	}
 }
@@ -236,7 +236,8 @@ static void fsck_inode(struct fsck *c, struct fs_inode *ip, bool bit)
 	if (!rc && ip->xattr_blk)
 		rc = fsck_claim(c, 0, ip->xattr_blk, 0);
 	if (rc) {
-		fsck_problem(c, "inode %llu: block map damaged (%d)", (unsigned long long)ino, rc);
+		fsck_problem(c, "inode %llu: block map damaged (%s)", (unsigned long long)ino,
+			     strerror(-rc));
 		c->unrepaired = true;
 		return;
 	}
@@ -906,8 +907,8 @@ static int fsck_dcsum(struct fsck *c)
 		}
 		if (rc != -EUCLEAN && rc != -EIO)
 			return rc;
-		fsck_problem(c, "data checksum block %llu unreadable (%d): its %u slots lost",
-			     (unsigned long long)blkno, rc, FS_DCSUM_PER_BLOCK);
+		fsck_problem(c, "data checksum block %llu unreadable (%s): its %u slots lost",
+			     (unsigned long long)blkno, strerror(-rc), FS_DCSUM_PER_BLOCK);
 		if (!c->opts->repair)
 			continue;
 		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
@@ -977,6 +978,17 @@ int fs_fsck(struct blk_dev *dev, const struct fsck_opts *opts, struct fsck_repor
 		return 8;
 	}
 	rep->recovery = fs->recovery;
+	/* the state after replay: a crash while mounted left CLEAN cleared (fs_start) */
+	rep->was_clean =
+	    (jg_le32(fs->sb.state) & (FS_STATE_CLEAN | FS_STATE_ERROR)) == FS_STATE_CLEAN &&
+	    !fs->recovery.transactions_replayed;
+	if (opts->skip_clean && rep->was_clean) {
+		rep->skipped_clean = true;
+		if (opts->repair)
+			return fs_unmount(fs) ? 8 : 0;
+		fs_abandon(fs);
+		return 0;
+	}
 	c.fs = fs;
 	if (opts->repair) {
 		rc = jnl_start(fs->jnl);
@@ -1040,7 +1052,7 @@ out:
 		fs_abandon(fs);
 	}
 	if (rc) {
-		jg_log(JG_LOG_ERR, "fsck", "dev=%s check failed: %d", dev->name, rc);
+		jg_log(JG_LOG_ERR, "fsck", "dev=%s check failed: %s", dev->name, strerror(-rc));
 		return 8;
 	}
 	if (!rep->problems_found)

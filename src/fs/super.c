@@ -412,6 +412,7 @@ static int fs_sb_heal_verify(void *ctx, const void *blk)
 static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc, bool quiet)
 {
 	struct blk_heal h = {.blkno = FS_SB_BLKNO, .buf = blk, .verify = fs_sb_heal_verify};
+	char roles[64];
 	int hr;
 
 	if (rc != -EUCLEAN)
@@ -422,14 +423,14 @@ static int fs_sb_heal(struct blk_dev *dev, struct jnl *jnl, uint8_t *blk, int rc
 		hr = blk_ctl(dev, BLK_CTL_HEAL_READ, &h);
 	if (hr) {
 		if (hr != -ENOTTY && !quiet)
-			jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s heal failed: %d",
-			       dev->name, hr);
+			jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s heal failed: %s",
+			       dev->name, strerror(-hr));
 		return rc;
 	}
 	rc = fs_sb_verify((const struct fs_super *)blk, dev, false);
 	if (!rc)
-		jg_log(JG_LOG_WARN, FS_SUBSYS, "superblock dev=%s healed: members rewritten 0x%x",
-		       dev->name, h.rewritten);
+		jg_log(JG_LOG_WARN, FS_SUBSYS, "superblock dev=%s healed: members rewritten: %s",
+		       dev->name, jg_roles_str(h.rewritten, roles, sizeof(roles)));
 	return rc;
 }
 
@@ -503,7 +504,8 @@ int fs_open(struct blk_dev *dev, const struct fs_mount_opts *opts, bool fsck, st
 	fs->readonly = opts->readonly;
 	rc = blk_rw(dev, BLK_OP_READ, FS_SB_BLKNO, 1, blk, 0);
 	if (rc) {
-		jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s read failed: %d", dev->name, rc);
+		jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s read failed: %s", dev->name,
+		       strerror(-rc));
 		goto out;
 	}
 	/*

@@ -123,7 +123,7 @@ void fop_name_at_risk(struct fop_ctx *c)
 	       (unsigned long long)c->risk_rows);
 	rc = fs_owners(c->fs, ext, ne, NULL, fop_risk_owner, &r, &sum);
 	if (rc)
-		jg_log(JG_LOG_ERR, "fuse", "at risk: naming the files failed: %d", rc);
+		jg_log(JG_LOG_ERR, "fuse", "at risk: naming the files failed: %s", strerror(-rc));
 	jg_log(JG_LOG_WARN, "fuse",
 	       "at risk: %llu files, %llu metadata structures%s%s; the rest of the volume is whole",
 	       (unsigned long long)c->risk_files, (unsigned long long)c->risk_metadata,

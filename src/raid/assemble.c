@@ -109,10 +109,10 @@ static int raid_sb_verify(const uint8_t *blk, const char *name, uint64_t home,
 	int rc;
 
 	if (jg_le32(sb->hdr.magic) != RAID_SB_MAGIC) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "member superblock dev=%s blkno=%llu bad magic: expected 0x%08x found 0x%08x: not a member of a jgrfs array (foreign device)",
-		    name, (unsigned long long)home, RAID_SB_MAGIC, jg_le32(sb->hdr.magic));
+		jg_log(JG_LOG_ERR, "raid",
+		       "member superblock dev=%s blkno=%llu: no jgrfs member superblock there: not "
+		       "a member of a jgrfs array (foreign device)",
+		       name, (unsigned long long)home);
 		return -EINVAL;
 	}
 	rc = jg_blk_check(blk, RAID_BS, RAID_SB_MAGIC, RAID_FORMAT_VERSION, home, seed, "raid",
@@ -223,8 +223,8 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 
 	rc0 = blk_rw(dev, BLK_OP_READ, RAID_SB_BLKNO, 1, buf, 0);
 	if (rc0)
-		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=0: %d",
-		       dev->name, rc0);
+		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=0: %s",
+		       dev->name, strerror(-rc0));
 	else
 		rc0 = raid_sb_verify(buf, dev->name, RAID_SB_BLKNO, c);
 	/* an array made before SB_COPY has its bitmap at block 1: no second copy */
@@ -234,8 +234,8 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 	}
 	rc1 = blk_rw(dev, BLK_OP_READ, RAID_SB_COPY_BLKNO, 1, buf, 0);
 	if (rc1)
-		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=1: %d",
-		       dev->name, rc1);
+		jg_log(JG_LOG_ERR, "raid", "dev=%s cannot read member superblock blkno=1: %s",
+		       dev->name, strerror(-rc1));
 	else
 		rc1 = raid_sb_verify(buf, dev->name, RAID_SB_COPY_BLKNO, &c1);
 	if (rc0 && rc1) {
@@ -258,15 +258,15 @@ static int raid_sb_read_member(struct blk_dev *dev, uint8_t *buf, struct raid_ca
 	if (rc0 || (!rc1 && jg_seq_after(c1.events, c->events))) {
 		if (rc0)
 			jg_log(JG_LOG_WARN, "raid",
-			       "dev=%s superblock copy 0 not valid (%d): using copy 1, events=%llu",
-			       dev->name, rc0, (unsigned long long)c1.events);
+			       "dev=%s superblock copy 0 not valid (%s): using copy 1, events=%llu",
+			       dev->name, strerror(-rc0), (unsigned long long)c1.events);
 		*c = c1;
 		c->copy = 1;
 		c->other_same = false;	/* copy 0 torn or older */
 	} else if (rc1) {
 		jg_log(JG_LOG_WARN, "raid",
-		       "dev=%s superblock copy 1 not valid (%d): using copy 0, events=%llu",
-		       dev->name, rc1, (unsigned long long)c->events);
+		       "dev=%s superblock copy 1 not valid (%s): using copy 0, events=%llu",
+		       dev->name, strerror(-rc1), (unsigned long long)c->events);
 	}
 	return 0;
 }
@@ -506,11 +506,14 @@ static int raid_asm_enough(struct raid_asm *x)
 		else if (jg_le32(sb->recovery_mask) & (1u << r))
 			x->recovering |= 1u << r;
 	if (raid_popcount(x->missing | x->recovering) > (x->level == 6 ? 2u : 1u)) {
-		jg_log(
-		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s has %u of %u members, too few to run (missing=0x%x, being rebuilt=0x%x)",
-		    x->u, x->nmem - raid_popcount(x->missing | x->recovering), x->nmem, x->missing,
-		    x->recovering);
+		char m[64], r[64];
+
+		jg_log(JG_LOG_ERR, "raid",
+		       "assemble: array uuid=%s has %u of %u members, too few to run (missing: %s; "
+		       "being rebuilt: %s)",
+		       x->u, x->nmem - raid_popcount(x->missing | x->recovering), x->nmem,
+		       jg_roles_str(x->missing, m, sizeof(m)),
+		       jg_roles_str(x->recovering, r, sizeof(r)));
 		return -EINVAL;
 	}
 	return 0;
@@ -640,10 +643,17 @@ static int raid_asm_write_hole(struct raid_asm *x, struct raid_array *a)
 				  : "");
 	} else if ((x->state == RAID_STATE_DIRTY || x->pending) && (x->missing || x->recovering) &&
 		   !raid_dirty_rows_whole(a, x->missing, x->pending)) {
+		char m[64], r[64];
+
 		jg_log(
 		    JG_LOG_ERR, "raid",
-		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been replayed: jnl-pending) and degraded (missing=0x%x, being rebuilt=0x%x): rows written at the crash may have parity that does not match their data, and with a member missing that cannot be checked (the write hole); data reconstructed for the missing member may be wrong. Use force to assemble anyway",
-		    x->u, x->missing, x->recovering);
+		    "assemble: array uuid=%s is dirty (or its filesystem journal has not been "
+		    "replayed: jnl-pending) and degraded (missing: %s; being rebuilt: %s): rows "
+		    "written at the crash may have parity that does not match their data, and with "
+		    "a member missing that cannot be checked (the write hole); data reconstructed "
+		    "for the missing member may be wrong. Use force to assemble anyway",
+		    x->u, jg_roles_str(x->missing, m, sizeof(m)),
+		    jg_roles_str(x->recovering, r, sizeof(r)));
 		return -EUCLEAN;
 	}
 	if (a->sb_flags & RAID_SB_FLAG_JNL_PENDING)

@@ -122,10 +122,11 @@ int raid_bitmap_load(struct raid_array *a)
 						  a->seed, "raid", "bitmap block", a->m[m].name);
 			if (rc || jg_le64(b->first_region) != first) {
 				/* untrusted: every region of this block may be dirty */
-				jg_log(
-				    JG_LOG_WARN, "raid",
-				    "dev=%s bitmap block %u unreadable (%d): treating its regions as dirty",
-				    a->m[m].name, i, rc);
+				jg_log(JG_LOG_WARN, "raid",
+				       "dev=%s bitmap block %u unreadable (%s): treating its "
+				       "regions as dirty",
+				       a->m[m].name, i,
+				       rc ? strerror(-rc) : "it names other regions");
 				memset(a->bm_bits + first / 8, 0xff,
 				       RAID_BITMAP_BITS_PER_BLOCK / 8);
 				rc = 0;

@@ -115,8 +115,8 @@ int raid_newdev_check_locked(struct raid_array *a, unsigned int role, struct blk
 	JG_ASSERT_HELD(&a->sb_lock);
 	rc = raid_dev_sb_role(a, newdev, &r, uuid);
 	if (rc < 0) {
-		jg_log(JG_LOG_ERR, "raid", "%s: dev=%s cannot read block 0: %d", what,
-		       newdev->name, rc);
+		jg_log(JG_LOG_ERR, "raid", "%s: dev=%s cannot read block 0: %s", what, newdev->name,
+		       strerror(-rc));
 		return rc;
 	}
 	if (rc == RAID_DEV_SB_OURS && r < a->geo.n && r != role && a->m[r].dev && !a->m[r].failed) {

@@ -86,8 +86,8 @@ int raid_spare_sb_write_sb_locked(struct raid_array *a, struct blk_dev *dev)
 		return -ENOMEM;
 	rc = raid_spare_put(dev, buf, RAID_SB_COPIES(a->sb_incompat), a);
 	if (rc)
-		jg_log(JG_LOG_ERR, "raid", "spare dev=%s: cannot write its superblock: %d",
-		       dev->name, rc);
+		jg_log(JG_LOG_ERR, "raid", "spare dev=%s: cannot write its superblock: %s",
+		       dev->name, strerror(-rc));
 	free(buf);
 	jg_opoint_set(op);
 	return rc;

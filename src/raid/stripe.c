@@ -1328,9 +1328,9 @@ static void raid_grp_write_failed(struct raid_grp *g, unsigned int s0, unsigned 
 		return;
 	raid_grp_regions_unique(g);
 	jg_log(JG_LOG_ERR, "raid",
-	       "%s rows=%llu..%llu write failed (%d): rows kept dirty for the next assembly",
+	       "%s rows=%llu..%llu write failed (%s): rows kept dirty for the next assembly",
 	       a->dev.name, (unsigned long long)g->segs[s0].row,
-	       (unsigned long long)g->segs[s1 - 1].row, err);
+	       (unsigned long long)g->segs[s1 - 1].row, strerror(-err));
 	raid_bitmap_keep_dirty(a, g->regions, g->nregions);
 }
 

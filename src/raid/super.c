@@ -329,6 +329,7 @@ void raid_member_mark_failed_locked(struct raid_array *a, unsigned int role)
 
 int raid_fail_durable(struct raid_array *a, uint32_t skipped)
 {
+	char roles[64];
 	uint32_t p;
 
 	if (!(__atomic_load_n(&a->fail_pending, __ATOMIC_ACQUIRE) & skipped))
@@ -340,8 +341,9 @@ int raid_fail_durable(struct raid_array *a, uint32_t skipped)
 	if (!p)
 		return 0;
 	jg_log(JG_LOG_ERR, "raid",
-	       "%s: failed members 0x%x are not recorded in the superblocks: a write that skipped them fails",
-	       a->dev.name, p);
+	       "%s: failed members (%s) are not recorded in the superblocks: a write that skipped "
+	       "them fails",
+	       a->dev.name, jg_roles_str(p, roles, sizeof(roles)));
 	return -EIO;
 }
 
@@ -494,8 +496,8 @@ static int raid_create_check_dev(struct blk_dev *dev, uint8_t *buf, bool force)
 		int rc = blk_rw(dev, BLK_OP_READ, home, 1, buf, 0);
 
 		if (rc) {
-			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block %llu: %d",
-			       dev->name, (unsigned long long)home, rc);
+			jg_log(JG_LOG_ERR, "raid", "create: dev=%s cannot read block %llu: %s",
+			       dev->name, (unsigned long long)home, strerror(-rc));
 			return rc;
 		}
 		if (jg_le32(((struct raid_sb *)buf)->hdr.magic) == RAID_SB_MAGIC && !force) {
@@ -763,8 +765,8 @@ int raid_stop(struct raid_array *a)
 				rc = rc2;
 		}
 		if (rc)
-			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %d", a->dev.name,
-			       rc);
+			jg_log(JG_LOG_ERR, "raid", "stop %s: could not mark clean: %s", a->dev.name,
+			       strerror(-rc));
 	}
 	raid_array_close_members(a);
 	raid_array_free(a);

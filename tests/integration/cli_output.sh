@@ -97,6 +97,35 @@ grep -q " $T/mnt fuse" /proc/mounts || it_fail "jgrfs mount did not mount"
 }
 grep -q " $T/mnt fuse" /proc/mounts && it_fail "still mounted after jgrfs umount"
 
+it_log "fsck as fsck(8) runs it, and usage errors: one line and a pointer to --help"
+# shellcheck disable=SC2086
+{
+	run -- fsck -p $D
+	run -- fsck -p -f $D
+	run -- fsck -n -y $D
+	run -- fsck -a -n $D
+	run -- fsck -z $D
+	run -- fsck
+	run --
+	run -- nosuch
+	run -- mkfs --bogus $D
+	run -- mkfs
+	run -- create -l 7 e0.img e1.img e2.img
+	run -- examine
+	run -- mount -x $D mnt
+	run -- mount mnt
+	run -- status
+	run -- umount mnt extra
+	run -- scrub --trust-data mnt
+	run -- rebuild --role x --new e9.img $D
+	run -- spare frob mnt s0.img
+	run -- resync-all maybe mnt
+	run -- replace mnt
+	run -- owners $D
+	run -- wipe
+	run -- sync
+}
+
 if ! diff -u "$EXPECTED" "$ACTUAL"; then
 	it_fail "the commands' output differs from $EXPECTED (above; new transcript: $ACTUAL)"
 fi

@@ -8,7 +8,7 @@
 #   1. `meson install --destdir` into a private directory: every file meson
 #      says it installs (introspect --installed) is there, among them the four
 #      pages and, unless -Dsystemd=false, both units; the service runs the
-#      installed jgrfs.
+#      installed jgrfs; mkfs.jgrfs, fsck.jgrfs and mount.jgrfs link to it.
 #   2. Each installed page renders with `groff -man -ww -z` without a warning,
 #      carries the version of `jgrfs --version`, and its SEE ALSO names of our
 #      pages are installed.
@@ -117,6 +117,12 @@ if jg not in installed.values():
     print(f"FAIL: jgrfs not installed as {jg}", file=sys.stderr)
     bad = 1
 print("bin", jg)
+# the names mkfs(8), fsck(8) and mount(8) call: links to jgrfs in sbindir
+for name in ["mkfs.jgrfs", "fsck.jgrfs", "mount.jgrfs"]:
+    p = os.path.join(opts["prefix"], opts["sbindir"], name)
+    if not os.path.islink(dest + p) or os.readlink(dest + p) != jg:
+        print(f"FAIL: {p} is not a link to {jg}", file=sys.stderr)
+        bad = 1
 sys.exit(bad)
 EOF
 where() { awk -v k="$1" '$1 == k { print $2 }' "$D/where"; }

@@ -33,6 +33,58 @@ int cli_err(const char *fmt, ...)
 	return 1;
 }
 
+int cli_usage_err(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "%s: ", cli_prog);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "Try '%s --help' for more information.\n", cli_prog);
+	return code;
+}
+
+int cli_split_members(char *list, char **paths, int max)
+{
+	int n = 0;
+	char *p = list;
+
+	while (*p) {
+		char *end = p;
+
+		if (raid_dev_is_nbd(p)) {
+			end = strstr(p, "://") + 3;
+			if (*end == '[')
+				end += strcspn(end, "]");
+			end += strcspn(end, "/?");
+		}
+		end += strcspn(end, ":");
+		if (end > p) {
+			if (n == max)
+				return -EINVAL;
+			paths[n++] = p;
+		}
+		if (!*end)
+			break;
+		*end = '\0';
+		p = end + 1;
+	}
+	return n ? n : -EINVAL;
+}
+
+const char *cli_member_list(const char *src)
+{
+	if (!strncmp(src, "members=", 8))
+		return src + 8;
+	if (strchr(src, ':') && access(src, F_OK))
+		return src;
+	return NULL;
+}
+
 int cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
@@ -108,19 +160,23 @@ int cli_main(const struct cli_cmd *cmds, int argc, char **argv)
 	/* the engine's lines: warnings and errors; more with -v (cli_verbosity_opt) */
 	jg_log_set_sink(cli_log_sink, NULL);
 	jg_log_set_level(cli_log_level());
-	/* mkfs.jgrfs, fsck.jgrfs: the names the ecosystem calls */
-	if (!strcmp(base, "mkfs.jgrfs") || !strcmp(base, "fsck.jgrfs")) {
-		snprintf(name, sizeof(name), "%.4s", base);
+	/* mkfs.jgrfs, fsck.jgrfs, mount.jgrfs: the names the ecosystem calls */
+	if (!strcmp(base, "mkfs.jgrfs") || !strcmp(base, "fsck.jgrfs") ||
+	    !strcmp(base, "mount.jgrfs")) {
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, "."), base);
 		cmd = cli_find(cmds, name);
 		if (!cmd)
 			return fprintf(stderr, "%s: not built in this version\n", base), 8;
 		cli_prog = base;
+		argv[0] = (char *)base; /* getopt_long's messages: "fsck.jgrfs: invalid option" */
 		return cmd->main(argc, argv);
 	}
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		cli_usage(argc < 2 ? stderr : stdout, cmds);
-		return argc < 2 ? 2 : 0;
+	if (argc < 2)
+		return cli_usage_err(2, "no command given");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cli_usage(stdout, cmds);
+		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("jgrfs 0.1.0\n");
@@ -133,17 +189,16 @@ int cli_main(const struct cli_cmd *cmds, int argc, char **argv)
 		if (cmd) {
 			snprintf(prog, sizeof(prog), "jgrfs %s", name);
 			cli_prog = prog;
+			argv[2] = prog;
 			return cmd->main(argc - 2, argv + 2);
 		}
 	}
 	cmd = cli_find(cmds, argv[1]);
-	if (!cmd) {
-		fprintf(stderr, "jgrfs: unknown command '%s'\n\n", argv[1]);
-		cli_usage(stderr, cmds);
-		return 2;
-	}
+	if (!cmd)
+		return cli_usage_err(2, "unknown command '%s'", argv[1]);
 	snprintf(prog, sizeof(prog), "jgrfs %s", cmd->name);
 	cli_prog = prog;
+	argv[1] = prog; /* getopt_long's messages: "jgrfs mount: invalid option -- 'z'" */
 	return cmd->main(argc - 1, argv + 1);
 }
 

@@ -20,7 +20,7 @@
 struct cli_cmd {
 	const char *name;
 	const char *summary;	/* one line for `jgrfs --help` */
-	int (*main)(int argc, char **argv); /* argv[0] is the subcommand's name */
+	int (*main)(int argc, char **argv); /* argv[0]: the name for messages, cli_prog */
 };
 
 /* The name used in messages: "jgrfs create", set by the dispatcher. */
@@ -29,12 +29,21 @@ extern const char *cli_prog;
 /*
  * The program's main: `@argv[0] <command> [options]` runs the command of @cmds
  * (terminated by a zero entry) named by argv[1] (argv[1] argv[2] for two
- * words), and mkfs.jgrfs / fsck.jgrfs by the name called. Returns the exit code.
+ * words), and mkfs.jgrfs / fsck.jgrfs / mount.jgrfs by the name called. Returns the exit code.
  */
 int cli_main(const struct cli_cmd *cmds, int argc, char **argv);
 
 /* "jgrfs create: <message>" on stderr. Returns 1, for `return cli_err(...)`. */
 int cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A usage error, as coreutils say one: "jgrfs create: <message>" (nothing when
+ * @fmt is NULL: getopt_long has said what is wrong, under the same name, which
+ * cli_main() puts in argv[0]), then "Try 'jgrfs create --help' for more
+ * information." Two lines, not the whole help. Returns @code, the command's
+ * usage exit status (2; fsck's is 16, as e2fsck's).
+ */
+int cli_usage_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parse "4096", "64K", "1M", "4G", "2T" (powers of 1024) into bytes; -EINVAL when bad. */
 int cli_parse_size(const char *s, uint64_t *bytes);
@@ -51,6 +60,21 @@ int cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
  */
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs);
 void cli_close_members(struct blk_dev **devs, int n);
+
+/*
+ * The member list an fstab source names, as mount(8) and fsck(8) hand the
+ * first field to mount.jgrfs and fsck.jgrfs: "members=DEV1:DEV2:..." (the
+ * list after "members="), or "DEV1:DEV2:..." naming no file (all of it).
+ * NULL when @src is not a list: one device.
+ */
+const char *cli_member_list(const char *src);
+/*
+ * Split "a:b:c" in place into @paths (@max at most); returns the count or
+ * -EINVAL. An NBD URI keeps the colons of its "scheme://" and its "host:port"
+ * (or "[v6addr]:port"); it ends at the first colon after them, so one cannot
+ * have a colon in its export name or query (%3A in a URI).
+ */
+int cli_split_members(char *list, char **paths, int max);
 
 /*
  * Two processes on one array would corrupt it. cli_open_members() holds an

@@ -46,7 +46,7 @@ static const char cmd_create_help[] =
 	"  jgrfs create -l 6 -c 256K -r bitmap /dev/sdb /dev/sdc /dev/sdd /dev/sde\n"
 	"      RAID6, 256 KiB chunks, write-intent bitmap, on block devices\n"
 	"\n"
-	"exit status: 0 created, 1 bad options or a device named twice, 2 refused or\n"
+	"exit status: 0 created, 1 a device named twice, 2 bad options, refused, or\n"
 	"the array could not be created\n";
 
 int cmd_create(int argc, char **argv)
@@ -89,20 +89,13 @@ int cmd_create(int argc, char **argv)
 			break;
 		default:
 			rc = cli_raid_opt(&ro, opt, optarg);
-			if (rc < 0)
-				return 1;
-			if (rc > 0) {
-				fputs(cmd_create_help, stderr);
-				return 1;
-			}
+			if (rc) /* cli_raid_opt() said what is wrong, or getopt_long did */
+				return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_create_help, stderr);
-		return 1;
-	}
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	rc = raidcli_create(argv + optind, n, &ro, force, NULL, devs);
 	if (rc)
 		return rc;

@@ -70,7 +70,7 @@ static const char cmd_examine_help[] =
 	"  jgrfs examine --json /dev/sd[b-e]\n"
 	"  jgrfs examine --scan\n"
 	"\n"
-	"exit status: 0 shown, 1 bad options, 2 a device is not a jgrfs member, its\n"
+	"exit status: 0 shown, 2 bad options, a device is not a jgrfs member, its\n"
 	"superblock is damaged, or it cannot be read; no array of UUID=, or (--scan)\n"
 	"none at all, found\n";
 
@@ -571,28 +571,22 @@ int cmd_examine(int argc, char **argv)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			fputs(cmd_examine_help, stderr);
-			return 1;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
-	if (scan && (n || json)) {
-		cli_err("--scan takes no device and no --json");
-		return 1;
-	}
+	if (scan && (n || json))
+		return cli_usage_err(2, "--scan takes no device and no --json");
 	if (scan)
 		return scan_list();
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_examine_help, stderr);
-		return 1;
-	}
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	args = argv + optind;
 	n = scan_args(&args, n, found, RAIDCLI_MAX_MEMBERS);
 	if (n < 0)
 		return 2;
 	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
+		return cli_usage_err(2, "at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
 	cli_lock_mode = CLI_LOCK_NONE; /* members in use too, as mdadm --examine */
 	if (cli_open_members(args, n, 0, devs))
 		return 2;

@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * tools/cli/cmd_fsck.c - `jgrfs fsck` (also fsck.jgrfs): check, and with -y repair,
- * the filesystem on an array.
+ * tools/cli/cmd_fsck.c - `jgrfs fsck` (also fsck.jgrfs): check, and with -y or
+ * -p repair, the filesystem on an array.
  *
- *	jgrfs fsck [-n|-y] [-v|-q] [--wait] [--degraded] DEV...
+ *	jgrfs fsck [-n|-y|-p|-a] [-f] [-v|-q] [--wait] [--degraded] DEV...
+ *	fsck.jgrfs [-n|-y|-p|-a] [-f] members=DEV1:DEV2:...     (fsck(8), fstab)
  *
- * The array is assembled read-only and without its recovery resync for -n (the
- * check never writes: the journal is replayed in memory), normally for -y. Then
- * fs_fsck() replays the journal with resync-all on and checks every structure.
- * Exit status as e2fsck: 0 clean, 1 problems repaired, 4 problems left, 8 an
- * operational error. A set with a member absent (not recorded failed) is
- * refused before anything is written unless --degraded (assemble.c (S13)).
+ * The options and exit status are e2fsck's, so that fsck(8) and the fstab
+ * pass number drive it. The array is assembled read-only and without its
+ * recovery resync for -n (the check never writes: the journal is replayed in
+ * memory), normally for -y. Then fs_fsck() replays the journal with resync-all
+ * on and checks every structure. A set with a member absent (not recorded
+ * failed) is refused before anything is written unless --degraded
+ * (assemble.c (S13)).
+ *
+ * -p (preen, as fsck(8) runs it at boot) repairs only what needs no judgement:
+ * what a mount does anyway (the journal replayed, the array's recovery resync,
+ * the orphan list finished). It checks read-only first; a problem found means
+ * exit 4 and "UNEXPECTED INCONSISTENCY", nothing written, as e2fsck -p. A
+ * volume whose superblock says it was unmounted cleanly, with no errors
+ * recorded, is reported clean without the passes unless -f.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,16 +30,24 @@
 #include "cli.h"
 #include "cmds.h"
 #include "raidcli.h"
+#include "scan.h"
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
-#include "scan.h"
 
 #define FSCK_OPT_DEGRADED 0x110 /* --degraded: no short form */
 
+/* e2fsck's exit status (e2fsck(8)), which fsck(8) ORs over the volumes */
+#define FSCK_OK 0
+#define FSCK_REPAIRED 1
+#define FSCK_UNCORRECTED 4
+#define FSCK_ERROR 8
+#define FSCK_USAGE 16
+
 static const char cmd_fsck_help[] =
-	"usage: jgrfs fsck [-n|-y] [-v] [--degraded] DEV...\n"
-	"       fsck.jgrfs [-n|-y] [-v] [--degraded] DEV...\n"
-	"       jgrfs fsck [-n|-y] [-v] [--degraded] UUID=<uuid>\n"
+	"usage: jgrfs fsck [-n|-y|-p] [-f] [-v] [--degraded] DEV...\n"
+	"       fsck.jgrfs [-n|-y|-p] [-f] [-v] [--degraded] DEV...\n"
+	"       fsck.jgrfs [-n|-y|-p] [-f] members=DEV1:DEV2:...\n"
+	"       jgrfs fsck [-n|-y|-p] [-f] [-v] [--degraded] UUID=<uuid>\n"
 	"\n"
 	"Check the jgrfs filesystem on the array of member devices DEV: replay its\n"
 	"journal (every stripe it reads resynced first), then bitmaps against what the\n"
@@ -38,12 +55,21 @@ static const char cmd_fsck_help[] =
 	"out of range or claimed twice, the orphan list. The volume must not be mounted.\n"
 	"UUID=<uuid> for DEV... finds the members (jgrfs mount --help says how).\n"
 	"Every member must be given: a set with one missing is refused, nothing\n"
-	"written, unless --degraded.\n"
+	"written, unless --degraded. The members may be given as one argument,\n"
+	"members=DEV1:DEV2:... (or DEV1:DEV2:...), the first field of an /etc/fstab\n"
+	"line of type jgrfs, which fsck(8) passes.\n"
 	"\n"
 	"options:\n"
 	"  -n, --no                 only report; never write (the default)\n"
 	"  -y, --yes                repair every problem found\n"
-	"  -p                       as -y (e2fsck's \"preen\")\n"
+	"  -p, --preen              repair only what a mount would (journal replay,\n"
+	"                           resync, orphans); any other problem: exit 4,\n"
+	"                           nothing written. A volume unmounted cleanly is\n"
+	"                           reported clean without a check, unless -f\n"
+	"  -a                       as -p (e2fsck's older name for it)\n"
+	"  -f, --force              check even a volume unmounted cleanly\n"
+	"  -C, --progress-fd FD     taken for fsck(8), which passes it; progress is shown\n"
+	"                           on stderr anyway\n"
 	"      --degraded           check with a member absent (-y marks it failed:\n"
 	"                           a rebuild or readd brings it back)\n"
 	"  -v, --verbose            also the engine's own lines (assembly, journal\n"
@@ -51,105 +77,229 @@ static const char cmd_fsck_help[] =
 	"  -q, --quiet              errors only: no warnings, no progress\n"
 	"      --wait               when a member is in use by another jgrfs process\n"
 	"                           (a mount being stopped), wait for it\n"
+	"  -V, --version            the version, and exit\n"
 	"  -h, --help               this text\n"
 	"\n"
-	"exit status: 0 clean, 1 problems repaired, 4 problems left unrepaired,\n"
-	"8 operational error (the array or filesystem could not be opened)\n";
+	"Only one of -n, -y and -p (-a) may be given.\n"
+	"exit status (e2fsck's): 0 clean, 1 problems repaired, 4 problems left\n"
+	"unrepaired, 8 operational error (the array or filesystem could not be\n"
+	"opened), 16 usage error\n";
 
-int cmd_fsck(int argc, char **argv)
+struct fsck_cmd {
+	char *paths[RAIDCLI_MAX_MEMBERS];
+	char *lists[RAIDCLI_MAX_MEMBERS]; /* copies of the members= arguments, split */
+	char *found[RAIDCLI_MAX_MEMBERS]; /* UUID=<uuid>: the devices found (scan.h) */
+	int n, nlists;
+	bool degraded, force, preen;
+	char mode;			/* 'n', 'y' or 'p'; 0 when none was given */
+};
+
+/*
+ * The members named by @argv: each a device, or a list (cli_member_list(): the
+ * fstab's first field, which fsck(8) passes). Returns 0, or a usage error.
+ */
+static int fsck_members(struct fsck_cmd *fc, char **argv, int argc)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *list = cli_member_list(argv[i]);
+		int k;
+
+		if (!list) {
+			if (fc->n == RAIDCLI_MAX_MEMBERS)
+				goto too_many;
+			fc->paths[fc->n++] = argv[i];
+			continue;
+		}
+		fc->lists[fc->nlists] = strdup(list);
+		if (!fc->lists[fc->nlists])
+			return cli_err("out of memory"), FSCK_ERROR;
+		k = cli_split_members(fc->lists[fc->nlists], fc->paths + fc->n,
+				      RAIDCLI_MAX_MEMBERS - fc->n);
+		fc->nlists++;
+		if (k < 0)
+			goto too_many;
+		fc->n += k;
+	}
+	if (!fc->n)
+		return cli_usage_err(FSCK_USAGE, "no member devices given");
+	/* UUID=<uuid>, alone or as members=UUID=<uuid>: the devices found */
+	if (fc->n == 1) {
+		char **paths = fc->paths;
+		int n = scan_args(&paths, fc->n, fc->found, RAIDCLI_MAX_MEMBERS);
+
+		if (n < 0)
+			return FSCK_ERROR;
+		if (paths != fc->paths)
+			memcpy(fc->paths, paths, (size_t)n * sizeof(*paths));
+		fc->n = n;
+	}
+	return 0;
+too_many:
+	return cli_usage_err(FSCK_USAGE, "at most %d members", RAIDCLI_MAX_MEMBERS);
+}
+
+/* One check of the array: assembled for @repair (else read-only), checked, stopped. */
+static int fsck_once(struct fsck_cmd *fc, const struct fsck_opts *fo, struct fsck_report *rep)
+{
+	struct raid_assemble_cfg acfg = { 0 };
+	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct fsck_opts o = *fo;
+	struct cli_progress prog;
+	struct raid_array *a = NULL;
+	int rc, rc2;
+
+	acfg.readonly = !fo->repair;
+	acfg.no_resync = !fo->repair;
+	acfg.need_all = !fc->degraded; /* a member left out by mistake: refused */
+	rc = raidcli_assemble(fc->paths, fc->n, &acfg, devs, &a);
+	if (rc == -ENODEV)
+		cli_err("give every member, or --degraded to check the array without it");
+	if (rc)
+		return FSCK_ERROR;
+	cli_progress_start(&prog, "fsck", "group passes", 0);
+	o.progress = cli_progress;
+	o.progress_ctx = &prog;
+	rc = fs_fsck(raid_array_dev(a), &o, rep);
+	cli_progress_done(&prog);
+	rc2 = raidcli_stop(a, devs, fc->n);
+	if (rc2 && fo->repair) {
+		cli_err("stopping the array failed: %s", strerror(-rc2));
+		return FSCK_ERROR;
+	}
+	return rc;
+}
+
+static void fsck_print(const struct fsck_report *rep, int rc, bool repair)
+{
+	if (rep->recovery.transactions_replayed)
+		printf("journal: %llu transactions replayed (%llu blocks, %llu revoked)%s\n",
+		       (unsigned long long)rep->recovery.transactions_replayed,
+		       (unsigned long long)rep->recovery.blocks_replayed,
+		       (unsigned long long)rep->recovery.blocks_revoked,
+		       repair ? "" : " in memory");
+	if (rep->skipped_clean)
+		printf("clean: unmounted cleanly, not checked (-f checks it)\n");
+	else if (rc < FSCK_ERROR)
+		printf("%s: %llu inodes, %llu directories, %llu blocks in use; "
+		       "%llu problems found, %llu repaired\n",
+		       rc == 0 ? "clean" : rc == 1 ? "repaired" : "PROBLEMS LEFT",
+		       (unsigned long long)rep->inodes_checked, (unsigned long long)rep->dirs_checked,
+		       (unsigned long long)rep->blocks_used, (unsigned long long)rep->problems_found,
+		       (unsigned long long)rep->problems_fixed);
+}
+
+/*
+ * -p: a read-only check first (members locked exclusively, and held until the
+ * process exits: nothing mounts between the check and the repair); then, if it
+ * found nothing wrong and the volume was not left clean, the repair run that
+ * writes what a mount would (journal, resync, orphans) and marks it clean.
+ */
+static int fsck_preen(struct fsck_cmd *fc, struct fsck_opts *fo, const char *name)
+{
+	struct fsck_report rep = { 0 };
+	int rc;
+
+	fo->repair = false;
+	fo->skip_clean = !fc->force;
+	rc = fsck_once(fc, fo, &rep);
+	if (rc == FSCK_OK && !rep.was_clean) {
+		fo->repair = true;
+		fo->skip_clean = false;
+		rc = fsck_once(fc, fo, &rep);
+	}
+	if (rc != FSCK_ERROR)
+		fsck_print(&rep, rc, fo->repair);
+	if (rc == FSCK_UNCORRECTED)
+		printf("\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n"
+		       "\t(i.e., without -a or -p options)\n", name);
+	return rc;
+}
+
+/* Options: fills @fc and @fo; returns -1 to go on, else the exit status. */
+static int fsck_opts_parse(struct fsck_cmd *fc, struct fsck_opts *fo, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "no", no_argument, NULL, 'n' },
 		{ "yes", no_argument, NULL, 'y' },
+		{ "preen", no_argument, NULL, 'p' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "progress-fd", required_argument, NULL, 'C' },
 		{ "degraded", no_argument, NULL, FSCK_OPT_DEGRADED },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_VERBOSITY_LONGOPTS,
 		CLI_WAIT_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct raid_assemble_cfg acfg = { 0 };
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
-	char **paths, *found[RAIDCLI_MAX_MEMBERS];
-	struct fsck_opts fo = { 0 };
-	struct fsck_report rep;
-	struct cli_progress prog;
-	struct raid_array *a = NULL;
-	bool degraded = false;
-	int opt, n, rc, rc2;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "nyhp" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "nypafC:Vh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'n':
-			fo.repair = false;
-			break;
 		case 'y':
 		case 'p':
-			fo.repair = true;
+		case 'a':
+			opt = opt == 'a' ? 'p' : opt; /* -a: e2fsck's old name for -p */
+			if (fc->mode && fc->mode != opt)
+				return cli_usage_err(FSCK_USAGE,
+						     "only one of -n, -y and -p (-a) may be given");
+			fc->mode = (char)opt;
 			break;
-		case 'v':
-			cli_verbosity_opt(opt); /* the summary is printed anyway */
+		case 'f':
+			fc->force = true;
 			break;
+		case 'C':
+			break; /* fsck(8)'s progress fd: our progress goes to stderr */
 		case FSCK_OPT_DEGRADED:
-			degraded = true;
+			fc->degraded = true;
 			break;
+		case 'V':
+			printf("%s (jgrfs) 0.1.0\n", cli_prog);
+			return FSCK_OK;
 		case 'h':
 			fputs(cmd_fsck_help, stdout);
-			return 0;
+			return FSCK_OK;
+		case 'v':
 		case 'q':
-			cli_verbosity_opt(opt);
+			cli_verbosity_opt(opt); /* the summary is printed anyway */
 			break;
 		case CLI_OPT_WAIT:
 			cli_lock_wait = true;
 			break;
 		default:
-			fputs(cmd_fsck_help, stderr);
-			return 8;
+			return cli_usage_err(FSCK_USAGE, NULL);
 		}
 	}
-	n = argc - optind;
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_fsck_help, stderr);
-		return 8;
-	}
-	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n), 8;
-	acfg.readonly = !fo.repair;
-	acfg.no_resync = !fo.repair;
-	acfg.need_all = !degraded; /* a member left out by mistake: refused */
-	cli_lock_mode = fo.repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
-	paths = argv + optind;
-	n = scan_args(&paths, n, found, RAIDCLI_MAX_MEMBERS); /* UUID=<uuid> */
-	if (n < 0)
-		return 8;
-	rc = raidcli_assemble(paths, n, &acfg, devs, &a);
-	if (rc == -ENODEV)
-		cli_err("give every member, or --degraded to check the array without it");
+	fo->repair = fc->mode == 'y';
+	return -1;
+}
+
+int cmd_fsck(int argc, char **argv)
+{
+	struct fsck_cmd fc = { 0 };
+	struct fsck_opts fo = { 0 };
+	struct fsck_report rep = { 0 };
+	int rc;
+
+	rc = fsck_opts_parse(&fc, &fo, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = fsck_members(&fc, argv + optind, argc - optind);
 	if (rc)
-		return 8;
-	cli_progress_start(&prog, "fsck", "group passes", 0);
-	fo.progress = cli_progress;
-	fo.progress_ctx = &prog;
-	rc = fs_fsck(raid_array_dev(a), &fo, &rep);
-	cli_progress_done(&prog);
-	if (rep.recovery.transactions_replayed)
-		printf("journal: %llu transactions replayed (%llu blocks, %llu revoked)%s\n",
-		       (unsigned long long)rep.recovery.transactions_replayed,
-		       (unsigned long long)rep.recovery.blocks_replayed,
-		       (unsigned long long)rep.recovery.blocks_revoked,
-		       fo.repair ? "" : " in memory");
-	if (rc < 8)
-		printf("%s: %llu inodes, %llu directories, %llu blocks in use; "
-		       "%llu problems found, %llu repaired\n",
-		       rc == 0 ? "clean" : rc == 1 ? "repaired" : "PROBLEMS LEFT",
-		       (unsigned long long)rep.inodes_checked, (unsigned long long)rep.dirs_checked,
-		       (unsigned long long)rep.blocks_used, (unsigned long long)rep.problems_found,
-		       (unsigned long long)rep.problems_fixed);
-	rc2 = raidcli_stop(a, devs, n);
-	if (rc2 && fo.repair) {
-		cli_err("stopping the array failed: %s", strerror(-rc2));
-		return 8;
+		goto out;
+	if (fc.mode == 'p') {
+		cli_lock_mode = CLI_LOCK_EXCLUSIVE;
+		rc = fsck_preen(&fc, &fo, argv[optind]);
+		goto out;
 	}
+	cli_lock_mode = fo.repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
+	rc = fsck_once(&fc, &fo, &rep);
+	if (rc != FSCK_ERROR)
+		fsck_print(&rep, rc, fo.repair);
+out:
+	for (int i = 0; i < fc.nlists; i++)
+		free(fc.lists[i]);
 	return rc;
 }

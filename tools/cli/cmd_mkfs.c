@@ -58,7 +58,7 @@ static const char cmd_mkfs_help[] =
 	"example:\n"
 	"  jgrfs mkfs --size 1G -L data d0.img d1.img d2.img d3.img\n"
 	"\n"
-	"exit status: 0 created, 1 bad options or a device named twice, 2 refused or\n"
+	"exit status: 0 created, 1 a device named twice, 2 bad options, refused, or\n"
 	"the array or filesystem could not be created\n";
 
 int cmd_mkfs(int argc, char **argv)
@@ -101,19 +101,19 @@ int cmd_mkfs(int argc, char **argv)
 		case 'J':
 			/* fs_mkfs's floor: the largest handle fits a quarter of the log */
 			if (cli_parse_size(optarg, &v) || v / JG_BLOCK_SIZE < 2 * JNL_MIN_BLOCKS)
-				return cli_err("bad journal size '%s' (at least %uK: %u blocks)", optarg,
+				return cli_usage_err(2, "bad journal size '%s' (at least %uK: %u blocks)", optarg,
 					       2 * JNL_MIN_BLOCKS * (JG_BLOCK_SIZE / 1024),
 					       2 * JNL_MIN_BLOCKS);
 			fo.journal_blocks = v / JG_BLOCK_SIZE;
 			break;
 		case 'L':
 			if (strlen(optarg) > 63)
-				return cli_err("label longer than 63 bytes");
+				return cli_usage_err(2, "label longer than 63 bytes");
 			fo.label = optarg;
 			break;
 		case 'i':
 			if (cli_parse_size(optarg, &v) || v < 4096 || v > (1u << 30))
-				return cli_err("bad inode ratio '%s' (4K to 1G)", optarg);
+				return cli_usage_err(2, "bad inode ratio '%s' (4K to 1G)", optarg);
 			fo.inode_ratio = (uint32_t)v;
 			break;
 		case CLI_OPT_DATA_CSUM:
@@ -132,12 +132,8 @@ int cmd_mkfs(int argc, char **argv)
 			break;
 		default:
 			rc = cli_raid_opt(&ro, opt, optarg);
-			if (rc < 0)
-				return 1;
-			if (rc > 0) {
-				fputs(cmd_mkfs_help, stderr);
-				return 1;
-			}
+			if (rc) /* cli_raid_opt() said what is wrong, or getopt_long did */
+				return cli_usage_err(2, NULL);
 		}
 	}
 	/*
@@ -148,11 +144,8 @@ int cmd_mkfs(int argc, char **argv)
 	 */
 	fo.data_csum = data_csum >= 0 ? data_csum : cfg.resync == RAID_RESYNC_JOURNAL;
 	n = argc - optind;
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_mkfs_help, stderr);
-		return 1;
-	}
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	rc = raidcli_create(argv + optind, n, &ro, fo.force, &fo, devs);
 	if (rc)
 		return rc;

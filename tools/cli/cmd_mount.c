@@ -73,40 +73,6 @@ static void mount_usage(FILE *f)
 		   "  jgrfs#mount  /srv/data  fuse  members=UUID=<uuid>,nofail  0  0\n");
 }
 
-/*
- * Split "a:b:c" in place into @paths; returns the count or -EINVAL. An NBD URI
- * keeps the colons of its "scheme://" and its "host:port" (or "[v6addr]:port");
- * it ends at the first colon after them, so one cannot have a colon in its
- * export name or query (%3A in a URI).
- */
-static int mount_split_members(char *list, char **paths, int max)
-{
-	int n = 0;
-	char *p = list;
-
-	while (*p) {
-		char *end = p;
-
-		if (raid_dev_is_nbd(p)) {
-			end = strstr(p, "://") + 3;
-			if (*end == '[')
-				end += strcspn(end, "]");
-			end += strcspn(end, "/?");
-		}
-		end += strcspn(end, ":");
-		if (end > p) {
-			if (n == max)
-				return -EINVAL;
-			paths[n++] = p;
-		}
-		if (!*end)
-			break;
-		*end = '\0';
-		p = end + 1;
-	}
-	return n ? n : -EINVAL;
-}
-
 /* Undo mountinfo's octal escapes (\040 a space, \011, \012, \134) in place. */
 static void mount_unescape(char *s)
 {
@@ -222,7 +188,7 @@ int cmd_mount(int argc, char **argv)
 
 	fop_opts_init(&o);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:fdh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:fdhns" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			if (fop_opts_parse(&o, optarg))
@@ -242,6 +208,9 @@ int cmd_mount(int argc, char **argv)
 		case MOUNT_OPT_CONFIG:
 			scan_config = optarg;
 			break;
+		case 'n':
+		case 's':
+			break; /* mount(8)'s to its helper: no mtab, sloppy; neither applies */
 		default:
 			if (!cli_verbosity_opt(opt))
 				break;
@@ -254,13 +223,13 @@ int cmd_mount(int argc, char **argv)
 			cli_err("with -o members=, give only the MOUNTPOINT");
 			goto usage_err;
 		}
-		n = mount_split_members(o.members, paths, MOUNT_MAX_MEMBERS);
-	} else if (npos == 2 && strchr(argv[optind], ':') && access(argv[optind], F_OK)) {
+		n = cli_split_members(o.members, paths, MOUNT_MAX_MEMBERS);
+	} else if (npos == 2 && cli_member_list(argv[optind])) {
 		/* "DEV1:DEV2:..." as one argument, as in a mount source */
-		positional_list = strdup(argv[optind]);
+		positional_list = strdup(cli_member_list(argv[optind]));
 		if (!positional_list)
 			goto out;
-		n = mount_split_members(positional_list, paths, MOUNT_MAX_MEMBERS);
+		n = cli_split_members(positional_list, paths, MOUNT_MAX_MEMBERS);
 	} else if (npos >= 2 && npos - 1 <= MOUNT_MAX_MEMBERS) {
 		n = npos - 1;
 		for (int i = 0; i < n; i++)
@@ -359,8 +328,7 @@ int cmd_mount(int argc, char **argv)
 	rc = code ? 1 : 0;
 	goto out;
 usage_err:
-	fprintf(stderr, "Try 'jgrfs mount --help'.\n");
-	rc = 2;
+	rc = cli_usage_err(2, NULL);
 out:
 	fop_watch_free(watch);	 /* the array is stopped or was never assembled: no more events */
 	fop_notify_stop(notify);

@@ -346,7 +346,8 @@ int cmd_owners(int argc, char **argv)
 			break;
 		case 'm':
 			if (cli_parse_u64(optarg, UINT64_MAX, &v) || !v)
-				return cli_err("bad --max '%s': a count, at least 1", optarg) + 1;
+				return cli_usage_err(2, "bad --max '%s': a count, at least 1",
+						     optarg);
 			oo.max_reports = v;
 			break;
 		case 'P':
@@ -366,21 +367,15 @@ int cmd_owners(int argc, char **argv)
 			cli_lock_wait = true;
 			break;
 		default:
-			fputs(cmd_owners_help, stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
-	if (!blocks == !rows) {
-		cli_err(blocks ? "give --block or --row, not both" : "give --block or --row");
-		fputs(cmd_owners_help, stderr);
-		return 2;
-	}
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_owners_help, stderr);
-		return 2;
-	}
+	if (!blocks == !rows)
+		return cli_usage_err(2, blocks ? "give --block or --row, not both"
+					       : "give --block or --row");
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	if (n > RAIDCLI_MAX_MEMBERS)
 		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n) + 1;
 	rc = owners_parse_list(blocks ? blocks : rows, blocks ? "block" : "row", &q);

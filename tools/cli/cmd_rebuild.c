@@ -83,7 +83,7 @@ static const char cmd_rebuild_help[] =
 	"  jgrfs rebuild --role 1 --fail --new /dev/sdf /dev/sd[b-e]\n"
 	"      replace the member of role 1 by /dev/sdf\n"
 	"\n"
-	"exit status: 0 rebuilt, 1 bad options or PATH also given as a member, 2 refused\n"
+	"exit status: 0 rebuilt, 1 PATH also given as a member, 2 bad options, refused,\n"
 	"or the rebuild failed\n";
 
 /*
@@ -294,7 +294,7 @@ int cmd_rebuild(int argc, char **argv)
 			break;
 		case 'o':
 			if (cli_parse_u64(optarg, RAIDCLI_MAX_MEMBERS - 1, &v))
-				return cli_err("--role %s: expected a role number 0 to %d", optarg,
+				return cli_usage_err(2, "--role %s: expected a role number 0 to %d", optarg,
 					       RAIDCLI_MAX_MEMBERS - 1);
 			want = (long)v;
 			break;
@@ -303,7 +303,7 @@ int cmd_rebuild(int argc, char **argv)
 			break;
 		case 's':
 			if (cli_parse_size(optarg, &size_bytes) || size_bytes < 16 * JG_BLOCK_SIZE)
-				return cli_err("--size %s: expected a size such as 1G", optarg);
+				return cli_usage_err(2, "--size %s: expected a size such as 1G", optarg);
 			break;
 		case 'f':
 			cfg.force = true;
@@ -322,21 +322,17 @@ int cmd_rebuild(int argc, char **argv)
 			cli_lock_wait = true;
 			break;
 		default:
-			fputs(cmd_rebuild_help, stderr);
-			return 1;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_rebuild_help, stderr);
-		return 1;
-	}
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	if (fail && want < 0)
-		return cli_err("--fail needs --role N");
+		return cli_usage_err(2, "--fail needs --role N");
 	if (!newpath) {
 		if (fail || size_bytes)
-			return cli_err("--fail and --size need --new PATH");
+			return cli_usage_err(2, "--fail and --size need --new PATH");
 		return cmd_rebuild_resume(argv + optind, n, &cfg, want);
 	}
 	if (n > RAIDCLI_MAX_MEMBERS)

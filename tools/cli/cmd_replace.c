@@ -52,7 +52,8 @@ static void replace_usage(FILE *f)
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
-		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
+		   "exit status: 0 started (with --wait: done, array whole), 1 error,\n"
+		   "2 bad options\n");
 }
 
 /*
@@ -180,7 +181,8 @@ static void readd_usage(FILE *f)
 		   "  -v, --verbose    also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet      errors only: no warnings, no progress\n"
 		   "  -h, --help       this text\n\n"
-		   "exit status: 0 started (with --wait: done, array whole), 1 error\n");
+		   "exit status: 0 started (with --wait: done, array whole), 1 error,\n"
+		   "2 bad options\n");
 }
 
 /*
@@ -288,24 +290,23 @@ static int replace_main(int argc, char **argv, bool readd)
 		switch (opt) {
 		case 'r':
 			if (cli_parse_u64(optarg, RAID_MAX_MEMBERS - 1, &v))
-				return cli_err("--role %s: expected 0 to %d", optarg,
-					       RAID_MAX_MEMBERS - 1),
-				       2;
+				return cli_usage_err(2, "--role %s: expected 0 to %d", optarg,
+					       RAID_MAX_MEMBERS - 1);
 			rq.flags |= FOP_REPLACE_ROLE;
 			rq.role = (uint32_t)v;
 			break;
 		case 's':
 			if (readd) /* getopt_long takes the long form whatever the short string */
-				return cli_err("--size: readd takes the member's own device"), 2;
+				return cli_usage_err(2, "--size: readd takes the member's own device");
 			if (cli_parse_size(optarg, &size) || size < (1u << 20))
-				return cli_err("--size %s: expected a size such as 1G", optarg), 2;
+				return cli_usage_err(2, "--size %s: expected a size such as 1G", optarg);
 			break;
 		case 'w':
 			wait = true;
 			break;
 		case 'f':
 			if (readd)
-				return cli_err("--force: readd takes the member's own device"), 2;
+				return cli_usage_err(2, "--force: readd takes the member's own device");
 			force = true;
 			break;
 		case 'F': /* long form only */
@@ -322,14 +323,11 @@ static int replace_main(int argc, char **argv, bool readd)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
-	if (argc - optind != 2) {
-		usage(stderr);
-		return 2;
-	}
+	if (argc - optind != 2)
+		return cli_usage_err(2, "expected MOUNTPOINT and %s", readd ? "DEV" : "NEWDEV");
 	if (raid_dev_is_nbd(argv[optind + 1])) {
 		/* a URI, handed to the daemon as it is: no file to create or resolve */
 		if (size)

@@ -45,15 +45,11 @@ int cmd_resync(int argc, char **argv)
 			resync_usage(stdout);
 			return 0;
 		}
-		if (cli_verbosity_opt(opt)) {
-			resync_usage(stderr);
-			return 2;
-		}
+		if (cli_verbosity_opt(opt))
+			return cli_usage_err(2, NULL);
 	}
-	if (argc - optind != 2 || (strcmp(argv[optind], "on") && strcmp(argv[optind], "off"))) {
-		resync_usage(stderr);
-		return 2;
-	}
+	if (argc - optind != 2 || (strcmp(argv[optind], "on") && strcmp(argv[optind], "off")))
+		return cli_usage_err(2, "expected on or off, and a MOUNTPOINT");
 	what = argv[optind];
 	mnt = argv[optind + 1];
 	cmd = !strcmp(what, "on") ? FOP_IOC_SET_RESYNC_ALL : FOP_IOC_CLEAR_RESYNC_ALL;

@@ -137,20 +137,15 @@ int cmd_scrub(int argc, char **argv)
 			cli_lock_wait = true;
 			break;
 		default:
-			fputs(cmd_scrub_help, stderr);
-			return 2;	/* 1 means mismatches */
+			return cli_usage_err(2, NULL); /* 1 means mismatches */
 		}
 	}
 	if (trust_data && !repair) {
-		cli_err("--trust-data goes with --repair");
-		return 2;
+		return cli_usage_err(2, "--trust-data goes with --repair");
 	}
 	n = argc - optind;
-	if (n < 1) {
-		cli_err("no member devices given");
-		fputs(cmd_scrub_help, stderr);
-		return 2;
-	}
+	if (n < 1)
+		return cli_usage_err(2, "no member devices given");
 	/* the lock is taken once, for both assemblies: exclusive to repair */
 	cli_lock_mode = repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
 	if (raidcli_assemble(argv + optind, n, &probe, devs, &a))

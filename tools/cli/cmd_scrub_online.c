@@ -318,8 +318,8 @@ int cmd_scrub_online(int argc, char **argv)
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, 1u << 20, &mib))
-				return cli_err("--max-rate %s: MiB per second expected", optarg) +
-				       1;
+				return cli_usage_err(2, "--max-rate %s: MiB per second expected",
+						     optarg);
 			rq.max_rate = mib << 20;
 			break;
 		case 'b':
@@ -339,18 +339,15 @@ int cmd_scrub_online(int argc, char **argv)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			fputs(scrub_online_help, stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	if ((rq.flags & FOP_SCRUB_TRUST_DATA) && !(rq.flags & FOP_SCRUB_REPAIR)) {
-		cli_err("--trust-data goes with --repair");
-		return 2;
+		return cli_usage_err(2, "--trust-data goes with --repair");
 	}
-	if (argc - optind != 1 || (cancel && status)) {
-		fputs(scrub_online_help, stderr);
-		return 2;
-	}
+	if (argc - optind != 1 || (cancel && status))
+		return cli_usage_err(2, cancel && status ? "--cancel and --status together"
+							 : "expected one MOUNTPOINT");
 	mnt = argv[optind];
 	fd = open(mnt, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
 	if (fd < 0)

@@ -103,7 +103,8 @@ int cmd_spare(int argc, char **argv)
 		switch (opt) {
 		case 's':
 			if (cli_parse_size(optarg, &size) || size < (1u << 20))
-				return cli_err("--size %s: expected a size such as 1G", optarg), 2;
+				return cli_usage_err(2, "--size %s: expected a size such as 1G",
+						     optarg);
 			break;
 		case 'f':
 			pc.force = true;
@@ -116,14 +117,11 @@ int cmd_spare(int argc, char **argv)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			spare_usage(stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
-	if (argc - optind != 3) {
-		spare_usage(stderr);
-		return 2;
-	}
+	if (argc - optind != 3)
+		return cli_usage_err(2, "expected add or remove, a MOUNTPOINT and a DEV");
 	verb = argv[optind];
 	mnt = argv[optind + 1];
 	dev = argv[optind + 2];
@@ -132,11 +130,9 @@ int cmd_spare(int argc, char **argv)
 	} else if (!strcmp(verb, "remove")) {
 		add = false;
 		if (size || pc.force)
-			return cli_err("--size and --force are for spare add"), 2;
+			return cli_usage_err(2, "--size and --force are for spare add");
 	} else {
-		cli_err("spare %s: expected add or remove", verb);
-		spare_usage(stderr);
-		return 2;
+		return cli_usage_err(2, "'%s': expected add or remove", verb);
 	}
 	if (raid_dev_is_nbd(dev)) {
 		/* a URI, handed to the daemon as it is: no file to create or resolve */

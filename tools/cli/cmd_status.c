@@ -26,7 +26,8 @@ static void status_usage(FILE *f)
 	fprintf(f, "usage: jgrfs status [--json] MOUNTPOINT\n"
 		   "       jgrfs status\n\n"
 		   "Show the state of the jgrfs volume mounted at MOUNTPOINT: members (failed,\n"
-		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), data mode and resync policy, journal use,\n"
+		   "degraded, rebuild progress), hot spares (idle, or rebuilding onto a role), "
+		   "data mode and resync policy, journal use,\n"
 		   "what recovery did at mount, and the array's events since mount (member\n"
 		   "failed, read errors corrected, rebuilds: the names of -o notify=).\n"
 		   "Without MOUNTPOINT, one line per jgrfs volume mounted: mount point, UUID,\n"
@@ -36,9 +37,9 @@ static void status_usage(FILE *f)
 		   "  -v, --verbose also the engine's own lines; -vv: everything\n"
 		   "  -q, --quiet   errors only: no warnings, no progress\n"
 		   "  -h, --help    this text\n\n"
-		   "exit status: 0 healthy, 1 error, 3 degraded (a member missing or failed);\n"
-		   "without MOUNTPOINT: 1 when a volume could not be asked, else 3 when one is\n"
-		   "degraded, else 0 (none mounted too)\n");
+		   "exit status: 0 healthy, 1 error, 2 bad options, 3 degraded (a member missing\n"
+		   "or failed); without MOUNTPOINT: 1 when a volume could not be asked, else 3\n"
+		   "when one is degraded, else 0 (none mounted too)\n");
 }
 
 static const char *status_member_state(const struct fop_status_member *m)
@@ -594,16 +595,13 @@ int cmd_status(int argc, char **argv)
 			cli_verbosity_opt(opt);
 			break;
 		default:
-			status_usage(stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	if (argc - optind == 0 && !json)
 		return status_all();
-	if (argc - optind != 1) {
-		status_usage(stderr);
-		return 2;
-	}
+	if (argc - optind != 1)
+		return cli_usage_err(2, "expected one MOUNTPOINT");
 	if (status_query(argv[optind], &st, json ? &rq : NULL, &have_rq))
 		return 1;
 	if (json)

@@ -39,7 +39,8 @@ static const char sync_help[] =
     "  -q, --quiet   errors only\n"
     "  -h, --help    this text\n"
     "\n"
-    "exit status: 0 durable, 1 an error (not a jgrfs mount, a write or commit failed)\n";
+    "exit status: 0 durable, 1 an error (not a jgrfs mount, a write or commit failed),\n"
+    "2 bad options\n";
 
 /* One mount point: pages to the daemon, then its journal committed. */
 static int sync_one(const char *mnt)
@@ -86,14 +87,11 @@ int cmd_sync(int argc, char **argv)
 		default:
 			if (!cli_verbosity_opt(opt))
 				break;
-			fputs(sync_help, stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	if (optind >= argc) {
-		cli_err("expected a mount point");
-		fputs(sync_help, stderr);
-		return 2;
+		return cli_usage_err(2, "expected a mount point");
 	}
 	for (int i = optind; i < argc; i++)
 		if (sync_one(argv[i]))

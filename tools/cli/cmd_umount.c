@@ -527,8 +527,8 @@ int cmd_umount(int argc, char **argv)
 		switch (opt) {
 		case 't':
 			if (cli_parse_u64(optarg, 1u << 30, &v)) {
-				cli_err("bad --timeout '%s': seconds, 0 for no limit", optarg);
-				return 2;
+				return cli_usage_err(
+				    2, "bad --timeout '%s': seconds, 0 for no limit", optarg);
 			}
 			o.timeout_s = (unsigned int)v;
 			break;
@@ -544,16 +544,13 @@ int cmd_umount(int argc, char **argv)
 		default:
 			if (!cli_verbosity_opt(opt))
 				break;
-			fputs(cmd_umount_help, stderr);
-			return 2;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	o.verbose = cli_verbosity > 0;
 	o.quiet = cli_verbosity < 0;
-	if (argc - optind != 1) {
-		fputs(cmd_umount_help, stderr);
-		return 2;
-	}
+	if (argc - optind != 1)
+		return cli_usage_err(2, "expected one MOUNTPOINT");
 	o.mnt = argv[optind];
 
 	/* 1. the daemon and the array */

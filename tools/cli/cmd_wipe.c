@@ -44,7 +44,7 @@ static const char cmd_wipe_help[] =
 	"                           (a mount being stopped, an fsck), wait for it\n"
 	"  -h, --help               this text\n"
 	"\n"
-	"exit status: 0 wiped, or nothing to wipe; 1 bad options; 2 refused, or a\n"
+	"exit status: 0 wiped, or nothing to wipe; 2 bad options, refused, or a\n"
 	"write failed\n";
 
 /* The blocks of @dev that hold a jgrfs superblock, as a mask of copies; -errno unreadable. */
@@ -123,15 +123,12 @@ int cmd_wipe(int argc, char **argv)
 			cli_lock_wait = true;
 			break;
 		default:
-			fputs(cmd_wipe_help, stderr);
-			return 1;
+			return cli_usage_err(2, NULL);
 		}
 	}
 	n = argc - optind;
 	if (n < 1) {
-		cli_err("no devices given");
-		fputs(cmd_wipe_help, stderr);
-		return 1;
+		return cli_usage_err(2, "no devices given");
 	}
 	if (n > CLI_MAX_DEVICES)
 		return cli_err("at most %d devices, not %d", CLI_MAX_DEVICES, n);
