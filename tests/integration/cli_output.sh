@@ -114,7 +114,7 @@ it_log "fsck as fsck(8) runs it, and usage errors: one line and a pointer to --h
 	run -- examine
 	run -- mount -x $D mnt
 	run -- mount mnt
-	run -- status
+	run -- status mnt extra
 	run -- umount mnt extra
 	run -- scrub --trust-data mnt
 	run -- rebuild --role x --new e9.img $D

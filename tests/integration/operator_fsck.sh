@@ -105,7 +105,7 @@ it_log "usage errors: one line, a pointer to --help"
 	usage "scrub --nope" 2 "jgrfs scrub" -- "$JGRFS" scrub --nope $C
 	usage "rebuild --role x" 2 "jgrfs rebuild" -- "$JGRFS" rebuild --role x $C
 	usage "umount -t" 2 "jgrfs umount" -- "$JGRFS" umount -t
-	usage "status, no mountpoint" 2 "jgrfs status" -- "$JGRFS" status
+	usage "status, two mountpoints" 2 "jgrfs status" -- "$JGRFS" status mnt extra
 	usage "wipe -Q" 2 "jgrfs wipe" -- "$JGRFS" wipe -Q clean/d0
 	usage "no command" 2 "jgrfs" -- "$JGRFS"
 	usage "unknown command" 2 "jgrfs" -- "$JGRFS" frobnicate
