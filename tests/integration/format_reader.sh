@@ -57,7 +57,11 @@ grep -q "; 78 data checksums verified" <<<"$out" || { echo "FAIL: not the 78 dat
 
 # A damaged byte in member 1's copy 1 must be found, by the crc the document gives.
 run 5 4 4K journal >/dev/null
-printf '\x01' | dd of="$dir/m1" bs=1 seek=$((4096 + 0x90)) conv=notrunc status=none
+# the byte flipped, not set: a set byte that held that value already (a UUID
+# byte, 1 in 256) would damage nothing
+at=$((4096 + 0x90))
+b=$(dd if="$dir/m1" bs=1 skip=$at count=1 status=none | od -An -tu1 | tr -d ' ')
+printf "\\x$(printf %02x $((b ^ 0xff)))" | dd of="$dir/m1" bs=1 seek=$at conv=notrunc status=none
 if out=$(python3 "$reader" "$dir"/m[0-9]); then
 	echo "FAIL: the reader accepted a damaged superblock copy: $out"
 	exit 1
