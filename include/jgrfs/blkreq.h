@@ -147,6 +147,16 @@ enum blk_ctl_cmd {
 	 * write it took has ended when its request completed. arg NULL.
 	 */
 	BLK_CTL_UNFENCED = 10,
+	/*
+	 * Writes near this block (arg: const uint64_t *, a block number) are
+	 * recorded in the array's write-intent bitmap even when flagged
+	 * BLK_FS_RAIDSYNC: it holds what a recovery reads before the journal can
+	 * name any row (a superblock), so after a crash the array itself must know
+	 * those rows may be torn. Given before the first such write; kept until
+	 * the array stops. A device without a write-intent bitmap answers 0 and
+	 * records nothing; -ENOSPC past a few blocks in distinct regions.
+	 */
+	BLK_CTL_TRACK_ALWAYS = 11,
 };
 
 /*

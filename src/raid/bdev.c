@@ -118,6 +118,10 @@ static int raid_array_ctl(struct blk_dev *dev, unsigned int cmd, void *arg)
 		return 0;
 	case BLK_CTL_HEAL_READ:
 		return raid_heal_read(a, arg); /* heal.c */
+	case BLK_CTL_TRACK_ALWAYS:
+		if (!arg)
+			return -EINVAL;
+		return raid_bitmap_track_always(a, *(const uint64_t *)arg); /* (B5) */
 	default:
 		return -ENOTTY;
 	}

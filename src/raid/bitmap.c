@@ -19,6 +19,11 @@
  *      a resync of that region.
  * (B3) Under the journal policy writes flagged BLK_FS_RAIDSYNC never reach (B1):
  *      the filesystem's journal names their rows after a crash.
+ * (B5) ... except in the regions named by BLK_CTL_TRACK_ALWAYS: the filesystem's
+ *      and its journal's superblocks, which a recovery reads before the journal
+ *      can name any row. Their writes set the region's bit like any other, so a
+ *      dirty and degraded assembly knows those rows may be torn (at risk), and a
+ *      clean one resyncs them before they are read.
  * (B4) A user write that failed upward (stripe.c (W5)) leaves its rows recorded
  *      dirty: the bits of its regions are set durably, whatever its flags, and
  *      resync_pending stops (B2) and raid_stop from clearing any bit or marking
@@ -32,6 +37,38 @@
 #include <string.h>
 
 #include "raid_i.h"
+
+int raid_bitmap_track_always(struct raid_array *a, uint64_t blkno)
+{
+	uint64_t reg;
+
+	if (!a->bm_blocks)
+		return 0;
+	if (blkno >= a->geo.array_blocks)
+		return -EINVAL;
+	reg = blkno / a->bm_region_blocks;
+	for (unsigned int i = 0; i < a->bm_nalways; i++)
+		if (a->bm_always[i] == reg)
+			return 0;
+	if (a->bm_nalways == RAID_TRACK_ALWAYS_MAX)
+		return -ENOSPC;
+	a->bm_always[a->bm_nalways] = reg;
+	__atomic_store_n(&a->bm_nalways, a->bm_nalways + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool raid_bitmap_tracks(const struct raid_array *a, uint64_t reg, uint32_t flags)
+{
+	unsigned int n;
+
+	if (a->policy != RAID_RESYNC_JOURNAL || !(flags & BLK_FS_RAIDSYNC))
+		return true;
+	n = __atomic_load_n(&a->bm_nalways, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < n; i++)
+		if (a->bm_always[i] == reg)
+			return true;
+	return false;
+}
 
 /* (B2) Seconds a region must be idle before its bit is cleared. */
 static double raid_bitmap_clear_delay(const struct raid_array *a)

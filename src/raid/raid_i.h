@@ -25,6 +25,7 @@
 #define RAID_GROUP_MAX_ROWS 256u
 #define RAID_LOST_RING 16u	 /* lost array blocks remembered (raid_lost_blocks) */	 /* rows handled per member batch */
 #define RAID_GROUP_MAX_BYTES (32u << 20) /* scratch per member batch */
+#define RAID_TRACK_ALWAYS_MAX 4u	 /* regions BLK_CTL_TRACK_ALWAYS can name */
 
 /* ------------------------------------------------------------------ layout */
 
@@ -219,6 +220,10 @@ struct raid_array {
 	double *bm_last_time;	 /* time of the region's last write completion */
 	uint64_t bm_epoch;	 /* array flushes completed */
 	uint64_t bm_dirty;	 /* set bits */
+	/* (B5) regions tracked whatever the write's flags (BLK_CTL_TRACK_ALWAYS);
+	 * set before the journal's first write, read without bm_lock */
+	uint64_t bm_always[RAID_TRACK_ALWAYS_MAX];
+	unsigned int bm_nalways;
 
 	pthread_mutex_t sync_lock; /* protects synced, resync_all, risk_* */
 	uint8_t *synced;	   /* rows resynced this recovery (SYNCRAID / resync-all) */
@@ -520,6 +525,11 @@ void raid_bitmap_flushed(struct raid_array *a);
 int raid_bitmap_clear_all(struct raid_array *a);
 /* Whether every dirty region lies in rows below @row (false without a bitmap). */
 bool raid_bitmap_dirty_below(struct raid_array *a, uint64_t row);
+/* (B5) Track writes to the region of @blkno whatever their flags; -ENOSPC past
+ * RAID_TRACK_ALWAYS_MAX regions, 0 without a bitmap (nothing to track in). */
+int raid_bitmap_track_always(struct raid_array *a, uint64_t blkno);
+/* (B3), (B5): does a write to region @reg flagged @flags set its bit? */
+bool raid_bitmap_tracks(const struct raid_array *a, uint64_t reg, uint32_t flags);
 
 /* resync.c */
 int raid_resync_recovery(struct raid_array *a);

@@ -1340,7 +1340,7 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 {
 	struct raid_array *a = g->a;
 	const struct raid_geo *geo = &a->geo;
-	bool journal = a->policy == RAID_RESYNC_JOURNAL, resync_all;
+	bool resync_all;
 	unsigned int nrows = 0;
 	uint8_t **wsrc = NULL;
 	uint8_t *lines = NULL;
@@ -1375,13 +1375,14 @@ static int raid_grp_user(struct raid_grp *g, struct raid_seg *segs, unsigned int
 		}
 		if (sg->write && (sg->flags & BLK_APPEND))
 			r->append = true;
-		if (sg->write && a->bm_blocks && !(journal && (sg->flags & BLK_FS_RAIDSYNC))) {
+		if (sg->write && a->bm_blocks) {
 			uint64_t b0 = sg->row * geo->row_blocks + sg->slot;
 			uint64_t r0 = b0 / a->bm_region_blocks,
 				 r1 = (b0 + sg->nblocks - 1) / a->bm_region_blocks;
 
 			for (uint64_t x = r0; x <= r1; x++)
-				g->regions[g->nregions++] = x;
+				if (raid_bitmap_tracks(a, x, sg->flags)) /* (B3), (B5) */
+					g->regions[g->nregions++] = x;
 		}
 	}
 	g->nrows = nrows;

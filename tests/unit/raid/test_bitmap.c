@@ -68,6 +68,55 @@ static void test_bitmap_fs_raidsync_stays_clean(void **state)
 	}
 }
 
+/*
+ * (B5) Under the journal policy an FS_RAIDSYNC write into a region named by
+ * BLK_CTL_TRACK_ALWAYS sets its bit like a plain write, and a crash followed by
+ * a degraded assembly names its rows at risk; other regions stay out (B3).
+ */
+static void test_bitmap_track_always(void **state)
+{
+	static const struct geo_case gc = {5, 4, 2};
+	struct raid_assemble_cfg force = {.force = true};
+	uint8_t *buf = jg_zalloc_blocks(1);
+	const uint64_t sb = 0, jsb = 2 * REGION + 5;
+	uint64_t rows[64], more;
+	struct raid_geo g;
+	size_t n = 0;
+	bool all = false, row0 = false, reg1 = false;
+	struct tarr t;
+
+	(void)state;
+	t_make(&t, &gc, MB, RAID_RESYNC_JOURNAL, REGION, NULL);
+	t_assemble(&t);
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_TRACK_ALWAYS, (void *)&sb), 0);
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_TRACK_ALWAYS, (void *)&jsb), 0);
+	assert_int_equal(blk_ctl(t.dev, BLK_CTL_TRACK_ALWAYS, (void *)&jsb), 0); /* once */
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, REGION + 1, 1, buf, BLK_FS_RAIDSYNC), 0);
+	if (t_bits_set(&t))
+		t_fail(&gc, "an FS_RAIDSYNC write outside the tracked regions set a bit");
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, 3, 1, buf, BLK_FS_RAIDSYNC), 0);
+	assert_int_equal(t_io(&t, BLK_OP_WRITE, jsb + 1, 1, buf, BLK_FS_RAIDSYNC), 0);
+	if (t_bits_set(&t) != 2 || t_dirty(&t) != 2)
+		t_fail(&gc, "FS_RAIDSYNC writes in the tracked regions did not set their bits");
+	raid_abandon(t.a); /* crash: both bits set, the array dirty */
+	t.a = NULL;
+	/* degraded: the recovery resync cannot run, the tracked rows are at risk */
+	assert_int_equal(t_assemble_mask(&t, ~1u, &force), 0);
+	t_geo(&t, &g);
+	assert_int_equal(raid_rows_at_risk(t.a, rows, 64, &n, &more, &all), 0);
+	for (size_t i = 0; i < n; i++) {
+		row0 |= rows[i] == 0;
+		/* a row wholly inside region 1, which only the untracked write touched */
+		reg1 |= rows[i] * g.row_blocks >= REGION &&
+			(rows[i] + 1) * g.row_blocks <= 2 * REGION;
+	}
+	if (all || !row0 || reg1)
+		t_fail(&gc, "the tracked rows are not the ones named at risk");
+	t_stop(&t);
+	free(buf);
+	t_free(&t);
+}
+
 /* Order of member operations, recorded by a wrapper. */
 struct t_ev {
 	unsigned int member;
@@ -359,6 +408,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bitmap_fs_raidsync_stays_clean),
+	    cmocka_unit_test(test_bitmap_track_always),
 	    cmocka_unit_test(test_bitmap_durable_before_data_one_round),
 	    cmocka_unit_test(test_bitmap_lazy_clear_and_crash),
 	    cmocka_unit_test(test_bitmap_no_resync_keeps_bits),
