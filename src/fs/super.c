@@ -447,7 +447,7 @@ static bool fs_blk_blank(const uint8_t *blk)
  * ordered and writeback (read-only aside), before the journal recovers
  * anything: an in-place overwrite in flight at a crash would leave data that
  * does not match its committed checksum, and nothing would say which block
- * (docs/DESIGN.md, "Data checksums"). -EINVAL after a message.
+ * (docs/design/checksums.md, "Data checksums"). -EINVAL after a message.
  */
 static int fs_mode_check(const struct fs_super *sb, const struct blk_dev *dev,
 			 enum jnl_data_mode mode, bool readonly)
