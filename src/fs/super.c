@@ -857,7 +857,7 @@ static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, ui
  * fails its checksum, seeded by the new UUID); but where a member is a sparse
  * file or thin storage, the log is allocated now, not by the first commits,
  * each of whose FUA writes would also wait for the host filesystem to allocate
- * the block and commit that (docs/BENCHMARKS.md). At most 1 GiB and its parity.
+ * the block and commit that (docs/BENCHMARKS-HISTORY.md). At most 1 GiB and its parity.
  */
 static int fs_mkfs_zero(struct blk_dev *dev, uint64_t start, uint64_t count,
 			struct fs_mkfs_prog *prog)
