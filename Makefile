@@ -12,11 +12,11 @@
 #   make bench-slow  declared against the bitmap on members behind nbdkit servers that
 #                  delay like a disk, an SSD, a network disk, and on local files
 #                  (tools/bench/bench_slow.sh, BENCH_SLOW_ARGS), in build-release/
-#   make crash-long  the long in-process crash run (docs/DESIGN.md, "Crash coverage"):
+#   make crash-long  the long in-process crash run (docs/design/recovery.md, "Crash coverage"):
 #                  CRASH_ITERS power cuts per protected mode (CRASH_OFF_ITERS for off) in
 #                  seed ranges, CRASH_JOBS at a time,
 #                  summed; fails on damage in a protected mode or a point hit < 100 times
-#   make crash-combined  power cuts with a second fault (issue 43; docs/DESIGN.md, "Crash
+#   make crash-combined  power cuts with a second fault (issue 43; docs/design/recovery.md, "Crash
 #                  coverage"): CRASH_COMBINED_ITERS per protected mode of each of the
 #                  lifecycles eio-cut, lost-before, rebuild-run and scrub-run, CRASH_JOBS at a time,
 #                  each summed;

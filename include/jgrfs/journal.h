@@ -139,7 +139,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep);
  * *@list (free()). None (NULL, 0) when the log was clean or not written in
  * declared mode, and after a first call. Bounded by the log: at most one
  * transaction's declare blocks. The filesystem settles its data checksums of
- * these blocks (docs/DESIGN.md, "Data checksums").
+ * these blocks (docs/design/checksums.md, "Data checksums").
  */
 void jnl_recovery_take_declared(struct jnl *j, uint64_t **list, size_t *n);
 /* The blocks recovery named are settled, durably: forget the dropped transaction

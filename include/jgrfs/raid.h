@@ -192,7 +192,7 @@ struct raid_create_cfg {
  * read or written, so it takes the same time whatever the size. The array is
  * usable at once and not yet in sync: raid_initial_sync() makes its parity
  * match, and until then the rows past its mark are written so that each write
- * leaves its lines consistent (docs/DESIGN.md, "Instant create"). Refuses
+ * leaves its lines consistent (docs/design/raid.md, "Instant create"). Refuses
  * (-EEXIST, naming the device) a member or spare that already holds a jgrfs
  * superblock unless @force.
  */

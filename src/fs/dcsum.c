@@ -29,7 +29,7 @@
  * as the oracle, as fs_bread heals metadata) or is -EIO, logged with the
  * inode, logical and array block: wrong bytes are never handed back.
  *
- * Crash: see docs/DESIGN.md, "Data checksums". In declared mode the journal
+ * Crash: see docs/design/checksums.md, "Data checksums". In declared mode the journal
  * hands over the blocks its uncommitted transaction declared
  * (jnl_recovery_take_declared); fs_dcsum_settle sets their slots from what
  * the array holds, in transactions committed before the filesystem is used.

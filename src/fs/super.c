@@ -447,7 +447,7 @@ static bool fs_blk_blank(const uint8_t *blk)
  * ordered and writeback (read-only aside), before the journal recovers
  * anything: an in-place overwrite in flight at a crash would leave data that
  * does not match its committed checksum, and nothing would say which block
- * (docs/DESIGN.md, "Data checksums"). -EINVAL after a message.
+ * (docs/design/checksums.md, "Data checksums"). -EINVAL after a message.
  */
 static int fs_mode_check(const struct fs_super *sb, const struct blk_dev *dev,
 			 enum jnl_data_mode mode, bool readonly)
@@ -883,7 +883,7 @@ static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, ui
  * fails its checksum, seeded by the new UUID); but where a member is a sparse
  * file or thin storage, the log is allocated now, not by the first commits,
  * each of whose FUA writes would also wait for the host filesystem to allocate
- * the block and commit that (docs/BENCHMARKS.md). At most 1 GiB and its parity.
+ * the block and commit that (docs/BENCHMARKS-HISTORY.md). At most 1 GiB and its parity.
  */
 static int fs_mkfs_zero(struct blk_dev *dev, uint64_t start, uint64_t count,
 			struct fs_mkfs_prog *prog)

@@ -533,7 +533,7 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 	if (!j->cfg.commit_interval_ms)
 		j->cfg.commit_interval_ms = 5000;
 	/* 16 MiB: a sequential write runs as fast as with 64 MiB batches, in half
-	 * the daemon's memory (docs/DESIGN.md "Memory the daemon keeps") */
+	 * the daemon's memory (docs/design/fuse.md "Memory the daemon keeps") */
 	if (!j->cfg.max_txn_data_blocks)
 		j->cfg.max_txn_data_blocks = 4096;
 	j->start_blkno = cfg->start_blkno;

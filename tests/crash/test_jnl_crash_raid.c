@@ -296,7 +296,7 @@ static void r_declared_resync(bool commit_after_data, bool log_data)
 	/*
 	 * Every member keeps its superblock twice and an update writes copy 0 everywhere
 	 * and flushes before copy 1 (super.c (S8)): a cut is inside one round at most,
-	 * so each member keeps a valid copy and the array assembles (docs/DESIGN.md,
+	 * so each member keeps a valid copy and the array assembles (docs/design/raid.md,
 	 * "Two superblock copies per member"). A cut after which it does not is a bug.
 	 */
 	assert_true(cut - 1 > 50);	/* the workload really wrote, as in w_crash_all */

@@ -140,7 +140,7 @@ int cmd_mkfs(int argc, char **argv)
 	 * Data checksums by default where the mount's default, data=declared, keeps
 	 * them consistent after a crash: on an array made for journal-guided
 	 * resync. The other policies are there for data=ordered and writeback,
-	 * which a volume with checksums refuses (docs/DESIGN.md, "Data checksums").
+	 * which a volume with checksums refuses (docs/design/checksums.md, "Data checksums").
 	 */
 	fo.data_csum = data_csum >= 0 ? data_csum : cfg.resync == RAID_RESYNC_JOURNAL;
 	n = argc - optind;
