@@ -33,6 +33,7 @@ const char *const ct_lc_names[CT_LC_COUNT] = {
 	[CT_LC_LOST_BEFORE] = "lost-before",
 	[CT_LC_REBUILD_RUN] = "rebuild-run",
 	[CT_LC_SCRUB_RUN] = "scrub-run",
+	[CT_LC_READD_RUN] = "readd-run",
 };
 
 const char *const ct_second_names[CT_2ND_COUNT] = {
@@ -826,6 +827,9 @@ struct ip_sync {
 	bool started;
 	bool whole;		/* (I7) the rebuild (scrub) ended before the cut */
 	bool scrub;		/* (I7) scrub-run */
+	bool readd;		/* (I7) readd-run */
+	int phase;		/* (I7) readd-run: 0 running, 1 member failed, 2 readding */
+	unsigned int steps;	/* (I7) readd-run: the readd's progress calls so far */
 	int rc;
 };
 
@@ -858,9 +862,64 @@ static int ip_scrub_online(struct ip_sync *s)
 	return rc;
 }
 
+/* (I7) readd-run: a readd touches few rows and is over in a few groups, seldom
+ * under a cut drawn among all writes; half the seeds cut it at its first,
+ * second or third group instead. */
+static int ip_readd_step(void *ctx, uint64_t done, uint64_t total)
+{
+	struct ip_sync *s = ctx;
+	uint64_t pick = ct_mix(s->x->seed, 22) % 6;
+
+	if (pick < 3 && s->steps++ == pick && !raid_fault_domain_is_cut(s->x->dom))
+		raid_fault_domain_cut(s->x->dom);
+	return ip_sync_step(s, done, total);
+}
+
+/*
+ * (I7) readd-run: member x->rebuild_role fails (as raid_fail_member records it,
+ * the daemon's answer to an I/O error), the workload writes on without it, and
+ * it comes back on the same file through a new device: raid_readd rebuilds the
+ * rows it missed. The cut falls anywhere in this.
+ */
+static int ip_readd_run(struct ip_sync *s)
+{
+	struct ip_run *x = s->x;
+	unsigned int role = x->rebuild_role;
+	struct blk_dev *dev = NULL;
+	int rc;
+
+	for (int i = 0; i < 2; i++)
+		if (ip_sync_step(s, 0, 0))
+			return -ECANCELED;
+	rc = raid_fail_member(s->a, role);
+	if (rc)
+		return rc;
+	__atomic_store_n(&s->phase, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 3; i++)
+		if (ip_sync_step(s, 0, 0))
+			return -ECANCELED;
+	/* Back on the same file: what the failed device held unflushed has landed
+	 * by now (as a disk's cache is written or dropped before it answers again;
+	 * kept here). Left unflushed, the domain would revert those writes at the
+	 * cut over what the readd wrote later, which no disk does. */
+	blk_flush(x->fault[role]);
+	rc = raid_dev_fault_open(x->dom, x->lower[role], &dev);
+	if (rc)
+		return rc;
+	__atomic_store_n(&s->phase, 2, __ATOMIC_RELEASE);
+	/* fenced: this device has no connection that could deliver old writes */
+	return raid_readd(s->a, role, dev, RAID_READD_FENCED, ip_readd_step, s);
+}
+
 static void *ip_sync_main(void *arg)
 {
 	struct ip_sync *s = arg;
+
+	if (s->readd) {
+		s->rc = ip_readd_run(s);
+		s->whole = !s->rc && !__atomic_load_n(&s->x->cut, __ATOMIC_ACQUIRE);
+		return NULL;
+	}
 
 	if (s->scrub) {
 		s->rc = ip_scrub_online(s);
@@ -896,7 +955,8 @@ static void ip_sync_start(struct ip_sync *s, struct ip_run *x, struct raid_array
 	if (x->r->lifecycle == CT_LC_REBUILD_RUN && ip_sync_spare(s, x))
 		return;
 	s->scrub = x->r->lifecycle == CT_LC_SCRUB_RUN;
-	s->started = (x->r->lifecycle == CT_LC_INITIAL_SYNC || s->sf || s->scrub) &&
+	s->readd = x->r->lifecycle == CT_LC_READD_RUN;
+	s->started = (x->r->lifecycle == CT_LC_INITIAL_SYNC || s->sf || s->scrub || s->readd) &&
 		     !pthread_create(&s->thread, NULL, ip_sync_main, s);
 	if (!s->started && s->sf) {
 		blk_close(s->sf);
@@ -1004,6 +1064,13 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	if (sync.sf || (sync.scrub && sync.rc != -EAGAIN))
 		x->r->second = sync.whole ? CT_2ND_MISSED :
 			       sync.scrub ? CT_2ND_SCRUBBING : CT_2ND_REBUILDING;
+	if (sync.readd)
+		x->r->second = sync.whole || !sync.phase ? CT_2ND_MISSED :
+			       sync.phase == 1 ? CT_2ND_RECORDED : CT_2ND_REBUILDING;
+	if (sync.readd && sync.rc && sync.rc != -ECANCELED && !x->cut)
+		ip_why(x, CT_ERROR, "readd-run: %s of member %u failed: %s",
+		       sync.phase < 2 ? "the failure" : "the readd", x->rebuild_role,
+		       strerror(-sync.rc));
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
 	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;
@@ -1381,10 +1448,14 @@ static int ip_recover_two(struct ip_run *x, struct ct_tree *t, unsigned int skip
 	struct ct_ops ops;
 	int rc;
 
-	if (x->r->lifecycle == CT_LC_EIO_CUT) {
+	if (x->r->lifecycle == CT_LC_EIO_CUT ||
+	    (x->r->lifecycle == CT_LC_READD_RUN && x->r->second != CT_2ND_MISSED)) {
 		/* the failed member back (a transient fault): stale when its failure
 		 * was recorded, and then refused: assembled without it, as the
-		 * refusal says */
+		 * refusal says (readd-run: until the readd's first round names it
+		 * being rebuilt) */
+		unsigned int role = x->r->lifecycle == CT_LC_EIO_CUT ? x->eio_role
+								     : x->rebuild_role;
 		struct raid_assemble_cfg probe = { .force = true, .readonly = true,
 						   .no_resync = true };
 
@@ -1394,12 +1465,15 @@ static int ip_recover_two(struct ip_run *x, struct ct_tree *t, unsigned int skip
 			raid_stop(a);
 			a = NULL;
 		}
-		if (rc == -EUCLEAN || (!rc && ip_role_failed(&ri, x->eio_role))) {
-			if (x->r->second != CT_2ND_UNRECORDED)
-				ip_why(x, CT_ERROR, "member %u recorded failed, not failed at the cut",
-				       x->eio_role);
-			x->r->second = CT_2ND_RECORDED;
-			skip = x->eio_role;
+		if (rc == -EUCLEAN || (!rc && ip_role_failed(&ri, role))) {
+			if (x->r->lifecycle == CT_LC_EIO_CUT) {
+				if (x->r->second != CT_2ND_UNRECORDED)
+					ip_why(x, CT_ERROR,
+					       "member %u recorded failed, not failed at the cut",
+					       role);
+				x->r->second = CT_2ND_RECORDED;
+			}
+			skip = role;
 		}
 	}
 	rc = ip_assemble(x, &acfg, skip, &a);
@@ -1743,7 +1817,7 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 	if (c->lifecycle >= CT_LC_COUNT && c->aim && r->lifecycle == CT_LC_EIO_CUT)
 		r->lifecycle = CT_LC_REMOUNT;
 	two = r->lifecycle == CT_LC_EIO_CUT || r->lifecycle == CT_LC_LOST_BEFORE ||
-	      r->lifecycle == CT_LC_REBUILD_RUN;
+	      r->lifecycle == CT_LC_REBUILD_RUN || r->lifecycle == CT_LC_READD_RUN;
 	for (unsigned int i = 0; i < c->nmem; i++) {
 		x.members[i] = malloc(PATH_MAX);
 		if (!x.members[i]) {
@@ -1798,7 +1872,8 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 				goto out;
 			}
 		}
-		if (r->lifecycle == CT_LC_REBUILD_RUN && x.failed_role == c->nmem)
+		if ((r->lifecycle == CT_LC_REBUILD_RUN || r->lifecycle == CT_LC_READD_RUN) &&
+		    x.failed_role == c->nmem)
 			ip_rebuild_resume(&x);
 		ip_checks(&x, &t);
 		if (r->lifecycle == CT_LC_INITIAL_SYNC)
@@ -1806,7 +1881,8 @@ int ct_ip_iteration(const struct ct_ip_cfg *c, uint64_t seed, struct ct_ip_resul
 		/* waived: the volume may hold what the write hole left (a directory),
 		 * which only fsck -y repairs: a degraded mount of it proves nothing */
 		if (r->lifecycle == CT_LC_LOST_MEMBER || r->lifecycle == CT_LC_INITIAL_SYNC ||
-		    (r->lifecycle == CT_LC_REBUILD_RUN && !r->waived))
+		    ((r->lifecycle == CT_LC_REBUILD_RUN || r->lifecycle == CT_LC_READD_RUN) &&
+		     !r->waived))
 			ip_lost_member(&x, &t);
 	}
 out:

@@ -97,6 +97,9 @@ enum ct_lifecycle {
 				 * member lost */
 	CT_LC_SCRUB_RUN,	/* an online scrub --repair beside the workload, the power
 				 * cut during it */
+	CT_LC_READD_RUN,	/* a member failed beside the workload, then readded (its
+				 * missed rows rebuilt), the power cut during either;
+				 * the readd resumed after recovery, then a member lost */
 	CT_LC_COUNT,
 	CT_LC_SEED = CT_LC_COUNT, /* chosen by the seed */
 };
@@ -130,9 +133,12 @@ enum ct_second {
 	CT_2ND_NONE,		/* one fault only (the lifecycle has no second) */
 	CT_2ND_MISSED,		/* eio-cut: the cut came before the member failed */
 	CT_2ND_UNRECORDED,	/* eio-cut: failed in memory, not in the superblocks at the cut */
-	CT_2ND_RECORDED,	/* eio-cut: the failure recorded in the superblocks */
+	CT_2ND_RECORDED,	/* eio-cut: the failure recorded in the superblocks;
+				 * readd-run: the cut after the member failed, before
+				 * its readd began */
 	CT_2ND_LOST,		/* lost-before: the member missing at the recovering mount */
-	CT_2ND_REBUILDING,	/* rebuild-run: the cut during the rebuild (missed: after it) */
+	CT_2ND_REBUILDING,	/* rebuild-run, readd-run: the cut during the rebuild or
+				 * the readd (missed: after it, or before the failure) */
 	CT_2ND_SCRUBBING,	/* scrub-run: the cut during the scrub (missed: after it) */
 	CT_2ND_COUNT,
 };
