@@ -616,153 +616,200 @@ static void fs_sync_copy(struct fs_inode *dst, const struct fs_inode *src)
 		*dst = *src;
 }
 
+/* One rename: its names, and the directories and inodes it reads and changes. */
+struct fs_rename {
+	uint64_t parent, newparent;
+	const char *name, *newname;
+	size_t slen, dlen;
+	unsigned int flags;		/* FS_RENAME_* */
+	struct fs_inode sdp, ddp;	/* source and destination directories */
+	struct fs_inode sip, dip;	/* the source inode; the destination's, if have_dst */
+	uint64_t sino, dino;
+	unsigned int sft, dft;
+	bool have_dst;
+	bool evict;			/* the replaced inode lost its last link and reference */
+	struct timespec now;
+};
+
+/* Read both directories, the source entry and inode, and the destination's if any. */
+static int fs_rename_lookup(struct fs *fs, struct fs_rename *r)
+{
+	int rc;
+
+	rc = fs_iget_dir(fs, r->parent, &r->sdp);
+	if (!rc)
+		rc = fs_iget_dir(fs, r->newparent, &r->ddp);
+	if (!rc)
+		rc = fs_dir_lookup(fs, &r->sdp, r->name, r->slen, &r->sino, &r->sft);
+	if (!rc)
+		rc = fs_iget_entry(fs, &r->sdp, r->sino, &r->sip);
+	if (rc)
+		return rc;
+	rc = fs_dir_lookup(fs, &r->ddp, r->newname, r->dlen, &r->dino, &r->dft);
+	if (!rc) {
+		r->have_dst = true;
+		rc = fs_iget_entry(fs, &r->ddp, r->dino, &r->dip);
+	} else if (rc == -ENOENT) {
+		rc = 0;
+	}
+	return rc;
+}
+
+/*
+ * What POSIX and the flags refuse, before anything changes: -errno, or 0 with
+ * *@noop set when there is nothing to do.
+ */
+static int fs_rename_check(struct fs *fs, const struct fs_rename *r, bool *noop)
+{
+	int rc;
+
+	if (r->flags & FS_RENAME_EXCHANGE) {
+		if (!r->have_dst)
+			return -ENOENT;
+	} else if (r->have_dst && (r->flags & FS_RENAME_NOREPLACE)) {
+		return -EEXIST;
+	}
+	if (r->have_dst && r->dino == r->sino) {
+		*noop = true;	/* two links of one inode: nothing to do (POSIX) */
+		return 0;
+	}
+	if (r->have_dst && !(r->flags & FS_RENAME_EXCHANGE)) {
+		if (S_ISDIR(r->sip.mode) && !S_ISDIR(r->dip.mode))
+			return -ENOTDIR;
+		if (!S_ISDIR(r->sip.mode) && S_ISDIR(r->dip.mode))
+			return -EISDIR;
+		if (S_ISDIR(r->dip.mode) && r->dip.dir_entries)
+			return -ENOTEMPTY;
+	}
+	/* a directory may not move below itself */
+	if (S_ISDIR(r->sip.mode) && r->parent != r->newparent) {
+		rc = fs_is_ancestor(fs, r->sino, r->newparent);
+		if (rc)
+			return rc > 0 ? -EINVAL : rc;
+	}
+	if ((r->flags & FS_RENAME_EXCHANGE) && S_ISDIR(r->dip.mode) && r->parent != r->newparent) {
+		rc = fs_is_ancestor(fs, r->dino, r->parent);
+		if (rc)
+			return rc > 0 ? -EINVAL : rc;
+	}
+	return 0;
+}
+
+/* FS_RENAME_EXCHANGE: each entry names the other inode; moved directories follow. */
+static int fs_rename_exchange(struct fs_tx *tx, struct fs_rename *r)
+{
+	int rc;
+
+	rc = fs_dir_set(tx, &r->sdp, r->name, r->slen, r->dino, r->dft);
+	fs_sync_copy(&r->ddp, &r->sdp);
+	if (!rc)
+		rc = fs_dir_set(tx, &r->ddp, r->newname, r->dlen, r->sino, r->sft);
+	fs_sync_copy(&r->sdp, &r->ddp);
+	if (rc)
+		return rc;
+	if (r->parent != r->newparent) {
+		if (S_ISDIR(r->sip.mode)) {
+			r->sip.parent = r->newparent;
+			r->sdp.nlink--;
+			r->ddp.nlink++;
+		}
+		if (S_ISDIR(r->dip.mode)) {
+			r->dip.parent = r->parent;
+			r->ddp.nlink--;
+			r->sdp.nlink++;
+		}
+	}
+	r->sip.ctime = r->dip.ctime = r->now;
+	rc = fs_iput(tx, &r->sip);
+	if (!rc)
+		rc = fs_iput(tx, &r->dip);
+	return rc;
+}
+
+/*
+ * A move: the destination entry names the source inode (replacing one, which
+ * drops a link, or added: *@add_failed when that fails, and then nothing else
+ * changed), then the source entry goes.
+ */
+static int fs_rename_move(struct fs_tx *tx, struct fs_rename *r, bool *add_failed)
+{
+	int rc;
+
+	if (r->have_dst) {
+		rc = fs_dir_set(tx, &r->ddp, r->newname, r->dlen, r->sino, r->sft);
+		if (!rc && S_ISDIR(r->dip.mode))
+			r->ddp.nlink--;	/* the replaced directory's ".." */
+		if (!rc)
+			rc = fs_drop_link(tx, &r->dip, &r->now, &r->evict);
+	} else {
+		rc = fs_dir_add(tx, &r->ddp, r->newname, r->dlen, r->sino, r->sft);
+		if (rc) {
+			*add_failed = true;
+			return fs_dir_add_failed(tx, &r->ddp, rc);
+		}
+	}
+	fs_sync_copy(&r->sdp, &r->ddp);
+	if (!rc)
+		rc = fs_dir_remove(tx, &r->sdp, r->name, r->slen);
+	fs_sync_copy(&r->ddp, &r->sdp);
+	if (rc)
+		return rc;
+	if (S_ISDIR(r->sip.mode) && r->parent != r->newparent) {
+		r->sip.parent = r->newparent;
+		r->sdp.nlink--;
+		r->ddp.nlink++;
+	}
+	r->sip.ctime = r->now;
+	return fs_iput(tx, &r->sip);
+}
+
+/* Both directories changed: their times, and their inodes written once each. */
+static int fs_rename_dirs_put(struct fs_tx *tx, struct fs_rename *r)
+{
+	int rc;
+
+	r->sdp.mtime = r->sdp.ctime = r->now;
+	r->ddp.mtime = r->ddp.ctime = r->now;
+	if (r->parent == r->newparent) {
+		/* one directory: both copies carry every change */
+		return fs_iput(tx, &r->ddp);
+	}
+	rc = fs_iput(tx, &r->sdp);
+	if (!rc)
+		rc = fs_iput(tx, &r->ddp);
+	return rc;
+}
+
 /* One try of a rename, in one handle; *@evict_ino: the replaced inode to free after,
  * or 0; *@add_failed: the new entry could not be added (then nothing else changed). */
 static int fs_rename_locked(struct fs *fs, uint64_t parent, const char *name, size_t slen,
 			    uint64_t newparent, const char *newname, size_t dlen,
 			    unsigned int flags, uint64_t *evict_ino, bool *add_failed)
 {
-	struct fs_inode sdp, ddp, sip, dip;
-	bool have_dst = false, evict = false;
+	struct fs_rename r = { .parent = parent, .newparent = newparent, .name = name,
+			       .newname = newname, .slen = slen, .dlen = dlen, .flags = flags };
 	struct fs_tx *tx = NULL;
-	struct timespec now;
-	uint64_t sino, dino = 0;
-	unsigned int sft, dft;
+	bool noop = false;
 	int rc;
 
 	rc = fs_tx_start(fs, FS_CREDITS_RENAME, &tx);
-	if (rc)
-		goto out;
-	rc = fs_iget_dir(fs, parent, &sdp);
 	if (!rc)
-		rc = fs_iget_dir(fs, newparent, &ddp);
+		rc = fs_rename_lookup(fs, &r);
 	if (!rc)
-		rc = fs_dir_lookup(fs, &sdp, name, slen, &sino, &sft);
+		rc = fs_rename_check(fs, &r, &noop);
+	if (rc || noop)
+		goto out;
+	fs_now(&r.now);
+	if (flags & FS_RENAME_EXCHANGE)
+		rc = fs_rename_exchange(tx, &r);
+	else
+		rc = fs_rename_move(tx, &r, add_failed);
 	if (!rc)
-		rc = fs_iget_entry(fs, &sdp, sino, &sip);
-	if (rc)
-		goto out;
-	rc = fs_dir_lookup(fs, &ddp, newname, dlen, &dino, &dft);
-	if (!rc) {
-		have_dst = true;
-		rc = fs_iget_entry(fs, &ddp, dino, &dip);
-	} else if (rc == -ENOENT) {
-		rc = 0;
-	}
-	if (rc)
-		goto out;
-	if (flags & FS_RENAME_EXCHANGE) {
-		if (!have_dst) {
-			rc = -ENOENT;
-			goto out;
-		}
-	} else if (have_dst && (flags & FS_RENAME_NOREPLACE)) {
-		rc = -EEXIST;
-		goto out;
-	}
-	if (have_dst && dino == sino) {
-		rc = 0;	/* two links of one inode: nothing to do (POSIX) */
-		goto out;
-	}
-	if (have_dst && !(flags & FS_RENAME_EXCHANGE)) {
-		if (S_ISDIR(sip.mode) && !S_ISDIR(dip.mode)) {
-			rc = -ENOTDIR;
-			goto out;
-		}
-		if (!S_ISDIR(sip.mode) && S_ISDIR(dip.mode)) {
-			rc = -EISDIR;
-			goto out;
-		}
-		if (S_ISDIR(dip.mode) && dip.dir_entries) {
-			rc = -ENOTEMPTY;
-			goto out;
-		}
-	}
-	/* a directory may not move below itself */
-	if (S_ISDIR(sip.mode) && parent != newparent) {
-		rc = fs_is_ancestor(fs, sino, newparent);
-		if (rc) {
-			rc = rc > 0 ? -EINVAL : rc;
-			goto out;
-		}
-	}
-	if ((flags & FS_RENAME_EXCHANGE) && S_ISDIR(dip.mode) && parent != newparent) {
-		rc = fs_is_ancestor(fs, dino, parent);
-		if (rc) {
-			rc = rc > 0 ? -EINVAL : rc;
-			goto out;
-		}
-	}
-	fs_now(&now);
-	if (flags & FS_RENAME_EXCHANGE) {
-		rc = fs_dir_set(tx, &sdp, name, slen, dino, dft);
-		fs_sync_copy(&ddp, &sdp);
-		if (!rc)
-			rc = fs_dir_set(tx, &ddp, newname, dlen, sino, sft);
-		fs_sync_copy(&sdp, &ddp);
-		if (rc)
-			goto out;
-		if (parent != newparent) {
-			if (S_ISDIR(sip.mode)) {
-				sip.parent = newparent;
-				sdp.nlink--;
-				ddp.nlink++;
-			}
-			if (S_ISDIR(dip.mode)) {
-				dip.parent = parent;
-				ddp.nlink--;
-				sdp.nlink++;
-			}
-		}
-		sip.ctime = dip.ctime = now;
-		rc = fs_iput(tx, &sip);
-		if (!rc)
-			rc = fs_iput(tx, &dip);
-	} else {
-		if (have_dst) {
-			rc = fs_dir_set(tx, &ddp, newname, dlen, sino, sft);
-			if (!rc && S_ISDIR(dip.mode))
-				ddp.nlink--;	/* the replaced directory's ".." */
-			if (!rc)
-				rc = fs_drop_link(tx, &dip, &now, &evict);
-		} else {
-			rc = fs_dir_add(tx, &ddp, newname, dlen, sino, sft);
-			if (rc) {
-				*add_failed = true;
-				rc = fs_dir_add_failed(tx, &ddp, rc);
-				goto out;
-			}
-		}
-		fs_sync_copy(&sdp, &ddp);
-		if (!rc)
-			rc = fs_dir_remove(tx, &sdp, name, slen);
-		fs_sync_copy(&ddp, &sdp);
-		if (rc)
-			goto out;
-		if (S_ISDIR(sip.mode) && parent != newparent) {
-			sip.parent = newparent;
-			sdp.nlink--;
-			ddp.nlink++;
-		}
-		sip.ctime = now;
-		rc = fs_iput(tx, &sip);
-	}
-	if (rc)
-		goto out;
-	sdp.mtime = sdp.ctime = now;
-	ddp.mtime = ddp.ctime = now;
-	if (parent == newparent) {
-		/* one directory: both copies carry every change */
-		rc = fs_iput(tx, &ddp);
-	} else {
-		rc = fs_iput(tx, &sdp);
-		if (!rc)
-			rc = fs_iput(tx, &ddp);
-	}
+		rc = fs_rename_dirs_put(tx, &r);
 out:
 	if (tx)
 		rc = fs_tx_end(tx, rc);
-	*evict_ino = !rc && evict ? dino : 0;
+	*evict_ino = !rc && r.evict ? r.dino : 0;
 	return rc;
 }
 

@@ -470,34 +470,48 @@ static int fop_mountpoint(const char *mountpoint, char *out)
 	return 0;
 }
 
-int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o,
-	      struct fop_watch *watch)
+/* What fop_serve() sets up around the session, for fop_session_down(). */
+struct fop_serve_state {
+	struct fuse_args args;
+	struct fuse_loop_config *loop;
+	struct fop_stopper stopper;
+	char mnt[PATH_MAX]; /* the mountpoint, absolute */
+	bool mounted, stopper_on;
+};
+
+/* The context of one mount: its locks, the array, the options, the watcher. */
+static void fop_ctx_init(struct fop_ctx *c, struct raid_array *a, const struct fop_opts *o,
+			 struct fop_watch *watch)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_loop_config *loop = NULL;
-	struct fop_stopper stopper = {0};
+	memset(c, 0, sizeof(*c));
+	jg_mutex_init(&c->rebuild_lock, PTHREAD_MUTEX_DEFAULT);
+	pthread_mutex_init(&c->lost_lock, NULL);
+	jg_mutex_init(&c->scrub_lock, PTHREAD_MUTEX_DEFAULT);
+	pthread_cond_init(&c->scrub_cond, NULL);
+	c->array = a;
+	c->opts = o;
+	c->notify = watch ? watch->notify : NULL;
+	c->watch = watch;
+	c->owner_uid = getuid();
+}
+
+static void fop_ctx_destroy(struct fop_ctx *c)
+{
+	jg_mutex_destroy(&c->rebuild_lock);
+	pthread_mutex_destroy(&c->lost_lock);
+	jg_mutex_destroy(&c->scrub_lock);
+	pthread_cond_destroy(&c->scrub_cond);
+}
+
+/*
+ * Mount the filesystem on the array (its journal recovers here) and say once
+ * what the recovery did and what it left at risk.
+ */
+static int fop_fs_mount(struct fop_ctx *c, const struct fop_opts *o)
+{
+	struct raid_array *a = c->array;
 	struct fs_mount_opts fso;
-	struct fop_ctx c;
-	char mnt[PATH_MAX];
-	bool mounted = false, stopper_on = false;
-	int rc, rc2;
-
-	memset(&c, 0, sizeof(c));
-	jg_mutex_init(&c.rebuild_lock, PTHREAD_MUTEX_DEFAULT);
-	pthread_mutex_init(&c.lost_lock, NULL);
-	jg_mutex_init(&c.scrub_lock, PTHREAD_MUTEX_DEFAULT);
-	pthread_cond_init(&c.scrub_cond, NULL);
-	c.array = a;
-	c.opts = o;
-	c.notify = watch ? watch->notify : NULL;
-	c.watch = watch;
-	c.owner_uid = getuid();
-	fop_log_start(o); /* again, for a caller that did not: the same routes */
-
-	rc = fop_mountpoint(mountpoint, mnt);
-	if (rc)
-		goto out;
-	fop_check_array(&c, o);
+	int rc;
 
 	memset(&fso, 0, sizeof(fso));
 	fso.data_mode = o->data_mode;
@@ -517,98 +531,156 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	 * with -v); fop_log_recovery() says it once for both layers, at
 	 * JG_LOG_NOTICE, so the user reads one line.
 	 */
-	rc = fs_mount(raid_array_dev(a), &fso, &c.fs);
+	rc = fs_mount(raid_array_dev(a), &fso, &c->fs);
 	if (rc) {
 		jg_log(JG_LOG_ERR, "fuse", "cannot mount the filesystem: %s", strerror(-rc));
-		goto out;
+		return rc;
 	}
-	fop_log_recovery(&c);
-	fop_name_at_risk(&c); /* the journal has asked for its rows: all are known now */
+	fop_log_recovery(c);
+	fop_name_at_risk(c); /* the journal has asked for its rows: all are known now */
+	return 0;
+}
 
-	rc = fop_fuse_args(o, &args);
+/*
+ * The FUSE session: created, the signals routed to the stopper's pipe, mounted
+ * on sv->mnt, and the stopper thread started. What was set up is in @sv for
+ * fop_session_down(), also on failure.
+ */
+static int fop_session_up(struct fop_ctx *c, const struct fop_opts *o, struct fop_serve_state *sv)
+{
+	int rc;
+
+	rc = fop_fuse_args(o, &sv->args);
 	if (rc)
-		goto out;
-	c.se = fuse_session_new(&args, &fop_ops, sizeof(fop_ops), &c);
-	if (!c.se) {
-		rc = -EINVAL; /* libfuse said which option */
-		goto out;
-	}
+		return rc;
+	c->se = fuse_session_new(&sv->args, &fop_ops, sizeof(fop_ops), c);
+	if (!c->se)
+		return -EINVAL; /* libfuse said which option */
 	rc = fop_signals_install();
 	if (rc)
-		goto out;
-	if (fuse_session_mount(c.se, mnt)) {
-		rc = -EIO; /* libfuse said why */
-		goto out;
-	}
-	mounted = true;
-	c.mount_time = time(NULL);
-	fop_readahead_set(mnt, o->max_write_bytes / 1024);
+		return rc;
+	if (fuse_session_mount(c->se, sv->mnt))
+		return -EIO; /* libfuse said why */
+	sv->mounted = true;
+	c->mount_time = time(NULL);
+	fop_readahead_set(sv->mnt, o->max_write_bytes / 1024);
 
-	stopper.mnt = mnt;
-	stopper.se = c.se;
-	rc = -pthread_create(&stopper.thread, NULL, fop_stopper_main, &stopper);
+	sv->stopper.mnt = sv->mnt;
+	sv->stopper.se = c->se;
+	rc = -pthread_create(&sv->stopper.thread, NULL, fop_stopper_main, &sv->stopper);
 	if (rc)
-		goto out;
-	stopper_on = true;
+		return rc;
+	sv->stopper_on = true;
+	return 0;
+}
 
-	jg_log(JG_LOG_INFO, "fuse", "mounted %s data=%s pid=%d", mnt,
+/*
+ * Serve until unmounted: the background work a mount resumes or starts, the
+ * background parent told, then the FUSE loop.
+ */
+static int fop_session_run(struct fop_ctx *c, const struct fop_opts *o, struct fop_serve_state *sv)
+{
+	int rc;
+
+	jg_log(JG_LOG_INFO, "fuse", "mounted %s data=%s pid=%d", sv->mnt,
 	       jnl_data_mode_name(o->data_mode), (int)getpid());
-	fop_rebuild_resume(&c); /* a rebuild paused by an unmount or cut by a crash */
-	fop_watch_start(&c);	/* then a lost member onto a spare: spare.c (U2) */
-	fop_isync_start(&c);	/* a new array's parity, in the background */
-	fop_scrub_resume(&c);	/* a scrub paused by an unmount or cut by a crash */
+	fop_rebuild_resume(c); /* a rebuild paused by an unmount or cut by a crash */
+	fop_watch_start(c);    /* then a lost member onto a spare: spare.c (U2) */
+	fop_isync_start(c);    /* a new array's parity, in the background */
+	fop_scrub_resume(c);   /* a scrub paused by an unmount or cut by a crash */
 	fop_background_ready();
 
-	rc = -ENOMEM;
-	loop = fuse_loop_cfg_create();
-	if (!loop)
-		goto out;
-	fuse_loop_cfg_set_max_threads(loop, o->max_threads);
-	fuse_loop_cfg_set_clone_fd(loop, 0);
-	rc = fuse_session_loop_mt(c.se, loop);
+	sv->loop = fuse_loop_cfg_create();
+	if (!sv->loop)
+		return -ENOMEM;
+	fuse_loop_cfg_set_max_threads(sv->loop, o->max_threads);
+	fuse_loop_cfg_set_clone_fd(sv->loop, 0);
+	rc = fuse_session_loop_mt(c->se, sv->loop);
 	if (rc > 0)
 		rc = -rc; /* a signal number would be positive; we catch none there */
 	if (rc)
 		jg_log(JG_LOG_ERR, "fuse", "session loop: %s", strerror(-rc));
-out:
-	if (stopper_on) {
+	return rc;
+}
+
+/* Undo fop_session_up() and the loop, as far as they went: stopper, signals, session. */
+static void fop_session_down(struct fop_ctx *c, struct fop_serve_state *sv)
+{
+	if (sv->stopper_on) {
 		char z = 0;
 
 		if (write(fop_sig_pipe[1], &z, 1) != 1)
-			pthread_cancel(stopper.thread);
-		pthread_join(stopper.thread, NULL);
+			pthread_cancel(sv->stopper.thread);
+		pthread_join(sv->stopper.thread, NULL);
 	}
 	if (fop_sig_pipe[0] >= 0)
 		fop_signals_remove();
-	if (loop)
-		fuse_loop_cfg_destroy(loop);
-	if (c.se) {
-		if (mounted)
-			fuse_session_unmount(c.se);
-		fuse_session_destroy(c.se); /* runs fop_destroy once the session was up */
+	if (sv->loop)
+		fuse_loop_cfg_destroy(sv->loop);
+	if (c->se) {
+		if (sv->mounted)
+			fuse_session_unmount(c->se);
+		fuse_session_destroy(c->se); /* runs fop_destroy once the session was up */
 	}
-	fuse_opt_free_args(&args);
-	fop_isync_stop(&c);   /* paused at its mark: the next mount resumes it */
-	fop_watch_stop(&c);   /* spare.c (U3): no rebuild starts after the join */
-	fop_rebuild_join(&c); /* an online rebuild pauses at its mark; the next mount resumes it */
-	fop_scrub_join(&c);   /* so does a scrub; before fs_unmount: it names files */
-	if (c.fs) {
-		rc2 = fs_unmount(c.fs);
+	fuse_opt_free_args(&sv->args);
+}
+
+/*
+ * The clean stop, the session gone: the daemon's threads, then the filesystem
+ * (commit, checkpoint, clean), then the array. Returns @rc, or the first error
+ * of the stop when @rc is 0.
+ */
+static int fop_volume_stop(struct fop_ctx *c, int rc, const struct fop_serve_state *sv)
+{
+	int rc2;
+
+	fop_isync_stop(c);   /* paused at its mark: the next mount resumes it */
+	fop_watch_stop(c);   /* spare.c (U3): no rebuild starts after the join */
+	fop_rebuild_join(c); /* an online rebuild pauses at its mark; the next mount resumes it */
+	fop_scrub_join(c);   /* so does a scrub; before fs_unmount: it names files */
+	if (c->fs) {
+		rc2 = fs_unmount(c->fs);
 		if (rc2)
 			jg_log(JG_LOG_ERR, "fuse", "unmount of the filesystem failed: %s",
 			       strerror(-rc2));
 		rc = rc ? rc : rc2;
 	}
-	rc2 = raid_stop(a);
+	rc2 = raid_stop(c->array);
 	if (rc2)
 		jg_log(JG_LOG_ERR, "fuse", "stopping the array failed: %s", strerror(-rc2));
 	rc = rc ? rc : rc2;
-	if (mounted && !rc)
-		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", mnt);
-	jg_mutex_destroy(&c.rebuild_lock);
-	pthread_mutex_destroy(&c.lost_lock);
-	jg_mutex_destroy(&c.scrub_lock);
-	pthread_cond_destroy(&c.scrub_cond);
+	if (sv->mounted && !rc)
+		jg_log(JG_LOG_INFO, "fuse", "unmounted %s cleanly", sv->mnt);
+	return rc;
+}
+
+/*
+ * Mount and serve @a on @mountpoint until unmounted: the filesystem, the FUSE
+ * session, the loop; then the session down and the clean stop, whatever failed.
+ */
+int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opts *o,
+	      struct fop_watch *watch)
+{
+	struct fop_serve_state sv = {.args = FUSE_ARGS_INIT(0, NULL)};
+	struct fop_ctx c;
+	int rc;
+
+	fop_ctx_init(&c, a, o, watch);
+	fop_log_start(o); /* again, for a caller that did not: the same routes */
+
+	rc = fop_mountpoint(mountpoint, sv.mnt);
+	if (rc)
+		goto out;
+	fop_check_array(&c, o);
+	rc = fop_fs_mount(&c, o);
+	if (!rc)
+		rc = fop_session_up(&c, o, &sv);
+	if (!rc)
+		rc = fop_session_run(&c, o, &sv);
+out:
+	fop_session_down(&c, &sv);
+	rc = fop_volume_stop(&c, rc, &sv);
+	fop_ctx_destroy(&c);
 	fuse_set_log_func(NULL);
 	jg_log_set_sink(NULL, NULL);
 	if (fop_log_syslog)

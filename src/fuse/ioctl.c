@@ -27,55 +27,51 @@ static uint64_t fop_usec(double seconds)
 	return seconds > 0 ? (uint64_t)(seconds * 1e6) : 0;
 }
 
-void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
+/* The array's shape and state, from raid_info. */
+static void fop_status_fill_array(struct fop_status *st, const struct raid_info *ri)
 {
-	struct raid_info ri;
-	struct fs_info fi;
-	struct blk_stats bs;
-	unsigned int n;
-
-	raid_info_get(c->array, &ri);
-	fs_info_get(c->fs, &fi);
-	memset(st, 0, sizeof(*st));
-	st->version = FOP_STATUS_VERSION;
-	st->size = sizeof(*st);
-	st->daemon_pid = (uint32_t)getpid();
-	memcpy(st->uuid, ri.uuid, sizeof(st->uuid));
-	st->level = ri.level;
-	st->nmembers = ri.nmembers;
-	st->ndata = ri.ndata;
-	st->chunk_blocks = ri.chunk_blocks;
-	st->resync_policy = ri.resync;
-	st->array_blocks = ri.array_blocks;
-	st->rows = ri.rows;
-	st->bitmap_dirty_regions = ri.bitmap_dirty_regions;
-	st->events = ri.events;
-	if (ri.degraded)
+	memcpy(st->uuid, ri->uuid, sizeof(st->uuid));
+	st->level = ri->level;
+	st->nmembers = ri->nmembers;
+	st->ndata = ri->ndata;
+	st->chunk_blocks = ri->chunk_blocks;
+	st->resync_policy = ri->resync;
+	st->array_blocks = ri->array_blocks;
+	st->rows = ri->rows;
+	st->bitmap_dirty_regions = ri->bitmap_dirty_regions;
+	st->events = ri->events;
+	if (ri->degraded)
 		st->flags |= FOP_ST_DEGRADED;
-	if (ri.resync_all)
+	if (ri->resync_all)
 		st->flags |= FOP_ST_RESYNC_ALL;
-	if (ri.jnl_pending)
+	if (ri->jnl_pending)
 		st->flags |= FOP_ST_JNL_PENDING;
-	if (ri.sync_rows < ri.rows) {
+	if (ri->sync_rows < ri->rows) {
 		st->flags |= FOP_ST_SYNCING;
-		st->sync_rows = ri.sync_rows;
-		st->sync_done = ri.sync_done;
-		st->sync_rate = (uint64_t)ri.sync_rate;
+		st->sync_rows = ri->sync_rows;
+		st->sync_done = ri->sync_done;
+		st->sync_rate = (uint64_t)ri->sync_rate;
 	}
-	if (ri.rebuild_progress >= 0) {
+	if (ri->rebuild_progress >= 0) {
 		st->flags |= FOP_ST_REBUILDING;
-		st->rebuild_ppm = (uint32_t)(ri.rebuild_progress * 1e6);
+		st->rebuild_ppm = (uint32_t)(ri->rebuild_progress * 1e6);
 	}
-	if (ri.rebuild_last_done) {
-		st->rebuild_last_flags = FOP_REBUILD_LAST_DONE |
-					 (ri.rebuild_last_readd ? FOP_REBUILD_LAST_READD : 0);
-		st->rebuild_last_role = ri.rebuild_last_role;
-		st->rebuild_last_rows = ri.rebuild_last_rows;
-		st->rebuild_last_usec = (uint64_t)(ri.rebuild_last_seconds * 1e6);
+	if (ri->rebuild_last_done) {
+		st->rebuild_last_flags =
+		    FOP_REBUILD_LAST_DONE | (ri->rebuild_last_readd ? FOP_REBUILD_LAST_READD : 0);
+		st->rebuild_last_role = ri->rebuild_last_role;
+		st->rebuild_last_rows = ri->rebuild_last_rows;
+		st->rebuild_last_usec = (uint64_t)(ri->rebuild_last_seconds * 1e6);
 	}
-	n = ri.nmembers < FOP_STATUS_MEMBERS ? ri.nmembers : FOP_STATUS_MEMBERS;
+}
+
+/* Each member and hot spare, as many as the status has room for. */
+static void fop_status_fill_members(struct fop_status *st, const struct raid_info *ri)
+{
+	unsigned int n = ri->nmembers < FOP_STATUS_MEMBERS ? ri->nmembers : FOP_STATUS_MEMBERS;
+
 	for (unsigned int i = 0; i < n; i++) {
-		const struct raid_member_info *m = &ri.members[i];
+		const struct raid_member_info *m = &ri->members[i];
 		struct fop_status_member *sm = &st->members[i];
 
 		memcpy(sm->name, m->name, sizeof(sm->name));
@@ -98,35 +94,47 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 		if (!m->present || m->failed)
 			st->nfailed++;
 	}
-	st->nspares = ri.nspares < FOP_STATUS_SPARES ? ri.nspares : FOP_STATUS_SPARES;
+	st->nspares = ri->nspares < FOP_STATUS_SPARES ? ri->nspares : FOP_STATUS_SPARES;
 	for (unsigned int i = 0; i < st->nspares; i++) {
-		memcpy(st->spares[i].name, ri.spares[i].name, sizeof(st->spares[i].name));
+		memcpy(st->spares[i].name, ri->spares[i].name, sizeof(st->spares[i].name));
 		st->spares[i].name[sizeof(st->spares[i].name) - 1] = '\0';
-		if (ri.spares[i].rebuilding) {
+		if (ri->spares[i].rebuilding) {
 			st->spares[i].flags |= FOP_SPARE_REBUILDING;
-			st->spares[i].role = ri.spares[i].role;
+			st->spares[i].role = ri->spares[i].role;
 		}
 	}
+}
 
-	st->data_mode = fi.data_mode;
-	if (fi.readonly)
+/* The filesystem and its journal, from fs_info. */
+static void fop_status_fill_fs(struct fop_status *st, const struct fs_info *fi)
+{
+	const struct jnl_info *jn = &fi->journal;
+
+	st->data_mode = fi->data_mode;
+	if (fi->readonly)
 		st->flags |= FOP_ST_READONLY;
-	if (fi.data_csum) {
+	if (fi->data_csum) {
 		st->flags |= FOP_ST_DATA_CSUM;
-		st->dcsum_healed = fi.data_csum_heals;
-		st->dcsum_errors = fi.data_csum_errors;
-		st->dcsum_settled = fi.data_csum_settled;
+		st->dcsum_healed = fi->data_csum_heals;
+		st->dcsum_errors = fi->data_csum_errors;
+		st->dcsum_settled = fi->data_csum_settled;
 	}
-	if (fi.journal.aborted)
+	if (jn->aborted)
 		st->flags |= FOP_ST_JNL_ABORTED;
-	st->log_blocks = fi.journal.log_blocks;
-	st->log_used_blocks = fi.journal.log_used_blocks;
-	st->commits = fi.journal.commits;
-	st->declare_blocks = fi.journal.declare_blocks;
-	st->logged_data_blocks = fi.journal.logged_data_blocks;
-	st->running_tid = fi.journal.running_tid;
-	st->checkpoint_passes = fi.journal.checkpoint_passes;
-	st->checkpoints = fi.journal.checkpoints;
+	st->log_blocks = jn->log_blocks;
+	st->log_used_blocks = jn->log_used_blocks;
+	st->commits = jn->commits;
+	st->declare_blocks = jn->declare_blocks;
+	st->logged_data_blocks = jn->logged_data_blocks;
+	st->running_tid = jn->running_tid;
+	st->checkpoint_passes = jn->checkpoint_passes;
+	st->checkpoints = jn->checkpoints;
+}
+
+/* The array device's I/O counters (left 0 when it has none). */
+static void fop_status_fill_io(struct fop_ctx *c, struct fop_status *st)
+{
+	struct blk_stats bs;
 
 	memset(&bs, 0, sizeof(bs));
 	if (blk_ctl(raid_array_dev(c->array), BLK_CTL_GET_STATS, &bs) == 0) {
@@ -140,25 +148,36 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 		st->resync_rows_repaired = bs.resync_rows_repaired;
 		st->bitmap_bits_set = bs.bitmap_bits_set;
 	}
+}
+
+/*
+ * What this mount found and has done since: the array's and the journal's
+ * recovery, events, notifications, the label, the data at risk and the files
+ * named lost.
+ */
+static void fop_status_fill_mount(struct fop_ctx *c, struct fop_status *st,
+				  const struct raid_info *ri, const struct fs_info *fi)
+{
+	const struct jnl_recovery_report *rec = &fi->recovery;
 
 	if (c->array_was_dirty)
 		st->flags |= FOP_ST_ARRAY_WAS_DIRTY;
 	st->raid_resync_rows_checked = c->raid_resync.rows_checked;
 	st->raid_resync_rows_repaired = c->raid_resync.rows_repaired;
 	st->raid_resync_usec = fop_usec(c->raid_resync.seconds);
-	if (fi.recovery.was_clean)
+	if (rec->was_clean)
 		st->flags |= FOP_ST_JNL_WAS_CLEAN;
-	st->rec_transactions_replayed = fi.recovery.transactions_replayed;
-	st->rec_blocks_replayed = fi.recovery.blocks_replayed;
-	st->rec_blocks_revoked = fi.recovery.blocks_revoked;
-	st->rec_declared_blocks_resynced = fi.recovery.declared_blocks_resynced;
-	st->rec_log_blocks_resynced = fi.recovery.log_blocks_resynced;
-	st->rec_rows_resynced = fi.recovery.rows_resynced;
-	st->rec_usec = fop_usec(fi.recovery.seconds);
-	st->orphans_freed = fi.orphans_freed;
+	st->rec_transactions_replayed = rec->transactions_replayed;
+	st->rec_blocks_replayed = rec->blocks_replayed;
+	st->rec_blocks_revoked = rec->blocks_revoked;
+	st->rec_declared_blocks_resynced = rec->declared_blocks_resynced;
+	st->rec_log_blocks_resynced = rec->log_blocks_resynced;
+	st->rec_rows_resynced = rec->rows_resynced;
+	st->rec_usec = fop_usec(rec->seconds);
+	st->orphans_freed = fi->orphans_freed;
 	st->mount_time = (uint64_t)c->mount_time;
 	for (unsigned int k = 0; k < RAID_EV__COUNT; k++)
-		st->event_counts[k] = ri.event_counts[k];
+		st->event_counts[k] = ri->event_counts[k];
 	if (c->notify) {
 		struct fop_notify_counts nc;
 
@@ -168,7 +187,7 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 		st->notify_failed = nc.failed;
 		st->notify_dropped = nc.dropped;
 	}
-	memcpy(st->label, fi.label, sizeof(st->label));
+	memcpy(st->label, fi->label, sizeof(st->label));
 	st->label[sizeof(st->label) - 1] = '\0';
 	st->risk_rows = c->risk_rows; /* set once, before the session started */
 	st->risk_files = c->risk_files;
@@ -179,6 +198,29 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	st->lost_named = c->lost_named;
 	snprintf(st->lost_last, sizeof(st->lost_last), "%s", c->lost_last);
 	pthread_mutex_unlock(&c->lost_lock);
+}
+
+/*
+ * The status `jgrfs status` prints: the array, its members, the filesystem,
+ * the I/O counters, this mount's record, and the scrub (scrub.c), each from
+ * its own source.
+ */
+void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
+{
+	struct raid_info ri;
+	struct fs_info fi;
+
+	raid_info_get(c->array, &ri);
+	fs_info_get(c->fs, &fi);
+	memset(st, 0, sizeof(*st));
+	st->version = FOP_STATUS_VERSION;
+	st->size = sizeof(*st);
+	st->daemon_pid = (uint32_t)getpid();
+	fop_status_fill_array(st, &ri);
+	fop_status_fill_members(st, &ri);
+	fop_status_fill_fs(st, &fi);
+	fop_status_fill_io(c, st);
+	fop_status_fill_mount(c, st, &ri, &fi);
 	fop_scrub_status(c, st);
 }
 

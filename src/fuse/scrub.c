@@ -449,20 +449,29 @@ static int fop_scrub_later(struct fop_scrub_run *s, struct raid_scrub_counts *cn
 	return rc;
 }
 
-static void *fop_scrub_main(void *arg)
+/* The counts so far into the status; scrub_lock held. */
+static void fop_scrub_counts_locked(struct fop_scrub_run *s, const struct raid_scrub_counts *cnt)
 {
-	struct fop_scrub_run *s = arg;
-	struct fop_ctx *c = s->c;
-	struct fop_status *st = &c->st_scrub;
-	struct raid_scrub_counts cnt = {0};
-	struct raid_info ri;
-	uint64_t row, step, bytes = 0, fg, fg_last, step_bytes = FOP_SCRUB_STEP_BYTES;
-	double t0 = fop_scrub_now(), tmark = t0;
-	uint32_t state;
-	int rc = 0;
+	struct fop_status *st = &s->c->st_scrub;
 
-	raid_info_get(c->array, &ri);
-	s->row_blocks = (uint64_t)ri.ndata * ri.chunk_blocks;
+	JG_ASSERT_HELD(&s->c->scrub_lock);
+	st->scrub_mismatches = s->mism0 + cnt->mismatches;
+	st->scrub_repaired = cnt->repaired;
+	st->scrub_rebuilt = cnt->rebuilt;
+	st->scrub_unresolved = cnt->unresolved;
+}
+
+/*
+ * Before the first step: the rows per step (Q2), the lost blocks already
+ * reported set aside (Q4), the verifier (Q6), the mark (Q3). Returns the step.
+ */
+static uint64_t fop_scrub_begin(struct fop_scrub_run *s, const struct raid_info *ri)
+{
+	struct fop_ctx *c = s->c;
+	uint64_t step, step_bytes = FOP_SCRUB_STEP_BYTES;
+	int rc;
+
+	s->row_blocks = (uint64_t)ri->ndata * ri->chunk_blocks;
 	if (s->max_rate && s->max_rate / 4 < step_bytes)
 		step_bytes = s->max_rate / 4 > JG_BLOCK_SIZE ? s->max_rate / 4 : JG_BLOCK_SIZE;
 	step = step_bytes / (s->row_blocks * JG_BLOCK_SIZE);
@@ -475,10 +484,28 @@ static void *fop_scrub_main(void *arg)
 	rc = raid_scrub_mark(c->array, true, s->repair, s->first, s->mism0);
 	if (rc)
 		jg_log(JG_LOG_WARN, "fuse", "scrub: cannot record its mark: %s", strerror(-rc));
-	rc = 0;
+	return step;
+}
+
+/*
+ * The pass: from s->first, a step of rows at a time, each scrubbed (Q1, Q5),
+ * its busy rows kept (Q7), its findings named (Q4), the status and now and
+ * then the mark (Q3) updated, then paced (Q2). Stops at the end, on an error,
+ * or when a cancel or unmount wakes the pause; *@row: the next row. @t0: when
+ * the thread started, for the rate and the mark's period.
+ */
+static int fop_scrub_pass(struct fop_scrub_run *s, const struct raid_info *ri, uint64_t step,
+			  double t0, struct raid_scrub_counts *cnt, uint64_t *row)
+{
+	struct fop_ctx *c = s->c;
+	struct fop_status *st = &c->st_scrub;
+	uint64_t bytes = 0, fg, fg_last;
+	double tmark = t0;
+	int rc = 0;
+
 	fg_last = fop_scrub_fg_requests(c);
-	for (row = s->first; row < ri.rows;) {
-		uint64_t n = ri.rows - row < step ? ri.rows - row : step, rate;
+	while (*row < ri->rows) {
+		uint64_t n = ri->rows - *row < step ? ri->rows - *row : step, rate;
 		struct raid_scrub_counts one = {0};
 		double now, ts = fop_scrub_now(), until;
 		bool busy;
@@ -486,12 +513,12 @@ static void *fop_scrub_main(void *arg)
 		fg = fop_scrub_fg_requests(c); /* (Q2) requests during the last sleep */
 		busy = fg != fg_last;
 		s->nrows = 0;
-		rc = raid_scrub_rows(c->array, row, n, s->repair, fop_scrub_row, s, &one);
+		rc = raid_scrub_rows(c->array, *row, n, s->repair, fop_scrub_row, s, &one);
 		if (rc == -EIO) { /* (Q5) a block no member could give back: go on around it */
 			memset(&one, 0, sizeof(one)); /* the rows are counted again */
-			rc = fop_scrub_rows_one_by_one(s, row, n, &one);
+			rc = fop_scrub_rows_one_by_one(s, *row, n, &one);
 		}
-		fop_scrub_add(&cnt, &one);
+		fop_scrub_add(cnt, &one);
 		fop_scrub_keep_busy(s, &one);	    /* (Q7) */
 		fg_last = fop_scrub_fg_requests(c); /* ... and during the step */
 		busy |= fg_last != fg;
@@ -499,23 +526,21 @@ static void *fop_scrub_main(void *arg)
 			break;
 		fop_scrub_name_rows(s); /* (Q4) */
 		fop_scrub_name_lost(s);
-		row += n;
+		*row += n;
 		bytes += n * s->row_blocks * JG_BLOCK_SIZE;
 		now = fop_scrub_now();
 		jg_mutex_lock(&c->scrub_lock);
-		st->scrub_rows_done = row;
-		st->scrub_mismatches = s->mism0 + cnt.mismatches;
-		st->scrub_repaired = cnt.repaired;
-		st->scrub_rebuilt = cnt.rebuilt;
-		st->scrub_unresolved = cnt.unresolved;
+		st->scrub_rows_done = *row;
+		fop_scrub_counts_locked(s, cnt);
 		st->scrub_rate = now > t0 ? (uint64_t)((double)bytes / (now - t0)) : 0;
-		st->scrub_eta = st->scrub_rate ? (ri.rows - row) * s->row_blocks * JG_BLOCK_SIZE /
+		st->scrub_eta = st->scrub_rate ? (ri->rows - *row) * s->row_blocks * JG_BLOCK_SIZE /
 						     st->scrub_rate
 					       : 0;
 		jg_mutex_unlock(&c->scrub_lock);
-		if (row < ri.rows && now - tmark >= fop_scrub_mark_seconds) { /* (Q3) */
+		if (*row < ri->rows && now - tmark >= fop_scrub_mark_seconds) { /* (Q3) */
 			tmark = now;
-			raid_scrub_mark(c->array, true, s->repair, row, s->mism0 + cnt.mismatches);
+			raid_scrub_mark(c->array, true, s->repair, *row,
+					s->mism0 + cnt->mismatches);
 		}
 		/* (Q2) each step paced on its own: no catching up after a busy spell */
 		rate = busy ? s->max_rate / FOP_SCRUB_BUSY_DIV : s->max_rate;
@@ -526,67 +551,106 @@ static void *fop_scrub_main(void *arg)
 		if (fop_scrub_sleep(c, until))
 			break;
 	}
-	if (!rc && row >= ri.rows && s->nlater + s->later_lost) {
-		rc = fop_scrub_later(s, &cnt); /* (Q7) */
-		jg_mutex_lock(&c->scrub_lock);
-		st->scrub_mismatches = s->mism0 + cnt.mismatches;
-		st->scrub_repaired = cnt.repaired;
-		st->scrub_rebuilt = cnt.rebuilt;
-		st->scrub_unresolved = cnt.unresolved;
-		jg_mutex_unlock(&c->scrub_lock);
-	}
-	free(s->later);
+	return rc;
+}
+
+/* How the scrub ended, from its error, a cancel, and the row it reached. */
+static uint32_t fop_scrub_end_state(struct fop_ctx *c, int rc, uint64_t row, uint64_t rows)
+{
+	uint32_t state;
+
 	jg_mutex_lock(&c->scrub_lock);
 	if (rc)
 		state = FOP_SCRUB_STATE_FAILED;
 	else if (c->scrub_cancel)
 		state = FOP_SCRUB_STATE_CANCELLED;
-	else if (row < ri.rows)
+	else if (row < rows)
 		state = FOP_SCRUB_STATE_PAUSED;
 	else
 		state = FOP_SCRUB_STATE_DONE;
 	jg_mutex_unlock(&c->scrub_lock);
-	raid_set_verifier(c->array, NULL, NULL); /* (Q6) only this thread scrubs */
-	/* (Q3) a pause keeps the mark for the next mount; anything else clears it */
-	raid_scrub_mark(c->array, state == FOP_SCRUB_STATE_PAUSED, s->repair, row,
-			s->mism0 + cnt.mismatches);
+	return state;
+}
+
+/* One line for the log saying how the scrub ended; a finished one also says what it left. */
+static void fop_scrub_log_end(struct fop_scrub_run *s, uint32_t state, int rc, uint64_t row,
+			      uint64_t rows, const struct raid_scrub_counts *cnt, double t0)
+{
+	const struct fop_status *st = &s->c->st_scrub;
+
 	switch (state) {
 	case FOP_SCRUB_STATE_FAILED:
 		jg_log(JG_LOG_ERR, "fuse", "scrub: stopped at row %llu of %llu: %s",
-		       (unsigned long long)row, (unsigned long long)ri.rows,
+		       (unsigned long long)row, (unsigned long long)rows,
 		       rc == -EAGAIN ? "the array is degraded (rebuild first)" : strerror(-rc));
 		break;
 	case FOP_SCRUB_STATE_CANCELLED:
 		jg_log(JG_LOG_INFO, "fuse", "scrub: cancelled at row %llu of %llu",
-		       (unsigned long long)row, (unsigned long long)ri.rows);
+		       (unsigned long long)row, (unsigned long long)rows);
 		break;
 	case FOP_SCRUB_STATE_PAUSED:
 		jg_log(
 		    JG_LOG_INFO, "fuse",
 		    "scrub: paused at row %llu of %llu by the unmount; the next mount resumes it",
-		    (unsigned long long)row, (unsigned long long)ri.rows);
+		    (unsigned long long)row, (unsigned long long)rows);
 		break;
 	default:
 		jg_log(JG_LOG_INFO, "fuse",
 		       "scrub: done rows=%llu mismatches=%llu repaired=%llu unreadable=%llu "
 		       "rebuilt=%llu unresolved=%llu checksums=%s seconds=%.1f",
-		       (unsigned long long)ri.rows, (unsigned long long)(s->mism0 + cnt.mismatches),
-		       (unsigned long long)cnt.repaired, (unsigned long long)st->scrub_unreadable,
-		       (unsigned long long)cnt.rebuilt, (unsigned long long)cnt.unresolved,
+		       (unsigned long long)rows, (unsigned long long)(s->mism0 + cnt->mismatches),
+		       (unsigned long long)cnt->repaired, (unsigned long long)st->scrub_unreadable,
+		       (unsigned long long)cnt->rebuilt, (unsigned long long)cnt->unresolved,
 		       s->trust_data ? "no" : "yes", fop_scrub_now() - t0);
-		if (cnt.unresolved)
-			jg_log(JG_LOG_WARN, "fuse",
-			       "scrub: %llu rows: cannot tell which member is wrong (data without a "
-			       "checksum): not repaired; check the files named, then scrub --repair "
-			       "--trust-data",
-			       (unsigned long long)cnt.unresolved);
-		if (cnt.unsynced)
+		if (cnt->unresolved)
+			jg_log(
+			    JG_LOG_WARN, "fuse",
+			    "scrub: %llu rows: cannot tell which member is wrong (data without a "
+			    "checksum): not repaired; check the files named, then scrub --repair "
+			    "--trust-data",
+			    (unsigned long long)cnt->unresolved);
+		if (cnt->unsynced)
 			jg_log(JG_LOG_WARN, "fuse",
 			       "scrub: %llu rows past the initial sync's mark were %s",
-			       (unsigned long long)cnt.unsynced,
+			       (unsigned long long)cnt->unsynced,
 			       s->repair ? "synced, not compared (their parity never matched)"
 					 : "not compared: the initial sync has not reached them");
 	}
+}
+
+/*
+ * The scrub thread: begin, the pass, the rows found busy looked at again at
+ * its end (Q7), then the end: verifier unset (Q6), mark kept or cleared (Q3),
+ * logged, and the state for status.
+ */
+static void *fop_scrub_main(void *arg)
+{
+	struct fop_scrub_run *s = arg;
+	struct fop_ctx *c = s->c;
+	struct fop_status *st = &c->st_scrub;
+	struct raid_scrub_counts cnt = {0};
+	struct raid_info ri;
+	uint64_t row = s->first, step;
+	double t0 = fop_scrub_now();
+	uint32_t state;
+	int rc;
+
+	raid_info_get(c->array, &ri);
+	step = fop_scrub_begin(s, &ri);
+	rc = fop_scrub_pass(s, &ri, step, t0, &cnt, &row);
+	if (!rc && row >= ri.rows && s->nlater + s->later_lost) {
+		rc = fop_scrub_later(s, &cnt); /* (Q7) */
+		jg_mutex_lock(&c->scrub_lock);
+		fop_scrub_counts_locked(s, &cnt);
+		jg_mutex_unlock(&c->scrub_lock);
+	}
+	free(s->later);
+	state = fop_scrub_end_state(c, rc, row, ri.rows);
+	raid_set_verifier(c->array, NULL, NULL); /* (Q6) only this thread scrubs */
+	/* (Q3) a pause keeps the mark for the next mount; anything else clears it */
+	raid_scrub_mark(c->array, state == FOP_SCRUB_STATE_PAUSED, s->repair, row,
+			s->mism0 + cnt.mismatches);
+	fop_scrub_log_end(s, state, rc, row, ri.rows, &cnt, t0);
 	jg_mutex_lock(&c->scrub_lock);
 	st->scrub_state = state;
 	st->scrub_error = rc;

@@ -62,40 +62,44 @@ void jnl_declare_fill(struct jnl *j, uint8_t *img, uint64_t pos, uint64_t tid,
 	}
 }
 
-int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
+/* One early batch of @t: its copies, and what writing them takes. */
+struct jnl_early {
+	struct jnl_wb *wb;	/* the batch, by home block (jnl_wb_sort) */
+	size_t n;
+	struct blk_req *reqs;	/* its declare write, then its data writes */
+	uint8_t *img;		/* its declare blocks */
+	void **stage;
+	size_t nstage;
+	bool crc;		/* the declare tags carry the data's crc32c */
+};
+
+static void jnl_early_free(struct jnl *j, struct jnl_early *e)
 {
-	bool declared = j->cfg.mode == JNL_DATA_DECLARED;
-	struct jnl_wb *wb = NULL;
-	struct blk_req *reqs = NULL;
-	uint8_t *img = NULL;
-	void **stage = NULL;
-	size_t nstage = 0, n = 0;
-	uint64_t ndecl = 0, pos = 0;
-	bool crc = false;
-	int rc = 0, nd;
+	jnl_stage_free(j, e->stage, e->nstage);
+	free(e->wb);
+	free(e->reqs);
+	free(e->img);
+}
 
-	jg_mutex_lock(&j->lock);
-	/* (J3) our declare blocks must follow the committing transaction's log */
-	while (j->committing && j->running == t && !j->aborted)
-		jg_cond_wait(&j->cond, &j->lock);
-	jg_mutex_unlock(&j->lock);
+/*
+ * 1. Take the batch: every run-stage data copy of @t becomes its in-flight
+ * copy, and @t starts a new batch. Nothing taken (e->n 0) when @t is being
+ * committed: the commit writes the data. io_lock and lock held.
+ */
+static int jnl_early_take_locked(struct jnl *j, struct jnl_txn *t, struct jnl_early *e)
+{
+	JG_ASSERT_HELD(&j->lock);
 
-	jg_mutex_lock(&j->io_lock);
-	jg_mutex_lock(&j->lock);
-	if (j->aborted) {
-		rc = -EROFS;
-		goto out_unlock;
-	}
+	if (j->aborted)
+		return -EROFS;
 	if (j->running != t || j->committing)
-		goto out_unlock;	/* being committed: the commit writes the data */
-	wb = malloc((t->ndata_pending + 1) * sizeof(*wb));
-	if (!wb) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
+		return 0;	/* being committed: the commit writes the data */
+	e->wb = malloc((t->ndata_pending + 1) * sizeof(*e->wb));
+	if (!e->wb)
+		return -ENOMEM;
 	/* every run-stage data copy was listed in t->pend when it was made; the
 	 * entries of copies forgotten or made metadata since have none */
-	for (size_t i = 0; i < t->npend && n < t->ndata_pending; i++) {
+	for (size_t i = 0; i < t->npend && e->n < t->ndata_pending; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, t->pend[i]);
 
 		if (!jnl_bh_run_data(bh))
@@ -103,66 +107,75 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		/* readers see the inflight copy until it is home (J1) */
 		bh->inflight = bh->run;
 		bh->run = NULL;
-		wb[n++] = (struct jnl_wb){ bh->blkno, bh->inflight };
+		e->wb[e->n++] = (struct jnl_wb){ bh->blkno, bh->inflight };
 	}
 	t->ndata_pending = 0;
 	t->npend = 0;
 	pthread_cond_broadcast(&j->cond);	/* a writer waiting for this batch to be taken */
 	/* only a commit of at most JNL_COMMIT_CSUM_MAX_DATA data blocks reads them */
-	crc = t->data_written + n <= JNL_COMMIT_CSUM_MAX_DATA;
-	jg_mutex_unlock(&j->lock);
-	if (!n)
-		goto out_io;
+	e->crc = t->data_written + e->n <= JNL_COMMIT_CSUM_MAX_DATA;
+	return 0;
+}
 
-	jnl_wb_sort(wb, n);
-	rc = -ENOMEM;
-	reqs = malloc((n + 2) * sizeof(*reqs));
-	if (!reqs)
-		goto out_fail;
-	if (declared) {
-		unsigned int nr;
+/*
+ * 2. Declared mode: declare the batch, all its declare blocks in one write with
+ * FUA, before any of its data goes home (D1). io_lock held.
+ */
+static int jnl_early_declare(struct jnl *j, struct jnl_txn *t, struct jnl_early *e)
+{
+	uint64_t ndecl, pos;
+	unsigned int nr;
+	int rc;
 
-		ndecl = jnl_declare_blocks_for(n);
-		rc = jnl_log_reserve_iolocked(j, ndecl);
-		if (rc)
-			goto out_fail;
-		rc = -ENOMEM;
-		img = jg_alloc_blocks(ndecl);
-		if (!img)
-			goto out_fail;
-		jg_mutex_lock(&j->lock);
-		pos = j->head;
-		if (!t->log_first)
-			t->log_first = pos;	/* (J4) from now on the tail stays before it */
-		jg_mutex_unlock(&j->lock);
-		jnl_declare_fill(j, img, pos, t->tid, wb, n, crc);
-		nr = jnl_log_reqs(j, BLK_OP_WRITE, j->write_flags | BLK_FUA | BLK_APPEND, pos, ndecl,
-				  img, 0, reqs);
-		jg_opoint_set(JG_OP_JNL_DECLARE);
-		rc = jnl_io(j, reqs, nr);	/* (D1) durable before the data below */
-		if (rc)
-			goto out_fail;
-		/* crash after this: declare blocks, no commit -> recovery resyncs the
-		 * listed blocks; the transaction is not replayed */
-		jg_mutex_lock(&j->lock);
-		j->head = jnl_next_pos(j, pos, ndecl);
-		j->used += ndecl;
-		t->declare_written += ndecl;
-		j->declare_blocks += ndecl;
-		jg_mutex_unlock(&j->lock);
-	}
-	nd = jnl_wb_reqs(j, wb, n, j->write_flags, reqs, &stage, &nstage);
-	if (nd < 0) {
-		rc = nd;
-		goto out_fail;
-	}
-	jg_opoint_set(JG_OP_JNL_EARLY_DATA);
-	rc = jnl_io(j, reqs, (unsigned int)nd);
+	ndecl = jnl_declare_blocks_for(e->n);
+	rc = jnl_log_reserve_iolocked(j, ndecl);
 	if (rc)
-		goto out_fail;
+		return rc;
+	e->img = jg_alloc_blocks(ndecl);
+	if (!e->img)
+		return -ENOMEM;
 	jg_mutex_lock(&j->lock);
-	for (size_t i = 0; i < n; i++) {
-		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
+	pos = j->head;
+	if (!t->log_first)
+		t->log_first = pos;	/* (J4) from now on the tail stays before it */
+	jg_mutex_unlock(&j->lock);
+	jnl_declare_fill(j, e->img, pos, t->tid, e->wb, e->n, e->crc);
+	nr = jnl_log_reqs(j, BLK_OP_WRITE, j->write_flags | BLK_FUA | BLK_APPEND, pos, ndecl,
+			  e->img, 0, e->reqs);
+	jg_opoint_set(JG_OP_JNL_DECLARE);
+	rc = jnl_io(j, e->reqs, nr);	/* (D1) durable before the data below */
+	if (rc)
+		return rc;
+	/* crash after this: declare blocks, no commit -> recovery resyncs the
+	 * listed blocks; the transaction is not replayed */
+	jg_mutex_lock(&j->lock);
+	j->head = jnl_next_pos(j, pos, ndecl);
+	j->used += ndecl;
+	t->declare_written += ndecl;
+	j->declare_blocks += ndecl;
+	jg_mutex_unlock(&j->lock);
+	return 0;
+}
+
+/* 3. Write the batch home, in one submission. io_lock held. */
+static int jnl_early_data(struct jnl *j, struct jnl_early *e)
+{
+	int nd;
+
+	nd = jnl_wb_reqs(j, e->wb, e->n, j->write_flags, e->reqs, &e->stage, &e->nstage);
+	if (nd < 0)
+		return nd;
+	jg_opoint_set(JG_OP_JNL_EARLY_DATA);
+	return jnl_io(j, e->reqs, (unsigned int)nd);
+}
+
+/* 4. The batch is home: its in-flight copies, and older logged ones, go. lock held. */
+static void jnl_early_done_locked(struct jnl *j, struct jnl_txn *t, const struct jnl_early *e)
+{
+	JG_ASSERT_HELD(&j->lock);
+
+	for (size_t i = 0; i < e->n; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, e->wb[i].blkno);
 
 		free(bh->inflight);
 		bh->inflight = NULL;
@@ -171,16 +184,21 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 		bh->cp = NULL;
 		jnl_bh_gc(j, bh);
 	}
-	t->data_written += n;
+	t->data_written += e->n;
 	j->early_batches++;
-	goto out_unlock;
+}
 
-out_fail:
+/*
+ * A step after the take failed: the journal is aborted, and the copies stay
+ * readable, back in the run stage unless re-dirtied since. io_lock held.
+ */
+static void jnl_early_fail(struct jnl *j, int rc, const struct jnl_early *e)
+{
 	jnl_abort(j, rc, "early data writeback");
 	jg_mutex_lock(&j->lock);
 	/* keep the copies readable: back to the run stage unless re-dirtied */
-	for (size_t i = 0; i < n; i++) {
-		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
+	for (size_t i = 0; i < e->n; i++) {
+		struct jnl_bh *bh = jnl_bh_find(j, e->wb[i].blkno);
 
 		if (!bh->run) {
 			bh->run = bh->inflight;
@@ -190,14 +208,48 @@ out_fail:
 		}
 		bh->inflight = NULL;
 	}
-out_unlock:
 	jg_mutex_unlock(&j->lock);
-out_io:
+}
+
+/*
+ * Write @t's pending data early: take the batch, declare it (declared mode),
+ * write it home, free its copies; all under io_lock (J2).
+ */
+int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
+{
+	struct jnl_early e = { 0 };
+	int rc;
+
+	jg_mutex_lock(&j->lock);
+	/* (J3) our declare blocks must follow the committing transaction's log */
+	while (j->committing && j->running == t && !j->aborted)
+		jg_cond_wait(&j->cond, &j->lock);
+	jg_mutex_unlock(&j->lock);
+
+	jg_mutex_lock(&j->io_lock);
+	jg_mutex_lock(&j->lock);
+	rc = jnl_early_take_locked(j, t, &e);
+	jg_mutex_unlock(&j->lock);
+	if (rc || !e.n)
+		goto out;
+
+	jnl_wb_sort(e.wb, e.n);
+	rc = -ENOMEM;
+	e.reqs = malloc((e.n + 2) * sizeof(*e.reqs));
+	if (e.reqs)
+		rc = j->cfg.mode == JNL_DATA_DECLARED ? jnl_early_declare(j, t, &e) : 0;
+	if (!rc)
+		rc = jnl_early_data(j, &e);
+	if (rc) {
+		jnl_early_fail(j, rc, &e);
+		goto out;
+	}
+	jg_mutex_lock(&j->lock);
+	jnl_early_done_locked(j, t, &e);
+	jg_mutex_unlock(&j->lock);
+out:
 	jg_mutex_unlock(&j->io_lock);
-	jnl_stage_free(j, stage, nstage);
-	free(wb);
-	free(reqs);
-	free(img);
+	jnl_early_free(j, &e);
 	return rc;
 }
 

@@ -173,15 +173,164 @@ static bool jnl_handle_redirty_locked(struct jnl *j, struct jnl_txn *t, uint64_t
 	return true;
 }
 
+/* A block being dirtied in a handle's transaction: its entries, found or made. */
+struct jnl_dirty {
+	uint64_t blkno;
+	enum jnl_kind kind;
+	bool running;		/* the transaction is the running one (else committing) */
+	bool is_new;		/* its entry in t->blocks was made here */
+	struct jnl_bh *bh;
+	uint64_t *flags;	/* its JNL_TB_* in t->blocks */
+	uint8_t **slot, *slot_kind;	/* its copy in the transaction's stage */
+};
+
+/*
+ * Find or make the block's buffer head and its entry in @t->blocks, and, for a
+ * data copy of the running transaction, room in t->pend: everything that may
+ * fail for memory, before anything is changed. lock held.
+ */
+static int jnl_dirty_entry_locked(struct jnl *j, struct jnl_txn *t, struct jnl_dirty *d)
+{
+	int rc;
+
+	JG_ASSERT_HELD(&j->lock);
+	d->running = t == j->running;
+	d->bh = jnl_bh_get(j, d->blkno);
+	if (!d->bh)
+		return -ENOMEM;
+	if (d->running && d->kind == JNL_KIND_DATA) {
+		rc = jnl_pend_room_locked(j, t);
+		if (rc) {
+			jnl_bh_gc(j, d->bh);
+			return rc;
+		}
+	}
+	rc = jnl_map_get(&t->blocks, d->blkno, &d->flags, &d->is_new);
+	if (rc) {
+		jnl_bh_gc(j, d->bh);
+		return rc;
+	}
+	d->slot = jnl_handle_slot_locked(j, t, d->bh, &d->slot_kind);
+	return 0;
+}
+
+/*
+ * A data copy may add a declare tag (declared mode) and a revoke of an older
+ * logged copy: both must still fit the transaction's log footprint. -ENOSPC,
+ * nothing changed, when they do not; else the revoke is recorded. lock held.
+ */
+static int jnl_dirty_fit_locked(struct jnl *j, struct jnl_txn *t, const struct jnl_dirty *d)
+{
+	bool lrevoke, more;
+
+	JG_ASSERT_HELD(&j->lock);
+	/* data going home while a logged copy of it may still be replayed: revoke
+	 * that copy (§3.8) */
+	lrevoke = d->kind == JNL_KIND_DATA && !(*d->flags & JNL_TB_REVOKE) &&
+		  jnl_logged_copy_locked(j, t, d->blkno);
+	more = d->kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
+	       !(*d->slot && *d->slot_kind == JNL_KIND_DATA);
+	if (lrevoke || more) {
+		bool over;
+
+		/* one more pending data block (its declare block) or revoke must
+		 * still fit the transaction's log footprint, which bounds the window
+		 * recovery resyncs (a single handle this large is refused) */
+		t->ndata_pending += more;
+		t->nrevoke += lrevoke;
+		over = jnl_txn_footprint(j, t, 0) > j->max_txn_blocks;
+		t->ndata_pending -= more;
+		t->nrevoke -= lrevoke;
+		if (over)
+			return -ENOSPC;
+	}
+	if (lrevoke) {
+		*d->flags |= JNL_TB_REVOKE | JNL_TB_LREVOKE;
+		t->nrevoke++;
+	}
+	return 0;
+}
+
+/*
+ * The block's kind in @t: a new metadata block charges a credit of @h (-ENOSPC,
+ * nothing changed, past the footprint bound), a data block leaves the metadata
+ * count. lock held.
+ */
+static int jnl_dirty_kind_locked(struct jnl_handle *h, const struct jnl_dirty *d)
+{
+	struct jnl *j = h->j;
+	struct jnl_txn *t = h->t;
+	uint64_t *flags = d->flags;
+
+	JG_ASSERT_HELD(&j->lock);
+	if (d->kind == JNL_KIND_META) {
+		if (!(*flags & JNL_TB_META)) {
+			/* new in this transaction: charge a credit; the footprint bound holds
+			 * even for a handle that under-reserved */
+			if (h->used >= h->credits &&
+			    jnl_txn_footprint(j, t, 1) > j->max_txn_blocks)
+				return -ENOSPC;
+			h->used++;
+			t->nmeta++;
+		}
+		*flags |= JNL_TB_META;
+		*flags &= ~(uint64_t)JNL_TB_DATA;
+		if (*flags & JNL_TB_REVOKE) {	/* logged again: cancel the revoke (jbd2 cancel_revoke) */
+			*flags &= ~(uint64_t)(JNL_TB_REVOKE | JNL_TB_LREVOKE);
+			t->nrevoke--;
+		}
+	} else {
+		if (*flags & JNL_TB_META)
+			t->nmeta--;
+		*flags |= JNL_TB_DATA;
+		*flags &= ~(uint64_t)JNL_TB_META;
+		t->ndata_total++;
+	}
+	return 0;
+}
+
+/*
+ * @buf becomes the block's copy in @t's stage, replacing any older one, and the
+ * pending data count follows. Returns whether the running transaction now has
+ * a full early batch. lock held.
+ */
+static bool jnl_dirty_install_locked(struct jnl *j, struct jnl_txn *t, const struct jnl_dirty *d,
+				     uint8_t *buf)
+{
+	JG_ASSERT_HELD(&j->lock);
+	/* data copies not yet written, in either stage: the declare blocks to come */
+	if (*d->slot && *d->slot_kind == JNL_KIND_DATA)
+		t->ndata_pending--;
+	else if (d->running && d->kind == JNL_KIND_DATA)
+		t->pend[t->npend++] = d->blkno;	/* room made above */
+	if (d->kind == JNL_KIND_DATA)
+		t->ndata_pending++;
+	free(*d->slot);
+	*d->slot = buf;
+	*d->slot_kind = (uint8_t)d->kind;
+	if (!t->nchanges)
+		t->start_time = jg_now_seconds();
+	t->nchanges++;
+	/* every mode writes buffered data early at the same point; declared
+	 * mode declares the whole batch first, with one durability point */
+	return d->running && d->kind == JNL_KIND_DATA &&
+	       t->ndata_pending >= j->cfg.max_txn_data_blocks;
+}
+
+/*
+ * Dirty @blkno in @h: (H1) a metadata block already logged in the handle's
+ * stage is changed in place; else a copy of @block is made, the block's
+ * entries found or made, the footprint and credits checked, and the copy
+ * installed. A full early batch goes to the commit thread, or is written here.
+ */
 static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *block,
 			    enum jnl_kind kind)
 {
 	struct jnl *j = h->j;
 	struct jnl_txn *t = h->t;
-	struct jnl_bh *bh;
-	uint8_t *buf, **slot, *slot_kind;
-	uint64_t *flags;
-	bool is_new, early = false, running, lrevoke, more;
+	struct jnl_dirty d = { .blkno = blkno, .kind = kind };
+	uint8_t *buf;
+	bool early = false;
 	int rc;
 
 	rc = jnl_handle_check_blkno(j, blkno);
@@ -203,105 +352,20 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		return -ENOMEM;
 	memcpy(buf, block, JG_BLOCK_SIZE);
 	jg_mutex_lock(&j->lock);
-	if (j->aborted) {
-		rc = -EROFS;
+	rc = j->aborted ? -EROFS : jnl_dirty_entry_locked(j, t, &d);
+	if (rc)
 		goto out;
-	}
-	running = t == j->running;
-	bh = jnl_bh_get(j, blkno);
-	if (!bh) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (running && kind == JNL_KIND_DATA) {
-		rc = jnl_pend_room_locked(j, t);
-		if (rc) {
-			jnl_bh_gc(j, bh);
-			goto out;
-		}
-	}
-	rc = jnl_map_get(&t->blocks, blkno, &flags, &is_new);
+	rc = jnl_dirty_fit_locked(j, t, &d);
+	if (!rc)
+		rc = jnl_dirty_kind_locked(h, &d);
 	if (rc) {
-		jnl_bh_gc(j, bh);
+		if (d.is_new)
+			jnl_map_del(&t->blocks, blkno);
+		jnl_bh_gc(j, d.bh);
 		goto out;
 	}
-	slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
-	/* data going home while a logged copy of it may still be replayed: revoke
-	 * that copy (§3.8) */
-	lrevoke = kind == JNL_KIND_DATA && !(*flags & JNL_TB_REVOKE) &&
-		  jnl_logged_copy_locked(j, t, blkno);
-	more = kind == JNL_KIND_DATA && j->cfg.mode == JNL_DATA_DECLARED &&
-	       !(*slot && *slot_kind == JNL_KIND_DATA);
-	if (lrevoke || more) {
-		bool over;
-
-		/* one more pending data block (its declare block) or revoke must
-		 * still fit the transaction's log footprint, which bounds the window
-		 * recovery resyncs (a single handle this large is refused) */
-		t->ndata_pending += more;
-		t->nrevoke += lrevoke;
-		over = jnl_txn_footprint(j, t, 0) > j->max_txn_blocks;
-		t->ndata_pending -= more;
-		t->nrevoke -= lrevoke;
-		if (over) {
-			rc = -ENOSPC;
-			if (is_new)
-				jnl_map_del(&t->blocks, blkno);
-			jnl_bh_gc(j, bh);
-			goto out;
-		}
-	}
-	if (lrevoke) {
-		*flags |= JNL_TB_REVOKE | JNL_TB_LREVOKE;
-		t->nrevoke++;
-	}
-	if (kind == JNL_KIND_META) {
-		if (!(*flags & JNL_TB_META)) {
-			/* new in this transaction: charge a credit; the footprint bound holds
-			 * even for a handle that under-reserved */
-			if (h->used >= h->credits &&
-			    jnl_txn_footprint(j, t, 1) > j->max_txn_blocks) {
-				rc = -ENOSPC;
-				if (is_new)
-					jnl_map_del(&t->blocks, blkno);
-				jnl_bh_gc(j, bh);
-				goto out;
-			}
-			h->used++;
-			t->nmeta++;
-		}
-		*flags |= JNL_TB_META;
-		*flags &= ~(uint64_t)JNL_TB_DATA;
-		if (*flags & JNL_TB_REVOKE) {	/* logged again: cancel the revoke (jbd2 cancel_revoke) */
-			*flags &= ~(uint64_t)(JNL_TB_REVOKE | JNL_TB_LREVOKE);
-			t->nrevoke--;
-		}
-	} else {
-		if (*flags & JNL_TB_META)
-			t->nmeta--;
-		*flags |= JNL_TB_DATA;
-		*flags &= ~(uint64_t)JNL_TB_META;
-		t->ndata_total++;
-	}
-	/* data copies not yet written, in either stage: the declare blocks to come */
-	if (*slot && *slot_kind == JNL_KIND_DATA)
-		t->ndata_pending--;
-	else if (running && kind == JNL_KIND_DATA)
-		t->pend[t->npend++] = blkno;	/* room made above */
-	if (kind == JNL_KIND_DATA)
-		t->ndata_pending++;
-	free(*slot);
-	*slot = buf;
-	*slot_kind = (uint8_t)kind;
+	early = jnl_dirty_install_locked(j, t, &d, buf);
 	buf = NULL;
-	if (!t->nchanges)
-		t->start_time = jg_now_seconds();
-	t->nchanges++;
-	if (running && kind == JNL_KIND_DATA) {
-		/* every mode writes buffered data early at the same point; declared
-		 * mode declares the whole batch first, with one durability point */
-		early = t->ndata_pending >= j->cfg.max_txn_data_blocks;
-	}
 out:
 	if (!rc && early && j->thread_on) {
 		jnl_early_request_locked(j, t);

@@ -921,6 +921,175 @@ static void jnl_rec_array_done(struct jnl *j)
 		jg_log(JG_LOG_WARN, JNL_SUBSYS, "dev=%s clear jnl_pending failed: %d", j->dev->name, rc);
 }
 
+/*
+ * A clean log (the superblock's start is 0): nothing to replay. A recovery that
+ * may write still resyncs the superblock's row (the last write may have been
+ * the clean-marking one of a declared-mode close: jnl_rec_sb_resync), writes
+ * the superblock without the declare feature when it had it, and tells the
+ * array (jnl_rec_array_done), the latter whatever the first two returned.
+ */
+static int jnl_rec_clean(struct jnl *j, bool declared, struct jnl_recovery_report *rep)
+{
+	int rc;
+
+	if (j->cfg.readonly)
+		return 0;
+	rc = jnl_rec_sb_resync(j, rep);
+	if (!rc && declared) {
+		jg_mutex_lock(&j->io_lock);
+		rc = jnl_sb_write_iolocked(j, 0, j->sb_sequence, false, false);
+		jg_mutex_unlock(&j->io_lock);
+	}
+	jnl_rec_array_done(j);
+	return rc;
+}
+
+/*
+ * Scan the log and decide about the held-back last transaction: committed when
+ * its data is all home (jnl_rec_check_last), else dropped, and what it declared
+ * resynced as the uncommitted transaction's. Reads only, with the superblock's
+ * row resynced between the scan and the check when recovery may write.
+ */
+static int jnl_rec_verify(struct jnl *j, struct jnl_scan *s, bool sync,
+			  struct jnl_recovery_report *rep)
+{
+	int rc;
+
+	/* the scan verifies and writes nothing: a log it refuses is left as found */
+	rc = jnl_rec_scan(j, s);
+	if (!rc && !j->cfg.readonly)
+		rc = jnl_rec_sb_resync(j, rep);
+	if (!rc && s->last.set) {
+		bool complete;
+
+		rc = jnl_rec_check_last(j, s, sync ? BLK_SYNCRAID : 0, &complete, rep);
+		if (!rc && complete) {
+			rc = jnl_last_accept(s);
+		} else if (!rc) {
+			/* its data is not all home: not committed; resync what it declared */
+			free(s->decl);
+			s->decl = s->last.decl;
+			s->ndecl = s->last.ndecl;
+			s->last.decl = NULL;
+			s->end_tid = s->last.tid;
+			s->head = s->last_first = s->last.first;
+			jnl_last_clear(&s->last);
+		}
+	}
+	return rc;
+}
+
+/*
+ * The writing passes, in order: replay (with pass 1's SYNCRAID when @sync),
+ * then pass 2 (declared blocks) and pass 3 (the log window).
+ */
+static int jnl_rec_passes(struct jnl *j, struct jnl_scan *s, bool sync,
+			  struct jnl_recovery_report *rep)
+{
+	int rc;
+
+	rep->transactions_replayed = s->committed;
+	rc = jnl_rec_replay(j, s, sync, rep);
+	if (rc || !sync)
+		return rc;
+	rc = jnl_rec_declared(j, s, rep);
+	if (!rc)
+		rc = jnl_rec_window(j, s->last_first, s->head, rep);
+	return rc;
+}
+
+/*
+ * Declared mode: keep the blocks the dropped transaction declared for the
+ * filesystem to settle, and point the superblock at that transaction until it
+ * has (jnl_recovery_settled).
+ */
+static int jnl_rec_keep(struct jnl *j, struct jnl_scan *s, bool declared)
+{
+	int rc;
+
+	if (declared) {
+		rc = jnl_rec_keep_declared(j, s->decl, s->ndecl);
+		if (rc)
+			return rc;
+		/*
+		 * The caller settles what they name in its first transactions, after
+		 * this log is emptied: until it says so (jnl_recovery_settled) the
+		 * superblock keeps pointing at the dropped transaction, and the new log
+		 * starts past its window, so a crash before then finds its declare
+		 * blocks again. (An earlier pointer, not settled, is replaced: its
+		 * blocks are in the list now, and this recovery's transaction too.)
+		 */
+		if (s->ndecl && j->cfg.keep_declared && !j->cfg.readonly) {
+			j->settle_start = s->head;
+			j->settle_sequence = s->end_tid;
+		}
+	}
+	if (!j->cfg.keep_declared)
+		j->settle_start = j->settle_sequence = 0; /* nobody to settle them */
+	return 0;
+}
+
+/*
+ * Empty the log once everything replayed is durable: a flush, then the
+ * superblock (start 0), then the array is told. Readonly: nothing written.
+ */
+static int jnl_rec_empty(struct jnl *j, const struct jnl_scan *s)
+{
+	int rc;
+
+	if (j->cfg.readonly)
+		return 0;
+	rc = blk_flush(j->dev);
+	if (!rc) {
+		/* empty log; the dropped transaction's tid is never reused */
+		jg_mutex_lock(&j->io_lock);
+		rc = jnl_sb_write_iolocked(j, 0, s->end_tid + 1, false, true);
+		jg_mutex_unlock(&j->io_lock);
+	}
+	if (rc) {
+		jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s superblock update failed: %d",
+		       j->dev->name, rc);
+		return rc;
+	}
+	jnl_rec_array_done(j);
+	return 0;
+}
+
+/*
+ * Recovery done: the new log starts at 1, or past the window of a dropped
+ * transaction still to settle; the report is logged (unless the log was
+ * clean) and kept for jnl_info.
+ */
+static void jnl_rec_finish(struct jnl *j, struct jnl_recovery_report *rep, double t0)
+{
+	bool ro = j->cfg.readonly;
+
+	j->head = j->tail = j->unflushed_from = 1;
+	if (j->settle_start && j->cfg.keep_declared && !ro)
+		j->head = j->tail = j->unflushed_from =
+			jnl_next_pos(j, j->settle_start, j->max_txn_blocks);
+	j->used = 0;
+	j->recovered = true;
+	rep->seconds = jg_now_seconds() - t0;
+	if (!rep->was_clean)
+		jg_log(JG_LOG_INFO, JNL_SUBSYS,
+		       "recovery dev=%s%s transactions=%llu replayed=%llu revoked=%llu declared_resynced=%llu log_resynced=%llu rows_resynced=%llu seconds=%.3f",
+		       j->dev->name, ro ? " (readonly)" : "",
+		       (unsigned long long)rep->transactions_replayed,
+		       (unsigned long long)rep->blocks_replayed, (unsigned long long)rep->blocks_revoked,
+		       (unsigned long long)rep->declared_blocks_resynced,
+		       (unsigned long long)rep->log_blocks_resynced,
+		       (unsigned long long)rep->rows_resynced, rep->seconds);
+	jg_mutex_lock(&j->lock);
+	j->last_recovery = *rep;
+	jg_mutex_unlock(&j->lock);
+}
+
+/*
+ * Recover: verify (scan, check the last transaction), replay and resync
+ * (passes 1-3), keep what the dropped transaction declared, empty the log,
+ * finish. Each step runs only when the one before succeeded.
+ */
 int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 {
 	struct jnl_recovery_report rep = { 0 };
@@ -943,87 +1112,20 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 		(void)jnl_rec_keep_settle(j);
 	if (!j->sb_start) {
 		rep.was_clean = true;
-		if (!ro) {
-			rc = jnl_rec_sb_resync(j, &rep);
-			if (!rc && declared) {
-				jg_mutex_lock(&j->io_lock);
-				rc = jnl_sb_write_iolocked(j, 0, j->sb_sequence, false, false);
-				jg_mutex_unlock(&j->io_lock);
-			}
-			jnl_rec_array_done(j);
-		}
+		rc = jnl_rec_clean(j, declared, &rep);
 		goto done;
 	}
 	stats = blk_ctl(j->dev, BLK_CTL_GET_STATS, &st0) == 0;
 
-	/* the scan verifies and writes nothing: a log it refuses is left as found */
-	rc = jnl_rec_scan(j, &s);
-	if (!rc && !ro)
-		rc = jnl_rec_sb_resync(j, &rep);
-	if (!rc && s.last.set) {
-		bool complete;
-
-		rc = jnl_rec_check_last(j, &s, sync ? BLK_SYNCRAID : 0, &complete, &rep);
-		if (!rc && complete) {
-			rc = jnl_last_accept(&s);
-		} else if (!rc) {
-			/* its data is not all home: not committed; resync what it declared */
-			free(s.decl);
-			s.decl = s.last.decl;
-			s.ndecl = s.last.ndecl;
-			s.last.decl = NULL;
-			s.end_tid = s.last.tid;
-			s.head = s.last_first = s.last.first;
-			jnl_last_clear(&s.last);
-		}
-	}
+	rc = jnl_rec_verify(j, &s, sync, &rep);
+	if (!rc)
+		rc = jnl_rec_passes(j, &s, sync, &rep);
+	if (!rc)
+		rc = jnl_rec_keep(j, &s, declared);
+	if (!rc)
+		rc = jnl_rec_empty(j, &s);
 	if (rc)
 		goto out;
-	rep.transactions_replayed = s.committed;
-	rc = jnl_rec_replay(j, &s, sync, &rep);
-	if (rc)
-		goto out;
-	if (sync) {
-		rc = jnl_rec_declared(j, &s, &rep);
-		if (!rc)
-			rc = jnl_rec_window(j, s.last_first, s.head, &rep);
-		if (rc)
-			goto out;
-	}
-	if (declared) {
-		rc = jnl_rec_keep_declared(j, s.decl, s.ndecl);
-		if (rc)
-			goto out;
-		/*
-		 * The caller settles what they name in its first transactions, after
-		 * this log is emptied: until it says so (jnl_recovery_settled) the
-		 * superblock keeps pointing at the dropped transaction, and the new log
-		 * starts past its window, so a crash before then finds its declare
-		 * blocks again. (An earlier pointer, not settled, is replaced: its
-		 * blocks are in the list now, and this recovery's transaction too.)
-		 */
-		if (s.ndecl && j->cfg.keep_declared && !ro) {
-			j->settle_start = s.head;
-			j->settle_sequence = s.end_tid;
-		}
-	}
-	if (!j->cfg.keep_declared)
-		j->settle_start = j->settle_sequence = 0; /* nobody to settle them */
-	if (!ro) {
-		rc = blk_flush(j->dev);
-		if (!rc) {
-			/* empty log; the dropped transaction's tid is never reused */
-			jg_mutex_lock(&j->io_lock);
-			rc = jnl_sb_write_iolocked(j, 0, s.end_tid + 1, false, true);
-			jg_mutex_unlock(&j->io_lock);
-		}
-		if (rc) {
-			jg_log(JG_LOG_ERR, JNL_SUBSYS, "recovery dev=%s superblock update failed: %d",
-			       j->dev->name, rc);
-			goto out;
-		}
-		jnl_rec_array_done(j);
-	}
 	if (stats && blk_ctl(j->dev, BLK_CTL_GET_STATS, &st1) == 0)
 		rep.rows_resynced = st1.syncraid_rows - st0.syncraid_rows;
 	j->committed_tid = s.end_tid;
@@ -1032,25 +1134,7 @@ int jnl_recover(struct jnl *j, struct jnl_recovery_report *rep_out)
 done:
 	if (rc)
 		goto out;
-	j->head = j->tail = j->unflushed_from = 1;
-	if (j->settle_start && j->cfg.keep_declared && !ro)
-		j->head = j->tail = j->unflushed_from =
-			jnl_next_pos(j, j->settle_start, j->max_txn_blocks);
-	j->used = 0;
-	j->recovered = true;
-	rep.seconds = jg_now_seconds() - t0;
-	if (!rep.was_clean)
-		jg_log(JG_LOG_INFO, JNL_SUBSYS,
-		       "recovery dev=%s%s transactions=%llu replayed=%llu revoked=%llu declared_resynced=%llu log_resynced=%llu rows_resynced=%llu seconds=%.3f",
-		       j->dev->name, ro ? " (readonly)" : "",
-		       (unsigned long long)rep.transactions_replayed,
-		       (unsigned long long)rep.blocks_replayed, (unsigned long long)rep.blocks_revoked,
-		       (unsigned long long)rep.declared_blocks_resynced,
-		       (unsigned long long)rep.log_blocks_resynced,
-		       (unsigned long long)rep.rows_resynced, rep.seconds);
-	jg_mutex_lock(&j->lock);
-	j->last_recovery = rep;
-	jg_mutex_unlock(&j->lock);
+	jnl_rec_finish(j, &rep, t0);
 	if (rep_out)
 		*rep_out = rep;
 out:
