@@ -79,8 +79,8 @@ if [ "${2:-}" = inproc ]; then
 	# two faults (issue 43): a member failing k writes before the power goes,
 	# a member missing at the recovering mount (forced when dirty and
 	# degraded; the files named at risk are not compared), the power cut
-	# during a rebuild or an online scrub --repair beside the workload
-	for lc in eio-cut lost-before rebuild-run scrub-run; do
+	# during a rebuild, an online scrub --repair or a readd beside the workload
+	for lc in eio-cut lost-before rebuild-run scrub-run readd-run; do
 		echo "== in-process power cuts with a second fault: $lc"
 		"$jgrfs" crashtest --in-process --mode all --lifecycle $lc --iterations 3 --ops 300 \
 			--seed 5 --dir "$dir/f" | tee "$dir/f-$lc.out"
