@@ -5,7 +5,7 @@
  * the rest of its row until the reader's check accepts a version, and the
  * member that held the wrong version is rewritten (issue 27).
  *
- * A member read error (-EIO) tells which member is wrong (stripe.c
+ * A member read error (-EIO) tells which member is wrong (repair.c
  * raid_read_repair). Silent damage does not: any member of the block's line
  * (the k-th block of every chunk of its row) may hold it, the block's own
  * member, another data member or a parity. So the candidates are erasure sets:

@@ -2,7 +2,7 @@
 /*
  * src/raid/scrub.c - read every row, count rows whose parity does not match the
  * data (MD's mismatch_cnt), optionally rewrite their parity. The comparison is
- * the row check of stripe.c (RAID_GRP_SCRUB) under the row locks, so the array
+ * the row check of repair.c (RAID_GRP_SCRUB) under the row locks, so the array
  * stays in use. A degraded array is refused: with a chunk missing there is
  * nothing to compare. With jnl-pending set the filesystem has not replayed its
  * journal: the rows it declared may legitimately mismatch, and a repair would
@@ -537,7 +537,7 @@ static void raid_scrub_col_row(void *ctx, uint64_t row)
 
 /*
  * Scrub rows [@first, @first + @count) below the sync mark: the row check of
- * stripe.c, then with a verifier each mismatched row judged (K1)-(K4); @fn told
+ * repair.c, then with a verifier each mismatched row judged (K1)-(K4); @fn told
  * each mismatched row after that.
  */
 static int raid_scrub_judged(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
