@@ -37,7 +37,7 @@
  * successful flush began is skipped (a round trip and a server fdatasync).
  *
  * Failure. The RAID layer fails a member on a write error of any kind, and on
- * a read error only when it is -EIO (stripe.c, raid_read_repair). So every
+ * a read error only when it is -EIO (repair.c, raid_read_repair). So every
  * failure of a request here completes it with -EIO (a write's -ENOSPC from
  * the server excepted, kept as said), and the cause is logged: the server's
  * error, a lost connection, or a timeout. Timeout: a command not answered

@@ -7,7 +7,7 @@
  * Where they are met (raid_event() / raid_event_detail()):
  *   super.c    raid_member_fail(), a superblock write that fails    Fail
  *              raid_assemble() with a role missing                  DegradedArray
- *   stripe.c   raid_read_repair()        ReadErrorCorrected, ReadErrorUncorrectable
+ *   repair.c   raid_read_repair()        ReadErrorCorrected, ReadErrorUncorrectable
  *   rebuild.c  raid_rebuild()            RebuildStarted, RebuildNN, RebuildFinished,
  *                                        SpareActive, RebuildFailed
  * Each event is one log line -- the only line the array writes about it, with

@@ -5,7 +5,7 @@
  * the rest of its row until the reader's check accepts a version, and the
  * member that held the wrong version is rewritten (issue 27).
  *
- * A member read error (-EIO) tells which member is wrong (stripe.c
+ * A member read error (-EIO) tells which member is wrong (repair.c
  * raid_read_repair). Silent damage does not: any member of the block's line
  * (the k-th block of every chunk of its row) may hold it, the block's own
  * member, another data member or a parity. So the candidates are erasure sets:
@@ -113,124 +113,149 @@ unsigned int raid_heal_sets(const struct raid_geo *g, uint32_t base, uint32_t *s
 	return ns;
 }
 
-int raid_heal_read(struct raid_array *a, struct blk_heal *h)
+/* One heal's line (the damaged block's line of its row) and what was rewritten. */
+struct raid_heal_line {
+	uint64_t mblk, row;			  /* member block of the line, and its row */
+	unsigned int bpos;			  /* the damaged block's position */
+	uint8_t *rd[RAID_MAX_MEMBERS];		  /* the line as the members hold it */
+	uint8_t *w[RAID_MAX_MEMBERS];		  /* a candidate: rd with a set reconstructed */
+	uint8_t *back;				  /* a rewritten block read back */
+	uint32_t miss;				  /* positions that could not be read */
+	uint32_t found;				  /* the set whose candidate verified, or 0 */
+	unsigned int wrole[RAID_MAX_MEMBERS], nw; /* members rewritten (or tried) */
+	struct blk_dev *wdev[RAID_MAX_MEMBERS];	  /* what each was written to (rebuild.c (R6)) */
+	uint32_t wfail;				  /* members whose rewrite failed */
+};
+
+/*
+ * Read the line as the members hold it into l->rd, in one submit; a member
+ * that cannot be read (missing, failed, not rebuilt that far, or a read that
+ * fails) is left out, its position in l->miss. Row lock held (H2).
+ */
+static void raid_heal_line_read(struct raid_array *a, struct raid_heal_line *l)
 {
 	const struct raid_geo *g = &a->geo;
-	unsigned int npos = g->ndata + g->npar, role, bpos, nr = 0, ns;
-	unsigned int rpos[RAID_MAX_MEMBERS], wrole[RAID_MAX_MEMBERS], nw = 0;
-	struct blk_dev *wdev[RAID_MAX_MEMBERS]; /* what each was written to (rebuild.c (R6)) */
-	uint32_t rmiss, miss = 0, found = 0, bad = 0, wfail = 0, sets[RAID_MAX_MEMBERS + 1];
-	uint8_t *rd[RAID_MAX_MEMBERS], *w[RAID_MAX_MEMBERS], *mem, *back;
+	unsigned int npos = g->ndata + g->npar, nr = 0;
+	unsigned int rpos[RAID_MAX_MEMBERS];
 	struct blk_req r[RAID_MAX_MEMBERS];
-	uint64_t mblk, row;
-	pthread_rwlock_t *lock;
-	int rc = -EBADMSG;
+	uint32_t rmiss;
 
-	if (!h || !h->buf || !h->verify || h->blkno >= g->array_blocks)
-		return -EINVAL;
-	h->rewritten = 0;
-	h->candidates = 0;
-	raid_layout_map(g, h->blkno, &role, &mblk);
-	row = (mblk - g->data_offset) / g->chunk_blocks;
-	bpos = raid_layout_pos(g, row, role);
-	mem = jg_alloc_blocks(2 * (size_t)npos + 1);
-	if (!mem)
-		return -ENOMEM;
-	back = mem + 2 * (size_t)npos * RAID_BS;
+	rmiss = raid_missing_read_upto(a, l->row);
 	for (unsigned int q = 0; q < npos; q++) {
-		rd[q] = mem + (size_t)q * RAID_BS;
-		w[q] = mem + (size_t)(npos + q) * RAID_BS;
-	}
-
-	lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
-	pthread_rwlock_wrlock(lock); /* (H2) */
-	rc = raid_heal_trusted(a, row, "heal");
-	if (rc)
-		goto unlock;
-	rc = -EBADMSG;
-	/* the line as the members hold it; a member that cannot be read is left out */
-	rmiss = raid_missing_read_upto(a, row);
-	for (unsigned int q = 0; q < npos; q++) {
-		unsigned int m = raid_layout_member(g, row, q);
+		unsigned int m = raid_layout_member(g, l->row, q);
 
 		if (rmiss & (1u << m)) {
-			miss |= 1u << q;
+			l->miss |= 1u << q;
 			continue;
 		}
 		rpos[nr] = q;
 		r[nr++] = (struct blk_req){.op = BLK_OP_READ,
-					   .blkno = mblk,
+					   .blkno = l->mblk,
 					   .nblocks = 1,
-					   .buf = rd[q],
+					   .buf = l->rd[q],
 					   .dev = a->m[m].dev};
 	}
 	if (nr)
 		(void)blk_submit_multi(r, nr); /* each result below */
 	for (unsigned int i = 0; i < nr; i++)
 		if (r[i].result)
-			miss |= 1u << rpos[i]; /* the read path repairs read errors, not this */
-	if (!(miss & (1u << bpos))) {
-		h->candidates++;
-		if (!h->verify(h->ctx, rd[bpos])) { /* right this time: nothing to heal */
-			memcpy(h->buf, rd[bpos], RAID_BS);
-			rc = 0;
-			goto unlock;
-		}
-	}
-	ns = raid_heal_sets(g, miss | (1u << bpos), sets);
-	for (unsigned int s = 0; s < ns && !found; s++) {
+			l->miss |= 1u << rpos[i]; /* the read path repairs read errors, not this */
+}
+
+/*
+ * Whether the block as stored verifies after all (the first candidate): then
+ * it is handed back in h->buf and there is nothing to heal.
+ */
+static bool raid_heal_as_stored(struct blk_heal *h, struct raid_heal_line *l)
+{
+	if (l->miss & (1u << l->bpos))
+		return false;
+	h->candidates++;
+	if (h->verify(h->ctx, l->rd[l->bpos]))
+		return false;
+	memcpy(h->buf, l->rd[l->bpos], RAID_BS); /* right this time: nothing to heal */
+	return true;
+}
+
+/*
+ * Try the erasure sets in order (raid_heal_sets) until the reader accepts the
+ * block reconstructed: l->found the set, l->w its reconstruction. Returns
+ * whether one verified.
+ */
+static bool raid_heal_find(struct raid_array *a, struct blk_heal *h, struct raid_heal_line *l)
+{
+	const struct raid_geo *g = &a->geo;
+	unsigned int npos = g->ndata + g->npar, ns;
+	uint32_t sets[RAID_MAX_MEMBERS + 1];
+
+	ns = raid_heal_sets(g, l->miss | (1u << l->bpos), sets);
+	for (unsigned int s = 0; s < ns && !l->found; s++) {
 		for (unsigned int q = 0; q < npos; q++)
-			memcpy(w[q], rd[q], RAID_BS);
-		if (raid_parity_reconstruct(g->ndata, g->npar, RAID_BS, w, sets[s]))
+			memcpy(l->w[q], l->rd[q], RAID_BS);
+		if (raid_parity_reconstruct(g->ndata, g->npar, RAID_BS, l->w, sets[s]))
 			continue;
 		h->candidates++;
-		if (!h->verify(h->ctx, w[bpos]))
-			found = sets[s];
+		if (!h->verify(h->ctx, l->w[l->bpos]))
+			l->found = sets[s];
 	}
-	if (!found)
-		goto unlock;
-	rc = 0;
-	memcpy(h->buf, w[bpos], RAID_BS);
+	return l->found != 0;
+}
+
+/*
+ * (H1) Rewrite the damaged positions, those of the found set whose member
+ * holds something else than the reconstruction, each its one block written
+ * with FUA and read back; a failure is noted in l->wfail, acted on once the
+ * row lock is released (raid_heal_report). Row lock held (H2).
+ */
+static void raid_heal_rewrite(struct raid_array *a, struct raid_heal_line *l)
+{
+	const struct raid_geo *g = &a->geo;
+	unsigned int npos = g->ndata + g->npar;
+	uint32_t bad = 0;
+
 	/* (H1) the damaged positions: those of the set whose member differs */
 	for (unsigned int q = 0; q < npos; q++)
-		if ((found & ~miss & (1u << q)) && memcmp(rd[q], w[q], RAID_BS))
+		if ((l->found & ~l->miss & (1u << q)) && memcmp(l->rd[q], l->w[q], RAID_BS))
 			bad |= 1u << q;
 	for (unsigned int q = 0; q < npos; q++) {
-		unsigned int m = raid_layout_member(g, row, q);
+		unsigned int m = raid_layout_member(g, l->row, q);
 
 		if (!(bad & (1u << q)))
 			continue;
-		wdev[nw] = a->m[m].dev;
-		wrole[nw++] = m;
+		l->wdev[l->nw] = a->m[m].dev;
+		l->wrole[l->nw++] = m;
 		/* (H3) one block the row's parity already agrees with; (H5) */
-		if (!a->readonly && (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk, 1, w[q], BLK_FUA) ||
-				     blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, back, 0) ||
-				     memcmp(back, w[q], RAID_BS)))
-			wfail |= 1u << m;
+		if (!a->readonly &&
+		    (blk_rw(a->m[m].dev, BLK_OP_WRITE, l->mblk, 1, l->w[q], BLK_FUA) ||
+		     blk_rw(a->m[m].dev, BLK_OP_READ, l->mblk, 1, l->back, 0) ||
+		     memcmp(l->back, l->w[q], RAID_BS)))
+			l->wfail |= 1u << m;
 	}
 	if (bad && !a->readonly) {
-		raid_rcache_drop(a, row); /* (H2) its image may hold the damaged block */
-		raid_away_note(a, row, 1); /* away.c (A1) */
+		raid_rcache_drop(a, l->row);  /* (H2) its image may hold the damaged block */
+		raid_away_note(a, l->row, 1); /* away.c (A1) */
 	}
-unlock:
-	pthread_rwlock_unlock(lock);
+}
 
-	if (rc == -EBADMSG)
-		jg_log(JG_LOG_ERR, "raid",
-		       "%s heal block=%llu row=%llu member=%s: no version of the %u tried verified",
-		       a->dev.name, (unsigned long long)h->blkno, (unsigned long long)row,
-		       a->m[role].name, h->candidates);
-	for (unsigned int i = 0; i < nw; i++) {
-		unsigned int m = wrole[i];
+/*
+ * With no lock held: fail each member whose rewrite failed (only while it
+ * holds the device written, rebuild.c (R6)); count and report each other one
+ * as a corrected read error (H5), and tell the reader which were rewritten.
+ */
+static void raid_heal_report(struct raid_array *a, struct blk_heal *h,
+			     const struct raid_heal_line *l)
+{
+	for (unsigned int i = 0; i < l->nw; i++) {
+		unsigned int m = l->wrole[i];
 		uint64_t corrected;
 
-		if (wfail & (1u << m)) {
+		if (l->wfail & (1u << m)) {
 			jg_log(
 			    JG_LOG_ERR, "raid",
 			    "dev=%s heal block=%llu row=%llu: rewrite of member block %llu failed",
-			    a->m[m].name, (unsigned long long)h->blkno, (unsigned long long)row,
-			    (unsigned long long)mblk);
-			(void)raid_member_fail_dev(a, m, wdev[i], -EIO); /* no lock held: (R6) */
+			    a->m[m].name, (unsigned long long)h->blkno, (unsigned long long)l->row,
+			    (unsigned long long)l->mblk);
+			(void)raid_member_fail_dev(a, m, l->wdev[i], -EIO); /* no lock held: (R6) */
 			continue;
 		}
 		h->rewritten |= 1u << m;
@@ -241,9 +266,68 @@ unlock:
 		    a, RAID_EV_READ_ERROR_CORRECTED, m, -1, 0,
 		    "cause=checksum array_block=%llu block=%llu row=%llu rewritten=%s "
 		    "corrected=%llu",
-		    (unsigned long long)h->blkno, (unsigned long long)mblk, (unsigned long long)row,
-		    a->readonly ? "no(read-only)" : "yes", (unsigned long long)corrected);
+		    (unsigned long long)h->blkno, (unsigned long long)l->mblk,
+		    (unsigned long long)l->row, a->readonly ? "no(read-only)" : "yes",
+		    (unsigned long long)corrected);
 	}
+}
+
+/*
+ * Under the row's lock held exclusively (H2), with the parity trusted (H4):
+ * read the line, take the block as stored if it verifies, else find the
+ * erasure set whose reconstruction verifies and rewrite the damaged members
+ * (H1); then, with no lock, act on the rewrites.
+ */
+int raid_heal_read(struct raid_array *a, struct blk_heal *h)
+{
+	const struct raid_geo *g = &a->geo;
+	unsigned int npos = g->ndata + g->npar, role;
+	struct raid_heal_line l = {0};
+	pthread_rwlock_t *lock;
+	uint8_t *mem;
+	int rc = -EBADMSG;
+
+	if (!h || !h->buf || !h->verify || h->blkno >= g->array_blocks)
+		return -EINVAL;
+	h->rewritten = 0;
+	h->candidates = 0;
+	raid_layout_map(g, h->blkno, &role, &l.mblk);
+	l.row = (l.mblk - g->data_offset) / g->chunk_blocks;
+	l.bpos = raid_layout_pos(g, l.row, role);
+	mem = jg_alloc_blocks(2 * (size_t)npos + 1);
+	if (!mem)
+		return -ENOMEM;
+	l.back = mem + 2 * (size_t)npos * RAID_BS;
+	for (unsigned int q = 0; q < npos; q++) {
+		l.rd[q] = mem + (size_t)q * RAID_BS;
+		l.w[q] = mem + (size_t)(npos + q) * RAID_BS;
+	}
+
+	lock = &a->row_lock[l.row % RAID_LOCK_BUCKETS];
+	pthread_rwlock_wrlock(lock); /* (H2) */
+	rc = raid_heal_trusted(a, l.row, "heal");
+	if (rc)
+		goto unlock;
+	rc = -EBADMSG;
+	raid_heal_line_read(a, &l);
+	if (raid_heal_as_stored(h, &l)) {
+		rc = 0;
+		goto unlock;
+	}
+	if (!raid_heal_find(a, h, &l))
+		goto unlock;
+	rc = 0;
+	memcpy(h->buf, l.w[l.bpos], RAID_BS);
+	raid_heal_rewrite(a, &l);
+unlock:
+	pthread_rwlock_unlock(lock);
+
+	if (rc == -EBADMSG)
+		jg_log(JG_LOG_ERR, "raid",
+		       "%s heal block=%llu row=%llu member=%s: no version of the %u tried verified",
+		       a->dev.name, (unsigned long long)h->blkno, (unsigned long long)l.row,
+		       a->m[role].name, h->candidates);
+	raid_heal_report(a, h, &l);
 	free(mem);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * src/raid/raid_i.h - the body of struct raid_array and the RAID layer's internal
- * interfaces between its files (layout, parity, stripe, bitmap, resync, super).
+ * interfaces between its files (layout, parity, stripe, bitmap, resync, super);
+ * the I/O path's own (stripe.c and the files it names) are in stripe_i.h.
  * Included by src/raid and by tests/unit/raid only.
  *
  * Lock order (docs/DESIGN.md: ... raid stripe -> member queue):
@@ -94,7 +95,7 @@ struct raid_member {
 	 * unanswered (BLK_CTL_UNFENCED), "" when none; under sb_lock.
 	 */
 	char unfenced[64];
-	/* read errors (stripe.c raid_read_repair), under stats_lock */
+	/* read errors (repair.c raid_read_repair), under stats_lock */
 	uint64_t rd_corrected;	    /* reconstructed, rewritten and read back right (also heal.c) */
 	uint64_t rd_uncorrectable;  /* no other member could reconstruct the block */
 };
@@ -206,7 +207,7 @@ struct raid_array {
 	pthread_rwlock_t row_lock[RAID_LOCK_BUCKETS]; /* serialise row updates (hashed) */
 	struct raid_rcache rc;				/* rcache.c */
 	pthread_mutex_t spare_lock;	/* a leaf: protects the two below */
-	uint8_t *spare_arena;		/* a group's scratch kept for the next (stripe.c) */
+	uint8_t *spare_arena;		/* a group's scratch kept for the next (plan.c, stripe.c) */
 	size_t spare_bytes;
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
@@ -433,7 +434,7 @@ void raid_event_detail(struct raid_array *a, enum raid_event_kind kind, unsigned
 /* bdev.c: the ops of raid_array_dev() */
 extern const struct blk_dev_ops raid_array_ops;
 
-/* stripe.c */
+/* stripe.c; raid_rows_* in repair.c */
 /*
  * Run the reads and writes of a batch that bdev.c checked (those whose result
  * is still 0) through row groups, setting each one's result. Returns 0, or

@@ -8,7 +8,7 @@
  * (recovery_mask, RAID_FEATURE_INCOMPAT_RECOVERY) with its own mark,
  * recovery_rows: the rows [0, mark) hold their chunks on it (MD's
  * recovery_offset). Below the in-memory mark it is read like any member; above,
- * its chunks are reconstructed from the others, and the row path (stripe.c)
+ * its chunks are reconstructed from the others, and the row path (repair.c, write.c)
  * writes it whole chunks, so a row written while the rebuild runs is whole on it
  * whether the rebuild has passed it or not. The rebuild walks the rows from the
  * mark in groups under the row locks (RAID_ROWS_REBUILD).
@@ -39,7 +39,7 @@
  * (R6) A role changes device (a rebuild, replace, readd or hot spare taking
  *      it) only under every row lock, taken exclusively, and sb_lock: a group
  *      holds its rows' locks from its plan to its last member I/O and the
- *      action on its failures (stripe.c raid_grp_run, raid_read_repair), so
+ *      action on its failures (stripe.c raid_grp_run, repair.c raid_read_repair), so
  *      all of it meets one device per role, and a failed read of the old
  *      device is never re-read from, nor blamed on, the new one (which holds
  *      nothing yet). Code that acts on a failed member I/O after dropping its

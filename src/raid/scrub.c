@@ -2,7 +2,7 @@
 /*
  * src/raid/scrub.c - read every row, count rows whose parity does not match the
  * data (MD's mismatch_cnt), optionally rewrite their parity. The comparison is
- * the row check of stripe.c (RAID_GRP_SCRUB) under the row locks, so the array
+ * the row check of repair.c (RAID_GRP_SCRUB) under the row locks, so the array
  * stays in use. A degraded array is refused: with a chunk missing there is
  * nothing to compare. With jnl-pending set the filesystem has not replayed its
  * journal: the rows it declared may legitimately mismatch, and a repair would
@@ -178,210 +178,336 @@ static int raid_scrub_row_read(struct raid_array *a, uint64_t row, uint8_t *buf)
 	return blk_submit_multi(r, npos) ? -EIO : 0;
 }
 
-/* Judge (and with @repair mend) the mismatched lines of @row (K1)-(K4). */
-static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
-			      struct raid_scrub_res *res)
+/* One row being judged and mended (raid_scrub_resolve): its buffers and what was done. */
+struct raid_scrub_rv {
+	struct raid_array *a;
+	uint64_t row;
+	bool repair; /* mend; cleared when the row keeps changing (K4) */
+	struct raid_scrub_res *res;
+	size_t cb;		      /* bytes of a chunk */
+	uint8_t *mem;		      /* rd, want, again, then w: one allocation */
+	uint8_t *rd;		      /* the row as read, chunk q at q * cb */
+	uint8_t *want;		      /* what each position to rewrite should hold */
+	uint8_t *again;		      /* the row read again, to see it unchanged (K4, K5) */
+	uint8_t *w[RAID_MAX_MEMBERS]; /* one line's scratch per position */
+	uint8_t *verdict;	      /* per line: enum raid_line_verdict */
+	uint32_t *wmask;	      /* per line: the positions to rewrite */
+	uint32_t wfail;		      /* members a rewrite failed on */
+	uint32_t corrected_roles[RAID_MAX_MEMBERS]; /* blocks rebuilt per member */
+	struct blk_dev *wdev[RAID_MAX_MEMBERS];	    /* what each was written to (R6) */
+	uint64_t mblk0;				    /* member block of the row's line 0 */
+	uint64_t rebuilt;	/* blocks rewritten from a verified reconstruction */
+	pthread_rwlock_t *lock; /* the row's lock */
+	bool unresolved, wrote, any, busy;
+};
+
+/* The buffers of @v, for its row. -ENOMEM with nothing left allocated. */
+static int raid_scrub_resolve_alloc(struct raid_scrub_rv *v)
 {
+	const struct raid_geo *g = &v->a->geo;
+	uint32_t C = g->chunk_blocks;
+	unsigned int npos = g->ndata + g->npar;
+
+	v->cb = (size_t)C * RAID_BS;
+	v->mblk0 = g->data_offset + v->row * C;
+	v->lock = &v->a->row_lock[v->row % RAID_LOCK_BUCKETS];
+	v->mem = jg_alloc_blocks(3 * (size_t)npos * C + npos);
+	v->wmask = calloc(C, sizeof(*v->wmask));
+	v->verdict = calloc(C, 1);
+	if (!v->mem || !v->wmask || !v->verdict) {
+		free(v->mem);
+		free(v->wmask);
+		free(v->verdict);
+		return -ENOMEM;
+	}
+	v->rd = v->mem;
+	v->want = v->rd + (size_t)npos * v->cb;
+	v->again = v->want + (size_t)npos * v->cb;
+	for (unsigned int q = 0; q < npos; q++)
+		v->w[q] = v->again + (size_t)npos * v->cb + (size_t)q * RAID_BS;
+	return 0;
+}
+
+/*
+ * (K4) With no lock held (the verifier may read the array): each line of the
+ * row as read whose parity does not match its data is judged (K1)-(K3), what
+ * its positions to rewrite should hold kept in v->want. *@rebuild: a line is
+ * to be rebuilt (K2); *@doubt: a line is unresolved or busy (K5).
+ */
+static void raid_scrub_resolve_judge(struct raid_scrub_rv *v, bool *rebuild, bool *doubt)
+{
+	const struct raid_geo *g = &v->a->geo;
+	uint32_t C = g->chunk_blocks;
+	unsigned int npos = g->ndata + g->npar;
+	uint8_t *line[RAID_MAX_MEMBERS];
+
+	v->any = false;
+	for (uint32_t k = 0; k < C; k++) { /* (K4) no lock held: the verifier may read */
+		bool mism = false;
+
+		for (unsigned int q = 0; q < npos; q++)
+			line[q] = v->rd + (size_t)q * v->cb + (size_t)k * RAID_BS;
+		raid_parity_gen(g->ndata, g->npar, RAID_BS, line, v->w[RAID_POS_P(g)],
+				g->npar == 2 ? v->w[RAID_POS_Q(g)] : NULL);
+		for (unsigned int q = g->ndata; q < npos; q++)
+			mism |= memcmp(v->w[q], line[q], RAID_BS) != 0;
+		v->wmask[k] = 0;
+		v->verdict[k] = RAID_LV_OK;
+		if (!mism)
+			continue;
+		v->verdict[k] =
+		    (uint8_t)raid_scrub_judge(v->a, v->row, k, line, v->w, &v->wmask[k]);
+		for (unsigned int q = 0; q < npos; q++)
+			if (v->wmask[k] & (1u << q))
+				memcpy(v->want + (size_t)q * v->cb + (size_t)k * RAID_BS, v->w[q],
+				       RAID_BS);
+		*rebuild |= v->verdict[k] == RAID_LV_REBUILD;
+		v->any |= v->wmask[k] != 0;
+		*doubt |= v->verdict[k] == RAID_LV_UNRESOLVED || v->verdict[k] == RAID_LV_BUSY;
+	}
+}
+
+/*
+ * (K5) A line was judged unresolved or busy: read the row again under its
+ * lock, *@changed when a write landed since it was read (then it is judged
+ * again).
+ */
+static int raid_scrub_resolve_reread(struct raid_scrub_rv *v, bool *changed)
+{
+	const struct raid_geo *g = &v->a->geo;
+	unsigned int npos = g->ndata + g->npar;
+	int rc;
+
+	pthread_rwlock_wrlock(v->lock);
+	rc = raid_scrub_row_read(v->a, v->row, v->again);
+	*changed = !rc && memcmp(v->again, v->rd, (size_t)npos * v->cb);
+	pthread_rwlock_unlock(v->lock);
+	return rc;
+}
+
+/* (K2) The row's parity is not trusted (heal.c (H4)): no line is rebuilt from it. */
+static void raid_scrub_resolve_distrust(struct raid_scrub_rv *v)
+{
+	for (uint32_t k = 0; k < v->a->geo.chunk_blocks; k++)
+		if (v->verdict[k] == RAID_LV_REBUILD) {
+			v->verdict[k] = RAID_LV_UNRESOLVED;
+			v->wmask[k] = 0;
+		}
+}
+
+/*
+ * Apply the judgement, the row's lock held exclusively and the row found
+ * unchanged (K4): each position to rewrite gets its block, FUA, read back; a
+ * member it fails on is noted in v->wfail and written no more (failed once
+ * the lock is released: raid_scrub_resolve_members).
+ */
+static void raid_scrub_resolve_apply(struct raid_scrub_rv *v)
+{
+	struct raid_array *a = v->a;
+	const struct raid_geo *g = &a->geo;
+	uint32_t C = g->chunk_blocks;
+	unsigned int npos = g->ndata + g->npar;
+
+	for (uint32_t k = 0; k < C; k++)
+		for (unsigned int q = 0; q < npos; q++) {
+			unsigned int m = raid_layout_member(g, v->row, q);
+			uint8_t *src = v->want + (size_t)q * v->cb + (size_t)k * RAID_BS;
+
+			if (!(v->wmask[k] & (1u << q)) || (v->wfail & (1u << m)))
+				continue;
+			v->wrote = true;
+			v->wdev[m] = a->m[m].dev;
+			if (blk_rw(a->m[m].dev, BLK_OP_WRITE, v->mblk0 + k, 1, src, BLK_FUA) ||
+			    blk_rw(a->m[m].dev, BLK_OP_READ, v->mblk0 + k, 1, v->w[0], 0) ||
+			    memcmp(v->w[0], src, RAID_BS)) {
+				v->wfail |= 1u << m;
+				continue;
+			}
+			if (v->verdict[k] == RAID_LV_REBUILD) {
+				v->corrected_roles[m]++;
+				v->rebuilt++;
+			}
+		}
+	if (v->wrote) {
+		raid_rcache_drop(a, v->row);  /* its image may hold the damage */
+		raid_away_note(a, v->row, 1); /* away.c (A1) */
+	}
+}
+
+/*
+ * Log the judged lines (the first RAID_SCRUB_LOG_LINES one by one, then how
+ * many more) and note an unresolved one; nothing when the row could not be
+ * read (@rc) or is busy (judged later).
+ */
+static void raid_scrub_resolve_log(struct raid_scrub_rv *v, int rc)
+{
+	struct raid_array *a = v->a;
 	const struct raid_geo *g = &a->geo;
 	uint32_t C = g->chunk_blocks;
 	unsigned int npos = g->ndata + g->npar, nlog = 0;
-	size_t cb = (size_t)C * RAID_BS;
-	uint8_t *mem, *rd, *want, *again, *w[RAID_MAX_MEMBERS], *line[RAID_MAX_MEMBERS];
-	uint8_t *verdict;
-	uint32_t *wmask, wfail = 0, corrected_roles[RAID_MAX_MEMBERS] = {0};
-	struct blk_dev *wdev[RAID_MAX_MEMBERS] = {0}; /* what each was written to (R6) */
-	uint64_t mblk0 = g->data_offset + row * C, rebuilt = 0;
-	pthread_rwlock_t *lock = &a->row_lock[row % RAID_LOCK_BUCKETS];
-	bool unresolved = false, wrote = false, any = false, busy = false;
-	int rc = 0;
+	uint64_t row = v->row;
 
-	mem = jg_alloc_blocks(3 * (size_t)npos * C + npos);
-	wmask = calloc(C, sizeof(*wmask));
-	verdict = calloc(C, 1);
-	if (!mem || !wmask || !verdict) {
-		free(mem);
-		free(wmask);
-		free(verdict);
-		return -ENOMEM;
-	}
-	rd = mem;
-	want = rd + (size_t)npos * cb;
-	again = want + (size_t)npos * cb;
-	for (unsigned int q = 0; q < npos; q++)
-		w[q] = again + (size_t)npos * cb + (size_t)q * RAID_BS;
-	for (unsigned int attempt = 0;; attempt++) {
-		bool rebuild = false, doubt = false;
+	for (uint32_t k = 0; k < C && !rc && !v->busy; k++) {
+		const char *what = v->repair ? "rewritten" : "not repaired (no --repair)";
 
-		pthread_rwlock_wrlock(lock);
-		rc = raid_scrub_row_read(a, row, rd);
-		pthread_rwlock_unlock(lock);
-		if (rc)
-			break;
-		any = false;
-		for (uint32_t k = 0; k < C; k++) { /* (K4) no lock held: the verifier may read */
-			bool mism = false;
-
-			for (unsigned int q = 0; q < npos; q++)
-				line[q] = rd + (size_t)q * cb + (size_t)k * RAID_BS;
-			raid_parity_gen(g->ndata, g->npar, RAID_BS, line, w[RAID_POS_P(g)],
-					g->npar == 2 ? w[RAID_POS_Q(g)] : NULL);
-			for (unsigned int q = g->ndata; q < npos; q++)
-				mism |= memcmp(w[q], line[q], RAID_BS) != 0;
-			wmask[k] = 0;
-			verdict[k] = RAID_LV_OK;
-			if (!mism)
-				continue;
-			verdict[k] = (uint8_t)raid_scrub_judge(a, row, k, line, w, &wmask[k]);
-			for (unsigned int q = 0; q < npos; q++)
-				if (wmask[k] & (1u << q))
-					memcpy(want + (size_t)q * cb + (size_t)k * RAID_BS, w[q],
-					       RAID_BS);
-			rebuild |= verdict[k] == RAID_LV_REBUILD;
-			any |= wmask[k] != 0;
-			doubt |= verdict[k] == RAID_LV_UNRESOLVED || verdict[k] == RAID_LV_BUSY;
-		}
-		if (doubt && attempt + 1 < RAID_SCRUB_TRIES) { /* (K5) a write landed since? */
-			bool changed;
-
-			pthread_rwlock_wrlock(lock);
-			rc = raid_scrub_row_read(a, row, again);
-			changed = !rc && memcmp(again, rd, (size_t)npos * cb);
-			pthread_rwlock_unlock(lock);
-			if (rc)
-				break;
-			if (changed)
-				continue;
-		}
-		for (uint32_t k = 0; k < C && res->busy; k++)
-			busy |= verdict[k] == RAID_LV_BUSY;
-		if (busy) /* (K5) nothing applied: the whole row is looked at again later */
-			break;
-		if (!repair || !any)
-			break;
-		/* (K2) needs trusted parity */
-		if (rebuild && raid_heal_trusted(a, row, "scrub rebuild"))
-			for (uint32_t k = 0; k < C; k++)
-				if (verdict[k] == RAID_LV_REBUILD) {
-					verdict[k] = RAID_LV_UNRESOLVED;
-					wmask[k] = 0;
-				}
-		pthread_rwlock_wrlock(lock); /* (K4) */
-		rc = raid_scrub_row_read(a, row, again);
-		if (!rc && memcmp(again, rd, (size_t)npos * cb)) {
-			pthread_rwlock_unlock(lock);
-			if (attempt + 1 < RAID_SCRUB_TRIES)
-				continue;
-			jg_log(JG_LOG_WARN, "raid",
-			       "scrub %s row=%llu: changed under each of %u judgements: left as is",
-			       a->dev.name, (unsigned long long)row, RAID_SCRUB_TRIES);
-			repair = false;
-			unresolved = true;
-			break;
-		}
-		for (uint32_t k = 0; k < C && !rc; k++)
-			for (unsigned int q = 0; q < npos; q++) {
-				unsigned int m = raid_layout_member(g, row, q);
-				uint8_t *src = want + (size_t)q * cb + (size_t)k * RAID_BS;
-
-				if (!(wmask[k] & (1u << q)) || (wfail & (1u << m)))
-					continue;
-				wrote = true;
-				wdev[m] = a->m[m].dev;
-				if (blk_rw(a->m[m].dev, BLK_OP_WRITE, mblk0 + k, 1, src, BLK_FUA) ||
-				    blk_rw(a->m[m].dev, BLK_OP_READ, mblk0 + k, 1, w[0], 0) ||
-				    memcmp(w[0], src, RAID_BS)) {
-					wfail |= 1u << m;
-					continue;
-				}
-				if (verdict[k] == RAID_LV_REBUILD) {
-					corrected_roles[m]++;
-					rebuilt++;
-				}
-			}
-		if (wrote) {
-			raid_rcache_drop(a, row); /* its image may hold the damage */
-			raid_away_note(a, row, 1); /* away.c (A1) */
-		}
-		pthread_rwlock_unlock(lock);
-		break;
-	}
-	for (uint32_t k = 0; k < C && !rc && !busy; k++) {
-		const char *what = repair ? "rewritten" : "not repaired (no --repair)";
-
-		if (verdict[k] == RAID_LV_OK)
+		if (v->verdict[k] == RAID_LV_OK)
 			continue;
 		/* busy without a later look (offline): as unresolved */
-		unresolved |= verdict[k] == RAID_LV_UNRESOLVED || verdict[k] == RAID_LV_BUSY;
+		v->unresolved |=
+		    v->verdict[k] == RAID_LV_UNRESOLVED || v->verdict[k] == RAID_LV_BUSY;
 		if (nlog++ >= RAID_SCRUB_LOG_LINES)
 			continue;
-		if (verdict[k] == RAID_LV_PARITY)
+		if (v->verdict[k] == RAID_LV_PARITY)
 			jg_log(JG_LOG_WARN, "raid",
 			       "scrub %s row=%llu line=%u: the data verifies or is free: the parity is wrong: %s",
 			       a->dev.name, (unsigned long long)row, k, what);
-		else if (verdict[k] == RAID_LV_BUSY)
+		else if (v->verdict[k] == RAID_LV_BUSY)
 			jg_log(
 			    JG_LOG_WARN, "raid",
 			    "scrub %s row=%llu line=%u: a write of it stayed in flight: not judged",
 			    a->dev.name, (unsigned long long)row, k);
-		else if (verdict[k] == RAID_LV_UNRESOLVED)
+		else if (v->verdict[k] == RAID_LV_UNRESOLVED)
 			jg_log(JG_LOG_WARN, "raid",
 			       "scrub %s row=%llu line=%u: cannot tell which member is wrong (data without a checksum, or nothing verifies): not repaired",
 			       a->dev.name, (unsigned long long)row, k);
 		else
 			for (unsigned int q = 0; q < npos; q++)
-				if (wmask[k] & (1u << q)) {
+				if (v->wmask[k] & (1u << q)) {
 					unsigned int m = raid_layout_member(g, row, q);
 
 					jg_log(JG_LOG_WARN, "raid",
 					       "scrub %s row=%llu line=%u: dev=%s block=%llu (%s) is wrong: its reconstruction from the row verifies: %s",
 					       a->dev.name, (unsigned long long)row, k, a->m[m].name,
-					       (unsigned long long)(mblk0 + k),
+					       (unsigned long long)(v->mblk0 + k),
 					       q < g->ndata ? "data" : q == RAID_POS_P(g) ? "P" : "Q",
-					       (wfail & (1u << m)) ? "rewrite failed" : what);
+					       (v->wfail & (1u << m)) ? "rewrite failed" : what);
 				}
 	}
 	if (nlog > RAID_SCRUB_LOG_LINES)
 		jg_log(JG_LOG_WARN, "raid", "scrub %s row=%llu: %u more mismatched lines", a->dev.name,
 		       (unsigned long long)row, nlog - RAID_SCRUB_LOG_LINES);
-	for (unsigned int m = 0; m < g->n; m++) {
+}
+
+/*
+ * With no lock held: fail each member a rewrite failed on (only while it
+ * holds the device written, rebuild.c (R6)); count each other one's rebuilt
+ * blocks as corrected read errors, with their event (K2).
+ */
+static void raid_scrub_resolve_members(struct raid_scrub_rv *v)
+{
+	struct raid_array *a = v->a;
+
+	for (unsigned int m = 0; m < a->geo.n; m++) {
 		uint64_t corrected;
 
-		if (wfail & (1u << m)) {
-			jg_log(JG_LOG_ERR, "raid", "dev=%s scrub row=%llu: rewrite of a block failed",
-			       a->m[m].name, (unsigned long long)row);
+		if (v->wfail & (1u << m)) {
+			jg_log(JG_LOG_ERR, "raid",
+			       "dev=%s scrub row=%llu: rewrite of a block failed", a->m[m].name,
+			       (unsigned long long)v->row);
 			/* no lock held: only while it holds the device written (rebuild.c (R6)) */
-			(void)raid_member_fail_dev(a, m, wdev[m], -EIO);
+			(void)raid_member_fail_dev(a, m, v->wdev[m], -EIO);
 			continue;
 		}
-		if (!corrected_roles[m])
+		if (!v->corrected_roles[m])
 			continue;
 		pthread_mutex_lock(&a->stats_lock);
-		a->m[m].rd_corrected += corrected_roles[m];
+		a->m[m].rd_corrected += v->corrected_roles[m];
 		corrected = a->m[m].rd_corrected;
 		pthread_mutex_unlock(&a->stats_lock);
 		raid_event_detail(a, RAID_EV_READ_ERROR_CORRECTED, m, -1, 0,
 				  "cause=scrub-checksum row=%llu blocks=%u corrected=%llu",
-				  (unsigned long long)row, corrected_roles[m],
+				  (unsigned long long)v->row, v->corrected_roles[m],
 				  (unsigned long long)corrected);
 	}
-	res->row_busy = !rc && busy;
+}
+
+/* Add the row's outcome to v->res: a busy row handed to the online scrub (K5), or its counts. */
+static void raid_scrub_resolve_account(struct raid_scrub_rv *v, int rc)
+{
+	struct raid_scrub_res *res = v->res;
+
+	res->row_busy = !rc && v->busy;
 	if (res->row_busy) {
 		struct raid_scrub_counts *out = res->busy;
 
 		jg_log(JG_LOG_DEBUG, "raid", "scrub %s row=%llu: a write in flight: judged later",
-		       a->dev.name, (unsigned long long)row);
+		       v->a->dev.name, (unsigned long long)v->row);
 		if (out->busy < RAID_SCRUB_BUSY_ROWS)
-			out->busy_rows[out->busy] = row;
+			out->busy_rows[out->busy] = v->row;
 		out->busy++;
 	}
 	if (!rc) {
-		res->repaired += wrote && !wfail;
-		res->rebuilt += rebuilt;
-		res->unresolved += unresolved;
+		res->repaired += v->wrote && !v->wfail;
+		res->rebuilt += v->rebuilt;
+		res->unresolved += v->unresolved;
 	}
-	free(mem);
-	free(wmask);
-	free(verdict);
+}
+
+/*
+ * Judge (and with @repair mend) the mismatched lines of @row (K1)-(K4): read
+ * the row under its lock, judge it with none held, read it again when a line
+ * is in doubt (K5), and apply the judgement under the lock only to the row as
+ * judged; then log, act on failed rewrites and count, with no lock held.
+ */
+static int raid_scrub_resolve(struct raid_array *a, uint64_t row, bool repair,
+			      struct raid_scrub_res *res)
+{
+	struct raid_scrub_rv v = {.a = a, .row = row, .repair = repair, .res = res};
+	const struct raid_geo *g = &a->geo;
+	unsigned int npos = g->ndata + g->npar;
+	int rc = raid_scrub_resolve_alloc(&v);
+
+	if (rc)
+		return rc;
+	for (unsigned int attempt = 0;; attempt++) {
+		bool rebuild = false, doubt = false, changed;
+
+		pthread_rwlock_wrlock(v.lock);
+		rc = raid_scrub_row_read(a, row, v.rd);
+		pthread_rwlock_unlock(v.lock);
+		if (rc)
+			break;
+		raid_scrub_resolve_judge(&v, &rebuild, &doubt);
+		if (doubt && attempt + 1 < RAID_SCRUB_TRIES) { /* (K5) a write landed since? */
+			rc = raid_scrub_resolve_reread(&v, &changed);
+			if (rc)
+				break;
+			if (changed)
+				continue;
+		}
+		for (uint32_t k = 0; k < g->chunk_blocks && res->busy; k++)
+			v.busy |= v.verdict[k] == RAID_LV_BUSY;
+		if (v.busy) /* (K5) nothing applied: the whole row is looked at again later */
+			break;
+		if (!v.repair || !v.any)
+			break;
+		/* (K2) needs trusted parity */
+		if (rebuild && raid_heal_trusted(a, row, "scrub rebuild"))
+			raid_scrub_resolve_distrust(&v);
+		pthread_rwlock_wrlock(v.lock); /* (K4) */
+		rc = raid_scrub_row_read(a, row, v.again);
+		if (!rc && memcmp(v.again, v.rd, (size_t)npos * v.cb)) {
+			pthread_rwlock_unlock(v.lock);
+			if (attempt + 1 < RAID_SCRUB_TRIES)
+				continue;
+			jg_log(JG_LOG_WARN, "raid",
+			       "scrub %s row=%llu: changed under each of %u judgements: left as is",
+			       a->dev.name, (unsigned long long)row, RAID_SCRUB_TRIES);
+			v.repair = false;
+			v.unresolved = true;
+			break;
+		}
+		if (!rc)
+			raid_scrub_resolve_apply(&v);
+		pthread_rwlock_unlock(v.lock);
+		break;
+	}
+	raid_scrub_resolve_log(&v, rc);
+	raid_scrub_resolve_members(&v);
+	raid_scrub_resolve_account(&v, rc);
+	free(v.mem);
+	free(v.wmask);
+	free(v.verdict);
 	return rc;
 }
 
@@ -411,7 +537,7 @@ static void raid_scrub_col_row(void *ctx, uint64_t row)
 
 /*
  * Scrub rows [@first, @first + @count) below the sync mark: the row check of
- * stripe.c, then with a verifier each mismatched row judged (K1)-(K4); @fn told
+ * repair.c, then with a verifier each mismatched row judged (K1)-(K4); @fn told
  * each mismatched row after that.
  */
 static int raid_scrub_judged(struct raid_array *a, uint64_t first, uint64_t count, bool repair,

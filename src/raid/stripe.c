@@ -2,6 +2,21 @@
 /*
  * src/raid/stripe.c - the array's I/O path: the struct blk_dev of raid_array_dev().
  *
+ * The path is five files. This one holds the batch and its groups
+ * (raid_stripe_submit, raid_grp_run), the row locks, the member requests and
+ * their failures (raid_mr_submit, raid_members_flush), and states the rules
+ * (W1)-(W7) below, which the others cite:
+ *   plan.c    each row's path (fast or row path), its lines, the scratch;
+ *   read.c    phase A, the member reads;
+ *   write.c   the RMW/RCW choice, fast-path parity, phase C, the row cache update;
+ *   repair.c  the row path's reconstruct and check, the read error repair, and
+ *             the whole-row passes (resync check, scrub, rebuild).
+ * Kept in this file: (W1) row locks, (W2) bitmap bits before member writes,
+ * (W3) a row resynced once per recovery, (W4) which parity writes get FUA,
+ * (W5) a failed user write kept dirty, super.c (S12) failures durable before a
+ * write completes, rebuild.c (R6) only the device that failed is failed,
+ * away.c (A1) (A2) member writes and flushes noted.
+ *
  * A batch (one blk_submit on the array) is cut into per-row segments, sorted by
  * row and handled in *groups* of rows (at most RAID_GROUP_MAX_ROWS rows and
  * RAID_GROUP_MAX_BYTES of scratch). For each group:
@@ -84,71 +99,12 @@
  *      give back). A parity block rebuilt from every data block of its line
  *      uses no parity: it is what a resync would write, and is repaired.
  */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "raid_i.h"
-
-enum raid_grp_mode {
-	RAID_GRP_USER, /* user requests */
-	RAID_GRP_CHECK = RAID_ROWS_CHECK,
-	RAID_GRP_SCRUB = RAID_ROWS_SCRUB,
-	RAID_GRP_REBUILD = RAID_ROWS_REBUILD,
-};
-_Static_assert(RAID_ROWS_CHECK != 0 && RAID_ROWS_SCRUB != 0 && RAID_ROWS_REBUILD != 0,
-	       "row modes differ from RAID_GRP_USER");
-
-enum raid_line_mode { RAID_LINE_NONE, RAID_LINE_FULL, RAID_LINE_RCW, RAID_LINE_RMW };
-
-struct raid_seg { /* one user request's part inside one row */
-	uint64_t row;
-	uint32_t slot; /* first array block of the row it covers */
-	uint32_t nblocks;
-	uint8_t *buf;
-	unsigned int req; /* index of the user request */
-	bool write;
-	uint32_t flags;
-};
-
-struct raid_row {
-	uint64_t row;
-	unsigned int seg0, nseg;
-	bool write, read, sync, row_path, mismatch, checked;
-	bool append;				/* a write said more will follow (BLK_APPEND) */
-	uint8_t *cache;				/* its row cache image, pinned, or NULL */
-	bool cache_fill;			/* ... which phase A reads whole first */
-	uint32_t l0, nl;			/* row path: lines [l0, l0 + nl) only */
-	uint32_t fl0, fnl;			/* fast path: scratch holds lines [fl0, fl0 + fnl) */
-	uint8_t *pos_buf[RAID_MAX_MEMBERS]; /* chunk buffers per position */
-	uint8_t *newpar[2];		    /* new P, Q */
-	uint8_t **wsrc;			    /* per slot: source of its write, or NULL */
-	uint8_t *line;			    /* per line: enum raid_line_mode */
-};
-
-struct raid_grp {
-	struct raid_array *a;
-	enum raid_grp_mode mode;
-	bool repair;
-	bool member_major; /* rows consecutive and all whole: scratch member by member */
-	struct raid_row *rows;
-	unsigned int nrows;
-	struct raid_seg *segs;
-	struct blk_req *mr; /* member requests */
-	unsigned int *mrole;
-	unsigned int nmr, capmr;
-	uint8_t *arena; /* scratch of the group */
-	size_t arena_bytes;
-	uint8_t *tmp;	  /* one block, RAID6 RMW */
-	uint64_t checked, mismatched, repaired, syncraid;
-	bool fua;	 /* a write of the group asked for FUA: its data writes get it */
-	bool fua_strict; /* ... and one without BLK_FS_RAIDSYNC: the parity writes too */
-	bool parity_fua; /* this attempt: parity writes with FUA ((W4)) */
-	uint64_t *regions; /* bitmap regions written */
-	unsigned int nregions;
-	raid_row_fn mism_fn; /* RAID_GRP_SCRUB: told each mismatched row, no lock held */
-	void *mism_ctx;
-};
+#include "stripe_i.h"
 
 /* ------------------------------------------------------------ row locks */
 
@@ -191,8 +147,8 @@ static void raid_grp_unlock(struct raid_grp *g, const uint32_t *b, unsigned int 
 
 /* -------------------------------------------------------- member requests */
 
-static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64_t row, uint32_t k,
-		       uint32_t nblocks, uint8_t *buf)
+int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64_t row, uint32_t k,
+		uint32_t nblocks, uint8_t *buf)
 {
 	const struct raid_geo *geo = &g->a->geo;
 
@@ -226,108 +182,30 @@ static int raid_mr_add(struct raid_grp *g, uint8_t op, unsigned int role, uint64
 }
 
 /*
- * A member read that failed with -EIO: a latent sector error, as disks in
- * service have them. Each block of @r is read again alone; one that fails again
- * is reconstructed from the rest of its row, handed back in @r's buffer, written
- * back to the member (a disk remaps a sector it is asked to write) and read back
- * to compare: MD's "read error corrected". A read-only array only reads around it.
- *
- * Called with the group's row locks held, shared ones at least: every writer of
- * the row is excluded, and the block written back holds what the row's data and
- * parity already say, so it changes nothing another reader could see.
- *
- * Returns 0 (every block read or corrected); -EIO with *@fail (fail the member:
- * a block outside the data area, a rewrite or read-back that failed, or more
- * corrected errors than max_read_errors); or -EIO alone (a block no other member
- * can give back, or whose row's parity is not trusted (W7): lost, the member
- * stays and the caller gets -EIO).
+ * Reads or writes (@op) of position @q of row @r at the lines where sel[k],
+ * coalesced into runs, to or from @base, which holds lines from @base_line.
  */
-static int raid_read_repair(struct raid_array *a, unsigned int role, struct blk_req *r, bool *fail)
+int raid_line_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, enum blk_op op,
+		   uint8_t *base, uint32_t base_line, const bool *sel)
 {
-	const struct raid_geo *geo = &a->geo;
-	unsigned int npos = geo->ndata + geo->npar;
-	struct blk_dev *dev = a->m[role].dev;
-	uint8_t *vec[RAID_MAX_MEMBERS], *tmp = jg_alloc_blocks(npos + 1);
-	uint8_t *back = tmp + (size_t)npos * RAID_BS;
+	const struct raid_geo *geo = &g->a->geo;
+	uint32_t C = geo->chunk_blocks;
+	unsigned int role = raid_layout_member(geo, r->row, q);
 	int rc = 0;
 
-	*fail = false;
-	if (!tmp)
-		return -ENOMEM;
-	for (uint32_t b = 0; b < r->nblocks && !rc; b++) {
-		uint64_t mblk = r->blkno + b, row, corrected;
-		uint8_t *out = (uint8_t *)r->buf + (size_t)b * RAID_BS;
-		uint32_t rmiss = raid_missing_read(a), lost = 0;
-		unsigned int pos = 0;
-		bool untrusted;
+	for (uint32_t k = 0; k < C && !rc;) {
+		uint32_t e;
 
-		if (!blk_rw(dev, BLK_OP_READ, mblk, 1, out, 0))
-			continue; /* another block of the request, or a transient error */
-		if (mblk < geo->data_offset) {
-			*fail = true; /* superblock or bitmap: the member's own metadata */
-			rc = -EIO;
-			break;
+		if (!sel[k]) {
+			k++;
+			continue;
 		}
-		row = (mblk - geo->data_offset) / geo->chunk_blocks;
-		for (unsigned int q = 0; q < npos; q++) {
-			unsigned int m = raid_layout_member(geo, row, q);
-
-			vec[q] = tmp + (size_t)q * RAID_BS;
-			if (m == role)
-				pos = q;
-			if (m == role || (rmiss & (1u << m)) ||
-			    blk_rw(a->m[m].dev, BLK_OP_READ, mblk, 1, vec[q], 0))
-				lost |= 1u << q;
-		}
-		/* (W7) a data block (or parity with data missing) needs parity that is trusted */
-		untrusted = (lost & ((1u << geo->ndata) - 1)) &&
-			    raid_heal_trusted(a, row, "read error repair");
-		if (untrusted || (unsigned int)__builtin_popcount(lost) > geo->npar ||
-		    raid_parity_reconstruct(geo->ndata, geo->npar, RAID_BS, vec, lost)) {
-			pthread_mutex_lock(&a->stats_lock);
-			a->m[role].rd_uncorrectable++;
-			if (pos < geo->ndata) /* a data block: which array block it was */
-				a->lost[a->lost_seq++ % RAID_LOST_RING] =
-				    row * geo->row_blocks + (uint64_t)pos * geo->chunk_blocks +
-				    (mblk - geo->data_offset) % geo->chunk_blocks;
-			pthread_mutex_unlock(&a->stats_lock);
-			/* no other member can give it back (or be trusted to) */
-			raid_event_detail(a, RAID_EV_READ_ERROR_UNCORRECTABLE, role, -1, -EIO,
-					  "block=%llu row=%llu%s", (unsigned long long)mblk,
-					  (unsigned long long)row,
-					  untrusted ? " parity=untrusted" : "");
-			rc = -EIO;
-			break;
-		}
-		memcpy(out, vec[pos], RAID_BS);
-		if (!a->readonly &&
-		    (blk_rw(dev, BLK_OP_WRITE, mblk, 1, out, 0) ||
-		     blk_rw(dev, BLK_OP_READ, mblk, 1, back, 0) || memcmp(back, out, RAID_BS))) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "dev=%s read error at member block %llu: rewrite failed", a->m[role].name,
-			       (unsigned long long)mblk);
-			*fail = true;
-			rc = -EIO;
-			break;
-		}
-		pthread_mutex_lock(&a->stats_lock);
-		corrected = ++a->m[role].rd_corrected;
-		pthread_mutex_unlock(&a->stats_lock);
-		raid_event_detail(a, RAID_EV_READ_ERROR_CORRECTED, role, -1, 0,
-				  "block=%llu row=%llu rewritten=%s corrected=%llu",
-				  (unsigned long long)mblk, (unsigned long long)row,
-				  a->readonly ? "no(read-only)" : "yes",
-				  (unsigned long long)corrected);
-		/* read-only, the same sector is met again at every read: no verdict */
-		if (!a->readonly && corrected > a->max_read_errors) {
-			jg_log(JG_LOG_ERR, "raid",
-			       "dev=%s %llu read errors corrected, more than %u: failing it",
-			       a->m[role].name, (unsigned long long)corrected, a->max_read_errors);
-			*fail = true;
-			rc = -EIO;
-		}
+		for (e = k; e < C && sel[e]; e++)
+			;
+		rc = raid_mr_add(g, op, role, r->row, k, e - k,
+				 base + (size_t)(k - base_line) * RAID_BS);
+		k = e;
 	}
-	free(tmp);
 	return rc;
 }
 
@@ -449,626 +327,9 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	return rc;
 }
 
-/* ------------------------------------------------------------------ plan */
-
-static size_t raid_chunk_bytes(const struct raid_geo *geo)
-{
-	return (size_t)geo->chunk_blocks * RAID_BS;
-}
-
-/*
- * The lines (blocks of a chunk) a user row needs on the row path: those its
- * requests touch, unless a member being rebuilt needs whole chunks. A resync a
- * user request asks for (BLK_SYNCRAID) covers those lines too: a write in
- * flight at a crash can only have left its own lines inconsistent, as MD
- * resyncs stripe by stripe.
- */
-static void raid_row_lines(struct raid_grp *g, struct raid_row *r, uint32_t rebuilding)
-{
-	uint32_t C = g->a->geo.chunk_blocks, lo = C, hi = 0;
-
-	r->l0 = 0;
-	r->nl = C;
-	if (g->mode != RAID_GRP_USER || rebuilding)
-		return;
-	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
-		const struct raid_seg *sg = &g->segs[s];
-		uint32_t a = sg->slot % C, b = a + sg->nblocks - 1;
-
-		if (b >= C) /* crosses a chunk: every line */
-			return;
-		lo = a < lo ? a : lo;
-		hi = b > hi ? b : hi;
-	}
-	if (lo <= hi) {
-		r->l0 = lo;
-		r->nl = hi - lo + 1;
-	}
-}
-
-/* Forget what a previous attempt at the row planned. */
-static void raid_row_plan_reset(struct raid_row *r)
-{
-	r->mismatch = false;
-	r->checked = false;
-	r->cache = NULL;
-	r->cache_fill = false;
-	memset(r->pos_buf, 0, sizeof(r->pos_buf));
-	r->newpar[0] = r->newpar[1] = NULL;
-	r->fl0 = r->fnl = 0;
-}
-
-/*
- * Whether the row takes the row path: any pass but user requests, a resync, a
- * write with a member unreadable (@rmiss), or a read of a chunk that is.
- */
-static bool raid_row_path(const struct raid_grp *g, const struct raid_row *r, uint32_t rmiss)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-
-	if (g->mode != RAID_GRP_USER || r->sync || (rmiss && r->write))
-		return true;
-	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && rmiss; s++) {
-		const struct raid_seg *sg = &g->segs[s];
-
-		for (uint32_t d = sg->slot / C; d <= (sg->slot + sg->nblocks - 1) / C; d++)
-			if (rmiss & (1u << raid_layout_member(geo, r->row, d)))
-				return true;
-	}
-	return false;
-}
-
-/*
- * How a fast-path line with @w of its data blocks written is written: in full,
- * or partially by read-modify-write or reconstruct-write (MD's rule: fewer
- * blocks read; a tie goes to reconstruct-write).
- */
-static enum raid_line_mode raid_line_choose(const struct raid_array *a, unsigned int w,
-					    bool unsynced)
-{
-	const struct raid_geo *geo = &a->geo;
-
-	if (!w)
-		return RAID_LINE_NONE;
-	if (w == geo->ndata)
-		return RAID_LINE_FULL;
-	if (unsynced) /* (W6) */
-		return RAID_LINE_RCW;
-	if (a->test.partial)
-		return a->test.partial == RAID_PARTIAL_RCW ? RAID_LINE_RCW : RAID_LINE_RMW;
-	if (w + geo->npar < geo->ndata - w)
-		return RAID_LINE_RMW;
-	return RAID_LINE_RCW;
-}
-
-/*
- * The line modes of a fast-path write row, and the line range [fl0, fl0 + fnl)
- * it writes. Returns whether a line is written partially.
- */
-static bool raid_row_line_modes(struct raid_grp *g, struct raid_row *r)
-{
-	struct raid_array *a = g->a;
-	const struct raid_geo *geo = &a->geo;
-	uint32_t C = geo->chunk_blocks;
-	/* (W6) past the sync mark parity may never have matched */
-	bool unsynced = r->row >= __atomic_load_n(&a->sync_rows, __ATOMIC_ACQUIRE);
-	bool partial = false;
-
-	for (uint32_t k = 0; k < C; k++) {
-		unsigned int w = 0;
-
-		for (unsigned int d = 0; d < geo->ndata; d++)
-			w += r->wsrc[d * C + k] != NULL;
-		r->line[k] = raid_line_choose(a, w, unsynced);
-		partial |= w && w < geo->ndata;
-		if (w) {
-			if (!r->fnl)
-				r->fl0 = k;
-			r->fnl = k - r->fl0 + 1;
-		}
-	}
-	return partial;
-}
-
-/* Plan one row: its path, lines and row cache image. Returns the scratch bytes it needs. */
-static size_t raid_row_plan(struct raid_grp *g, struct raid_row *r, uint32_t rmiss, uint32_t wmiss)
-{
-	struct raid_array *a = g->a;
-	const struct raid_geo *geo = &a->geo;
-	unsigned int npos = geo->ndata + geo->npar;
-	bool partial;
-
-	raid_row_plan_reset(r);
-	r->row_path = raid_row_path(g, r, rmiss);
-	raid_row_lines(g, r, rmiss & ~wmiss);
-	if (r->row_path) {
-		raid_rcache_drop(a, r->row); /* (H2) written here, if at all */
-		return (npos + geo->npar) * raid_chunk_bytes(geo);
-	}
-	if (!r->write)
-		return 0;
-	partial = raid_row_line_modes(g, r);
-	/* (H1) a row the log is appending to: its image, read once */
-	r->cache = raid_rcache_get(a, r->row, r->append && partial, &r->cache_fill);
-	return (partial && !r->cache ? npos + geo->npar : geo->npar) * (size_t)r->fnl * RAID_BS;
-}
-
-/*
- * Scratch of at least @need bytes in g->arena: kept across groups of one call,
- * and one is kept for the next call (a->spare_arena): fresh memory costs a page
- * fault and a clearing per 4 KiB.
- */
-static int raid_grp_arena(struct raid_grp *g, size_t need)
-{
-	struct raid_array *a = g->a;
-
-	if (need <= g->arena_bytes)
-		return 0;
-	free(g->arena);
-	g->arena = NULL;
-	g->arena_bytes = 0;
-	pthread_mutex_lock(&a->spare_lock);
-	if (a->spare_bytes >= need) {
-		g->arena = a->spare_arena;
-		g->arena_bytes = a->spare_bytes;
-		a->spare_arena = NULL;
-		a->spare_bytes = 0;
-	}
-	pthread_mutex_unlock(&a->spare_lock);
-	if (!g->arena) {
-		g->arena = jg_alloc_blocks(need / RAID_BS);
-		if (!g->arena)
-			return -ENOMEM;
-		g->arena_bytes = need;
-	}
-	return 0;
-}
-
-/*
- * Consecutive whole rows (resync, scrub, rebuild): chunk of member m in row i
- * at arena[(m * nrows + i) * chunk], so each member's part of the group is one
- * buffer and one request (raid_grp_reads/writes).
- */
-static void raid_grp_carve_member_major(struct raid_grp *g)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	unsigned int npos = geo->ndata + geo->npar;
-	size_t cb = raid_chunk_bytes(geo);
-	uint8_t *p = g->arena;
-
-	for (unsigned int i = 0; i < g->nrows; i++) {
-		struct raid_row *r = &g->rows[i];
-
-		for (unsigned int q = 0; q < npos; q++) {
-			unsigned int m = raid_layout_member(geo, r->row, q);
-
-			r->pos_buf[q] = p + ((size_t)m * g->nrows + i) * cb;
-		}
-		for (unsigned int j = 0; j < geo->npar; j++)
-			r->newpar[j] = p + ((size_t)(npos + j) * g->nrows + i) * cb;
-	}
-}
-
-/* Row by row: whole chunks on the row path, the written lines on the fast path. */
-static void raid_grp_carve_rows(struct raid_grp *g)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	unsigned int npos = geo->ndata + geo->npar;
-	size_t cb = raid_chunk_bytes(geo);
-	uint32_t C = geo->chunk_blocks;
-	uint8_t *p = g->arena;
-
-	for (unsigned int i = 0; i < g->nrows; i++) {
-		struct raid_row *r = &g->rows[i];
-		bool partial = false;
-
-		if (!r->row_path && !r->write)
-			continue;
-		if (!r->row_path)
-			for (uint32_t k = 0; k < C; k++)
-				partial |=
-				    r->line[k] == RAID_LINE_RCW || r->line[k] == RAID_LINE_RMW;
-		if (r->row_path) {
-			for (unsigned int q = 0; q < npos; q++, p += cb)
-				r->pos_buf[q] = p;
-			for (unsigned int j = 0; j < geo->npar; j++, p += cb)
-				r->newpar[j] = p;
-			continue;
-		}
-		/* fast path: only the lines written, from line fl0 */
-		if (partial && r->cache)
-			for (unsigned int q = 0; q < npos; q++)
-				r->pos_buf[q] = r->cache + ((size_t)q * C + r->fl0) * RAID_BS;
-		else if (partial)
-			for (unsigned int q = 0; q < npos; q++, p += (size_t)r->fnl * RAID_BS)
-				r->pos_buf[q] = p;
-		for (unsigned int j = 0; j < geo->npar; j++, p += (size_t)r->fnl * RAID_BS)
-			r->newpar[j] = p;
-	}
-}
-
-/* Decide fast path or row path, line modes, and carve scratch. */
-static int raid_grp_plan(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
-{
-	size_t need = 0;
-	int rc;
-
-	for (unsigned int i = 0; i < g->nrows; i++)
-		need += raid_row_plan(g, &g->rows[i], rmiss, wmiss);
-	rc = raid_grp_arena(g, need);
-	if (rc)
-		return rc;
-	if (g->member_major)
-		raid_grp_carve_member_major(g);
-	else
-		raid_grp_carve_rows(g);
-	return 0;
-}
-
-/* ------------------------------------------------------------ phase A */
-
-/*
- * Reads or writes (@op) of position @q of row @r at the lines where sel[k],
- * coalesced into runs, to or from @base, which holds lines from @base_line.
- */
-static int raid_line_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, enum blk_op op,
-			  uint8_t *base, uint32_t base_line, const bool *sel)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-	unsigned int role = raid_layout_member(geo, r->row, q);
-	int rc = 0;
-
-	for (uint32_t k = 0; k < C && !rc;) {
-		uint32_t e;
-
-		if (!sel[k]) {
-			k++;
-			continue;
-		}
-		for (e = k; e < C && sel[e]; e++)
-			;
-		rc = raid_mr_add(g, op, role, r->row, k, e - k,
-				 base + (size_t)(k - base_line) * RAID_BS);
-		k = e;
-	}
-	return rc;
-}
-
-static int raid_grp_reads(struct raid_grp *g, uint32_t rmiss)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-	unsigned int npos = geo->ndata + geo->npar;
-	bool need[1024];
-	int rc = 0;
-
-	if (g->member_major) {
-		for (unsigned int m = 0; m < geo->n && !rc; m++)
-			if (!(rmiss & (1u << m)))
-				rc = raid_mr_add(g, BLK_OP_READ, m, g->rows[0].row, 0, g->nrows * C,
-						 g->arena +
-						     (size_t)m * g->nrows * raid_chunk_bytes(geo));
-		return rc;
-	}
-	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
-		struct raid_row *r = &g->rows[i];
-
-		if (r->row_path) {
-			for (unsigned int q = 0; q < npos && !rc; q++) {
-				unsigned int role = raid_layout_member(geo, r->row, q);
-
-				if (!(rmiss & (1u << role)))
-					rc = raid_mr_add(g, BLK_OP_READ, role, r->row, r->l0, r->nl,
-							 r->pos_buf[q] + (size_t)r->l0 * RAID_BS);
-			}
-			continue;
-		}
-		/* fast path: user reads straight into their buffers, one request per chunk piece */
-		for (unsigned int s = r->seg0; s < r->seg0 + r->nseg && !rc; s++) {
-			const struct raid_seg *sg = &g->segs[s];
-			uint32_t slot = sg->slot, left = sg->nblocks;
-			uint8_t *buf = sg->buf;
-
-			if (sg->write)
-				continue;
-			while (left && !rc) {
-				uint32_t d = slot / C, k = slot % C,
-					 len = C - k < left ? C - k : left;
-
-				rc = raid_mr_add(g, BLK_OP_READ, raid_layout_member(geo, r->row, d),
-						 r->row, k, len, buf);
-				slot += len;
-				left -= len;
-				buf += (size_t)len * RAID_BS;
-			}
-		}
-		if (r->cache_fill) {
-			/* a new row cache image: every position whole */
-			for (unsigned int q = 0; q < npos && !rc; q++)
-				rc = raid_mr_add(g, BLK_OP_READ, raid_layout_member(geo, r->row, q),
-						 r->row, 0, C, r->cache + (size_t)q * C * RAID_BS);
-			continue;
-		}
-		if (!r->write || !r->pos_buf[0] || r->cache)
-			continue;
-		/* pre-reads of the partial lines */
-		for (unsigned int q = 0; q < npos && !rc; q++) {
-			bool any = false;
-
-			for (uint32_t k = 0; k < C; k++) {
-				bool wr = q < geo->ndata && r->wsrc[q * C + k];
-
-				need[k] = (r->line[k] == RAID_LINE_RCW && q < geo->ndata && !wr) ||
-					  (r->line[k] == RAID_LINE_RMW && (q >= geo->ndata || wr));
-				any |= need[k];
-			}
-			if (any)
-				rc = raid_line_runs(g, r, q, BLK_OP_READ, r->pos_buf[q], r->fl0, need);
-		}
-	}
-	return rc;
-}
-
-/* ------------------------------------------------------------- compute */
-
-static void raid_row_gen_parity(const struct raid_geo *geo, struct raid_row *r, size_t off,
-				size_t len)
-{
-	uint8_t *data[RAID_MAX_MEMBERS];
-
-	for (unsigned int d = 0; d < geo->ndata; d++)
-		data[d] = r->pos_buf[d] + off;
-	raid_parity_gen(geo->ndata, geo->npar, len, data, r->newpar[0] + off,
-			geo->npar == 2 ? r->newpar[1] + off : NULL);
-}
-
-/* Fast path parity, line by line. */
-static void raid_row_fast_parity(struct raid_grp *g, struct raid_row *r)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-	uint8_t *whole[RAID_MAX_MEMBERS];
-	bool contiguous = true;
-
-	/* a full row whose chunks are contiguous in the caller's buffers: one call */
-	for (unsigned int d = 0; d < geo->ndata && contiguous; d++) {
-		whole[d] = r->wsrc[d * C];
-		for (uint32_t k = 0; k < C && contiguous; k++)
-			contiguous = r->line[k] == RAID_LINE_FULL &&
-				     r->wsrc[d * C + k] == whole[d] + (size_t)k * RAID_BS;
-	}
-	if (contiguous) {
-		raid_parity_gen(geo->ndata, geo->npar, (size_t)C * RAID_BS, whole, r->newpar[0],
-				geo->npar == 2 ? r->newpar[1] : NULL);
-		return;
-	}
-	for (uint32_t k = r->fl0; k < r->fl0 + r->fnl; k++) {
-		size_t off = (size_t)(k - r->fl0) * RAID_BS; /* in the scratch */
-		uint8_t *data[RAID_MAX_MEMBERS];
-		uint8_t *np = r->newpar[0] + off, *nq = geo->npar == 2 ? r->newpar[1] + off : NULL;
-
-		switch (r->line[k]) {
-		case RAID_LINE_NONE:
-			break;
-		case RAID_LINE_FULL:
-		case RAID_LINE_RCW:
-			for (unsigned int d = 0; d < geo->ndata; d++)
-				data[d] =
-				    r->wsrc[d * C + k] ? r->wsrc[d * C + k] : r->pos_buf[d] + off;
-			raid_parity_gen(geo->ndata, geo->npar, RAID_BS, data, np, nq);
-			break;
-		case RAID_LINE_RMW:
-			memcpy(np, r->pos_buf[RAID_POS_P(geo)] + off, RAID_BS);
-			if (nq)
-				memcpy(nq, r->pos_buf[RAID_POS_Q(geo)] + off, RAID_BS);
-			for (unsigned int d = 0; d < geo->ndata; d++) {
-				uint8_t *nw = r->wsrc[d * C + k];
-
-				if (!nw)
-					continue;
-				/* P ^= old ^ new; Q ^= 2^d (old ^ new) */
-				memcpy(g->tmp, r->pos_buf[d] + off, RAID_BS);
-				raid_parity_xor_into(RAID_BS, g->tmp, nw);
-				raid_parity_xor_into(RAID_BS, np, g->tmp);
-				if (nq)
-					raid_parity_q_mad(d, RAID_BS, nq, g->tmp);
-			}
-			break;
-		}
-	}
-}
-
-/* Row path: reconstruct, check, serve reads, merge writes, new parity. */
-static int raid_row_slow_compute(struct raid_grp *g, struct raid_row *r, uint32_t rmiss)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks, lost = 0;
-	unsigned int npos = geo->ndata + geo->npar;
-	size_t off = (size_t)r->l0 * RAID_BS;
-	size_t len = (size_t)r->nl * RAID_BS;
-	uint8_t *vec[RAID_MAX_MEMBERS];
-	int rc;
-
-	for (unsigned int q = 0; q < npos; q++) {
-		if (rmiss & (1u << raid_layout_member(geo, r->row, q)))
-			lost |= 1u << q;
-		vec[q] = r->pos_buf[q] + off;
-	}
-	if (lost) {
-		rc = raid_parity_reconstruct(geo->ndata, geo->npar, len, vec, lost);
-		if (rc)
-			return -EIO;
-		/* (A1) asked to resync, after a crash, a row that lacks a member: cannot */
-		if (r->sync && g->a->was_dirty)
-			raid_risk_add(g->a, r->row, 1);
-	}
-	if ((r->sync || g->mode == RAID_GRP_CHECK || g->mode == RAID_GRP_SCRUB) && !lost) {
-		/* (W3) does the parity on the members match the data (of its lines)? */
-		raid_row_gen_parity(geo, r, off, len);
-		r->checked = true;
-		for (unsigned int j = 0; j < geo->npar; j++)
-			if (memcmp(r->newpar[j] + off, r->pos_buf[geo->ndata + j] + off, len))
-				r->mismatch = true;
-	}
-	for (unsigned int s = r->seg0; s < r->seg0 + r->nseg; s++) {
-		const struct raid_seg *sg = &g->segs[s];
-
-		if (sg->write)
-			continue;
-		for (uint32_t b = 0; b < sg->nblocks; b++) {
-			uint32_t slot = sg->slot + b;
-
-			memcpy(sg->buf + (size_t)b * RAID_BS,
-			       r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS, RAID_BS);
-		}
-	}
-	if (r->write) {
-		for (uint32_t slot = 0; slot < geo->row_blocks; slot++)
-			if (r->wsrc[slot])
-				memcpy(r->pos_buf[slot / C] + (size_t)(slot % C) * RAID_BS,
-				       r->wsrc[slot], RAID_BS);
-		raid_row_gen_parity(geo, r, off, len);
-	}
-	return 0;
-}
-
-/* ------------------------------------------------------------ phase C */
-
-/*
- * Rewrite this row's parity? Resync (user SYNCRAID rows, CHECK) always; scrub on
- * request; a read-only array never (a SYNCRAID read there only checks).
- */
-static bool raid_row_fix(const struct raid_grp *g, const struct raid_row *r)
-{
-	return r->mismatch && (g->repair || g->mode == RAID_GRP_USER) && !g->a->readonly;
-}
-
-static int raid_grp_writes(struct raid_grp *g, uint32_t rmiss, uint32_t wmiss)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-	unsigned int npos = geo->ndata + geo->npar;
-	bool sel[1024];
-	int rc = 0;
-
-	if (g->member_major && g->mode == RAID_GRP_REBUILD) {
-		/* the rebuilt chunks of each member being rebuilt: one buffer, one request */
-		for (unsigned int m = 0; m < geo->n && !rc; m++)
-			if ((rmiss & (1u << m)) && !(wmiss & (1u << m)))
-				rc = raid_mr_add(
-				    g, BLK_OP_WRITE, m, g->rows[0].row, 0, g->nrows * C,
-				    g->arena + (size_t)m * g->nrows * raid_chunk_bytes(geo));
-		return rc;
-	}
-	for (unsigned int i = 0; i < g->nrows && !rc; i++) {
-		struct raid_row *r = &g->rows[i];
-		bool fix = raid_row_fix(g, r), par_changed = r->write || fix;
-
-		if (!r->row_path) {
-			if (!r->write)
-				continue;
-			/* data straight from the user's buffers, runs of contiguous sources */
-			for (unsigned int d = 0; d < geo->ndata && !rc; d++) {
-				unsigned int role = raid_layout_member(geo, r->row, d);
-
-				for (uint32_t k = 0; k < C && !rc;) {
-					uint8_t **w = r->wsrc + d * C;
-					uint32_t e;
-
-					if (!w[k]) {
-						k++;
-						continue;
-					}
-					for (e = k + 1; e < C && w[e] == w[e - 1] + RAID_BS; e++)
-						;
-					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, k, e - k,
-							 w[k]);
-					k = e;
-				}
-			}
-			for (uint32_t k = 0; k < C; k++)
-				sel[k] = r->line[k] != RAID_LINE_NONE;
-			for (unsigned int j = 0; j < geo->npar && !rc; j++)
-				rc = raid_line_runs(g, r, geo->ndata + j, BLK_OP_WRITE, r->newpar[j], r->fl0, sel);
-			continue;
-		}
-		for (unsigned int q = 0; q < npos && !rc; q++) {
-			unsigned int role = raid_layout_member(geo, r->row, q);
-			bool rebuilding = (rmiss & (1u << role)) && !(wmiss & (1u << role));
-			uint8_t *src = q < geo->ndata ? r->pos_buf[q]
-				       : par_changed  ? r->newpar[q - geo->ndata]
-						      : r->pos_buf[q];
-
-			if (wmiss & (1u << role))
-				continue;
-			if (rebuilding) {
-				/* a member being rebuilt gets whole chunks: rows stay whole on it
-				 */
-				if (g->mode == RAID_GRP_REBUILD || r->write)
-					rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, 0, C, src);
-				continue;
-			}
-			if (q >= geo->ndata && fix) {
-				rc = raid_mr_add(g, BLK_OP_WRITE, role, r->row, r->l0, r->nl,
-						 src + (size_t)r->l0 * RAID_BS);
-				continue;
-			}
-			if (!r->write)
-				continue;
-			for (uint32_t k = 0; k < C; k++) {
-				sel[k] = false;
-				for (unsigned int d = 0; d < geo->ndata; d++)
-					if (q < geo->ndata ? d == q && r->wsrc[d * C + k]
-							   : r->wsrc[d * C + k] != NULL)
-						sel[k] = true;
-			}
-			rc = raid_line_runs(g, r, q, BLK_OP_WRITE, src, 0, sel);
-		}
-	}
-	return rc;
-}
-
 /* ----------------------------------------------------------------- group */
 
-/*
- * Unpin the group's row cache images; with @ok (every write succeeded) bring
- * them up to date first: the data written and the new parity of its lines (H2).
- */
-static void raid_grp_cache_done(struct raid_grp *g, bool ok)
-{
-	const struct raid_geo *geo = &g->a->geo;
-	uint32_t C = geo->chunk_blocks;
-
-	for (unsigned int i = 0; i < g->nrows; i++) {
-		struct raid_row *r = &g->rows[i];
-
-		if (!r->cache)
-			continue;
-		for (uint32_t slot = 0; ok && slot < geo->row_blocks; slot++)
-			if (r->wsrc[slot])
-				memcpy(r->cache + (size_t)slot * RAID_BS, r->wsrc[slot], RAID_BS);
-		for (unsigned int j = 0; ok && j < geo->npar; j++)
-			for (uint32_t k = r->fl0; k < r->fl0 + r->fnl; k++)
-				if (r->line[k] != RAID_LINE_NONE)
-					memcpy(r->cache + ((size_t)(geo->ndata + j) * C + k) * RAID_BS,
-					       r->newpar[j] + (size_t)(k - r->fl0) * RAID_BS, RAID_BS);
-		raid_rcache_put(g->a, r->row, ok);
-		if (ok && r->append) {
-			uint32_t last = geo->row_blocks;
-
-			while (last && !r->wsrc[last - 1])
-				last--;
-			if (last > geo->row_blocks / 2)
-				raid_rcache_hint(g->a, r->row + 1); /* (H3) the log goes on there */
-		}
-		r->cache = NULL;
-		r->cache_fill = false;
-	}
-}
-
-static int raid_grp_run(struct raid_grp *g)
+int raid_grp_run(struct raid_grp *g)
 {
 	struct raid_array *a = g->a;
 	uint32_t buckets[RAID_GROUP_MAX_ROWS];
@@ -1167,7 +428,7 @@ static int raid_grp_run(struct raid_grp *g)
 	return 0;
 }
 
-static void raid_grp_free(struct raid_grp *g)
+void raid_grp_free(struct raid_grp *g)
 {
 	struct raid_array *a = g->a;
 
@@ -1191,7 +452,7 @@ static void raid_grp_free(struct raid_grp *g)
 }
 
 /* Rows per group: bounded by RAID_GROUP_MAX_ROWS and the worst-case scratch. */
-static unsigned int raid_grp_max_rows(const struct raid_geo *geo)
+unsigned int raid_grp_max_rows(const struct raid_geo *geo)
 {
 	size_t per = (geo->ndata + 2 * geo->npar) * raid_chunk_bytes(geo);
 	size_t n = RAID_GROUP_MAX_BYTES / per;
@@ -1199,70 +460,6 @@ static unsigned int raid_grp_max_rows(const struct raid_geo *geo)
 	if (n < 1)
 		n = 1;
 	return n > RAID_GROUP_MAX_ROWS ? RAID_GROUP_MAX_ROWS : (unsigned int)n;
-}
-
-/* Run group @g over rows [first, first+count) in groups of at most maxr rows. */
-static int raid_rows_walk(struct raid_grp *g, uint64_t first, uint64_t count)
-{
-	unsigned int maxr = raid_grp_max_rows(&g->a->geo);
-	int rc = 0;
-
-	g->rows = calloc(maxr, sizeof(*g->rows));
-	g->tmp = jg_alloc_blocks(1);
-	if (!g->rows || !g->tmp)
-		rc = -ENOMEM;
-	for (uint64_t r = first; r < first + count && !rc; r += maxr) {
-		uint64_t n = first + count - r < maxr ? first + count - r : maxr;
-
-		memset(g->rows, 0, maxr * sizeof(*g->rows));
-		for (unsigned int i = 0; i < n; i++)
-			g->rows[i].row = r + i;
-		g->nrows = (unsigned int)n;
-		rc = raid_grp_run(g);
-	}
-	free(g->rows);
-	g->rows = NULL;
-	raid_grp_free(g);
-	return rc;
-}
-
-int raid_rows_run(struct raid_array *a, uint64_t first, uint64_t count, enum raid_row_mode mode,
-		  uint64_t *checked, uint64_t *repaired)
-{
-	struct raid_grp g = {.a = a,
-			     .mode = (enum raid_grp_mode)mode,
-			     .repair = mode == RAID_ROWS_CHECK,
-			     .member_major = true};
-	int rc = raid_rows_walk(&g, first, count);
-
-	*checked += g.checked;
-	*repaired += mode == RAID_ROWS_SCRUB ? g.mismatched : g.repaired;
-	return rc;
-}
-
-int raid_rows_scrub(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
-		    uint64_t *checked, uint64_t *mismatched, uint64_t *repaired)
-{
-	return raid_rows_scrub_fn(a, first, count, repair, NULL, NULL, checked, mismatched,
-				  repaired);
-}
-
-int raid_rows_scrub_fn(struct raid_array *a, uint64_t first, uint64_t count, bool repair,
-		       raid_row_fn fn, void *ctx, uint64_t *checked, uint64_t *mismatched,
-		       uint64_t *repaired)
-{
-	struct raid_grp g = {.a = a,
-			     .mode = RAID_GRP_SCRUB,
-			     .repair = repair,
-			     .member_major = true,
-			     .mism_fn = fn,
-			     .mism_ctx = ctx};
-	int rc = raid_rows_walk(&g, first, count);
-
-	*checked += g.checked;
-	*mismatched += g.mismatched;
-	*repaired += g.repaired;
-	return rc;
 }
 
 /* -------------------------------------------------- user requests (bdev.c) */

@@ -570,18 +570,15 @@ int raid_create_map(const struct raid_create_cfg *cfg, unsigned int n, uint64_t 
 	return rc;
 }
 
-int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
-		bool force)
+/*
+ * What raid_create() checks before reading any device: the member count, the
+ * resync policy, the region size (a power of two), and the geometry of @n
+ * members at @chunk (into @g). 0, or an error after a message.
+ */
+static int raid_create_check_args(struct blk_dev **members, unsigned int n,
+				  const struct raid_create_cfg *cfg, uint32_t chunk,
+				  uint32_t region, struct raid_geo *g)
 {
-	struct raid_array *a = NULL;
-	uint32_t chunk = cfg->chunk_blocks ? cfg->chunk_blocks : RAID_DEFAULT_CHUNK;
-	uint32_t region =
-	    cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
-	uint64_t mblocks = cfg->member_blocks, regions = 0;
-	uint32_t bm_blocks = 0;
-	struct raid_geo g;
-	uint8_t *buf = NULL;
-	bool use_bitmap = cfg->resync == RAID_RESYNC_BITMAP || cfg->resync == RAID_RESYNC_JOURNAL;
 	int rc;
 
 	if (!members || n < 2 || n > RAID_MAX_MEMBERS ||
@@ -590,46 +587,66 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 		       (int)cfg->resync, region);
 		return -EINVAL;
 	}
-	rc = raid_geo_init(&g, cfg->level, n, chunk, 0, 0);
+	rc = raid_geo_init(g, cfg->level, n, chunk, 0, 0);
 	if (rc) {
 		jg_log(JG_LOG_ERR, "raid",
 		       "create: bad geometry level=%u members=%u chunk_blocks=%u", cfg->level, n,
 		       chunk);
 		return rc;
 	}
-	buf = jg_alloc_blocks(1);
-	if (!buf)
-		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Every member present, as large as cfg->member_blocks when that is set, and
+ * holding no superblock unless @force (raid_create_check_dev, @buf one block);
+ * *@mblocks becomes the smallest member's size when cfg->member_blocks is 0.
+ */
+static int raid_create_check_members(struct blk_dev **members, unsigned int n,
+				     const struct raid_create_cfg *cfg, uint8_t *buf, bool force,
+				     uint64_t *mblocks)
+{
+	int rc;
+
 	for (unsigned int i = 0; i < n; i++) {
 		if (!members[i]) {
 			jg_log(JG_LOG_ERR, "raid", "create: member %u missing", i);
-			rc = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
-		if (!cfg->member_blocks && (!mblocks || members[i]->nblocks < mblocks))
-			mblocks = members[i]->nblocks;
+		if (!cfg->member_blocks && (!*mblocks || members[i]->nblocks < *mblocks))
+			*mblocks = members[i]->nblocks;
 		if (cfg->member_blocks && members[i]->nblocks < cfg->member_blocks) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "create: dev=%s too small: %llu blocks < member_blocks=%llu",
 			       members[i]->name, (unsigned long long)members[i]->nblocks,
 			       (unsigned long long)cfg->member_blocks);
-			rc = -EINVAL;
-			goto out;
+			return -EINVAL;
 		}
 		rc = raid_create_check_dev(members[i], buf, force);
 		if (rc)
-			goto out;
+			return rc;
 	}
+	return 0;
+}
+
+/*
+ * The spares: at most RAID_MAX_SPARES, each present and holding no superblock
+ * unless @force, and no device given twice among the members and spares.
+ */
+static int raid_create_check_spares(struct blk_dev **members, unsigned int n,
+				    const struct raid_create_cfg *cfg, uint8_t *buf, bool force)
+{
+	int rc;
+
 	if (cfg->nspares > RAID_MAX_SPARES || (cfg->nspares && !cfg->spares)) {
 		jg_log(JG_LOG_ERR, "raid", "create: %u spares, at most %u", cfg->nspares,
 		       RAID_MAX_SPARES);
-		rc = -EINVAL;
-		goto out;
+		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < cfg->nspares; i++) {
 		rc = cfg->spares[i] ? raid_create_check_dev(cfg->spares[i], buf, force) : -EINVAL;
 		if (rc)
-			goto out;
+			return rc;
 		/* the same device twice: its last superblock would win */
 		for (unsigned int j = 0; j < n + i; j++) {
 			struct blk_dev *o = j < n ? members[j] : cfg->spares[j - n];
@@ -637,37 +654,56 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 			if (raid_dev_same(o, cfg->spares[i]) || !strcmp(o->name, cfg->spares[i]->name)) {
 				jg_log(JG_LOG_ERR, "raid", "create: dev=%s is given twice",
 				       cfg->spares[i]->name);
-				rc = -EINVAL;
-				goto out;
+				return -EINVAL;
 			}
 		}
 	}
-	rc = raid_create_geo(cfg, n, mblocks, &g, &bm_blocks);
+	return 0;
+}
+
+/*
+ * The geometry over members of @mblocks blocks (raid_create_geo), -EINVAL
+ * after a message when they hold no row; then each spare must be able to
+ * stand in for a member.
+ */
+static int raid_create_layout(const struct raid_create_cfg *cfg, unsigned int n, uint64_t mblocks,
+			      struct raid_geo *g, uint32_t *bm_blocks)
+{
+	int rc = raid_create_geo(cfg, n, mblocks, g, bm_blocks);
+
 	if (rc == -ENOSPC) {
 		jg_log(JG_LOG_ERR, "raid", "create: members too small: %llu blocks, need %llu",
 		       (unsigned long long)mblocks,
-		       (unsigned long long)(g.data_offset + g.chunk_blocks));
+		       (unsigned long long)(g->data_offset + g->chunk_blocks));
 		rc = -EINVAL;
 	}
 	if (rc)
-		goto out;
+		return rc;
 	for (unsigned int i = 0; i < cfg->nspares; i++)
-		if (cfg->spares[i]->nblocks < g.data_offset + g.data_blocks) {
+		if (cfg->spares[i]->nblocks < g->data_offset + g->data_blocks) {
 			jg_log(JG_LOG_ERR, "raid",
 			       "create: spare dev=%s too small: %llu blocks, a member uses %llu",
 			       cfg->spares[i]->name, (unsigned long long)cfg->spares[i]->nblocks,
-			       (unsigned long long)(g.data_offset + g.data_blocks));
-			rc = -EINVAL;
-			goto out;
+			       (unsigned long long)(g->data_offset + g->data_blocks));
+			return -EINVAL;
 		}
-	if (use_bitmap)
-		regions = raid_div_up(g.array_blocks, region);
-	a = raid_array_alloc();
-	if (!a) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	a->geo = g;
+	return 0;
+}
+
+/*
+ * The new array object over @members with geometry @g, private to the caller:
+ * a fresh uuid, superblocks in two copies (S8), the members' names and the
+ * masks. NULL: out of memory.
+ */
+static struct raid_array *raid_create_array(struct blk_dev **members, unsigned int n,
+					    const struct raid_create_cfg *cfg,
+					    const struct raid_geo *g)
+{
+	struct raid_array *a = raid_array_alloc();
+
+	if (!a)
+		return NULL;
+	a->geo = *g;
 	jg_uuid_generate(a->uuid);
 	a->seed = jg_crc_seed(a->uuid);
 	a->policy = cfg->resync;
@@ -682,16 +718,22 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	jg_mutex_lock(&a->sb_lock); /* @a is private: for the _locked contract only */
 	raid_masks_update_locked(a);
 	jg_mutex_unlock(&a->sb_lock);
-	rc = raid_bitmap_init(a, use_bitmap ? region : 0, bm_blocks, regions);
-	if (rc)
-		goto out;
-	/*
-	 * Nothing of the data area is touched: the array starts with its sync mark
-	 * at row 0 (sync.c (Y1)) -- or at the end when the caller knows the members
-	 * hold zeros -- and clean, since nothing was written. Bitmap blocks first
-	 * (all clear), the superblocks last: a crash before them leaves no array.
-	 */
-	a->sync_rows = a->sync_done = cfg->assume_clean ? g.rows : 0;
+	return a;
+}
+
+/*
+ * Write the new array to its devices. Nothing of the data area is touched:
+ * the array starts with its sync mark at row 0 (sync.c (Y1)) -- or at the end
+ * when the caller knows the members hold zeros -- and clean, since nothing was
+ * written. Bitmap blocks first (all clear), the superblocks last: a crash
+ * before them leaves no array.
+ */
+static int raid_create_write(struct raid_array *a, const struct raid_create_cfg *cfg,
+			     uint32_t bm_blocks)
+{
+	int rc = 0;
+
+	a->sync_rows = a->sync_done = cfg->assume_clean ? a->geo.rows : 0;
 	if (bm_blocks)
 		rc = raid_bitmap_write(a, 0, bm_blocks, -1);
 	if (!rc)
@@ -703,6 +745,51 @@ int raid_create(struct blk_dev **members, unsigned int n, const struct raid_crea
 	for (unsigned int i = 0; i < cfg->nspares && !rc; i++)
 		rc = raid_spare_sb_write_sb_locked(a, cfg->spares[i]);
 	jg_mutex_unlock(&a->sb_lock);
+	return rc;
+}
+
+/*
+ * Check the arguments and every device, lay out the geometry, make the array
+ * object and write it (raid_create_write says in which order); the array is
+ * freed at the end, the caller keeps the members.
+ */
+int raid_create(struct blk_dev **members, unsigned int n, const struct raid_create_cfg *cfg,
+		bool force)
+{
+	struct raid_array *a = NULL;
+	uint32_t chunk = cfg->chunk_blocks ? cfg->chunk_blocks : RAID_DEFAULT_CHUNK;
+	uint32_t region =
+	    cfg->bitmap_region_blocks ? cfg->bitmap_region_blocks : RAID_DEFAULT_REGION;
+	uint64_t mblocks = cfg->member_blocks, regions = 0;
+	uint32_t bm_blocks = 0;
+	struct raid_geo g;
+	uint8_t *buf = NULL;
+	bool use_bitmap = cfg->resync == RAID_RESYNC_BITMAP || cfg->resync == RAID_RESYNC_JOURNAL;
+	int rc;
+
+	rc = raid_create_check_args(members, n, cfg, chunk, region, &g);
+	if (rc)
+		return rc;
+	buf = jg_alloc_blocks(1);
+	if (!buf)
+		return -ENOMEM;
+	rc = raid_create_check_members(members, n, cfg, buf, force, &mblocks);
+	if (!rc)
+		rc = raid_create_check_spares(members, n, cfg, buf, force);
+	if (!rc)
+		rc = raid_create_layout(cfg, n, mblocks, &g, &bm_blocks);
+	if (rc)
+		goto out;
+	if (use_bitmap)
+		regions = raid_div_up(g.array_blocks, region);
+	a = raid_create_array(members, n, cfg, &g);
+	if (!a) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = raid_bitmap_init(a, use_bitmap ? region : 0, bm_blocks, regions);
+	if (!rc)
+		rc = raid_create_write(a, cfg, bm_blocks);
 	if (!rc) {
 		char u[37];
 
@@ -721,7 +808,6 @@ out:
 	       cfg->level, n, chunk, force, rc);
 	return rc;
 }
-
 
 struct blk_dev *raid_array_dev(struct raid_array *a)
 {
