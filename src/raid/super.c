@@ -173,6 +173,30 @@ void raid_sb_fill(struct raid_array *a, void *blk, unsigned int role, uint32_t s
 }
 
 /*
+ * (S1) A round whose write failed on some member: flush the members whose
+ * write landed before the next round is written, recording a failed flush in
+ * @reqs[nr + i] as for the others. Left unflushed, this round's copy and the
+ * next one's could both be lost at a cut on one member and kept on another:
+ * two rounds behind, it would be refused as stale (S5 takes one).
+ */
+static void raid_sb_flush_written(struct blk_req *reqs, unsigned int nr)
+{
+	struct blk_req fl[RAID_MAX_MEMBERS];
+	unsigned int idx[RAID_MAX_MEMBERS], n = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		if (reqs[i].result)
+			continue;
+		idx[n] = i;
+		fl[n++] = reqs[nr + i];
+	}
+	if (n)
+		(void)blk_submit_multi(fl, n); /* each result is read below */
+	for (unsigned int k = 0; k < n; k++)
+		reqs[nr + idx[k]].result = fl[k].result;
+}
+
+/*
  * Write superblock copies (S8) at @events to the members in @who: copy 0 to each
  * and a flush, then copy 1 and a flush -- copy 1 first for the members in
  * @one_first (S9). A member whose write or flush fails (any error: one that
@@ -217,6 +241,8 @@ static int raid_sb_put_copies_locked(struct raid_array *a, uint32_t who, uint32_
 		rc = blk_submit_multi(reqs, nr);
 		if (!rc)
 			rc = blk_submit_multi(reqs + nr, nr);
+		else
+			raid_sb_flush_written(reqs, nr);
 	}
 	for (unsigned int i = 0; rc && i < 2 * nr; i++) {
 		unsigned int role = roles[i % nr];

@@ -931,6 +931,68 @@ static void test_super_cut_rounds_in_a_row(void **state)
 	t_cut_chain(&r5, 64);
 }
 
+/*
+ * (S1) A round that fails on one member still makes the others durable before
+ * the next round is written. Member 1's superblock writes fail from assembly on
+ * (its round is repeated on the others, recording it failed); the power is cut
+ * at each member write in turn. Every survivor is then at most one round behind
+ * the freshest (S5), so a forced assembly of the survivors never refuses one
+ * as stale: only member 1 is lost. Before, the failed round's writes stayed unflushed while
+ * the next was written, and a cut before that one's flush could leave a
+ * survivor two rounds behind: with member 1 gone, the array did not assemble.
+ */
+static void test_super_failed_round_flushes_survivors(void **state)
+{
+	static const struct geo_case gc = {5, 4, 2};
+	struct raid_assemble_cfg force = {.force = true};
+	uint8_t *img[RAID_MAX_MEMBERS], *buf = jg_alloc_blocks(8);
+	uint64_t total = 0;
+	unsigned int cuts = 0;
+	struct tarr t;
+
+	(void)state;
+	t_fill(buf, 8, 3);
+	t_make(&t, &gc, MB, RAID_RESYNC_FULL, 0, NULL);
+	for (unsigned int i = 0; i < t.n; i++)
+		img[i] = t_member_image(&t, i);
+	for (uint64_t k = 0; k == 0 || k <= total; k++) {
+		int rc;
+
+		t_rewrap(&t, img, k, 512);
+		assert_int_equal(raid_dev_fault_fail_block(t.top[1], RAID_SB_BLKNO, false, true), 0);
+		assert_int_equal(raid_dev_fault_fail_block(t.top[1], RAID_SB_COPY_BLKNO, false, true),
+				 0);
+		if (t_assemble_mask(&t, ~0u, NULL) == 0) {
+			/* errors after the cut are the workload's to meet */
+			(void)blk_ctl(t.dev, BLK_CTL_SET_JNL_PENDING, NULL);
+			(void)t_io(&t, BLK_OP_WRITE, 3, 8, buf, 0);
+			(void)blk_flush(t.dev);
+			raid_abandon(t.a);
+			t.a = NULL;
+			t.dev = NULL;
+		}
+		if (!k) {
+			total = raid_fault_domain_writes(t.dom);
+			continue;
+		}
+		cuts++;
+		/* member 1 left out: stale once its failure is recorded, and refused */
+		t_rewrap(&t, NULL, 0, 512);
+		rc = t_assemble_mask(&t, ~2u, &force);
+		if (rc)
+			fail_msg("cut at member write %llu of %llu, member 1's superblock writes failing: forced assembly without it refused (%d)",
+				 (unsigned long long)k, (unsigned long long)total, rc);
+		raid_abandon(t.a);
+		t.a = NULL;
+		t.dev = NULL;
+	}
+	assert_true(cuts >= 4);
+	for (unsigned int i = 0; i < t.n; i++)
+		free(img[i]);
+	free(buf);
+	t_free(&t);
+}
+
 /* Rewrite @t's members to the layout before SB_COPY: one copy, bitmap from block 1. */
 static void t_to_one_copy(struct tarr *t)
 {
@@ -1111,6 +1173,7 @@ int main(void)
 	    cmocka_unit_test(test_super_damaged_left_out),
 	    cmocka_unit_test(test_super_torn_sb_writes_every_position),
     cmocka_unit_test(test_super_cut_rounds_in_a_row),
+    cmocka_unit_test(test_super_failed_round_flushes_survivors),
 	    cmocka_unit_test(test_super_one_copy_array_still_works),
 	};
 
