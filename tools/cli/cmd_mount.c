@@ -25,6 +25,7 @@
 #include "cmds.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
+#include "raidcli.h"
 #include "scan.h"
 
 #define MOUNT_MAX_MEMBERS (RAID_MAX_MEMBERS + (int)RAID_MAX_SPARES) /* members and hot spares */
@@ -73,23 +74,6 @@ static void mount_usage(FILE *f)
 		   "  jgrfs#mount  /srv/data  fuse  members=UUID=<uuid>,nofail  0  0\n");
 }
 
-/* Undo mountinfo's octal escapes (\040 a space, \011, \012, \134) in place. */
-static void mount_unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
-
 /*
  * A volume mounted over another hides it, and `umount` then takes only the
  * top one: refuse a mountpoint that is one already (mountinfo, so a bind
@@ -113,10 +97,10 @@ static int mount_check_busy(const char *mnt)
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
 		    sscanf(dash + 3, "%255s %4095s", type, src) != 2)
 			continue;
-		mount_unescape(point);
+		raidcli_unescape(point);
 		if (!strcmp(point, real)) {
 			busy = true; /* the last match is the one on top */
-			mount_unescape(src);
+			raidcli_unescape(src);
 		}
 	}
 	fclose(f);

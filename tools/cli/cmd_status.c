@@ -474,14 +474,8 @@ static int status_query(const char *mnt, struct fop_status *st, struct fop_reque
 	fd = open(mnt, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", mnt, strerror(errno)), -errno;
-	memset(st, 0, sizeof(*st));
-	if (ioctl(fd, FOP_IOC_STATUS, st)) {
-		rc = -errno;
-		if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
-			cli_err("%s: not a jgrfs mount", mnt);
-		else
-			cli_err("%s: status: %s", mnt, strerror(-rc));
-	} else if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st)) {
+	rc = raidcli_status_ioctl(fd, mnt, "status: ", st);
+	if (!rc && (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st))) {
 		cli_err(
 		    "%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
 		    mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
@@ -493,23 +487,6 @@ static int status_query(const char *mnt, struct fop_status *st, struct fop_reque
 	}
 	close(fd);
 	return rc;
-}
-
-/* Undo mountinfo's octal escapes (\\040 a space) in place. */
-static void status_unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
 }
 
 /* One volume's line of status_all(); its exit code (0, 1 or 3). */
@@ -554,7 +531,7 @@ static int status_all(void)
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
 		    sscanf(dash + 3, "%255s", type) != 1 || strcmp(type, "fuse.jgrfs"))
 			continue;
-		status_unescape(point);
+		raidcli_unescape(point);
 		if (!n++)
 			printf("%-24s  %-36s  %-5s  %-10s  %s\n", "MOUNTPOINT", "UUID", "LEVEL",
 			       "STATE", "MEMBERS");

@@ -5,12 +5,14 @@
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "probe.h"
 #include "raidcli.h"
+#include "jgrfs/fop.h"
 #include "../../src/raid/raid_format.h"
 
 void raidcli_longopts(struct option *out, int room, const struct option *extra)
@@ -108,6 +110,22 @@ void raidcli_summary_print(FILE *f, const struct raid_info *info)
 			cli_human_bytes((uint64_t)info->bitmap_region_blocks * JG_BLOCK_SIZE, b1,
 					sizeof(b1)));
 	fputc('\n', f);
+}
+
+void raidcli_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
 }
 
 void raidcli_json_str(FILE *f, const char *s)
@@ -249,5 +267,20 @@ int raidcli_sb_read_dev(struct blk_dev *dev, const char *name, const uint8_t uui
 	if (!rc)
 		rc = raidcli_sb_parse(blk, (size_t)n * JG_BLOCK_SIZE, name, uuid, out);
 	free(blk);
+	return rc;
+}
+
+int raidcli_status_ioctl(int fd, const char *mnt, const char *what, struct fop_status *st)
+{
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (!ioctl(fd, FOP_IOC_STATUS, st))
+		return 0;
+	rc = -errno;
+	if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
+		cli_err("%s: not a jgrfs mount", mnt);
+	else
+		cli_err("%s: %s%s", mnt, what, strerror(-rc));
 	return rc;
 }

@@ -53,6 +53,9 @@ int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n);
 /* The geometry lines shared by create and examine: level, members, chunk, sizes, policy, UUID. */
 void raidcli_summary_print(FILE *f, const struct raid_info *info);
 
+/* Undo /proc/self/mountinfo's octal escapes (\040 a space, \011, \012, \134) in place. */
+void raidcli_unescape(char *s);
+
 /* @s as a JSON string with quotes and escapes. */
 void raidcli_json_str(FILE *f, const char *s);
 
@@ -81,5 +84,15 @@ int raidcli_sb_read(int fd, const char *name, const uint8_t uuid[16], struct rai
 /* The same through a device (an NBD member, raid_dev_nbd_open). */
 int raidcli_sb_read_dev(struct blk_dev *dev, const char *name, const uint8_t uuid[16],
 			struct raidcli_sb *out);
+
+/*
+ * FOP_IOC_STATUS on @fd, open on the root of the volume mounted at @mnt, into
+ * @st (zeroed first). Returns 0, or -errno after a message: "@mnt: not a jgrfs
+ * mount" when the filesystem there does not know the ioctl, else "@mnt:
+ * @what<why>". The caller checks st->version if it reads more than that the
+ * answer came (`jgrfs sync` only tells a jgrfs mount from another).
+ */
+struct fop_status;
+int raidcli_status_ioctl(int fd, const char *mnt, const char *what, struct fop_status *st);
 
 #endif /* JGRFS_TOOLS_RAIDCLI_H */
