@@ -167,15 +167,12 @@ static void status_print_json_requests(const struct fop_requests *rq)
 	printf("},");
 }
 
-static void status_print_json(const struct fop_status *st, const struct fop_requests *rq)
+/* "array": geometry, state, rebuild and initial sync (its members: status_print_json_members) */
+static void status_print_json_array(const struct fop_status *st)
 {
 	char uuid[37];
-	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
 
 	jg_uuid_format(st->uuid, uuid);
-	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
-	       (unsigned long long)st->mount_time);
-	raidcli_json_str(stdout, st->label);
 	printf(",\"array\":{\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"data_members\":%u,"
 	       "\"failed\":%u,\"degraded\":%s,\"chunk_bytes\":%llu,\"size_bytes\":%llu,"
 	       "\"rows\":%llu,\"events\":%llu,\"resync\":\"%s\",\"resync_all\":%s,"
@@ -200,6 +197,13 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		       (unsigned long long)st->sync_rate, status_sync_eta(st));
 	else
 		printf("\"initial_sync\":null,");
+}
+
+/* The rest of "array": members, last rebuild, spares, event counts; closes it. */
+static void status_print_json_members(const struct fop_status *st)
+{
+	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
+
 	printf("\"member_list\":[");
 	for (unsigned int i = 0; i < n; i++) {
 		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
@@ -239,6 +243,11 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		printf("%s\"%s\":%llu", k ? "," : "", raid_event_kind_name(k),
 		       (unsigned long long)st->event_counts[k]);
 	printf("}},");
+}
+
+/* "notify", "at_risk", "lost", "filesystem" and "recovery". */
+static void status_print_json_fs(const struct fop_status *st)
+{
 	if (st->flags & FOP_ST_NOTIFY)
 		printf("\"notify\":{\"runs\":%llu,\"failed\":%llu,\"dropped\":%llu},",
 		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
@@ -286,6 +295,16 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 	       (unsigned long long)st->rec_log_blocks_resynced,
 	       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
 	       (unsigned long long)st->orphans_freed);
+}
+
+static void status_print_json(const struct fop_status *st, const struct fop_requests *rq)
+{
+	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
+	       (unsigned long long)st->mount_time);
+	raidcli_json_str(stdout, st->label);
+	status_print_json_array(st);
+	status_print_json_members(st);
+	status_print_json_fs(st);
 	printf("\"scrub\":{\"state\":\"%s\",\"repair\":%s,\"rows_done\":%llu,\"rows_total\":%llu,"
 	       "\"mismatches\":%llu,\"repaired\":%llu,\"rebuilt\":%llu,\"unresolved\":%llu,"
 	       "\"unreadable\":%llu,\"rate_bytes\":%llu,"
