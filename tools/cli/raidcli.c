@@ -42,31 +42,6 @@ const char *raidcli_assemble_why(int rc)
 	}
 }
 
-int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
-		     struct blk_dev **devs, struct raid_array **out)
-{
-	int rc;
-
-	if (n > RAIDCLI_MAX_MEMBERS) {
-		cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
-		return -EINVAL;
-	}
-	rc = cli_open_members(paths, n, 0, devs);
-	if (rc)
-		return rc;
-	rc = raid_assemble(devs, (unsigned int)n, cfg, out);
-	if (rc) {
-		if (n == 1)
-			cli_err("%s: cannot assemble: %s", paths[0], raidcli_assemble_why(rc));
-		else
-			cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
-				raidcli_assemble_why(rc));
-		cli_close_members(devs, n);
-		return rc;
-	}
-	return 0;
-}
-
 int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n)
 {
 	int rc = raid_stop(a);
