@@ -34,11 +34,7 @@ static const char cmd_create_help[] =
 	CLI_RAID_HELP
 	"  -f, --force              overwrite what the members hold (each is named) and\n"
 	"                           take members of unequal size (the smallest's size)\n"
-	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
-	"  -q, --quiet              errors only: no warnings, no progress\n"
-	"      --wait               when a member is in use by another jgrfs process\n"
-	"                           (a mount being stopped, an fsck), wait for it\n"
-	"  -h, --help               this text\n"
+	RAIDCLI_COMMON_HELP
 	"\n"
 	"examples:\n"
 	"  jgrfs create --size 1G d0.img d1.img d2.img d3.img\n"
@@ -53,67 +49,45 @@ int cmd_create(int argc, char **argv)
 {
 	static const struct option extra[] = {
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
 	struct option longopts[32];
 	struct raid_create_cfg cfg;
 	struct cli_raid_opts ro;
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
-	struct raid_assemble_cfg acfg = { .readonly = true, .no_resync = true };
-	struct raid_array *a = NULL;
-	struct raid_info info;
+	/* read back what was written: the summary is what assembly will see */
+	struct raidcli_array ra = { .cfg = { .readonly = true, .no_resync = true }, .quiet = true };
 	bool force = false;
-	int opt, n, rc;
+	int opt, rc;
 
 	raidcli_longopts(longopts, 32, extra);
 	cli_raid_opts_init(&ro, &cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fh" CLI_VERBOSITY_SHORTOPTS,
-				  longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			force = true;
-			break;
-		case 'h':
-			fputs(cmd_create_help, stdout);
+	while ((opt = raidcli_getopt(argc, argv, CLI_RAID_SHORTOPTS "fh" CLI_VERBOSITY_SHORTOPTS,
+				     longopts, cmd_create_help)) != -1) {
+		if (opt == RAIDCLI_OPT_HELP)
 			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
-			break;
-		default:
-			rc = cli_raid_opt(&ro, opt, optarg);
-			if (rc) /* cli_raid_opt() said what is wrong, or getopt_long did */
-				return cli_usage_err(2, NULL);
-		}
+		if (opt == 'f')
+			force = true;
+		else if (cli_raid_opt(&ro, opt, optarg))
+			/* cli_raid_opt() said what is wrong, or getopt_long did */
+			return cli_usage_err(2, NULL);
 	}
-	n = argc - optind;
-	if (n < 1)
+	ra.paths = argv + optind;
+	ra.n = argc - optind;
+	if (ra.n < 1)
 		return cli_usage_err(2, "no member devices given");
-	rc = raidcli_create(argv + optind, n, &ro, force, NULL, devs);
+	rc = raidcli_create(ra.paths, ra.n, &ro, force, NULL, ra.devs);
 	if (rc)
 		return rc;
-	/* read back what was written: the summary is what assembly will see */
-	rc = raid_assemble(devs, (unsigned int)n, &acfg, &a);
+	rc = raidcli_open_assemble(&ra);
 	if (rc) {
 		cli_err("array created, but assembling it to report failed: %s", strerror(-rc));
-		goto out_close;
+		return 2;
 	}
-	raid_info_get(a, &info);
-	printf("created RAID%u over %u members\n", info.level, info.nmembers);
-	raidcli_summary_print(stdout, &info);
-	rc = raidcli_stop(a, devs, n);
+	printf("created RAID%u over %u members\n", ra.info.level, ra.info.nmembers);
+	raidcli_summary_print(stdout, &ra.info);
+	rc = raidcli_close(&ra);
 	if (rc)
 		return cli_err("stopping the array failed: %s", strerror(-rc)), 2;
 	return 0;
-
-out_close:
-	cli_close_members(devs, n);
-	return 2;
 }

@@ -531,7 +531,16 @@ static void cmd_examine_json(const struct raid_info *info, const struct examine_
 
 /* ------------------------------------------------------------ command */
 
-int cmd_examine(int argc, char **argv)
+/* What the command line asks. */
+struct examine_cmd {
+	bool json, scan;
+	char **args;		/* the devices given (or found for UUID=) */
+	char *found[RAIDCLI_MAX_MEMBERS];
+	int n;
+};
+
+/* Options and the devices into @ec: -1 to go on, else the exit status. */
+static int cmd_examine_opts(struct examine_cmd *ec, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -541,62 +550,57 @@ int cmd_examine(int argc, char **argv)
 		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	/* never write: no superblock update, no recovery resync */
-	struct raid_assemble_cfg cfg = { .force = true, .readonly = true, .no_resync = true };
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
-	struct examine_dev ed[RAIDCLI_MAX_MEMBERS] = { 0 };
-	struct raid_array *a = NULL;
-	struct raid_info info;
-	char **args, *found[RAIDCLI_MAX_MEMBERS];
-	bool json = false, scan = false;
-	int opt, n, rc, arc, ret = 0;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = raidcli_getopt(argc, argv, "jsh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     cmd_examine_help)) != -1) {
 		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return 0;
 		case 'j':
-			json = true;
+			ec->json = true;
 			break;
 		case 's':
-			scan = true;
+			ec->scan = true;
 			break;
 		case EXAMINE_OPT_CONFIG:
 			scan_config = optarg;
-			break;
-		case 'h':
-			fputs(cmd_examine_help, stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
 			break;
 		default:
 			return cli_usage_err(2, NULL);
 		}
 	}
-	n = argc - optind;
-	if (scan && (n || json))
+	ec->n = argc - optind;
+	if (ec->scan && (ec->n || ec->json))
 		return cli_usage_err(2, "--scan takes no device and no --json");
-	if (scan)
+	if (ec->scan)
 		return scan_list();
-	if (n < 1)
+	if (ec->n < 1)
 		return cli_usage_err(2, "no member devices given");
-	args = argv + optind;
-	n = scan_args(&args, n, found, RAIDCLI_MAX_MEMBERS);
-	if (n < 0)
+	ec->args = argv + optind;
+	ec->n = scan_args(&ec->args, ec->n, ec->found, RAIDCLI_MAX_MEMBERS);
+	if (ec->n < 0)
 		return 2;
-	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_usage_err(2, "at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, n);
-	cli_lock_mode = CLI_LOCK_NONE; /* members in use too, as mdadm --examine */
-	if (cli_open_members(args, n, 0, devs))
-		return 2;
-	for (int i = 0; i < n; i++) {
-		ed[i].path = args[i];
+	if (ec->n > RAIDCLI_MAX_MEMBERS)
+		return cli_usage_err(2, "at most %d devices, not %d", RAIDCLI_MAX_MEMBERS, ec->n);
+	return -1;
+}
+
+/*
+ * Both superblock copies and the bitmap of each open device of @ra into @ed.
+ * 0, or the exit status after a message (out of memory: @ra closed).
+ */
+static int cmd_examine_read(struct raidcli_array *ra, struct examine_dev *ed)
+{
+	struct blk_dev **devs = ra->devs;
+
+	for (int i = 0; i < ra->n; i++) {
+		ed[i].path = ra->paths[i];
 		ed[i].blk = jg_zalloc_blocks(2);
 		if (!ed[i].blk) {
-			ret = cli_err("out of memory") + 1;
-			cli_close_members(devs, n);
-			goto out;
+			cli_close_members(devs, ra->n);
+			return cli_err("out of memory") + 1;
 		}
 		/* both copies (a one-copy array has a bitmap block at 1: only read) */
 		ed[i].rc = blk_rw(devs[i], BLK_OP_READ, RAID_SB_BLKNO, devs[i]->nblocks > 1 ? 2 : 1,
@@ -608,7 +612,78 @@ int cmd_examine(int argc, char **argv)
 		}
 		cmd_examine_read_bitmap(&ed[i], devs[i]);
 	}
+	return 0;
+}
 
+/* The devices of one array: each verified against it, and the array's view. */
+static int cmd_examine_array(const struct examine_cmd *ec, struct raidcli_array *ra,
+			     struct examine_dev *ed)
+{
+	int ret = 0, rc;
+
+	for (int i = 0; i < ra->n; i++)
+		if (cmd_examine_verify(&ed[i], ra->info.uuid))
+			ret = 2;
+	if (ec->json)
+		cmd_examine_json(&ra->info, ed, ra->n);
+	else
+		cmd_examine_text(&ra->info, ed, ra->n);
+	rc = raidcli_close(ra);
+	if (rc) {
+		cli_err("closing the array failed: %s", strerror(-rc));
+		ret = 2;
+	}
+	return ret;
+}
+
+/* Not one array (@arc: why): each device's own superblock, as mdadm --examine. */
+static int cmd_examine_devices(const struct examine_cmd *ec, struct examine_dev *ed, int arc)
+{
+	int ret = 0;
+
+	for (int i = 0; i < ec->n; i++) {
+		if (!cmd_examine_verify(&ed[i], NULL))
+			continue;
+		cli_err("%s: %s", ed[i].path, cmd_examine_why(ed[i].rc));
+		ret = 2;
+	}
+	if (ec->json) {
+		cmd_examine_json(NULL, ed, ec->n);
+	} else {
+		for (int i = 0; i < ec->n; i++)
+			if (!ed[i].rc)
+				cmd_examine_sb_text(&ed[i]);
+	}
+	if (!ret && !ec->json)
+		printf("(not assembled: %s; each device's own superblock shown)\n",
+		       arc == -EINVAL || arc == -ENODEV ?
+		       "not enough members of one array given" : strerror(-arc));
+	return ret;
+}
+
+int cmd_examine(int argc, char **argv)
+{
+	struct examine_cmd ec = { 0 };
+	/* never write: no superblock update, no recovery resync; members in use
+	 * too, as mdadm --examine (no lock); assembly's failure is shown below */
+	struct raidcli_array ra = {
+		.lock = CLI_LOCK_NONE,
+		.cfg = { .force = true, .readonly = true, .no_resync = true },
+		.quiet = true,
+	};
+	struct examine_dev ed[RAIDCLI_MAX_MEMBERS] = { 0 };
+	int arc, ret;
+
+	ret = cmd_examine_opts(&ec, argc, argv);
+	if (ret >= 0)
+		return ret;
+	ra.paths = ec.args;
+	ra.n = ec.n;
+	if (raidcli_open_members(&ra))
+		return 2;
+	ret = cmd_examine_read(&ra, ed);
+	if (ret)
+		goto out;
 	/*
 	 * Only a try: the devices given need not make a whole array (examining one
 	 * disk is what this is for). What assembly would warn about - roles
@@ -617,46 +692,14 @@ int cmd_examine(int argc, char **argv)
 	 */
 	if (cli_verbosity < 1)
 		jg_log_set_level(JG_LOG_ERR - 1);
-	arc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
+	arc = raidcli_open_assemble(&ra);
 	jg_log_set_level(cli_log_level());
-	if (!arc) {
-		raid_info_get(a, &info);
-		for (int i = 0; i < n; i++)
-			if (cmd_examine_verify(&ed[i], info.uuid))
-				ret = 2;
-		if (json)
-			cmd_examine_json(&info, ed, n);
-		else
-			cmd_examine_text(&info, ed, n);
-		rc = raidcli_stop(a, devs, n);
-		if (rc) {
-			cli_err("closing the array failed: %s", strerror(-rc));
-			ret = 2;
-		}
-		goto out;
-	}
-
-	/* not one array: show each device's own superblock, as mdadm --examine */
-	cli_close_members(devs, n);
-	for (int i = 0; i < n; i++) {
-		if (!cmd_examine_verify(&ed[i], NULL))
-			continue;
-		cli_err("%s: %s", ed[i].path, cmd_examine_why(ed[i].rc));
-		ret = 2;
-	}
-	if (json) {
-		cmd_examine_json(NULL, ed, n);
-	} else {
-		for (int i = 0; i < n; i++)
-			if (!ed[i].rc)
-				cmd_examine_sb_text(&ed[i]);
-	}
-	if (!ret && !json)
-		printf("(not assembled: %s; each device's own superblock shown)\n",
-		       arc == -EINVAL || arc == -ENODEV ?
-		       "not enough members of one array given" : strerror(-arc));
+	if (!arc)
+		ret = cmd_examine_array(&ec, &ra, ed);
+	else
+		ret = cmd_examine_devices(&ec, ed, arc);
 out:
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < ec.n; i++) {
 		free(ed[i].blk);
 		free(ed[i].bm);
 	}

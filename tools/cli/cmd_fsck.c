@@ -30,7 +30,6 @@
 #include "cli.h"
 #include "cmds.h"
 #include "raidcli.h"
-#include "scan.h"
 #include "jgrfs/fs.h"
 #include "jgrfs/raid.h"
 
@@ -86,82 +85,37 @@ static const char cmd_fsck_help[] =
 	"opened), 16 usage error\n";
 
 struct fsck_cmd {
-	char *paths[RAIDCLI_MAX_MEMBERS];
-	char *lists[RAIDCLI_MAX_MEMBERS]; /* copies of the members= arguments, split */
-	char *found[RAIDCLI_MAX_MEMBERS]; /* UUID=<uuid>: the devices found (scan.h) */
-	int n, nlists;
+	struct raidcli_members m;	/* the members given (fstab list, UUID=) */
 	bool degraded, force, preen;
 	char mode;			/* 'n', 'y' or 'p'; 0 when none was given */
 };
 
-/*
- * The members named by @argv: each a device, or a list (cli_member_list(): the
- * fstab's first field, which fsck(8) passes). Returns 0, or a usage error.
- */
-static int fsck_members(struct fsck_cmd *fc, char **argv, int argc)
-{
-	for (int i = 0; i < argc; i++) {
-		const char *list = cli_member_list(argv[i]);
-		int k;
-
-		if (!list) {
-			if (fc->n == RAIDCLI_MAX_MEMBERS)
-				goto too_many;
-			fc->paths[fc->n++] = argv[i];
-			continue;
-		}
-		fc->lists[fc->nlists] = strdup(list);
-		if (!fc->lists[fc->nlists])
-			return cli_err("out of memory"), FSCK_ERROR;
-		k = cli_split_members(fc->lists[fc->nlists], fc->paths + fc->n,
-				      RAIDCLI_MAX_MEMBERS - fc->n);
-		fc->nlists++;
-		if (k < 0)
-			goto too_many;
-		fc->n += k;
-	}
-	if (!fc->n)
-		return cli_usage_err(FSCK_USAGE, "no member devices given");
-	/* UUID=<uuid>, alone or as members=UUID=<uuid>: the devices found */
-	if (fc->n == 1) {
-		char **paths = fc->paths;
-		int n = scan_args(&paths, fc->n, fc->found, RAIDCLI_MAX_MEMBERS);
-
-		if (n < 0)
-			return FSCK_ERROR;
-		if (paths != fc->paths)
-			memcpy(fc->paths, paths, (size_t)n * sizeof(*paths));
-		fc->n = n;
-	}
-	return 0;
-too_many:
-	return cli_usage_err(FSCK_USAGE, "at most %d members", RAIDCLI_MAX_MEMBERS);
-}
-
 /* One check of the array: assembled for @repair (else read-only), checked, stopped. */
 static int fsck_once(struct fsck_cmd *fc, const struct fsck_opts *fo, struct fsck_report *rep)
 {
-	struct raid_assemble_cfg acfg = { 0 };
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
+	struct raidcli_array ra = {
+		.paths = fc->m.paths,
+		.n = fc->m.n,
+		.lock = fo->repair || fc->mode == 'p' ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED,
+		.cfg = {
+			.readonly = !fo->repair,
+			.no_resync = !fo->repair,
+			.need_all = !fc->degraded, /* a member left out by mistake: refused */
+		},
+		.missing_hint = "give every member, or --degraded to check the array without it",
+	};
 	struct fsck_opts o = *fo;
 	struct cli_progress prog;
-	struct raid_array *a = NULL;
 	int rc, rc2;
 
-	acfg.readonly = !fo->repair;
-	acfg.no_resync = !fo->repair;
-	acfg.need_all = !fc->degraded; /* a member left out by mistake: refused */
-	rc = raidcli_assemble(fc->paths, fc->n, &acfg, devs, &a);
-	if (rc == -ENODEV)
-		cli_err("give every member, or --degraded to check the array without it");
-	if (rc)
+	if (raidcli_open(&ra))
 		return FSCK_ERROR;
 	cli_progress_start(&prog, "fsck", "group passes", 0);
 	o.progress = cli_progress;
 	o.progress_ctx = &prog;
-	rc = fs_fsck(raid_array_dev(a), &o, rep);
+	rc = fs_fsck(raid_array_dev(ra.a), &o, rep);
 	cli_progress_done(&prog);
-	rc2 = raidcli_stop(a, devs, fc->n);
+	rc2 = raidcli_close(&ra);
 	if (rc2 && fo->repair) {
 		cli_err("stopping the array failed: %s", strerror(-rc2));
 		return FSCK_ERROR;
@@ -226,17 +180,17 @@ static int fsck_opts_parse(struct fsck_cmd *fc, struct fsck_opts *fo, int argc, 
 		{ "progress-fd", required_argument, NULL, 'C' },
 		{ "degraded", no_argument, NULL, FSCK_OPT_DEGRADED },
 		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "nypafC:Vh" CLI_VERBOSITY_SHORTOPTS, longopts,
-				  NULL)) != -1) {
+	/* -v and -q taken there: the summary is printed anyway */
+	while ((opt = raidcli_getopt(argc, argv, "nypafC:Vh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     cmd_fsck_help)) != -1) {
 		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return FSCK_OK;
 		case 'n':
 		case 'y':
 		case 'p':
@@ -258,16 +212,6 @@ static int fsck_opts_parse(struct fsck_cmd *fc, struct fsck_opts *fo, int argc, 
 		case 'V':
 			printf("%s (jgrfs) 0.1.0\n", cli_prog);
 			return FSCK_OK;
-		case 'h':
-			fputs(cmd_fsck_help, stdout);
-			return FSCK_OK;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt); /* the summary is printed anyway */
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
-			break;
 		default:
 			return cli_usage_err(FSCK_USAGE, NULL);
 		}
@@ -286,20 +230,18 @@ int cmd_fsck(int argc, char **argv)
 	rc = fsck_opts_parse(&fc, &fo, argc, argv);
 	if (rc >= 0)
 		return rc;
-	rc = fsck_members(&fc, argv + optind, argc - optind);
+	rc = raidcli_members_parse(&fc.m, argv + optind, argc - optind, FSCK_USAGE, FSCK_ERROR);
 	if (rc)
 		goto out;
 	if (fc.mode == 'p') {
-		cli_lock_mode = CLI_LOCK_EXCLUSIVE;
+		/* both runs exclusive: nothing mounts between the check and the repair */
 		rc = fsck_preen(&fc, &fo, argv[optind]);
 		goto out;
 	}
-	cli_lock_mode = fo.repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
 	rc = fsck_once(&fc, &fo, &rep);
 	if (rc != FSCK_ERROR)
 		fsck_print(&rep, rc, fo.repair);
 out:
-	for (int i = 0; i < fc.nlists; i++)
-		free(fc.lists[i]);
+	raidcli_members_free(&fc.m);
 	return rc;
 }

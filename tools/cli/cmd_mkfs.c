@@ -49,11 +49,7 @@ static const char cmd_mkfs_help[] =
 	"      --no-data-checksums  without them: the default with --resync bitmap, full\n"
 	"                           or off, whose data=ordered and data=writeback cannot\n"
 	"                           keep them\n"
-	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
-	"  -q, --quiet              errors only: no warnings, no progress\n"
-	"      --wait               when a member is in use by another jgrfs process\n"
-	"                           (a mount being stopped, an fsck), wait for it\n"
-	"  -h, --help               this text\n"
+	RAIDCLI_COMMON_HELP
 	"\n"
 	"example:\n"
 	"  jgrfs mkfs --size 1G -L data d0.img d1.img d2.img d3.img\n"
@@ -61,7 +57,52 @@ static const char cmd_mkfs_help[] =
 	"exit status: 0 created, 1 a device named twice, 2 bad options, refused, or\n"
 	"the array or filesystem could not be created\n";
 
-int cmd_mkfs(int argc, char **argv)
+/* What the command line asks. */
+struct mkfs_cmd {
+	struct fs_mkfs_opts fo;
+	struct raid_create_cfg cfg;
+	struct cli_raid_opts ro;
+	int data_csum;		/* -1: the default for the resync policy */
+};
+
+/* One option of mkfs's own (not the array's): 0 taken, 1 not ours, else the exit status. */
+static int mkfs_opt(struct mkfs_cmd *mc, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'f':
+		mc->fo.force = true;
+		return 0;
+	case 'J':
+		/* fs_mkfs's floor: the largest handle fits a quarter of the log */
+		if (cli_parse_size(arg, &v) || v / JG_BLOCK_SIZE < 2 * JNL_MIN_BLOCKS)
+			return cli_usage_err(2, "bad journal size '%s' (at least %uK: %u blocks)", arg,
+				       2 * JNL_MIN_BLOCKS * (JG_BLOCK_SIZE / 1024),
+				       2 * JNL_MIN_BLOCKS);
+		mc->fo.journal_blocks = v / JG_BLOCK_SIZE;
+		return 0;
+	case 'L':
+		if (strlen(arg) > 63)
+			return cli_usage_err(2, "label longer than 63 bytes");
+		mc->fo.label = arg;
+		return 0;
+	case 'i':
+		if (cli_parse_size(arg, &v) || v < 4096 || v > (1u << 30))
+			return cli_usage_err(2, "bad inode ratio '%s' (4K to 1G)", arg);
+		mc->fo.inode_ratio = (uint32_t)v;
+		return 0;
+	case CLI_OPT_DATA_CSUM:
+	case CLI_OPT_NO_DATA_CSUM:
+		mc->data_csum = opt == CLI_OPT_DATA_CSUM;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Options into @mc: -1 to go on, else the exit status. */
+static int mkfs_opts_parse(struct mkfs_cmd *mc, int argc, char **argv)
 {
 	static const struct option extra[] = {
 		{ "force", no_argument, NULL, 'f' },
@@ -70,71 +111,27 @@ int cmd_mkfs(int argc, char **argv)
 		{ "inode-ratio", required_argument, NULL, 'i' },
 		{ "data-checksums", no_argument, NULL, CLI_OPT_DATA_CSUM },
 		{ "no-data-checksums", no_argument, NULL, CLI_OPT_NO_DATA_CSUM },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
-	struct fs_mkfs_opts fo = { 0 };
-	struct raid_assemble_cfg acfg = { 0 };
-	struct cli_progress prog;
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
 	struct option longopts[32];
-	struct raid_create_cfg cfg;
-	struct cli_raid_opts ro;
-	struct raid_array *a = NULL;
-	struct fs_statfs st;
-	int data_csum = -1;	/* -1: the default for the resync policy */
-	uint64_t v;
-	char hb[32];
-	int opt, n, rc;
+	int opt, rc;
 
 	raidcli_longopts(longopts, 32, extra);
-	cli_raid_opts_init(&ro, &cfg);
+	cli_raid_opts_init(&mc->ro, &mc->cfg);
+	mc->data_csum = -1;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, CLI_RAID_SHORTOPTS "fJ:L:i:h" CLI_VERBOSITY_SHORTOPTS,
-				  longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			fo.force = true;
-			break;
-		case 'J':
-			/* fs_mkfs's floor: the largest handle fits a quarter of the log */
-			if (cli_parse_size(optarg, &v) || v / JG_BLOCK_SIZE < 2 * JNL_MIN_BLOCKS)
-				return cli_usage_err(2, "bad journal size '%s' (at least %uK: %u blocks)", optarg,
-					       2 * JNL_MIN_BLOCKS * (JG_BLOCK_SIZE / 1024),
-					       2 * JNL_MIN_BLOCKS);
-			fo.journal_blocks = v / JG_BLOCK_SIZE;
-			break;
-		case 'L':
-			if (strlen(optarg) > 63)
-				return cli_usage_err(2, "label longer than 63 bytes");
-			fo.label = optarg;
-			break;
-		case 'i':
-			if (cli_parse_size(optarg, &v) || v < 4096 || v > (1u << 30))
-				return cli_usage_err(2, "bad inode ratio '%s' (4K to 1G)", optarg);
-			fo.inode_ratio = (uint32_t)v;
-			break;
-		case CLI_OPT_DATA_CSUM:
-		case CLI_OPT_NO_DATA_CSUM:
-			data_csum = opt == CLI_OPT_DATA_CSUM;
-			break;
-		case 'h':
-			fputs(cmd_mkfs_help, stdout);
+	while ((opt = raidcli_getopt(argc, argv, CLI_RAID_SHORTOPTS "fJ:L:i:h" CLI_VERBOSITY_SHORTOPTS,
+				     longopts, cmd_mkfs_help)) != -1) {
+		if (opt == RAIDCLI_OPT_HELP)
 			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
-			break;
-		default:
-			rc = cli_raid_opt(&ro, opt, optarg);
-			if (rc) /* cli_raid_opt() said what is wrong, or getopt_long did */
-				return cli_usage_err(2, NULL);
-		}
+		rc = mkfs_opt(mc, opt, optarg);
+		if (rc == 0)
+			continue;
+		if (rc != 1)
+			return rc;
+		rc = cli_raid_opt(&mc->ro, opt, optarg);
+		if (rc) /* cli_raid_opt() said what is wrong, or getopt_long did */
+			return cli_usage_err(2, NULL);
 	}
 	/*
 	 * Data checksums by default where the mount's default, data=declared, keeps
@@ -142,53 +139,73 @@ int cmd_mkfs(int argc, char **argv)
 	 * resync. The other policies are there for data=ordered and writeback,
 	 * which a volume with checksums refuses (docs/design/checksums.md, "Data checksums").
 	 */
-	fo.data_csum = data_csum >= 0 ? data_csum : cfg.resync == RAID_RESYNC_JOURNAL;
-	n = argc - optind;
-	if (n < 1)
-		return cli_usage_err(2, "no member devices given");
-	rc = raidcli_create(argv + optind, n, &ro, fo.force, &fo, devs);
-	if (rc)
-		return rc;
-	rc = raid_assemble(devs, (unsigned int)n, &acfg, &a);
-	if (rc) {
-		cli_err("array created, but it does not assemble: %s", raidcli_assemble_why(rc));
-		cli_close_members(devs, n);
-		return 2;
-	}
+	mc->fo.data_csum = mc->data_csum >= 0 ? mc->data_csum : mc->cfg.resync == RAID_RESYNC_JOURNAL;
+	return -1;
+}
+
+/* The filesystem on the new array, then what a mount will see of it. 0 or -errno. */
+static int mkfs_write_fs(struct mkfs_cmd *mc, struct raid_array *a)
+{
+	struct fs_mount_opts mo = { .readonly = true, .no_commit_thread = true };
+	struct cli_progress prog;
+	struct fs_statfs st;
+	struct fs_info fi;
+	struct fs *fs;
+	char hb[32];
+	int rc;
+
 	/* the checksum region and the journal: seconds on a large array */
 	cli_progress_start(&prog, "mkfs: checksum region and journal", NULL, JG_BLOCK_SIZE);
-	fo.progress = cli_progress;
-	fo.progress_ctx = &prog;
-	rc = fs_mkfs(raid_array_dev(a), &fo);
+	mc->fo.progress = cli_progress;
+	mc->fo.progress_ctx = &prog;
+	rc = fs_mkfs(raid_array_dev(a), &mc->fo);
 	cli_progress_done(&prog);
 	if (rc == -EEXIST)
 		cli_err("the array holds a jgrfs filesystem; use --force to overwrite it");
 	else if (rc)
 		cli_err("cannot write the filesystem: %s", strerror(-rc));
-	if (!rc) {
-		struct fs_mount_opts mo = { .readonly = true, .no_commit_thread = true };
-		struct fs_info fi;
-		struct fs *fs;
-
-		/* report what a mount will see */
-		if (!fs_mount(raid_array_dev(a), &mo, &fs)) {
-			fs_statfs(fs, &st);
-			fs_info_get(fs, &fi);
-			printf("jgrfs filesystem: %s, %llu blocks of 4 KiB, %llu inodes, data checksums %s%s%s\n",
-			       cli_human_bytes(st.blocks * st.block_size, hb, sizeof(hb)),
-			       (unsigned long long)st.blocks, (unsigned long long)st.inodes,
-			       fi.data_csum ? "on" : "off",
-			       fo.label ? ", label " : "", fo.label ? fo.label : "");
-			fs_unmount(fs);
-		}
+	if (rc)
+		return rc;
+	/* report what a mount will see */
+	if (!fs_mount(raid_array_dev(a), &mo, &fs)) {
+		fs_statfs(fs, &st);
+		fs_info_get(fs, &fi);
+		printf("jgrfs filesystem: %s, %llu blocks of 4 KiB, %llu inodes, data checksums %s%s%s\n",
+		       cli_human_bytes(st.blocks * st.block_size, hb, sizeof(hb)),
+		       (unsigned long long)st.blocks, (unsigned long long)st.inodes,
+		       fi.data_csum ? "on" : "off",
+		       mc->fo.label ? ", label " : "", mc->fo.label ? mc->fo.label : "");
+		fs_unmount(fs);
 	}
-	{
-		int rc2 = raidcli_stop(a, devs, n);
+	return 0;
+}
 
-		if (rc2 && !rc) {
-			cli_err("stopping the array failed: %s", strerror(-rc2));
-			rc = rc2;
-		}
+int cmd_mkfs(int argc, char **argv)
+{
+	struct mkfs_cmd mc = { 0 };
+	struct raidcli_array ra = { .quiet = true };
+	int rc, rc2;
+
+	rc = mkfs_opts_parse(&mc, argc, argv);
+	if (rc >= 0)
+		return rc;
+	ra.paths = argv + optind;
+	ra.n = argc - optind;
+	if (ra.n < 1)
+		return cli_usage_err(2, "no member devices given");
+	rc = raidcli_create(ra.paths, ra.n, &mc.ro, mc.fo.force, &mc.fo, ra.devs);
+	if (rc)
+		return rc;
+	rc = raidcli_open_assemble(&ra);
+	if (rc) {
+		cli_err("array created, but it does not assemble: %s", raidcli_assemble_why(rc));
+		return 2;
+	}
+	rc = mkfs_write_fs(&mc, ra.a);
+	rc2 = raidcli_close(&ra);
+	if (rc2 && !rc) {
+		cli_err("stopping the array failed: %s", strerror(-rc2));
+		rc = rc2;
 	}
 	return rc ? 2 : 0;
 }

@@ -25,6 +25,7 @@
 #include "cmds.h"
 #include "jgrfs/fop.h"
 #include "jgrfs/raid.h"
+#include "raidcli.h"
 #include "scan.h"
 
 #define MOUNT_MAX_MEMBERS (RAID_MAX_MEMBERS + (int)RAID_MAX_SPARES) /* members and hot spares */
@@ -73,23 +74,6 @@ static void mount_usage(FILE *f)
 		   "  jgrfs#mount  /srv/data  fuse  members=UUID=<uuid>,nofail  0  0\n");
 }
 
-/* Undo mountinfo's octal escapes (\040 a space, \011, \012, \134) in place. */
-static void mount_unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
-
 /*
  * A volume mounted over another hides it, and `umount` then takes only the
  * top one: refuse a mountpoint that is one already (mountinfo, so a bind
@@ -113,10 +97,10 @@ static int mount_check_busy(const char *mnt)
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
 		    sscanf(dash + 3, "%255s %4095s", type, src) != 2)
 			continue;
-		mount_unescape(point);
+		raidcli_unescape(point);
 		if (!strcmp(point, real)) {
 			busy = true; /* the last match is the one on top */
-			mount_unescape(src);
+			raidcli_unescape(src);
 		}
 	}
 	fclose(f);
@@ -164,7 +148,19 @@ static int mount_check_array(void *ctx, struct raid_array *a)
 	return k->rc;
 }
 
-int cmd_mount(int argc, char **argv)
+/* What the command line asks, and what the command holds until it returns. */
+struct mount_cmd {
+	struct fop_opts o;
+	char *paths[MOUNT_MAX_MEMBERS], *found[MOUNT_MAX_MEMBERS];
+	char **members;	       /* paths, or the devices UUID= found */
+	char *positional_list; /* "DEV1:DEV2:..." given as one argument, split */
+	const char *mountpoint;
+	int n;
+	struct mount_check check; /* assembly's check_fn: the options against the array */
+};
+
+/* Options into @mc: -1 to go on, else the exit status (2: a usage error). */
+static int mount_opts_parse(struct mount_cmd *mc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"foreground", no_argument, NULL, 'f'},
@@ -174,37 +170,25 @@ int cmd_mount(int argc, char **argv)
 	    CLI_VERBOSITY_LONGOPTS,
 	    {NULL, 0, NULL, 0},
 	};
-	struct blk_dev *devs[MOUNT_MAX_MEMBERS] = {NULL};
-	char *paths[MOUNT_MAX_MEMBERS], *found[MOUNT_MAX_MEMBERS], **members;
-	struct raid_assemble_cfg acfg;
-	struct raid_array *a = NULL;
-	struct fop_notify *notify = NULL;
-	struct fop_watch *watch = NULL;
-	struct fop_opts o;
-	struct mount_check check = {.o = &o};
-	char *positional_list = NULL;
-	const char *mountpoint;
-	int opt, n = 0, npos, rc = 1, code;
+	int opt;
 
-	fop_opts_init(&o);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:fdhns" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
-			if (fop_opts_parse(&o, optarg))
-				goto usage_err;
+			if (fop_opts_parse(&mc->o, optarg))
+				return cli_usage_err(2, NULL);
 			break;
 		case 'f':
-			o.foreground = true;
+			mc->o.foreground = true;
 			break;
 		case 'd':
-			o.debug = true;
-			o.foreground = true;
+			mc->o.debug = true;
+			mc->o.foreground = true;
 			break;
 		case 'h':
 			mount_usage(stdout);
-			rc = 0;
-			goto out;
+			return 0;
 		case MOUNT_OPT_CONFIG:
 			scan_config = optarg;
 			break;
@@ -214,48 +198,125 @@ int cmd_mount(int argc, char **argv)
 		default:
 			if (!cli_verbosity_opt(opt))
 				break;
-			goto usage_err;
+			return cli_usage_err(2, NULL);
 		}
 	}
-	npos = argc - optind;
-	if (o.members) {
+	return -1;
+}
+
+/*
+ * The members from -o members=, one "DEV1:DEV2:..." argument or DEV... and
+ * the MOUNTPOINT, checked, then UUID= resolved (said on the terminal, before
+ * the fork). -1 to go on, else the exit status.
+ */
+static int mount_members(struct mount_cmd *mc, int argc, char **argv)
+{
+	int npos = argc - optind, n = 0;
+
+	if (mc->o.members) {
 		if (npos != 1) {
 			cli_err("with -o members=, give only the MOUNTPOINT");
-			goto usage_err;
+			return cli_usage_err(2, NULL);
 		}
-		n = cli_split_members(o.members, paths, MOUNT_MAX_MEMBERS);
+		n = cli_split_members(mc->o.members, mc->paths, MOUNT_MAX_MEMBERS);
 	} else if (npos == 2 && cli_member_list(argv[optind])) {
 		/* "DEV1:DEV2:..." as one argument, as in a mount source */
-		positional_list = strdup(cli_member_list(argv[optind]));
-		if (!positional_list)
-			goto out;
-		n = cli_split_members(positional_list, paths, MOUNT_MAX_MEMBERS);
+		mc->positional_list = strdup(cli_member_list(argv[optind]));
+		if (!mc->positional_list)
+			return 1;
+		n = cli_split_members(mc->positional_list, mc->paths, MOUNT_MAX_MEMBERS);
 	} else if (npos >= 2 && npos - 1 <= MOUNT_MAX_MEMBERS) {
 		n = npos - 1;
 		for (int i = 0; i < n; i++)
-			paths[i] = argv[optind + i];
+			mc->paths[i] = argv[optind + i];
 	} else {
 		cli_err(npos < 2 ? "expected member devices and a mountpoint"
 				 : "at most %d member devices",
 			MOUNT_MAX_MEMBERS);
-		goto usage_err;
+		return cli_usage_err(2, NULL);
 	}
 	if (n < 0) {
 		cli_err("bad member list (at most %d, separated by ':')", MOUNT_MAX_MEMBERS);
-		goto usage_err;
+		return cli_usage_err(2, NULL);
 	}
-	mountpoint = argv[argc - 1];
-	if (mount_check_mountpoint(mountpoint))
-		goto out;
+	mc->mountpoint = argv[argc - 1];
+	if (mount_check_mountpoint(mc->mountpoint))
+		return 1;
 	/* before the fork: which devices were taken is said on the terminal */
-	members = paths;
-	n = scan_args(&members, n, found, MOUNT_MAX_MEMBERS);
-	if (n < 0)
-		goto out;
-	if (members == paths)
-		scan_warn_spares(paths, n);
+	mc->members = mc->paths;
+	mc->n = scan_args(&mc->members, n, mc->found, MOUNT_MAX_MEMBERS);
+	if (mc->n < 0)
+		return 1;
+	if (mc->members == mc->paths)
+		scan_warn_spares(mc->paths, mc->n);
+	return -1;
+}
 
-	if (!o.foreground) {
+/*
+ * Open, lock and assemble the members (raidcli_open_members(),
+ * raidcli_open_assemble()), with the options checked against the array in
+ * assembly's check_fn, before its first write, and its events to @watch
+ * (made here, for notify= and the spare thread). 0 with @ra assembled, or -1
+ * after a message saying why, nothing written.
+ */
+static int mount_assemble(struct mount_cmd *mc, struct raidcli_array *ra, struct fop_notify *notify,
+			  struct fop_watch **watch)
+{
+	struct fop_opts *o = &mc->o;
+	int code;
+
+	mc->check.o = o;
+	ra->paths = mc->members;
+	ra->n = mc->n;
+	if (raidcli_open_members(ra)) /* and locks them: cli.h */
+		return -1;
+	if (o->force && !o->rw_given)
+		o->readonly = true; /* a forced mount is read-only unless asked otherwise */
+	ra->cfg.readonly = o->readonly;
+	ra->cfg.force = o->force;
+	ra->cfg.max_read_errors = o->max_read_errors;
+	ra->cfg.need_all = !o->degraded; /* a member left out by mistake: refused */
+	ra->cfg.check_fn = mount_check_array;
+	ra->cfg.check_ctx = &mc->check;
+	if (fop_watch_new(notify, watch)) {
+		cli_err("out of memory");
+		return -1;
+	}
+	ra->cfg.event_fn = fop_watch_event; /* notify= and the spare thread */
+	ra->cfg.event_ctx = *watch;
+	/* the array's own assembly and resync lines (INFO): the daemon sums them up in one */
+	ra->quiet = true;
+	code = raidcli_open_assemble(ra);
+	if (!code)
+		return 0;
+	if (code == -ENODEV)
+		cli_err("cannot assemble the array: a member is missing (named above); "
+			"nothing was written: give every member, or -o degraded to mount "
+			"without it");
+	else if (code == mc->check.rc)
+		cli_err("mount refused: nothing was written");
+	else
+		cli_err("cannot assemble the array: %s", strerror(-code));
+	return -1;
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	struct mount_cmd mc = {0};
+	struct raidcli_array ra = {0};
+	struct fop_notify *notify = NULL;
+	struct fop_watch *watch = NULL;
+	int rc, code;
+
+	fop_opts_init(&mc.o);
+	rc = mount_opts_parse(&mc, argc, argv);
+	if (rc < 0)
+		rc = mount_members(&mc, argc, argv);
+	if (rc >= 0)
+		goto out;
+	rc = 1;
+
+	if (!mc.o.foreground) {
 		int bg = fop_background_start(&code);
 
 		if (bg < 0) {
@@ -268,71 +329,39 @@ int cmd_mount(int argc, char **argv)
 		}
 	}
 
-	o.log_level = cli_log_level();
-	fop_log_start(&o); /* the engine's lines to syslog from here on (background) */
+	mc.o.log_level = cli_log_level();
+	fop_log_start(&mc.o); /* the engine's lines to syslog from here on (background) */
 	/* every option checked before a member is written: libfuse's now, the rest
 	 * against the array in assembly's check_fn, before its first write */
-	if (fop_opts_check(&o))
+	if (fop_opts_check(&mc.o))
 		goto out;
 
 	/* before assembly, whose DegradedArray is an event too; after the fork (a thread) */
-	if (o.notify) {
+	if (mc.o.notify) {
 		char mnt[PATH_MAX];
 
-		if (!realpath(mountpoint, mnt)) {
-			cli_err("mountpoint %s: %s", mountpoint, strerror(errno));
+		if (!realpath(mc.mountpoint, mnt)) {
+			cli_err("mountpoint %s: %s", mc.mountpoint, strerror(errno));
 			goto out;
 		}
-		if (fop_notify_start(o.notify, mnt, &notify))
+		if (fop_notify_start(mc.o.notify, mnt, &notify))
 			goto out;
 	}
-	if (cli_open_members(members, n, 0, devs)) /* and locks them: cli.h */
+	if (mount_assemble(&mc, &ra, notify, &watch))
 		goto out;
-	memset(&acfg, 0, sizeof(acfg));
-	if (o.force && !o.rw_given)
-		o.readonly = true; /* a forced mount is read-only unless asked otherwise */
-	acfg.readonly = o.readonly;
-	acfg.force = o.force;
-	acfg.max_read_errors = o.max_read_errors;
-	acfg.need_all = !o.degraded; /* a member left out by mistake: refused */
-	acfg.check_fn = mount_check_array;
-	acfg.check_ctx = &check;
-	if (fop_watch_new(notify, &watch)) {
-		cli_err("out of memory");
-		goto out;
-	}
-	acfg.event_fn = fop_watch_event; /* notify= and the spare thread */
-	acfg.event_ctx = watch;
-	/* the array's own assembly and resync lines (INFO): the daemon sums them up in one */
-	code = raid_assemble(devs, (unsigned int)n, &acfg, &a);
-	if (code) {
-		if (code == -ENODEV)
-			cli_err("cannot assemble the array: a member is missing (named above); "
-				"nothing was written: give every member, or -o degraded to mount "
-				"without it");
-		else if (code == check.rc)
-			cli_err("mount refused: nothing was written");
-		else
-			cli_err("cannot assemble the array: %s", strerror(-code));
-		cli_close_members(devs, n);
-		goto out;
-	}
 	/* the array owns the member devices from here on */
-	code = fop_serve(a, mountpoint, &o, watch);
+	code = fop_serve(ra.a, mc.mountpoint, &mc.o, watch);
 	/*
 	 * raid_stop() closed the members; cli_close_members() on NULL entries only
 	 * frees what cli_member_hook (jgrfs-crash) wrapped around them.
 	 */
-	memset(devs, 0, sizeof(devs));
-	cli_close_members(devs, n);
+	memset(ra.devs, 0, sizeof(ra.devs));
+	cli_close_members(ra.devs, ra.n);
 	rc = code ? 1 : 0;
-	goto out;
-usage_err:
-	rc = cli_usage_err(2, NULL);
 out:
 	fop_watch_free(watch);	 /* the array is stopped or was never assembled: no more events */
 	fop_notify_stop(notify);
-	free(positional_list);
-	fop_opts_free(&o);
+	free(mc.positional_list);
+	fop_opts_free(&mc.o);
 	return rc;
 }

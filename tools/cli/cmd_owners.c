@@ -305,7 +305,17 @@ static int owners_print(void *ctx, const struct fs_owner *o)
 	return 0;
 }
 
-int cmd_owners(int argc, char **argv)
+/* What the command line asks. */
+struct owners_cmd {
+	const char *blocks, *rows;	/* --block or --row LIST: one of them */
+	struct fs_owners_opts oo;
+	struct owners_out out;
+	char **paths;			/* the members */
+	int n;
+};
+
+/* Options into @oc: -1 to go on, else the exit status. */
+static int owners_opts_parse(struct owners_cmd *oc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "block", required_argument, NULL, 'b' },
@@ -313,131 +323,147 @@ int cmd_owners(int argc, char **argv)
 		{ "max", required_argument, NULL, 'm' },
 		{ "no-paths", no_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
-	/* never write: degraded and dirty arrays are read as they lie (fsck -n) */
-	struct raid_assemble_cfg acfg = { .force = true, .readonly = true, .no_resync = true };
-	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
-				    .readonly = true };
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
-	struct fs_owners_opts oo = { 0 };
-	struct fs_owners_summary sum;
-	struct owners_out out = { 0 };
-	struct owners_q q = { 0 };
-	const char *blocks = NULL, *rows = NULL;
-	struct raid_array *a = NULL;
-	struct raid_info info;
-	struct fs *fs = NULL;
-	int opt, n, rc, ret = 2;
+	int opt;
 	uint64_t v;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "b:r:m:Pjh" CLI_VERBOSITY_SHORTOPTS,
-				  longopts, NULL)) != -1) {
+	while ((opt = raidcli_getopt(argc, argv, "b:r:m:Pjh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     cmd_owners_help)) != -1) {
 		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return 0;
 		case 'b':
-			blocks = optarg;
+			oc->blocks = optarg;
 			break;
 		case 'r':
-			rows = optarg;
+			oc->rows = optarg;
 			break;
 		case 'm':
 			if (cli_parse_u64(optarg, UINT64_MAX, &v) || !v)
 				return cli_usage_err(2, "bad --max '%s': a count, at least 1",
 						     optarg);
-			oo.max_reports = v;
+			oc->oo.max_reports = v;
 			break;
 		case 'P':
-			oo.no_paths = true;
+			oc->oo.no_paths = true;
 			break;
 		case 'j':
-			out.json = true;
-			break;
-		case 'h':
-			fputs(cmd_owners_help, stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
+			oc->out.json = true;
 			break;
 		default:
 			return cli_usage_err(2, NULL);
 		}
 	}
-	n = argc - optind;
-	if (!blocks == !rows)
-		return cli_usage_err(2, blocks ? "give --block or --row, not both"
-					       : "give --block or --row");
-	if (n < 1)
+	oc->paths = argv + optind;
+	oc->n = argc - optind;
+	if (!oc->blocks == !oc->rows)
+		return cli_usage_err(2, oc->blocks ? "give --block or --row, not both"
+						   : "give --block or --row");
+	if (oc->n < 1)
 		return cli_usage_err(2, "no member devices given");
-	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n) + 1;
-	rc = owners_parse_list(blocks ? blocks : rows, blocks ? "block" : "row", &q);
+	if (raidcli_count_check(oc->n))
+		return 2;
+	return -1;
+}
+
+/* The summary after the reports. */
+static void owners_print_summary(const struct owners_cmd *oc, const struct fs_owners_summary *sum)
+{
+	if (oc->out.json) {
+		printf("],\"blocks_asked\":%" PRIu64 ",\"reports_made\":%" PRIu64
+		       ",\"blocks_left_out\":%" PRIu64 ",\"inodes_scanned\":%" PRIu64
+		       ",\"unreadable\":%" PRIu64 "}\n", sum->blocks, sum->reports,
+		       sum->blocks_left_out, sum->inodes_scanned, sum->unreadable);
+		return;
+	}
+	printf("\nblocks asked about: %" PRIu64 ", reports: %" PRIu64
+	       ", inodes scanned: %" PRIu64 "\n", sum->blocks, sum->reports,
+	       sum->inodes_scanned);
+	if (sum->blocks_left_out)
+		printf("%" PRIu64 " blocks left out: more than %" PRIu64
+		       " reports (--max)\n", sum->blocks_left_out,
+		       oc->oo.max_reports ? oc->oo.max_reports : (uint64_t)FS_OWNERS_MAX_REPORTS);
+	if (sum->unreadable)
+		printf("%" PRIu64 " structures could not be read (see the log above): "
+		       "owners in them may be missing\n", sum->unreadable);
+}
+
+/*
+ * The question @q against the assembled array @ra: checked against its size,
+ * the filesystem opened read-only (its journal replayed in memory), the
+ * owners reported. Returns the exit status; *@fs for the caller to unmount.
+ */
+static int owners_answer(struct owners_cmd *oc, struct raidcli_array *ra, struct owners_q *q,
+			 struct fs **fs)
+{
+	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
+				    .readonly = true };
+	struct fs_owners_summary sum;
+	int rc;
+
+	oc->out.row_blocks = (uint64_t)ra->info.ndata * ra->info.chunk_blocks;
+	if (oc->blocks)
+		rc = owners_q_scale(q, "block", ra->info.array_blocks, 1);
+	else
+		rc = owners_q_scale(q, "row", ra->info.rows, oc->out.row_blocks);
+	if (rc)
+		return 2;
+	owners_q_merge(q);
+	if (ra->info.degraded && !oc->out.json)
+		fprintf(stderr, "%s: note: the array is degraded\n", cli_prog);
+	rc = fs_mount(raid_array_dev(ra->a), &mo, fs);
+	if (rc) {
+		cli_err("%s...: cannot open the filesystem: %s", oc->paths[0], strerror(-rc));
+		return 2;
+	}
+	if (oc->out.json)
+		printf("{\"row_blocks\":%" PRIu64 ",\"reports\":[", oc->out.row_blocks);
+	rc = fs_owners(*fs, q->ext, q->n, &oc->oo, owners_print, &oc->out, &sum);
+	if (rc) {
+		if (oc->out.json)
+			printf("]}\n");
+		cli_err("finding the owners failed: %s", strerror(-rc));
+		return 2;
+	}
+	owners_print_summary(oc, &sum);
+	return sum.unreadable ? 1 : 0;
+}
+
+int cmd_owners(int argc, char **argv)
+{
+	struct owners_cmd oc = { 0 };
+	/* never write: degraded and dirty arrays are read as they lie (fsck -n) */
+	struct raidcli_array ra = {
+		.lock = CLI_LOCK_SHARED, /* read-only: beside another reader */
+		.cfg = { .force = true, .readonly = true, .no_resync = true },
+	};
+	struct owners_q q = { 0 };
+	struct fs *fs = NULL;
+	int rc, ret;
+
+	ret = owners_opts_parse(&oc, argc, argv);
+	if (ret >= 0)
+		return ret;
+	rc = owners_parse_list(oc.blocks ? oc.blocks : oc.rows, oc.blocks ? "block" : "row", &q);
 	if (rc) {
 		if (rc == -ENOMEM)
 			cli_err("out of memory");
 		free(q.ext);
 		return 2;
 	}
-	cli_lock_mode = CLI_LOCK_SHARED; /* read-only: beside another reader */
-	if (raidcli_assemble(argv + optind, n, &acfg, devs, &a)) {
+	ra.paths = oc.paths;
+	ra.n = oc.n;
+	if (raidcli_open(&ra)) {
 		free(q.ext);
 		return 2;
 	}
-	raid_info_get(a, &info);
-	out.row_blocks = (uint64_t)info.ndata * info.chunk_blocks;
-	if (blocks)
-		rc = owners_q_scale(&q, "block", info.array_blocks, 1);
-	else
-		rc = owners_q_scale(&q, "row", info.rows, out.row_blocks);
-	if (rc)
-		goto out;
-	owners_q_merge(&q);
-	if (info.degraded && !out.json)
-		fprintf(stderr, "%s: note: the array is degraded\n", cli_prog);
-	rc = fs_mount(raid_array_dev(a), &mo, &fs);
-	if (rc) {
-		cli_err("%s...: cannot open the filesystem: %s", argv[optind], strerror(-rc));
-		goto out;
-	}
-	if (out.json)
-		printf("{\"row_blocks\":%" PRIu64 ",\"reports\":[", out.row_blocks);
-	rc = fs_owners(fs, q.ext, q.n, &oo, owners_print, &out, &sum);
-	if (rc) {
-		if (out.json)
-			printf("]}\n");
-		cli_err("finding the owners failed: %s", strerror(-rc));
-		goto out;
-	}
-	if (out.json) {
-		printf("],\"blocks_asked\":%" PRIu64 ",\"reports_made\":%" PRIu64
-		       ",\"blocks_left_out\":%" PRIu64 ",\"inodes_scanned\":%" PRIu64
-		       ",\"unreadable\":%" PRIu64 "}\n", sum.blocks, sum.reports,
-		       sum.blocks_left_out, sum.inodes_scanned, sum.unreadable);
-	} else {
-		printf("\nblocks asked about: %" PRIu64 ", reports: %" PRIu64
-		       ", inodes scanned: %" PRIu64 "\n", sum.blocks, sum.reports,
-		       sum.inodes_scanned);
-		if (sum.blocks_left_out)
-			printf("%" PRIu64 " blocks left out: more than %" PRIu64
-			       " reports (--max)\n", sum.blocks_left_out,
-			       oo.max_reports ? oo.max_reports : (uint64_t)FS_OWNERS_MAX_REPORTS);
-		if (sum.unreadable)
-			printf("%" PRIu64 " structures could not be read (see the log above): "
-			       "owners in them may be missing\n", sum.unreadable);
-	}
-	ret = sum.unreadable ? 1 : 0;
-out:
+	ret = owners_answer(&oc, &ra, &q, &fs);
 	if (fs)
 		fs_unmount(fs);	/* read-only: never started, writes nothing */
 	free(q.ext);
-	rc = raidcli_stop(a, devs, n);
+	rc = raidcli_close(&ra);
 	if (rc && ret < 2)
 		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
 	return ret;

@@ -71,11 +71,7 @@ static const char cmd_rebuild_help[] =
 	"                           resync every row's parity from its data first;\n"
 	"                           with a member missing, assemble anyway (rows written\n"
 	"                           at the crash may be rebuilt wrong)\n"
-	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
-	"  -q, --quiet              errors only: no warnings, no progress\n"
-	"      --wait               when a member is in use by another jgrfs process\n"
-	"                           (a mount being stopped, an fsck), wait for it\n"
-	"  -h, --help               this text\n"
+	RAIDCLI_COMMON_HELP
 	"\n"
 	"examples:\n"
 	"  jgrfs rebuild --new d2new.img d0.img d1.img d3.img\n"
@@ -209,26 +205,18 @@ static int cmd_rebuild_pick_role(const struct raid_info *info, long want)
  */
 static int cmd_rebuild_resume(char **paths, int n, const struct raid_assemble_cfg *cfg, long want)
 {
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
-	struct raid_array *a = NULL;
-	struct raid_info info;
+	struct raidcli_array ra = { .paths = paths, .n = n, .cfg = *cfg, .name_count = true };
 	struct cli_progress prog;
 	int rc, role = -1, ret = 2;
 
-	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
-	if (cli_open_members(paths, n, 0, devs))
+	if (raidcli_count_check(n))
+		return 1;
+	if (raidcli_open_members(&ra))
 		return 2;
-	rc = raid_assemble(devs, (unsigned int)n, cfg, &a);
-	if (rc) {
-		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
-			raidcli_assemble_why(rc));
-		cli_close_members(devs, n);
+	if (raidcli_open_assemble(&ra))
 		return 2;
-	}
-	raid_info_get(a, &info);
-	for (unsigned int i = 0; i < info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
-		const struct raid_member_info *m = &info.members[i];
+	for (unsigned int i = 0; i < ra.info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &ra.info.members[i];
 
 		if (m->present && !m->failed && m->rebuilding &&
 		    (want < 0 || m->role == (unsigned int)want)) {
@@ -242,24 +230,37 @@ static int cmd_rebuild_resume(char **paths, int n, const struct raid_assemble_cf
 		goto out;
 	}
 	fprintf(stderr, "resuming the rebuild of role %d onto %s at row %" PRIu64 " of %" PRIu64
-		"\n", role, info.members[role].name, info.members[role].recovered_rows, info.rows);
-	cli_progress_start(&prog, "rebuild", "rows", cli_row_bytes(&info));
-	rc = raid_rebuild(a, (unsigned int)role, NULL, cli_progress, &prog);
+		"\n", role, ra.info.members[role].name, ra.info.members[role].recovered_rows,
+		ra.info.rows);
+	cli_progress_start(&prog, "rebuild", "rows", cli_row_bytes(&ra.info));
+	rc = raid_rebuild(ra.a, (unsigned int)role, NULL, cli_progress, &prog);
 	cli_progress_done(&prog);
 	if (rc) {
-		cmd_rebuild_refused("rebuild", role, info.members[role].name, rc);
+		cmd_rebuild_refused("rebuild", role, ra.info.members[role].name, rc);
 		goto out;
 	}
-	printf("rebuilt role %d onto %s\n", role, info.members[role].name);
+	printf("rebuilt role %d onto %s\n", role, ra.info.members[role].name);
 	ret = 0;
 out:
-	rc = raidcli_stop(a, devs, n);
+	rc = raidcli_close(&ra);
 	if (rc && !ret)
 		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
 	return ret;
 }
 
-int cmd_rebuild(int argc, char **argv)
+/* What the command line asks. */
+struct rebuild_cmd {
+	struct raid_assemble_cfg cfg;	/* --force */
+	const char *newpath;		/* --new */
+	uint64_t size_bytes;		/* --size, 0 when not given */
+	long want;			/* --role, -1 when not given */
+	bool fail, overwrite;
+	char **args;			/* the members given */
+	int n;
+};
+
+/* Options into @rb: -1 to go on, else the exit status. */
+static int cmd_rebuild_opts(struct rebuild_cmd *rb, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "new", required_argument, NULL, 'n' },
@@ -268,155 +269,191 @@ int cmd_rebuild(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "overwrite", no_argument, NULL, CLI_OPT_OVERWRITE },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
-	struct raid_assemble_cfg cfg = { 0 };
-	char *paths[RAIDCLI_MAX_MEMBERS + 1];
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS + 1];
-	struct raid_array *a = NULL;
-	struct raid_info info;
-	struct cli_progress prog;
-	const char *newpath = NULL;
-	uint64_t size_bytes = 0, member_bytes = 0, v;
-	long want = -1;
-	bool fail = false, overwrite = false, created = false, rebuilt = false;
-	int opt, n, rc, role, ret = 2;
+	int opt;
+	uint64_t v;
 
+	rb->want = -1;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "n:o:Fs:fh" CLI_VERBOSITY_SHORTOPTS,
-				  longopts, NULL)) != -1) {
+	while ((opt = raidcli_getopt(argc, argv, "n:o:Fs:fh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     cmd_rebuild_help)) != -1) {
 		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return 0;
 		case 'n':
-			newpath = optarg;
+			rb->newpath = optarg;
 			break;
 		case 'o':
 			if (cli_parse_u64(optarg, RAIDCLI_MAX_MEMBERS - 1, &v))
 				return cli_usage_err(2, "--role %s: expected a role number 0 to %d", optarg,
 					       RAIDCLI_MAX_MEMBERS - 1);
-			want = (long)v;
+			rb->want = (long)v;
 			break;
 		case 'F':
-			fail = true;
+			rb->fail = true;
 			break;
 		case 's':
-			if (cli_parse_size(optarg, &size_bytes) || size_bytes < 16 * JG_BLOCK_SIZE)
+			if (cli_parse_size(optarg, &rb->size_bytes) ||
+			    rb->size_bytes < 16 * JG_BLOCK_SIZE)
 				return cli_usage_err(2, "--size %s: expected a size such as 1G", optarg);
 			break;
 		case 'f':
-			cfg.force = true;
+			rb->cfg.force = true;
 			break;
 		case CLI_OPT_OVERWRITE:
-			overwrite = true;
-			break;
-		case 'h':
-			fputs(cmd_rebuild_help, stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
+			rb->overwrite = true;
 			break;
 		default:
 			return cli_usage_err(2, NULL);
 		}
 	}
-	n = argc - optind;
-	if (n < 1)
+	rb->args = argv + optind;
+	rb->n = argc - optind;
+	if (rb->n < 1)
 		return cli_usage_err(2, "no member devices given");
-	if (fail && want < 0)
+	if (rb->fail && rb->want < 0)
 		return cli_usage_err(2, "--fail needs --role N");
-	if (!newpath) {
-		if (fail || size_bytes)
-			return cli_usage_err(2, "--fail and --size need --new PATH");
-		return cmd_rebuild_resume(argv + optind, n, &cfg, want);
-	}
-	if (n > RAIDCLI_MAX_MEMBERS)
-		return cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
-	for (int i = 0; i < n; i++) {
+	return -1;
+}
+
+/*
+ * Before anything is written (issue 44): the members and PATH into @paths,
+ * none named twice, PATH probed, a missing PATH file created (*@created)
+ * sparse at --size or the largest member file's size. -1 to go on, else the
+ * exit status.
+ */
+static int cmd_rebuild_prepare(const struct rebuild_cmd *rb, char **paths, bool *created)
+{
+	uint64_t member_bytes = 0;
+	const char *newpath = rb->newpath;
+
+	if (raidcli_count_check(rb->n))
+		return 1;
+	for (int i = 0; i < rb->n; i++) {
 		struct stat st;
 
-		paths[i] = argv[optind + i];
+		paths[i] = rb->args[i];
 		if (!strcmp(paths[i], newpath))
 			return cli_err("%s: the new device is also given as a member", newpath);
-		if (!size_bytes && !stat(paths[i], &st) && S_ISREG(st.st_mode) &&
+		if (!rb->size_bytes && !stat(paths[i], &st) && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_size > member_bytes)
 			member_bytes = (uint64_t)st.st_size;
 	}
-	paths[n] = (char *)newpath;
+	paths[rb->n] = (char *)newpath;
 	/* issue 44: look at PATH before the array is assembled (that writes) */
-	if (probe_distinct(paths, n + 1))
+	if (probe_distinct(paths, rb->n + 1))
 		return 1;
-	if (cmd_rebuild_probe_new(paths, n, newpath, overwrite))
+	if (cmd_rebuild_probe_new(paths, rb->n, newpath, rb->overwrite))
 		return 2;
-	if (cmd_rebuild_new_file(newpath, size_bytes ? size_bytes : member_bytes, &created))
+	if (cmd_rebuild_new_file(newpath, rb->size_bytes ? rb->size_bytes : member_bytes, created))
 		return 2;
-	/* one open for all, so that a fault domain (jgrfs-crash) spans the new member too */
-	if (cli_open_members(paths, n + 1, 0, devs))
-		goto out_unlink;
-	rc = raid_assemble(devs, (unsigned int)n, &cfg, &a);
-	if (rc) {
-		cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
-			raidcli_assemble_why(rc));
-		cli_close_members(devs, n + 1);
-		goto out_unlink;
-	}
-	raid_info_get(a, &info);
-	role = cmd_rebuild_pick_role(&info, want);
-	if (role < 0)
-		goto out;
-	if (fail) {
-		if (info.jnl_pending && !info.degraded && cfg.force && cmd_rebuild_resync(a))
-			goto out;
-		rc = raid_fail_member(a, (unsigned int)role);
-		if (rc) {
-			cmd_rebuild_refused("fail", role, newpath, rc);
-			goto out;
-		}
-	} else {
-		for (unsigned int i = 0; i < info.nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
-			const struct raid_member_info *m = &info.members[i];
+	return -1;
+}
 
-			if (m->role == (unsigned int)role && m->present && !m->failed) {
-				cli_err("role %d (%s) is present and healthy; add --fail to "
-					"replace it", role, m->name);
-				goto out;
-			}
+/*
+ * The role to rebuild on the assembled array, failed first with --fail (a
+ * jnl-pending array forced: its parity resynced before). The role, or -1
+ * after a message.
+ */
+static int cmd_rebuild_take_role(const struct rebuild_cmd *rb, struct raidcli_array *ra)
+{
+	const struct raid_info *info = &ra->info;
+	int role = cmd_rebuild_pick_role(info, rb->want), err;
+
+	if (role < 0)
+		return -1;
+	if (rb->fail) {
+		if (info->jnl_pending && !info->degraded && rb->cfg.force &&
+		    cmd_rebuild_resync(ra->a))
+			return -1;
+		err = raid_fail_member(ra->a, (unsigned int)role);
+		if (err) {
+			cmd_rebuild_refused("fail", role, rb->newpath, err);
+			return -1;
+		}
+		return role;
+	}
+	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info->members[i];
+
+		if (m->role == (unsigned int)role && m->present && !m->failed) {
+			cli_err("role %d (%s) is present and healthy; add --fail to "
+				"replace it", role, m->name);
+			return -1;
 		}
 	}
-	fprintf(stderr, "rebuilding role %d of %u onto %s\n", role, info.nmembers, newpath);
-	cli_progress_start(&prog, "rebuild", "rows", cli_row_bytes(&info));
-	rc = raid_rebuild(a, (unsigned int)role, devs[n], cli_progress, &prog);
-	devs[n] = NULL;	/* the array owns it now, also on failure */
+	return role;
+}
+
+/* Rebuild @role onto the new device, which the array owns from here on. 0 or -1. */
+static int cmd_rebuild_run(const struct rebuild_cmd *rb, struct raidcli_array *ra, int role)
+{
+	struct cli_progress prog;
+	int err;
+
+	fprintf(stderr, "rebuilding role %d of %u onto %s\n", role, ra->info.nmembers,
+		rb->newpath);
+	cli_progress_start(&prog, "rebuild", "rows", cli_row_bytes(&ra->info));
+	err = raid_rebuild(ra->a, (unsigned int)role, ra->devs[rb->n], cli_progress, &prog);
+	ra->devs[rb->n] = NULL;	/* the array owns it now, also on failure */
 	cli_progress_done(&prog);
-	if (rc == -EUCLEAN || rc == -EEXIST) {
-		cmd_rebuild_refused("rebuild", role, newpath, rc);
-		goto out;
-	} else if (rc) {
-		cli_err("rebuild of role %d onto %s failed: %s", role, newpath, strerror(-rc));
-		goto out;
+	if (err == -EUCLEAN || err == -EEXIST) {
+		cmd_rebuild_refused("rebuild", role, rb->newpath, err);
+		return -1;
+	} else if (err) {
+		cli_err("rebuild of role %d onto %s failed: %s", role, rb->newpath, strerror(-err));
+		return -1;
 	}
-	printf("rebuilt role %d onto %s\n", role, newpath);
-	rebuilt = true;
-	ret = 0;
-out:
+	printf("rebuilt role %d onto %s\n", role, rb->newpath);
+	return 0;
+}
+
+int cmd_rebuild(int argc, char **argv)
+{
+	struct rebuild_cmd rb = { 0 };
+	char *paths[RAIDCLI_MAX_MEMBERS + 1];
+	/* one open for all, so that a fault domain (jgrfs-crash) spans the new member too */
+	struct raidcli_array ra = { .paths = paths, .nextra = 1, .name_count = true };
+	bool created = false, rebuilt = false;
+	int role, err, ret;
+
+	ret = cmd_rebuild_opts(&rb, argc, argv);
+	if (ret >= 0)
+		return ret;
+	if (!rb.newpath) {
+		if (rb.fail || rb.size_bytes)
+			return cli_usage_err(2, "--fail and --size need --new PATH");
+		return cmd_rebuild_resume(rb.args, rb.n, &rb.cfg, rb.want);
+	}
+	ret = cmd_rebuild_prepare(&rb, paths, &created);
+	if (ret >= 0)
+		return ret;
+	ret = 2;
+	ra.n = rb.n;
+	ra.cfg = rb.cfg;
+	if (raidcli_open_members(&ra))
+		goto out_unlink;
+	if (raidcli_open_assemble(&ra))
+		goto out_unlink;
+	role = cmd_rebuild_take_role(&rb, &ra);
+	if (role >= 0 && !cmd_rebuild_run(&rb, &ra, role)) {
+		rebuilt = true;
+		ret = 0;
+	}
 	/* the new device, when the array did not take it */
-	if (devs[n]) {
-		blk_close(devs[n]);
-		devs[n] = NULL;
+	if (ra.devs[rb.n]) {
+		blk_close(ra.devs[rb.n]);
+		ra.devs[rb.n] = NULL;
 	}
-	rc = raidcli_stop(a, devs, n + 1);
-	if (rc && !ret)
-		ret = cli_err("stopping the array failed: %s", strerror(-rc)) + 1;
+	err = raidcli_close(&ra);
+	if (err && !ret)
+		ret = cli_err("stopping the array failed: %s", strerror(-err)) + 1;
 	if (rebuilt)
 		return ret;
 out_unlink:
 	/* a file we made and did not fill is no member; leave no litter */
 	if (created)
-		unlink(newpath);
+		unlink(rb.newpath);
 	return 2;
 }

@@ -63,11 +63,7 @@ static const char cmd_scrub_help[] =
 	"  -j, --json               one JSON object on stdout, no progress display\n"
 	"  -f, --force              scrub even though a filesystem-guided resync is\n"
 	"                           pending (the journal has not been replayed)\n"
-	"  -v, --verbose            also the engine's own lines; -vv: everything\n"
-	"  -q, --quiet              errors only: no warnings, no progress\n"
-	"      --wait               when a member is in use by another jgrfs process\n"
-	"                           (a mount being stopped, an fsck), wait for it\n"
-	"  -h, --help               this text\n"
+	RAIDCLI_COMMON_HELP
 	"\n"
 	"examples:\n"
 	"  jgrfs scrub d0.img d1.img d2.img d3.img\n"
@@ -76,33 +72,173 @@ static const char cmd_scrub_help[] =
 	"exit status: 0 no mismatches, or all repaired; 1 mismatches found and not\n"
 	"repaired; 2 or more: bad options, or the scrub could not run\n";
 
-int cmd_scrub(int argc, char **argv)
+/* What the command line asks. */
+struct scrub_cmd {
+	bool repair, json, force, trust_data;
+	char **paths;		/* the members */
+	int n;
+};
+
+/* Options into @sc: -1 to go on, else the exit status (1 means mismatches: usage is 2). */
+static int scrub_opts_parse(struct scrub_cmd *sc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "repair", no_argument, NULL, 'R' },
 		{ "trust-data", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
-	/* first look: never write (a degraded set must not make its absent member stale) */
-	struct raid_assemble_cfg probe = { .force = true, .readonly = true, .no_resync = true,
-					   .need_all = true }; /* names an absent role */
-	struct raid_assemble_cfg cfg = { .need_all = true };
-	struct raid_resync_report rep = { 0 };
-	struct blk_dev *devs[RAIDCLI_MAX_MEMBERS];
-	struct raid_array *a;
-	struct raid_info info;
-	struct cli_progress prog;
+	int opt;
+
+	optind = 1;
+	while ((opt = raidcli_getopt(argc, argv, "RTjfh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     cmd_scrub_help)) != -1) {
+		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return 0;
+		case 'R':
+			sc->repair = true;
+			break;
+		case 'T':
+			sc->trust_data = true;
+			break;
+		case 'j':
+			sc->json = true;
+			break;
+		case 'f':
+			sc->force = true;
+			break;
+		default:
+			return cli_usage_err(2, NULL); /* 1 means mismatches */
+		}
+	}
+	if (sc->trust_data && !sc->repair) {
+		return cli_usage_err(2, "--trust-data goes with --repair");
+	}
+	sc->paths = argv + optind;
+	sc->n = argc - optind;
+	if (sc->n < 1)
+		return cli_usage_err(2, "no member devices given");
+	return -1;
+}
+
+/*
+ * Assemble the array for the scrub: a first look that never writes (a
+ * degraded set must not make its absent member stale), refused when degraded
+ * or jnl-pending without --force; for --repair, then again for use. The lock
+ * is taken once, for both assemblies: exclusive to repair. -1 with @ra
+ * assembled, else the exit status (@ra released or left for raidcli_close()).
+ */
+static int scrub_open(const struct scrub_cmd *sc, struct raidcli_array *ra)
+{
+	int rc;
+
+	ra->paths = sc->paths;
+	ra->n = sc->n;
+	ra->lock = sc->repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
+	ra->cfg = (struct raid_assemble_cfg){ .force = true, .readonly = true, .no_resync = true,
+					      .need_all = true }; /* names an absent role */
+	if (raidcli_open(ra))
+		return 2;
+	if (ra->info.degraded)
+		return cli_err("%s...: the array is degraded; rebuild the missing member first "
+			       "(jgrfs rebuild)", sc->paths[0]) + 2;
+	if (ra->info.jnl_pending && !sc->force)
+		return cli_err("%s...: a filesystem-guided resync is pending (the journal has not "
+			       "been replayed); mount or fsck first, or use --force",
+			       sc->paths[0]) + 2;
+	if (sc->repair) {
+		rc = raidcli_close(ra);
+		if (rc)
+			return cli_err("closing the read-only array failed: %s", strerror(-rc)) + 1;
+		ra->cfg = (struct raid_assemble_cfg){ .need_all = true };
+		if (raidcli_open(ra))
+			return 2;
+	} else if (ra->info.was_dirty) {
+		fprintf(stderr, "%s: note: the array was not shut down cleanly; mismatches may be "
+			"rows its recovery resync would repair (--repair runs that resync first)\n",
+			cli_prog);
+	}
+	return -1;
+}
+
+/*
+ * When the array holds a filesystem, open it read-only (writes nothing) and
+ * let its checksums tell which member of a mismatched row is wrong. -1 to go
+ * on (*@fs NULL without them), else the exit status.
+ */
+static int scrub_verifier(const struct scrub_cmd *sc, struct raid_array *a, struct fs **fs)
+{
 	struct fs_mount_opts mo = { .data_mode = JNL_DATA_ORDERED, .no_commit_thread = true,
 				    .readonly = true };
+	int rc;
+
+	*fs = NULL;
+	if (sc->trust_data || !fs_probe(raid_array_dev(a)))
+		return -1;
+	rc = fs_mount(raid_array_dev(a), &mo, fs);
+	if (rc && sc->repair) {
+		/* without its checksums a repair would trust the data blindly */
+		*fs = NULL;
+		return cli_err("%s...: cannot open the filesystem: %s; its checksums "
+			       "cannot judge the rows (fsck it first, or --trust-data)",
+			       sc->paths[0], strerror(-rc)) + 1;
+	}
+	if (rc) {
+		*fs = NULL;
+		fprintf(stderr, "%s: warning: cannot open the filesystem on %s...: %s; "
+			"scrubbing without its checksums\n", cli_prog, sc->paths[0],
+			strerror(-rc));
+	} else {
+		raid_set_verifier(a, fs_block_verify_fn, *fs);
+	}
+	return -1;
+}
+
+/* The result on stdout, and the exit status it makes. */
+static int scrub_report(const struct scrub_cmd *sc, const struct raid_resync_report *rep,
+			int64_t mismatches, bool checksums)
+{
+	if (sc->json) {
+		printf("{\"rows_checked\":%" PRIu64 ",\"mismatches\":%" PRId64 ",\"repaired\":%"
+		       PRIu64 ",\"rebuilt\":%" PRIu64 ",\"unresolved\":%" PRIu64
+		       ",\"checksums\":%s,\"seconds\":%.3f,\"repair\":%s}\n", rep->rows_checked,
+		       mismatches, rep->rows_repaired, rep->blocks_rebuilt, rep->rows_unresolved,
+		       checksums ? "true" : "false", rep->seconds, sc->repair ? "true" : "false");
+	} else {
+		printf("rows checked  %" PRIu64 "\n", rep->rows_checked);
+		printf("mismatches    %" PRId64 "\n", mismatches);
+		printf("repaired      %" PRIu64 "\n", rep->rows_repaired);
+		printf("rebuilt       %" PRIu64 " blocks (failed their checksums)\n",
+		       rep->blocks_rebuilt);
+		printf("unresolved    %" PRIu64 " rows (cannot tell which member is wrong)\n",
+		       rep->rows_unresolved);
+		printf("checksums     %s\n",
+		       checksums ? "yes (the filesystem's)" : "no (no filesystem)");
+		printf("seconds       %.2f\n", rep->seconds);
+		if (!checksums && sc->repair && rep->rows_repaired)
+			printf("note: parity was rewritten from the data: with no filesystem "
+			       "checksums, nothing told whether a data block was the wrong one\n");
+	}
+	if (mismatches == 0)
+		return 0;
+	if (rep->rows_unresolved)
+		return 1;
+	if (sc->repair && rep->rows_repaired >= (uint64_t)mismatches)
+		return 0;
+	return 1;
+}
+
+int cmd_scrub(int argc, char **argv)
+{
+	struct scrub_cmd sc = { 0 };
+	struct raidcli_array ra = { 0 };
+	struct raid_resync_report rep = { 0 };
+	struct cli_progress prog;
 	struct fs *fs = NULL;
-	bool repair = false, json = false, force = false, trust_data = false;
 	int64_t mismatches;
-	int opt, n, rc, ret;
+	int rc, ret;
 
 	/* a directory among the arguments: a mount point, the online scrub */
 	for (int i = 1; i < argc; i++) {
@@ -111,131 +247,31 @@ int cmd_scrub(int argc, char **argv)
 		if (argv[i][0] != '-' && !stat(argv[i], &sb) && S_ISDIR(sb.st_mode))
 			return cmd_scrub_online(argc, argv);
 	}
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "RTjfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'R':
-			repair = true;
-			break;
-		case 'T':
-			trust_data = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'h':
-			fputs(cmd_scrub_help, stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
-			break;
-		default:
-			return cli_usage_err(2, NULL); /* 1 means mismatches */
-		}
-	}
-	if (trust_data && !repair) {
-		return cli_usage_err(2, "--trust-data goes with --repair");
-	}
-	n = argc - optind;
-	if (n < 1)
-		return cli_usage_err(2, "no member devices given");
-	/* the lock is taken once, for both assemblies: exclusive to repair */
-	cli_lock_mode = repair ? CLI_LOCK_EXCLUSIVE : CLI_LOCK_SHARED;
-	if (raidcli_assemble(argv + optind, n, &probe, devs, &a))
-		return 2;
-	raid_info_get(a, &info);
-	if (info.degraded) {
-		ret = cli_err("%s...: the array is degraded; rebuild the missing member first "
-			      "(jgrfs rebuild)", argv[optind]) + 2;
+	ret = scrub_opts_parse(&sc, argc, argv);
+	if (ret >= 0)
+		return ret;
+	ret = scrub_open(&sc, &ra);
+	if (ret >= 0 && !ra.a)
+		return ret;
+	if (ret < 0)
+		ret = scrub_verifier(&sc, ra.a, &fs);
+	if (ret >= 0)
 		goto out;
-	}
-	if (info.jnl_pending && !force) {
-		ret = cli_err("%s...: a filesystem-guided resync is pending (the journal has not "
-			      "been replayed); mount or fsck first, or use --force",
-			      argv[optind]) + 2;
-		goto out;
-	}
-	if (repair) {
-		rc = raidcli_stop(a, devs, n);
-		a = NULL;
-		if (rc)
-			return cli_err("closing the read-only array failed: %s", strerror(-rc)) + 1;
-		if (raidcli_assemble(argv + optind, n, &cfg, devs, &a))
-			return 2;
-	} else if (info.was_dirty) {
-		fprintf(stderr, "%s: note: the array was not shut down cleanly; mismatches may be "
-			"rows its recovery resync would repair (--repair runs that resync first)\n",
-			cli_prog);
-	}
-	if (!trust_data && fs_probe(raid_array_dev(a))) {
-		/* the checksums tell which member is wrong (read-only: writes nothing) */
-		rc = fs_mount(raid_array_dev(a), &mo, &fs);
-		if (rc && repair) {
-			/* without its checksums a repair would trust the data blindly */
-			fs = NULL;
-			ret = cli_err("%s...: cannot open the filesystem: %s; its checksums "
-				      "cannot judge the rows (fsck it first, or --trust-data)",
-				      argv[optind], strerror(-rc)) + 1;
-			goto out;
-		}
-		if (rc) {
-			fs = NULL;
-			fprintf(stderr, "%s: warning: cannot open the filesystem on %s...: %s; "
-				"scrubbing without its checksums\n", cli_prog, argv[optind],
-				strerror(-rc));
-		} else {
-			raid_set_verifier(a, fs_block_verify_fn, fs);
-		}
-	}
-	cli_progress_off = json;
-	cli_progress_start(&prog, repair ? "repair" : "scrub", "rows", cli_row_bytes(&info));
-	mismatches = raid_scrub(a, repair, cli_progress, &prog, &rep);
+	cli_progress_off = sc.json;
+	cli_progress_start(&prog, sc.repair ? "repair" : "scrub", "rows", cli_row_bytes(&ra.info));
+	mismatches = raid_scrub(ra.a, sc.repair, cli_progress, &prog, &rep);
 	cli_progress_done(&prog);
-	raid_set_verifier(a, NULL, NULL);
+	raid_set_verifier(ra.a, NULL, NULL);
 	if (mismatches < 0) {
-		ret = cli_err("scrub of %s... failed: %s", argv[optind],
+		ret = cli_err("scrub of %s... failed: %s", sc.paths[0],
 			      strerror((int)-mismatches)) + 2;
 		goto out;
 	}
-	if (json) {
-		printf("{\"rows_checked\":%" PRIu64 ",\"mismatches\":%" PRId64 ",\"repaired\":%"
-		       PRIu64 ",\"rebuilt\":%" PRIu64 ",\"unresolved\":%" PRIu64
-		       ",\"checksums\":%s,\"seconds\":%.3f,\"repair\":%s}\n", rep.rows_checked,
-		       mismatches, rep.rows_repaired, rep.blocks_rebuilt, rep.rows_unresolved,
-		       fs ? "true" : "false", rep.seconds, repair ? "true" : "false");
-	} else {
-		printf("rows checked  %" PRIu64 "\n", rep.rows_checked);
-		printf("mismatches    %" PRId64 "\n", mismatches);
-		printf("repaired      %" PRIu64 "\n", rep.rows_repaired);
-		printf("rebuilt       %" PRIu64 " blocks (failed their checksums)\n",
-		       rep.blocks_rebuilt);
-		printf("unresolved    %" PRIu64 " rows (cannot tell which member is wrong)\n",
-		       rep.rows_unresolved);
-		printf("checksums     %s\n", fs ? "yes (the filesystem's)" : "no (no filesystem)");
-		printf("seconds       %.2f\n", rep.seconds);
-		if (!fs && repair && rep.rows_repaired)
-			printf("note: parity was rewritten from the data: with no filesystem "
-			       "checksums, nothing told whether a data block was the wrong one\n");
-	}
-	if (mismatches == 0)
-		ret = 0;
-	else if (rep.rows_unresolved)
-		ret = 1;
-	else if (repair && rep.rows_repaired >= (uint64_t)mismatches)
-		ret = 0;
-	else
-		ret = 1;
+	ret = scrub_report(&sc, &rep, mismatches, fs != NULL);
 out:
 	if (fs)
 		fs_unmount(fs); /* read-only: never started, writes nothing */
-	rc = raidcli_stop(a, devs, n);
+	rc = raidcli_close(&ra);
 	if (rc) {
 		cli_err("stopping the array failed: %s", strerror(-rc));
 		if (ret < 2)

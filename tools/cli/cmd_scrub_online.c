@@ -287,7 +287,15 @@ static int scrub_wait(int fd, const char *mnt, bool json, struct fop_status *st)
 	return rc;
 }
 
-int cmd_scrub_online(int argc, char **argv)
+/* What the command line asks. */
+struct scrub_online_cmd {
+	struct fop_scrub rq;
+	bool json, background, cancel, status;
+	const char *mnt;
+};
+
+/* Options into @so: -1 to go on, else the exit status. */
+static int scrub_online_opts(struct scrub_online_cmd *so, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"repair", no_argument, NULL, 'R'},		{"json", no_argument, NULL, 'j'},
@@ -297,127 +305,147 @@ int cmd_scrub_online(int argc, char **argv)
 	    {"trust-data", no_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
-	struct fop_scrub rq = {.max_rate = UINT64_MAX};
-	bool json = false, background = false, cancel = false, status = false;
-	struct fop_status st;
-	const char *mnt;
 	uint64_t mib;
-	int opt, fd, ret;
+	int opt;
 
+	so->rq.max_rate = UINT64_MAX;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "RTjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = raidcli_getopt(argc, argv, "RTjr:bcsh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     scrub_online_help)) != -1) {
 		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return 0;
 		case 'R':
-			rq.flags |= FOP_SCRUB_REPAIR;
+			so->rq.flags |= FOP_SCRUB_REPAIR;
 			break;
 		case 'T':
-			rq.flags |= FOP_SCRUB_TRUST_DATA;
+			so->rq.flags |= FOP_SCRUB_TRUST_DATA;
 			break;
 		case 'j':
-			json = true;
+			so->json = true;
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, 1u << 20, &mib))
 				return cli_usage_err(2, "--max-rate %s: MiB per second expected",
 						     optarg);
-			rq.max_rate = mib << 20;
+			so->rq.max_rate = mib << 20;
 			break;
 		case 'b':
-			background = true;
+			so->background = true;
 			break;
 		case 'c':
-			cancel = true;
+			so->cancel = true;
 			break;
 		case 's':
-			status = true;
-			break;
-		case 'h':
-			fputs(scrub_online_help, stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
+			so->status = true;
 			break;
 		default:
 			return cli_usage_err(2, NULL);
 		}
 	}
-	if ((rq.flags & FOP_SCRUB_TRUST_DATA) && !(rq.flags & FOP_SCRUB_REPAIR)) {
+	if ((so->rq.flags & FOP_SCRUB_TRUST_DATA) && !(so->rq.flags & FOP_SCRUB_REPAIR)) {
 		return cli_usage_err(2, "--trust-data goes with --repair");
 	}
-	if (argc - optind != 1 || (cancel && status))
-		return cli_usage_err(2, cancel && status ? "--cancel and --status together"
-							 : "expected one MOUNTPOINT");
-	mnt = argv[optind];
+	if (argc - optind != 1 || (so->cancel && so->status))
+		return cli_usage_err(2, so->cancel && so->status ? "--cancel and --status together"
+								 : "expected one MOUNTPOINT");
+	so->mnt = argv[optind];
+	return -1;
+}
+
+/* --cancel: cancel the running scrub and wait until it has stopped. The exit status. */
+static int scrub_online_cancel(int fd, const char *mnt)
+{
+	struct fop_status st;
+
+	if (ioctl(fd, FOP_IOC_SCRUB_CANCEL)) {
+		cli_err("%s: %s", mnt,
+			errno == ENOENT	  ? "no scrub runs"
+			: errno == ENOTTY ? "not a jgrfs mount"
+					  : strerror(errno));
+		return errno == ENOENT ? 1 : 2;
+	}
+	if (!scrub_wait(fd, mnt, true, &st))
+		printf("scrub of %s: %s at row %llu of %llu\n", mnt,
+		       scrub_state_name(st.scrub_state), (unsigned long long)st.scrub_rows_done,
+		       (unsigned long long)st.scrub_rows_total);
+	return 0;
+}
+
+/* Start the scrub @so asks for; 0, or -1 after a message saying why the daemon refused. */
+static int scrub_online_start(int fd, const struct scrub_online_cmd *so)
+{
+	const char *mnt = so->mnt;
+
+	if (!ioctl(fd, FOP_IOC_SCRUB_START, &so->rq))
+		return 0;
+	switch (errno) {
+	case EBUSY:
+		cli_err("%s: a scrub already runs (jgrfs status %s; jgrfs scrub --cancel %s)", mnt,
+			mnt, mnt);
+		break;
+	case EAGAIN:
+		cli_err("%s: the array is degraded; parity cannot be checked without every "
+			"member (rebuild first: jgrfs replace, jgrfs spare)",
+			mnt);
+		break;
+	case EROFS:
+		cli_err("%s: mounted read-only: the online scrub needs a read-write mount", mnt);
+		break;
+	case ENOTTY:
+	case ENOSYS:
+		cli_err("%s: not a jgrfs mount (or its daemon has no online scrub)", mnt);
+		break;
+	default:
+		cli_err("%s: cannot start the scrub: %s", mnt, strerror(errno));
+	}
+	return -1;
+}
+
+int cmd_scrub_online(int argc, char **argv)
+{
+	struct scrub_online_cmd so = { 0 };
+	struct fop_status st;
+	const char *mnt;
+	int fd, ret;
+
+	ret = scrub_online_opts(&so, argc, argv);
+	if (ret >= 0)
+		return ret;
+	mnt = so.mnt;
 	fd = open(mnt, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
 	if (fd < 0)
 		return cli_err("%s: %s", mnt, strerror(errno)) + 1;
 	ret = 2;
-	if (cancel) {
-		if (ioctl(fd, FOP_IOC_SCRUB_CANCEL)) {
-			cli_err("%s: %s", mnt,
-				errno == ENOENT	  ? "no scrub runs"
-				: errno == ENOTTY ? "not a jgrfs mount"
-						  : strerror(errno));
-			ret = errno == ENOENT ? 1 : 2;
-			goto out;
-		}
-		if (!scrub_wait(fd, mnt, true, &st))
-			printf("scrub of %s: %s at row %llu of %llu\n", mnt,
-			       scrub_state_name(st.scrub_state),
-			       (unsigned long long)st.scrub_rows_done,
-			       (unsigned long long)st.scrub_rows_total);
-		ret = 0;
+	if (so.cancel) {
+		ret = scrub_online_cancel(fd, mnt);
 		goto out;
 	}
-	if (status) {
+	if (so.status) {
 		if (scrub_status(fd, mnt, &st))
 			goto out;
-		if (json)
+		if (so.json)
 			scrub_print_json(mnt, &st);
 		else
 			scrub_print_text(mnt, &st);
 		ret = st.scrub_state == FOP_SCRUB_STATE_RUNNING ? 0 : scrub_exit(&st);
 		goto out;
 	}
-	if (ioctl(fd, FOP_IOC_SCRUB_START, &rq)) {
-		switch (errno) {
-		case EBUSY:
-			cli_err(
-			    "%s: a scrub already runs (jgrfs status %s; jgrfs scrub --cancel %s)",
-			    mnt, mnt, mnt);
-			break;
-		case EAGAIN:
-			cli_err("%s: the array is degraded; parity cannot be checked without every "
-				"member (rebuild first: jgrfs replace, jgrfs spare)",
-				mnt);
-			break;
-		case EROFS:
-			cli_err("%s: mounted read-only: the online scrub needs a read-write mount",
-				mnt);
-			break;
-		case ENOTTY:
-		case ENOSYS:
-			cli_err("%s: not a jgrfs mount (or its daemon has no online scrub)", mnt);
-			break;
-		default:
-			cli_err("%s: cannot start the scrub: %s", mnt, strerror(errno));
-		}
+	if (scrub_online_start(fd, &so))
 		goto out;
-	}
-	if (background) {
-		if (!json)
+	if (so.background) {
+		if (!so.json)
 			printf("scrub of %s started; follow it with: jgrfs status %s\n", mnt, mnt);
 		ret = 0;
 		goto out;
 	}
-	if (scrub_wait(fd, mnt, json, &st)) {
+	if (scrub_wait(fd, mnt, so.json, &st)) {
 		cli_err("%s: lost the daemon; if the volume was unmounted, its next mount resumes "
 			"the scrub",
 			mnt);
 		goto out;
 	}
-	if (json)
+	if (so.json)
 		scrub_print_json(mnt, &st);
 	else
 		scrub_print_text(mnt, &st);

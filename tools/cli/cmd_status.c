@@ -167,15 +167,12 @@ static void status_print_json_requests(const struct fop_requests *rq)
 	printf("},");
 }
 
-static void status_print_json(const struct fop_status *st, const struct fop_requests *rq)
+/* "array": geometry, state, rebuild and initial sync (its members: status_print_json_members) */
+static void status_print_json_array(const struct fop_status *st)
 {
 	char uuid[37];
-	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
 
 	jg_uuid_format(st->uuid, uuid);
-	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
-	       (unsigned long long)st->mount_time);
-	raidcli_json_str(stdout, st->label);
 	printf(",\"array\":{\"uuid\":\"%s\",\"level\":%u,\"members\":%u,\"data_members\":%u,"
 	       "\"failed\":%u,\"degraded\":%s,\"chunk_bytes\":%llu,\"size_bytes\":%llu,"
 	       "\"rows\":%llu,\"events\":%llu,\"resync\":\"%s\",\"resync_all\":%s,"
@@ -200,6 +197,13 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		       (unsigned long long)st->sync_rate, status_sync_eta(st));
 	else
 		printf("\"initial_sync\":null,");
+}
+
+/* The rest of "array": members, last rebuild, spares, event counts; closes it. */
+static void status_print_json_members(const struct fop_status *st)
+{
+	unsigned int n = st->nmembers < FOP_STATUS_MEMBERS ? st->nmembers : FOP_STATUS_MEMBERS;
+
 	printf("\"member_list\":[");
 	for (unsigned int i = 0; i < n; i++) {
 		printf("%s{\"role\":%u,\"name\":", i ? "," : "", st->members[i].role);
@@ -239,6 +243,11 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 		printf("%s\"%s\":%llu", k ? "," : "", raid_event_kind_name(k),
 		       (unsigned long long)st->event_counts[k]);
 	printf("}},");
+}
+
+/* "notify", "at_risk", "lost", "filesystem" and "recovery". */
+static void status_print_json_fs(const struct fop_status *st)
+{
 	if (st->flags & FOP_ST_NOTIFY)
 		printf("\"notify\":{\"runs\":%llu,\"failed\":%llu,\"dropped\":%llu},",
 		       (unsigned long long)st->notify_runs, (unsigned long long)st->notify_failed,
@@ -286,6 +295,16 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 	       (unsigned long long)st->rec_log_blocks_resynced,
 	       (unsigned long long)st->rec_rows_resynced, st->rec_usec / 1e6,
 	       (unsigned long long)st->orphans_freed);
+}
+
+static void status_print_json(const struct fop_status *st, const struct fop_requests *rq)
+{
+	printf("{\"pid\":%u,\"mount_time\":%llu,\"label\":", st->daemon_pid,
+	       (unsigned long long)st->mount_time);
+	raidcli_json_str(stdout, st->label);
+	status_print_json_array(st);
+	status_print_json_members(st);
+	status_print_json_fs(st);
 	printf("\"scrub\":{\"state\":\"%s\",\"repair\":%s,\"rows_done\":%llu,\"rows_total\":%llu,"
 	       "\"mismatches\":%llu,\"repaired\":%llu,\"rebuilt\":%llu,\"unresolved\":%llu,"
 	       "\"unreadable\":%llu,\"rate_bytes\":%llu,"
@@ -474,14 +493,8 @@ static int status_query(const char *mnt, struct fop_status *st, struct fop_reque
 	fd = open(mnt, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", mnt, strerror(errno)), -errno;
-	memset(st, 0, sizeof(*st));
-	if (ioctl(fd, FOP_IOC_STATUS, st)) {
-		rc = -errno;
-		if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
-			cli_err("%s: not a jgrfs mount", mnt);
-		else
-			cli_err("%s: status: %s", mnt, strerror(-rc));
-	} else if (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st)) {
+	rc = raidcli_status_ioctl(fd, mnt, "status: ", st);
+	if (!rc && (st->version != FOP_STATUS_VERSION || st->size != sizeof(*st))) {
 		cli_err(
 		    "%s: the daemon speaks status version %u (size %u); this tool %u (size %zu)",
 		    mnt, st->version, st->size, FOP_STATUS_VERSION, sizeof(*st));
@@ -493,23 +506,6 @@ static int status_query(const char *mnt, struct fop_status *st, struct fop_reque
 	}
 	close(fd);
 	return rc;
-}
-
-/* Undo mountinfo's octal escapes (\\040 a space) in place. */
-static void status_unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
 }
 
 /* One volume's line of status_all(); its exit code (0, 1 or 3). */
@@ -554,7 +550,7 @@ static int status_all(void)
 		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
 		    sscanf(dash + 3, "%255s", type) != 1 || strcmp(type, "fuse.jgrfs"))
 			continue;
-		status_unescape(point);
+		raidcli_unescape(point);
 		if (!n++)
 			printf("%-24s  %-36s  %-5s  %-10s  %s\n", "MOUNTPOINT", "UUID", "LEVEL",
 			       "STATE", "MEMBERS");

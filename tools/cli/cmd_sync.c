@@ -18,11 +18,11 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
+#include "raidcli.h"
 #include "jgrfs/fop.h"
 
 static const char sync_help[] =
@@ -51,17 +51,12 @@ static int sync_one(const char *mnt)
 	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return cli_err("%s: %s", mnt, strerror(errno)), -errno;
-	memset(&st, 0, sizeof(st));
-	if (ioctl(fd, FOP_IOC_STATUS, &st)) {
-		rc = -errno;
-		if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
-			cli_err("%s: not a jgrfs mount", mnt);
-		else
-			cli_err("%s: %s", mnt, strerror(-rc));
-	} else if (syncfs(fd)) {
+	/* only tells a jgrfs mount from another: said when not */
+	rc = raidcli_status_ioctl(fd, mnt, "", &st);
+	if (!rc && syncfs(fd)) {
 		rc = -errno;
 		cli_err("%s: writing back the cached pages: %s", mnt, strerror(-rc));
-	} else if (fsync(fd)) {
+	} else if (!rc && fsync(fd)) {
 		rc = -errno;
 		cli_err("%s: committing the journal: %s", mnt, strerror(-rc));
 	}

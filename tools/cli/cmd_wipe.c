@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "raidcli.h"
 #include "jgrfs/raid.h"
 #include "../../src/raid/raid_format.h"
 
@@ -92,35 +93,25 @@ int cmd_wipe(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_VERBOSITY_LONGOPTS,
-		CLI_WAIT_LONGOPT,
-		{ NULL, 0, NULL, 0 },
+		RAIDCLI_COMMON_LONGOPTS,
 	};
-	struct blk_dev *devs[CLI_MAX_DEVICES];
+	struct raidcli_array ra = { 0 };
 	bool dry = false, force = false;
 	uint8_t *blk;
 	char what[128];
 	int opt, n, ret = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "nfh" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = raidcli_getopt(argc, argv, "nfh" CLI_VERBOSITY_SHORTOPTS, longopts,
+				     cmd_wipe_help)) != -1) {
 		switch (opt) {
+		case RAIDCLI_OPT_HELP:
+			return 0;
 		case 'n':
 			dry = true;
 			break;
 		case 'f':
 			force = true;
-			break;
-		case 'h':
-			fputs(cmd_wipe_help, stdout);
-			return 0;
-		case 'v':
-		case 'q':
-			cli_verbosity_opt(opt);
-			break;
-		case CLI_OPT_WAIT:
-			cli_lock_wait = true;
 			break;
 		default:
 			return cli_usage_err(2, NULL);
@@ -138,13 +129,15 @@ int cmd_wipe(int argc, char **argv)
 				       "another machine, which cannot be seen from here; give "
 				       "--force to wipe it", argv[optind + i]), 2;
 	/* the lock of a writer: refused while a volume or a command has the member */
-	cli_lock_mode = dry ? CLI_LOCK_SHARED : CLI_LOCK_EXCLUSIVE;
-	if (cli_open_members(argv + optind, n, 0, devs))
+	ra.lock = dry ? CLI_LOCK_SHARED : CLI_LOCK_EXCLUSIVE;
+	ra.paths = argv + optind;
+	ra.n = n;
+	if (raidcli_open_members(&ra))
 		return 2;
 	blk = jg_alloc_blocks(1);
 	for (int i = 0; i < n && blk; i++) {
 		const char *p = argv[optind + i];
-		int mask = wipe_find(devs[i], blk, what, sizeof(what)), rc;
+		int mask = wipe_find(ra.devs[i], blk, what, sizeof(what)), rc;
 
 		if (mask < 0) {
 			ret = cli_err("%s: cannot read its first blocks: %s", p, strerror(-mask)) + 1;
@@ -155,7 +148,7 @@ int cmd_wipe(int argc, char **argv)
 				printf("%s: no jgrfs superblock: nothing wiped\n", p);
 			continue;
 		}
-		rc = dry ? 0 : wipe_dev(devs[i], mask, blk);
+		rc = dry ? 0 : wipe_dev(ra.devs[i], mask, blk);
 		if (rc) {
 			ret = cli_err("%s: wiping its superblock failed: %s", p, strerror(-rc)) + 1;
 			continue;
@@ -166,6 +159,6 @@ int cmd_wipe(int argc, char **argv)
 	if (!blk)
 		ret = cli_err("out of memory") + 1;
 	free(blk);
-	cli_close_members(devs, n);
+	cli_close_members(ra.devs, n);
 	return ret;
 }

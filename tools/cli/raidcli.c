@@ -5,12 +5,14 @@
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "probe.h"
 #include "raidcli.h"
+#include "jgrfs/fop.h"
 #include "../../src/raid/raid_format.h"
 
 void raidcli_longopts(struct option *out, int room, const struct option *extra)
@@ -38,31 +40,6 @@ const char *raidcli_assemble_why(int rc)
 	default:
 		return strerror(-rc);
 	}
-}
-
-int raidcli_assemble(char **paths, int n, const struct raid_assemble_cfg *cfg,
-		     struct blk_dev **devs, struct raid_array **out)
-{
-	int rc;
-
-	if (n > RAIDCLI_MAX_MEMBERS) {
-		cli_err("at most %d members, not %d", RAIDCLI_MAX_MEMBERS, n);
-		return -EINVAL;
-	}
-	rc = cli_open_members(paths, n, 0, devs);
-	if (rc)
-		return rc;
-	rc = raid_assemble(devs, (unsigned int)n, cfg, out);
-	if (rc) {
-		if (n == 1)
-			cli_err("%s: cannot assemble: %s", paths[0], raidcli_assemble_why(rc));
-		else
-			cli_err("cannot assemble %s and %d more: %s", paths[0], n - 1,
-				raidcli_assemble_why(rc));
-		cli_close_members(devs, n);
-		return rc;
-	}
-	return 0;
 }
 
 int raidcli_stop(struct raid_array *a, struct blk_dev **devs, int n)
@@ -108,6 +85,22 @@ void raidcli_summary_print(FILE *f, const struct raid_info *info)
 			cli_human_bytes((uint64_t)info->bitmap_region_blocks * JG_BLOCK_SIZE, b1,
 					sizeof(b1)));
 	fputc('\n', f);
+}
+
+void raidcli_unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
 }
 
 void raidcli_json_str(FILE *f, const char *s)
@@ -249,5 +242,20 @@ int raidcli_sb_read_dev(struct blk_dev *dev, const char *name, const uint8_t uui
 	if (!rc)
 		rc = raidcli_sb_parse(blk, (size_t)n * JG_BLOCK_SIZE, name, uuid, out);
 	free(blk);
+	return rc;
+}
+
+int raidcli_status_ioctl(int fd, const char *mnt, const char *what, struct fop_status *st)
+{
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (!ioctl(fd, FOP_IOC_STATUS, st))
+		return 0;
+	rc = -errno;
+	if (rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS)
+		cli_err("%s: not a jgrfs mount", mnt);
+	else
+		cli_err("%s: %s%s", mnt, what, strerror(-rc));
 	return rc;
 }
