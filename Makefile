@@ -18,7 +18,7 @@
 #                  summed; fails on damage in a protected mode or a point hit < 100 times
 #   make crash-combined  power cuts with a second fault (issue 43; docs/design/recovery.md, "Crash
 #                  coverage"): CRASH_COMBINED_ITERS per protected mode of each of the
-#                  lifecycles eio-cut, lost-before, rebuild-run, scrub-run and readd-run, CRASH_JOBS at a time,
+#                  lifecycles CRASH_COMBINED_LCS (eio-cut, lost-before, rebuild-run, scrub-run, readd-run), CRASH_JOBS at a time,
 #                  each summed;
 #                  fails on damage in a protected mode
 #   make bitrot    the bit rot campaign of issue 27 (tools/crash/bitrot.py; root, FUSE):
@@ -140,6 +140,7 @@ crash-long: release
 		$(CRASH_DIR)/range-*.out
 
 CRASH_COMBINED_ITERS ?= 2000
+CRASH_COMBINED_LCS ?= eio-cut lost-before rebuild-run scrub-run readd-run
 CRASH_COMBINED_DIR ?= /dev/shm/jgrfs-crash-combined
 
 # Each job runs its share of every lifecycle of two faults in chunks, the three
@@ -149,7 +150,7 @@ crash-combined: release
 	@mkdir -p $(CRASH_COMBINED_DIR); rm -f $(CRASH_COMBINED_DIR)/range-*.out; \
 	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
 		( per=$$(( $(CRASH_COMBINED_ITERS) / $(CRASH_JOBS) )); \
-		  for lc in eio-cut lost-before rebuild-run scrub-run readd-run; do \
+		  for lc in $(CRASH_COMBINED_LCS); do \
 		  s=$$(( j * per )); e=$$(( (j + 1) * per )); \
 		  while [ $$s -lt $$e ]; do \
 			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \
@@ -164,7 +165,7 @@ crash-combined: release
 		  done; done ) & \
 	done; wait; \
 	grep -h 'DAMAGE\|HANG' $(CRASH_COMBINED_DIR)/range-*.out; rc=0; \
-	for lc in eio-cut lost-before rebuild-run scrub-run readd-run; do \
+	for lc in $(CRASH_COMBINED_LCS); do \
 		echo "== $$lc"; \
 		$(RELEASE)/tools/jgrfs-crash crashtest --sum $(CRASH_COMBINED_DIR)/range-$$lc-*.out || rc=1; \
 	done; exit $$rc
