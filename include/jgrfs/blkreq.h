@@ -157,6 +157,15 @@ enum blk_ctl_cmd {
 	 * records nothing; -ENOSPC past a few blocks in distinct regions.
 	 */
 	BLK_CTL_TRACK_ALWAYS = 11,
+	/*
+	 * Wait until no other open of the device's file or block device is in use
+	 * (arg NULL): a process killed with I/O in flight on it (io_uring) dies
+	 * before that I/O ends, and the kernel finishes it in the background.
+	 * Only for a caller that holds the members' exclusive lock, so that every
+	 * other user it could wait for is gone. 0, or -ETIMEDOUT after two
+	 * minutes; -ENOTTY for a device that has no such file (NBD, memory).
+	 */
+	BLK_CTL_DRAIN = 12,
 };
 
 /*

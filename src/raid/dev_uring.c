@@ -295,6 +295,48 @@ static void raid_dev_uring_close(struct blk_dev *d)
 	free(u);
 }
 
+/*
+ * (U1) Every open of a member marks its open file description in use with a
+ * shared OFD lock. The kernel drops such a lock only when the description's
+ * last reference goes, and each io_uring request in flight holds one: after a
+ * kill -9 the lock outlives the process until its writes have ended (the ring
+ * is torn down in the background; liburing issue 329). BLK_CTL_DRAIN waits for
+ * every other description's mark to go (a write lock it can take), then keeps
+ * its own as shared. OFD and flock locks do not interact: the CLI's flock on
+ * the members is another matter (tools/cli/cli.c).
+ */
+static int raid_dev_uring_mark(int fd, short type)
+{
+	struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+
+	return fcntl(fd, F_OFD_SETLK, &fl) ? -errno : 0;
+}
+
+static int raid_dev_uring_drain(struct dev_uring *u)
+{
+	const unsigned int step_ms = 10, limit_ms = 120000;
+	int rc;
+
+	for (unsigned int waited = 0;; waited += step_ms) {
+		rc = raid_dev_uring_mark(u->fd, F_WRLCK);
+		if (rc != -EAGAIN && rc != -EACCES)
+			break;
+		if (waited == 500)
+			jg_log(JG_LOG_WARN, "raid",
+			       "dev=%s: waiting for the I/O of an earlier user to end (a process "
+			       "killed with writes in flight)", u->dev.name);
+		if (waited >= limit_ms) {
+			jg_log(JG_LOG_ERR, "raid", "dev=%s: still in use by another open after %u s",
+			       u->dev.name, limit_ms / 1000);
+			return -ETIMEDOUT;
+		}
+		usleep(step_ms * 1000);
+	}
+	if (rc == -EINVAL || rc == -ENOLCK)
+		return 0; /* no locks here: nothing to wait for */
+	return rc ?: raid_dev_uring_mark(u->fd, F_RDLCK);
+}
+
 static int raid_dev_uring_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
 {
 	struct dev_uring *u = (struct dev_uring *)d;
@@ -304,6 +346,8 @@ static int raid_dev_uring_ctl(struct blk_dev *d, unsigned int cmd, void *arg)
 		*(struct blk_id *)arg = u->id;
 		return 0;
 	}
+	if (cmd == BLK_CTL_DRAIN)
+		return raid_dev_uring_drain(u);
 	if (cmd != BLK_CTL_GET_STATS)
 		return -ENOTTY;
 	memset(st, 0, sizeof(*st));
@@ -384,6 +428,7 @@ int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev
 		return -ENOMEM;
 	}
 	u->fd = fd;
+	(void)raid_dev_uring_mark(fd, F_RDLCK); /* (U1); shared marks never conflict */
 	u->is_blockdev = S_ISBLK(st.st_mode);
 	if (u->is_blockdev)
 		u->id = (struct blk_id){.kind = BLK_ID_BDEV, .a = (uint64_t)st.st_rdev};

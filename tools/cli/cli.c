@@ -326,7 +326,7 @@ static int cli_lock_member(const char *path)
 
 int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev **devs)
 {
-	int rc = 0, i;
+	int rc = 0, i, locked;
 
 	if (n <= 0 || n > CLI_MAX_DEVICES)
 		return cli_err("between 1 and %d member devices, not %d", CLI_MAX_DEVICES, n), -EINVAL;
@@ -337,7 +337,16 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 			break;
 		}
 		/* after the open, which creates a missing file; before any read or write */
+		locked = cli_nlocked;
 		rc = cli_lock_member(paths[i]);
+		/* every other user gone: wait for what a killed one left in flight (U1) */
+		if (!rc && cli_nlocked > locked && cli_lock_mode == CLI_LOCK_EXCLUSIVE) {
+			rc = blk_ctl(devs[i], BLK_CTL_DRAIN, NULL);
+			if (rc == -ENOTTY)
+				rc = 0;
+			else if (rc)
+				cli_err("%s: %s", paths[i], strerror(-rc));
+		}
 		if (rc) {
 			blk_close(devs[i]);
 			devs[i] = NULL;
