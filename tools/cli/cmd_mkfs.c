@@ -155,8 +155,9 @@ int cmd_mkfs(int argc, char **argv)
 		cli_close_members(devs, n);
 		return 2;
 	}
-	/* the checksum region and the journal: seconds on a large array */
-	cli_progress_start(&prog, "mkfs: checksum region and journal", NULL, JG_BLOCK_SIZE);
+	/* the journal (at most 1 GiB): seconds on a large array; the checksum
+	 * region is written after mkfs, in the background (dcsum.c (D3)) */
+	cli_progress_start(&prog, "mkfs: journal", NULL, JG_BLOCK_SIZE);
 	fo.progress = cli_progress;
 	fo.progress_ctx = &prog;
 	rc = fs_mkfs(raid_array_dev(a), &fo);
