@@ -155,8 +155,7 @@ int cmd_mkfs(int argc, char **argv)
 		cli_close_members(devs, n);
 		return 2;
 	}
-	/* the journal (at most 1 GiB): seconds on a large array; the checksum
-	 * region is written after mkfs, in the background (dcsum.c (D3)) */
+	/* the journal (the checksum region is the mounted volume's: dcsum.c (D3)) */
 	cli_progress_start(&prog, "mkfs: journal", NULL, JG_BLOCK_SIZE);
 	fo.progress = cli_progress;
 	fo.progress_ctx = &prog;
