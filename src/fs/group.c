@@ -136,7 +136,6 @@ static void fs_gd_flags_put(struct fs *fs, struct fs_buf *bm, struct fs_buf *gb,
 	    jg_cpu_to_le32(flags);
 }
 
-/* Sum the descriptors; check their counts are in range. */
 /* descriptor blocks fs_groups_load reads in one request */
 #define FS_GD_LOAD_BATCH 64u
 
@@ -147,7 +146,7 @@ static void fs_gd_flags_put(struct fs *fs, struct fs_buf *bm, struct fs_buf *gb,
  * not verify as read is marked in @bad: its groups go by fs_gd_read, whose
  * fs_bread heals it from the array's redundancy.
  */
-static int fs_gd_load_batch(struct fs *fs, uint32_t first, uint32_t n, uint8_t *buf, bool *bad)
+static void fs_gd_load_batch(struct fs *fs, uint32_t first, uint32_t n, uint8_t *buf, bool *bad)
 {
 	int rc = jnl_read(fs->jnl, fs->gdt_start + first, n, buf);
 
@@ -155,9 +154,9 @@ static int fs_gd_load_batch(struct fs *fs, uint32_t first, uint32_t n, uint8_t *
 		bad[i] = rc || jg_blk_verify(buf + (size_t)i * JG_BLOCK_SIZE, JG_BLOCK_SIZE,
 					     FS_MAGIC_GDT, FS_FORMAT_VERSION,
 					     fs->gdt_start + first + i, fs->seed);
-	return 0;
 }
 
+/* Sum the descriptors; check their counts are in range. */
 int fs_groups_load(struct fs *fs)
 {
 	uint8_t *buf = jg_alloc_blocks(FS_GD_LOAD_BATCH);
