@@ -29,8 +29,13 @@ mount_log() {
 	grep -q " $MNT fuse" /proc/mounts || { cat "$T/daemon$n.log"; it_fail "mount $n"; }
 }
 
-# region_at N: the mark the N-th mount's log names ("written to block X of Y")
+# region_at N: the mark the N-th mount's log names ("written to block X of Y"),
+# logged right after the mount appears: waited for up to 10 s
 region_at() {
+	for i in $(seq 100); do
+		grep -q "data checksum region written to block" "$T/daemon$1.log" && break
+		sleep 0.1
+	done
 	sed -n 's/.*data checksum region written to block \([0-9]*\) of \([0-9]*\).*/\1 \2/p' \
 		"$T/daemon$1.log" | head -1
 }
@@ -70,9 +75,9 @@ it_unmount
 
 it_log "the next mount has nothing to initialise; fsck and scrub clean"
 mount_log 4
+it_unmount
 grep -q "data checksum region written to block" "$T/daemon4.log" &&
 	{ cat "$T/daemon4.log"; it_fail "a whole region initialised again"; }
-it_unmount
 it_fsck_clean
 "$JGRFS" scrub $DEVS >"$T/scrub.log" 2>&1 || { cat "$T/scrub.log"; it_fail "offline scrub"; }
 it_finish
