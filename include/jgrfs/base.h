@@ -263,7 +263,8 @@ static inline bool jg_seq_after(uint64_t a, uint64_t b)
 	X(RAID_BITMAP_CLEAR, "(B2)", "write-intent bits cleared after a flush")                  \
 	X(RAID_RESYNC, "(W3)", "assembly's resync of dirty rows (bitmap, full)")                 \
 	X(RAID_REBUILD, "(R1)", "rebuild of a member: rows, then its superblock")              \
-	X(RAID_SYNC, "(Y2)", "initial sync: parity of rows, a flush, then its mark")
+	X(RAID_SYNC, "(Y2)", "initial sync: parity of rows, a flush, then its mark")              \
+	X(FS_DCSUM_INIT, "(D3)", "checksum blocks past the lazy mark, a flush, then the mark")
 
 enum jg_opoint {
 #define JG_OPOINT_ENUM(id, label, what) JG_OP_##id,

@@ -220,8 +220,19 @@ struct fs_info {
 	uint64_t data_csum_heals;	/* data blocks that failed their checksum, healed */
 	uint64_t data_csum_errors;	/* ... not healed: the read got EIO */
 	uint64_t data_csum_settled;	/* slots set by recovery (declared at the crash) */
+	uint64_t data_csum_init;	/* checksum blocks written so far (the lazy mark) */
+	uint64_t data_csum_blocks;	/* ... of the region's */
 };
 void fs_info_get(struct fs *fs, struct fs_info *out);
+
+/*
+ * One step of the background initialiser of the data checksum region (dcsum.c
+ * (D3)): writes up to @max checksum blocks past the mark, makes them durable and
+ * moves the mark over them in a transaction (committed with the next commit).
+ * 0 with *@left the blocks still past the mark (0: the region is whole, nothing
+ * written); -EROFS on a read-only volume. Takes the filesystem's lock.
+ */
+int fs_dcsum_init_step(struct fs *fs, uint64_t max, uint64_t *left);
 
 /*
  * Does @blk (4 KiB) match the data checksum recorded for array block @blkno?

@@ -211,6 +211,8 @@ int fs_bread(struct fs *fs, uint64_t blkno, uint32_t magic, const char *what, st
 		b->refs = 1;
 		bc->reads++;
 		rc = fs_bitmap_uninit(fs, blkno, magic, b->data, &made); /* group.c (G4) */
+		if (!rc && !made)
+			rc = fs_dcsum_uninit(fs, blkno, magic, b->data, &made); /* dcsum.c (D3) */
 		if (!rc && !made) {
 			rc = jnl_read(fs->jnl, blkno, 1, b->data);
 			fresh = true;

@@ -29,6 +29,27 @@
  * as the oracle, as fs_bread heals metadata) or is -EIO, logged with the
  * inode, logical and array block: wrong bytes are never handed back.
  *
+ * (D3) Lazy region (FS_FEATURE_INCOMPAT_LAZY_DCSUM): mkfs writes no checksum
+ * block. Blocks below the mark (fs->dcsum_init, sb.dcsum_init) are written;
+ * those from the mark on were never written and read as every slot 0: a slot
+ * there is never read from the array (fs_dcsum_get), and fs_bread makes such a
+ * block in memory (fs_dcsum_uninit). The mark moves only by fs_dcsum_advance,
+ * under the big lock: the blocks it passes are written with every slot 0
+ * straight to the array (nobody else writes them: no slot there was ever set,
+ * the journal never held them), made durable by a flush, and only then is the
+ * new mark logged in the caller's handle. So a cut anywhere leaves a durable
+ * mark below which every block is written: before the commit the old mark
+ * stands (the blocks past it, written or not, are unwritten to it). A slot is
+ * set only below the mark: the handle that sets one past it first moves the
+ * mark over its block (fs_dcsum_buf), in the same transaction as the slot, so
+ * the slot is never lost to a mark that did not move nor overwritten by the
+ * initialiser, which only writes blocks past the mark. The background
+ * initialiser (fs_dcsum_init_step, from the daemon beside the initial sync)
+ * calls the same function a step at a time. Why not through the journal:
+ * logging the whole region (0.1 % of the array) would write it twice and
+ * crowd the log; blocks no one else can write need no log to be atomic, only
+ * the order "blocks durable, then the mark". See docs/design/lazy-init.md.
+ *
  * Crash: see docs/design/checksums.md, "Data checksums". In declared mode the journal
  * hands over the blocks its uncommitted transaction declared
  * (jnl_recovery_take_declared); fs_dcsum_settle sets their slots from what
@@ -68,6 +89,133 @@ bool fs_dcsum_in_region(const struct fs *fs, uint64_t blkno)
 	       blkno - fs->dcsum_start < fs->dcsum_blocks;
 }
 
+bool fs_dcsum_unwritten(const struct fs *fs, uint64_t blkno)
+{
+	return fs_dcsum_in_region(fs, blkno) && blkno - fs->dcsum_start >= fs->dcsum_init;
+}
+
+/* A checksum block as mkfs wrote them before (D3): the header, every slot 0. */
+static void fs_dcsum_empty(const struct fs *fs, uint64_t cb, uint8_t *blk)
+{
+	memset(blk, 0, JG_BLOCK_SIZE);
+	jg_blk_seal(blk, JG_BLOCK_SIZE, FS_MAGIC_DCSUM, FS_FORMAT_VERSION, 0, 0, cb, fs->seed);
+}
+
+int fs_dcsum_uninit(struct fs *fs, uint64_t blkno, uint32_t magic, uint8_t *blk, bool *made)
+{
+	*made = false;
+	if (magic != FS_MAGIC_DCSUM || !fs_dcsum_unwritten(fs, blkno))
+		return 0;
+	fs_dcsum_empty(fs, blkno, blk);
+	*made = true;
+	return 0;
+}
+
+/* checksum blocks one request set of fs_dcsum_advance carries */
+#define FS_DCSUM_INIT_BATCH 64u
+
+/* (D3) Write checksum blocks [@from, @upto) of the region empty, then a flush. */
+static int fs_dcsum_write_empty(struct fs *fs, uint64_t from, uint64_t upto)
+{
+	struct blk_req reqs[FS_DCSUM_INIT_BATCH];
+	uint8_t *blks = jg_alloc_blocks(FS_DCSUM_INIT_BATCH);
+	enum jg_opoint op;
+	unsigned int n;
+	int rc = 0;
+
+	if (!blks)
+		return -ENOMEM;
+	op = jg_opoint_set(JG_OP_FS_DCSUM_INIT);
+	for (uint64_t i = from; i < upto && !rc; i += n) {
+		n = upto - i < FS_DCSUM_INIT_BATCH ? (unsigned int)(upto - i) : FS_DCSUM_INIT_BATCH;
+		for (unsigned int k = 0; k < n; k++) {
+			uint64_t cb = fs->dcsum_start + i + k;
+			uint8_t *b = blks + (size_t)k * JG_BLOCK_SIZE;
+
+			fs_dcsum_empty(fs, cb, b);
+			reqs[k] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = cb, .nblocks = 1,
+						    .buf = b };
+		}
+		rc = blk_submit(fs->dev, reqs, n);
+	}
+	/* durable before any mark that vouches for them is handed to the journal */
+	if (!rc)
+		rc = blk_flush(fs->dev);
+	jg_opoint_set(op);
+	free(blks);
+	return rc;
+}
+
+/*
+ * (D3) Move the mark to checksum block @upto of the region: the blocks it passes
+ * written empty and durable first, then the new mark logged in @tx (at the
+ * region's end: the flag cleared and the field 0, a volume like a fully written
+ * one). The big lock is held: nobody sets a slot or moves the mark meanwhile.
+ */
+static int fs_dcsum_advance(struct fs_tx *tx, uint64_t upto)
+{
+	struct fs *fs = tx->fs;
+	le32 incompat = fs->sb.feature_incompat;
+	le64 mark = fs->sb.dcsum_init;
+	int rc;
+
+	JG_ASSERT_HELD(&fs->lock);
+	if (upto <= fs->dcsum_init)
+		return 0;
+	JG_ASSERT(upto <= fs->dcsum_blocks);
+	rc = fs_dcsum_write_empty(fs, fs->dcsum_init, upto);
+	if (rc) {
+		jg_log(JG_LOG_ERR, FS_SUBSYS,
+		       "dev=%s data checksum blocks %llu..%llu not written: %s", fs->dev->name,
+		       (unsigned long long)(fs->dcsum_start + fs->dcsum_init),
+		       (unsigned long long)(fs->dcsum_start + upto - 1), strerror(-rc));
+		return rc;
+	}
+	if (upto == fs->dcsum_blocks) {
+		fs->sb.feature_incompat = jg_cpu_to_le32(jg_le32(incompat) &
+							 ~FS_FEATURE_INCOMPAT_LAZY_DCSUM);
+		fs->sb.dcsum_init = jg_cpu_to_le64(0);
+	} else {
+		fs->sb.dcsum_init = jg_cpu_to_le64(upto);
+	}
+	fs_tx_track(tx, FS_SB_BLKNO);
+	rc = fs_sb_write(tx);
+	if (rc) {
+		/* the blocks written stay past the old mark: unwritten to it */
+		fs->sb.feature_incompat = incompat;
+		fs->sb.dcsum_init = mark;
+		return rc;
+	}
+	fs->dcsum_init = upto;
+	if (upto == fs->dcsum_blocks)
+		jg_log(JG_LOG_INFO, FS_SUBSYS,
+		       "dev=%s data checksum region written whole (%llu blocks)", fs->dev->name,
+		       (unsigned long long)fs->dcsum_blocks);
+	return 0;
+}
+
+int fs_dcsum_init_step(struct fs *fs, uint64_t max, uint64_t *left)
+{
+	struct fs_tx *tx;
+	uint64_t n;
+	int rc;
+
+	jg_mutex_lock(&fs->lock);
+	n = fs->dcsum_blocks - fs->dcsum_init;
+	rc = 0;
+	if (n && (fs->readonly || !fs->started))
+		rc = -EROFS;
+	else if (n)
+		rc = fs_tx_start(fs, FS_CREDITS_FEW, &tx);
+	if (n && !rc) {
+		rc = fs_dcsum_advance(tx, fs->dcsum_init + (max < n ? max : n));
+		rc = fs_tx_end(tx, rc);
+	}
+	*left = fs->dcsum_blocks - fs->dcsum_init;
+	jg_mutex_unlock(&fs->lock);
+	return rc;
+}
+
 int fs_dcsum_flush(struct fs_tx *tx)
 {
 	struct fs_buf *b = tx->dcsum;
@@ -104,6 +252,10 @@ static int fs_dcsum_buf(struct fs_tx *tx, uint64_t blkno, struct fs_buf **out)
 			return rc;
 	}
 	if (!tx->dcsum) {
+		/* (D3) a slot is set only below the mark: moved over this block first */
+		rc = fs_dcsum_advance(tx, cb - tx->fs->dcsum_start + 1);
+		if (rc)
+			return rc;
 		rc = fs_bread(tx->fs, cb, FS_MAGIC_DCSUM, "data checksums", &tx->dcsum);
 		if (rc)
 			return rc;
@@ -178,6 +330,8 @@ static int fs_dcsum_get(struct fs *fs, struct fs_buf **cache, uint64_t blkno, ui
 	if (!fs->dcsum_blocks || blkno >= fs->nblocks || fs_dcsum_unsettled(fs, blkno))
 		return 0;
 	cb = fs_dcsum_blkno(fs, blkno);
+	if (fs_dcsum_unwritten(fs, cb))
+		return 0; /* (D3) past the mark: never set, never read from the array */
 	if (*cache && (*cache)->blkno != cb) {
 		fs_bput(fs, *cache);
 		*cache = NULL;

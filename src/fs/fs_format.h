@@ -52,6 +52,17 @@
  */
 #define FS_FEATURE_INCOMPAT_LAZY_BITMAPS (1u << 0)
 /*
+ * LAZY_DCSUM (with DATA_CSUM): the checksum region is written only below
+ * dcsum_init (checksum blocks [dcsum_start, dcsum_start + dcsum_init)); the
+ * blocks from there to the region's end were never written and read as every
+ * slot 0 (dcsum.c (D3)). mkfs leaves the region unwritten, so it takes the same
+ * time whatever the size (ext4's lazy_itable_init). Incompat: a build without
+ * it would read the unwritten blocks as damaged checksum blocks (fsck, scrub).
+ * The flag is cleared, dcsum_init set to 0, in the transaction that moves the
+ * mark to the region's end: the volume is then as mkfs made it before.
+ */
+#define FS_FEATURE_INCOMPAT_LAZY_DCSUM (1u << 1)
+/*
  * Ro_compat features (a build that does not know one mounts read-only).
  * DATA_CSUM: a crc32c of every file data block, kept in a region of checksum
  * blocks after the filesystem's last block (dcsum_start = blocks_count,
@@ -62,7 +73,7 @@
 #define FS_FEATURE_RO_COMPAT_DATA_CSUM (1u << 0)
 #define FS_FEATURE_COMPAT_SUPP 0u
 #define FS_FEATURE_RO_COMPAT_SUPP FS_FEATURE_RO_COMPAT_DATA_CSUM
-#define FS_FEATURE_INCOMPAT_SUPP FS_FEATURE_INCOMPAT_LAZY_BITMAPS
+#define FS_FEATURE_INCOMPAT_SUPP (FS_FEATURE_INCOMPAT_LAZY_BITMAPS | FS_FEATURE_INCOMPAT_LAZY_DCSUM)
 
 struct fs_super {
 /*000*/	struct jg_blk_hdr hdr;
@@ -93,7 +104,8 @@ struct fs_super {
 /*0f4*/	le32 reserved0;
 /*0f8*/	le64 dcsum_start;		/* DATA_CSUM: first checksum block (= blocks_count), else 0 */
 /*100*/	le64 dcsum_blocks;		/* DATA_CSUM: ceil(blocks_count / FS_DCSUM_PER_BLOCK), else 0 */
-/*108*/	uint8_t reserved[4096 - 0x108];
+/*108*/	le64 dcsum_init;		/* LAZY_DCSUM: checksum blocks written (the mark), else 0 */
+/*110*/	uint8_t reserved[4096 - 0x110];
 };
 _Static_assert(sizeof(struct fs_super) == 4096, "fs_super size");
 _Static_assert(offsetof(struct fs_super, blocks_count) == 0x20, "sb.blocks_count");
@@ -122,6 +134,7 @@ _Static_assert(offsetof(struct fs_super, last_mount_time) == 0xe8, "sb.last_moun
 _Static_assert(offsetof(struct fs_super, error_count) == 0xf0, "sb.error_count");
 _Static_assert(offsetof(struct fs_super, dcsum_start) == 0xf8, "sb.dcsum_start");
 _Static_assert(offsetof(struct fs_super, dcsum_blocks) == 0x100, "sb.dcsum_blocks");
+_Static_assert(offsetof(struct fs_super, dcsum_init) == 0x108, "sb.dcsum_init");
 
 /* ----------------------------------------------------- group descriptors */
 

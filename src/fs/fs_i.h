@@ -160,6 +160,7 @@ struct fs {
 	struct fs_busy *busy;		/* (L2): inodes a long call works on */
 	/* data checksums (dcsum.c), with FS_FEATURE_RO_COMPAT_DATA_CSUM; else 0 */
 	uint64_t dcsum_start, dcsum_blocks;
+	uint64_t dcsum_init;		/* (D3) checksum blocks written: the mark, sb.dcsum_init */
 	uint64_t *dcsum_unsettled;	/* sorted: declared at the crash, not yet settled */
 	size_t dcsum_nunsettled;
 	uint64_t dcsum_heals, dcsum_errors, dcsum_settled;
@@ -386,6 +387,10 @@ int fs_truncate(struct fs *fs, uint64_t ino, uint64_t size);
 /* the slot value of data block @blk (crc32c, FS_DCSUM_ZERO for 0) */
 uint32_t fs_dcsum_of(const struct fs *fs, const void *blk);
 bool fs_dcsum_in_region(const struct fs *fs, uint64_t blkno);
+/* (D3) @blkno is a checksum block at or past the mark: never written, all slots 0 */
+bool fs_dcsum_unwritten(const struct fs *fs, uint64_t blkno);
+/* (D3) For fs_bread: a checksum block past the mark made in @blk (*@made), not read. */
+int fs_dcsum_uninit(struct fs *fs, uint64_t blkno, uint32_t magic, uint8_t *blk, bool *made);
 /* Set @blkno's slot for content @blk (nothing without the feature), the value it
  * had in *@old unless NULL; the checksum block is logged when the handle first
  * takes it, and again at fs_dcsum_flush (fs_tx_stop), which then cannot fail

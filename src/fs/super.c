@@ -332,6 +332,11 @@ static int fs_sb_verify(const struct fs_super *sb, const struct blk_dev *dev, bo
 		  jg_le64(sb->dcsum_blocks) != (nb + FS_DCSUM_PER_BLOCK - 1) / FS_DCSUM_PER_BLOCK ||
 		  jg_le64(sb->dcsum_blocks) > dev->nblocks - nb))
 		bad = "dcsum_start or dcsum_blocks";
+	/* (D3) a mark needs a region, and lies inside it (at its end the flag goes) */
+	else if ((jg_le32(sb->feature_incompat) & FS_FEATURE_INCOMPAT_LAZY_DCSUM) &&
+		 (!(jg_le32(sb->feature_ro_compat) & FS_FEATURE_RO_COMPAT_DATA_CSUM) ||
+		  jg_le64(sb->dcsum_init) >= jg_le64(sb->dcsum_blocks)))
+		bad = "dcsum_init";
 	if (!bad)
 		return 0;
 	jg_log(JG_LOG_ERR, FS_SUBSYS, "superblock dev=%s blkno=0 bad %s", dev->name, bad);
@@ -360,6 +365,10 @@ static void fs_geometry_load(struct fs *fs)
 		fs->dcsum_start = jg_le64(sb->dcsum_start);
 		fs->dcsum_blocks = jg_le64(sb->dcsum_blocks);
 	}
+	/* (D3) without the flag the whole region was written (mkfs before it) */
+	fs->dcsum_init = jg_le32(sb->feature_incompat) & FS_FEATURE_INCOMPAT_LAZY_DCSUM
+				 ? jg_le64(sb->dcsum_init)
+				 : fs->dcsum_blocks;
 }
 
 void fs_close_mem(struct fs *fs)
@@ -841,39 +850,6 @@ static void fs_mkfs_prog_add(struct fs_mkfs_prog *p, uint64_t n)
 		p->opts->progress(p->opts->progress_ctx, p->done, p->total);
 }
 
-/*
- * The data checksum region: every block with its header and every slot empty
- * (0: no checksum recorded), written in batches. A volume of N blocks has
- * N / 1016 of them (0.1 %).
- */
-static int fs_mkfs_dcsum(struct blk_dev *dev, uint64_t start, uint64_t count, uint32_t seed,
-			 struct fs_mkfs_prog *prog)
-{
-	struct blk_req reqs[FS_MKFS_BATCH];
-	uint8_t *blks = jg_alloc_blocks(FS_MKFS_BATCH);
-	int rc = 0;
-
-	if (!blks)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < count && !rc; i += FS_MKFS_BATCH) {
-		unsigned int n = count - i < FS_MKFS_BATCH ? (unsigned int)(count - i) : FS_MKFS_BATCH;
-
-		for (unsigned int k = 0; k < n; k++) {
-			uint8_t *b = blks + (size_t)k * JG_BLOCK_SIZE;
-
-			memset(b, 0, JG_BLOCK_SIZE);
-			jg_blk_seal(b, JG_BLOCK_SIZE, FS_MAGIC_DCSUM, FS_FORMAT_VERSION, 0, 0,
-				    start + i + k, seed);
-			reqs[k] = (struct blk_req){ .op = BLK_OP_WRITE, .blkno = start + i + k,
-						    .nblocks = 1, .buf = b };
-		}
-		rc = blk_submit(dev, reqs, n);
-		fs_mkfs_prog_add(prog, n);
-	}
-	free(blks);
-	return rc;
-}
-
 /* Blocks of zeros one write of fs_mkfs_zero() carries: 4 MiB. */
 #define FS_MKFS_ZERO_BATCH 1024u
 
@@ -1015,14 +991,18 @@ int fs_mkfs(struct blk_dev *dev, const struct fs_mkfs_opts *opts)
 		sb->dcsum_start = jg_cpu_to_le64(g.nblocks);
 		sb->dcsum_blocks = jg_cpu_to_le64((g.nblocks + FS_DCSUM_PER_BLOCK - 1) /
 						  FS_DCSUM_PER_BLOCK);
+		/* (D3) the region is not written: every block past the mark (0) reads
+		 * as all slots empty until the mount's initialiser or a slot's first
+		 * writer writes it */
+		sb->feature_incompat = jg_cpu_to_le32(FS_FEATURE_INCOMPAT_LAZY_BITMAPS |
+						      FS_FEATURE_INCOMPAT_LAZY_DCSUM);
+		sb->dcsum_init = jg_cpu_to_le64(0);
 	}
 	if (opts->label)
 		snprintf(sb->label, sizeof(sb->label), "%s", opts->label);
 	prog.opts = opts;
-	prog.total = jg_le64(sb->dcsum_blocks) + g.jnl_blocks - 1;
+	prog.total = g.jnl_blocks - 1;
 	rc = fs_mkfs_groups(dev, &g, seed);
-	if (!rc && opts->data_csum)
-		rc = fs_mkfs_dcsum(dev, g.nblocks, jg_le64(sb->dcsum_blocks), seed, &prog);
 	if (!rc)
 		rc = fs_mkfs_zero(dev, 2 + g.gdt_blocks, g.jnl_blocks - 1, &prog);
 	if (!rc)
@@ -1083,5 +1063,7 @@ void fs_info_get(struct fs *fs, struct fs_info *out)
 	out->data_csum_heals = fs->dcsum_heals;
 	out->data_csum_errors = fs->dcsum_errors;
 	out->data_csum_settled = fs->dcsum_settled;
+	out->data_csum_init = fs->dcsum_init;
+	out->data_csum_blocks = fs->dcsum_blocks;
 	jg_mutex_unlock(&fs->lock);
 }

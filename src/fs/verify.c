@@ -27,7 +27,8 @@
  *       matches its slot verifies; one that does not, and claims no metadata
  *       magic that verifies, fails. A slot not set or not settled (in flight
  *       at a crash, dcsum.c) says nothing. The checksum blocks themselves, past
- *       the filesystem's end, are metadata: checked with their magic.
+ *       the filesystem's end, are metadata: checked with their magic; those
+ *       past the lazy mark (dcsum.c (D3)) were never written: BLK_FREE.
  *  (V3) the journal region: BLK_UNKNOWN (its log blocks carry their own checks,
  *       but a block's place in the log says which of them applies; not done).
  *  (V5) a block whose newest version is still in the journal (the running or
@@ -114,6 +115,8 @@ static int fs_block_verify_stored(struct fs *fs, uint64_t blkno, const void *blk
 	uint64_t off;
 	uint32_t g;
 
+	if (fs_dcsum_unwritten(fs, blkno))
+		return BLK_FREE; /* dcsum.c (D3) past the mark: never written */
 	if (fs_dcsum_in_region(fs, blkno))
 		return fs_verify_magic(fs, blkno, blk, FS_MAGIC_DCSUM);
 	if (blkno >= fs->nblocks)

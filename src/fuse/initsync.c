@@ -6,6 +6,13 @@
  * volume is idle, an eighth of that while its files are in use (any array
  * request between two steps), and waiting while the array is degraded or
  * being rebuilt. An unmount pauses it at its mark; the next mount resumes it.
+ *
+ * Beside it, on a volume whose data checksum region mkfs left unwritten
+ * (src/fs/dcsum.c (D3)), a second thread writes the region a step at a time
+ * (fs_dcsum_init_step: blocks, a flush, then the mark in a transaction),
+ * throttled by the same rule at sync_rate= MiB/s of checksum blocks, and
+ * paused and resumed the same way. A write that needs a slot past the mark
+ * moves the mark itself; this thread only spares it the wait.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,9 +21,14 @@
 
 #include "fop_i.h"
 
+/* checksum blocks one step of the region's initialiser writes: 1 MiB */
+#define FOP_DCINIT_STEP 256u
+
 struct fop_isync {
 	struct fop_ctx *c;
 	pthread_t thread;
+	pthread_t dthread;	/* the checksum region's initialiser */
+	bool sync_on, dcinit_on; /* which of the two threads run */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;		/* under lock: the unmount */
@@ -104,20 +116,64 @@ static void *fop_isync_main(void *arg)
 	return NULL;
 }
 
+/* The checksum region's initialiser: steps until the region is whole or the unmount. */
+static void *fop_dcinit_main(void *arg)
+{
+	struct fop_isync *s = arg;
+	double rate = s->c->opts->sync_rate_mb * 1048576.0, t0 = jg_now_seconds(), t, r;
+	uint64_t io = fop_isync_io(s), left = 1;
+	int rc = 0;
+
+	while (left && !rc) {
+		/* requests since the last step's end are the volume's use: an eighth */
+		r = fop_isync_io(s) != io ? rate / 8 : rate;
+		t = jg_now_seconds();
+		rc = fs_dcsum_init_step(s->c->fs, FOP_DCINIT_STEP, &left);
+		t = r > 0 ? (double)FOP_DCINIT_STEP * JG_BLOCK_SIZE / r - (jg_now_seconds() - t) : 0;
+		io = fop_isync_io(s);
+		if (left && fop_isync_wait(s, t > 0 ? t : 0))
+			break;
+	}
+	if (rc && rc != -EROFS)
+		jg_log(JG_LOG_ERR, "fuse",
+		       "data checksum region: initialiser stopped: %s; the next mount resumes it",
+		       strerror(-rc));
+	else if (!left)
+		jg_log(JG_LOG_INFO, "fuse", "data checksum region initialised in %.1f s",
+		       jg_now_seconds() - t0);
+	return NULL;
+}
+
+/* Whether the volume's checksum region is written whole; logs where it stands. */
+static bool fop_dcinit_needed(struct fop_ctx *c)
+{
+	struct fs_info fi;
+
+	fs_info_get(c->fs, &fi);
+	if (fi.data_csum_init >= fi.data_csum_blocks)
+		return false;
+	jg_log(JG_LOG_INFO, "fuse", "data checksum region written to block %llu of %llu: %s",
+	       (unsigned long long)fi.data_csum_init, (unsigned long long)fi.data_csum_blocks,
+	       c->opts->readonly ? "waits for a read-write mount" : "the initialiser resumes");
+	return !c->opts->readonly;
+}
+
 void fop_isync_start(struct fop_ctx *c)
 {
 	struct fop_isync *s;
 	struct raid_info ri;
+	bool sync, dcinit = fop_dcinit_needed(c);
 
 	raid_info_get(c->array, &ri);
-	if (ri.sync_rows >= ri.rows)
-		return;
-	if (c->opts->readonly) {
+	sync = ri.sync_rows < ri.rows;
+	if (sync && c->opts->readonly) {
 		jg_log(JG_LOG_INFO, "fuse",
 		       "initial sync at row %llu of %llu: waits for a read-write mount",
 		       (unsigned long long)ri.sync_rows, (unsigned long long)ri.rows);
-		return;
+		sync = false;
 	}
+	if (!sync && !dcinit)
+		return;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return;
@@ -125,8 +181,15 @@ void fop_isync_start(struct fop_ctx *c)
 	s->row_bytes = (double)ri.ndata * ri.chunk_blocks * JG_BLOCK_SIZE;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	if (pthread_create(&s->thread, NULL, fop_isync_main, s)) {
+	if (sync && pthread_create(&s->thread, NULL, fop_isync_main, s))
 		jg_log(JG_LOG_ERR, "fuse", "initial sync: cannot start its thread");
+	else
+		s->sync_on = sync;
+	if (dcinit && pthread_create(&s->dthread, NULL, fop_dcinit_main, s))
+		jg_log(JG_LOG_ERR, "fuse", "data checksum region: cannot start its initialiser");
+	else
+		s->dcinit_on = dcinit;
+	if (!s->sync_on && !s->dcinit_on) {
 		pthread_cond_destroy(&s->cond);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
@@ -145,7 +208,10 @@ void fop_isync_stop(struct fop_ctx *c)
 	s->stop = true;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
-	pthread_join(s->thread, NULL);
+	if (s->sync_on)
+		pthread_join(s->thread, NULL);
+	if (s->dcinit_on)
+		pthread_join(s->dthread, NULL);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -170,7 +170,15 @@ def main(paths):
                  f"{blocks}, {-(-blocks // 1016)}")
         if dcsum_start + dcsum_blocks > array_blocks:
             fail("the data checksum region ends past the array")
-        for i in range(dcsum_blocks):
+        # 4.9: with LAZY_DCSUM (incompat bit 1) only the blocks below the mark
+        # dcsum_init were written; those past it hold anything and mean "no slot"
+        (fs_incompat,) = struct.unpack_from("<I", fsb, 0x70)
+        mark = dcsum_blocks
+        if fs_incompat & 2:
+            (mark,) = struct.unpack_from("<Q", fsb, 0x108)
+            if mark >= dcsum_blocks:
+                fail(f"dcsum_init {mark} not below dcsum_blocks {dcsum_blocks}")
+        for i in range(mark):
             cb = read_array(dcsum_start + i)
             check_block(cb, 0x4344474A, dcsum_start + i, fseed, f"data checksum block {i}")
             for k in range(1016):

@@ -154,8 +154,8 @@ static int mkfs_write_fs(struct mkfs_cmd *mc, struct raid_array *a)
 	char hb[32];
 	int rc;
 
-	/* the checksum region and the journal: seconds on a large array */
-	cli_progress_start(&prog, "mkfs: checksum region and journal", NULL, JG_BLOCK_SIZE);
+	/* the journal (the checksum region is the mounted volume's: dcsum.c (D3)) */
+	cli_progress_start(&prog, "mkfs: journal", NULL, JG_BLOCK_SIZE);
 	mc->fo.progress = cli_progress;
 	mc->fo.progress_ctx = &prog;
 	rc = fs_mkfs(raid_array_dev(a), &mc->fo);

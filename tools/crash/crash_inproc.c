@@ -971,6 +971,43 @@ static void ip_sync_join(struct ip_sync *s)
 	s->started = false;
 }
 
+/*
+ * On a volume with data checksums, the checksum region's initialiser beside the
+ * workload, as the daemon runs it (src/fuse/initsync.c): a few blocks a step,
+ * paced, until the region is whole, the cut, or an error (the power gone).
+ */
+struct ip_dcinit {
+	struct ip_run *x;
+	struct fs *fs;
+	pthread_t thread;
+	bool started;
+};
+
+static void *ip_dcinit_main(void *arg)
+{
+	struct ip_dcinit *d = arg;
+	uint64_t left = 1;
+
+	while (left && !__atomic_load_n(&d->x->cut, __ATOMIC_ACQUIRE) &&
+	       !fs_dcsum_init_step(d->fs, 2, &left))
+		usleep(20000);
+	return NULL;
+}
+
+static void ip_dcinit_start(struct ip_dcinit *d, struct ip_run *x, struct fs *fs)
+{
+	d->x = x;
+	d->fs = fs;
+	d->started = x->c->data_csum && !pthread_create(&d->thread, NULL, ip_dcinit_main, d);
+}
+
+static void ip_dcinit_join(struct ip_dcinit *d)
+{
+	if (d->started)
+		pthread_join(d->thread, NULL);
+	d->started = false;
+}
+
 /* Member @role absent or failed in @ri. */
 static bool ip_role_failed(const struct raid_info *ri, unsigned int role)
 {
@@ -1003,6 +1040,7 @@ static int ip_workload_devs(struct ip_run *x, uint64_t cut_at, struct ip_eio_tri
 static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 {
 	struct ip_sync sync = { 0 };
+	struct ip_dcinit dci = { 0 };
 	const struct ct_ip_cfg *c = x->c;
 	struct fs_mount_opts mo = { .data_mode = c->data_mode };
 	struct raid_assemble_cfg acfg = { 0 };
@@ -1057,7 +1095,9 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	}
 	ct_fs_ops(&ops, &v);
 	ip_sync_start(&sync, x, a);
+	ip_dcinit_start(&dci, x, v.fs);
 	ct_workload_run_ops(m, &ops, &progress, &x->cut);
+	ip_dcinit_join(&dci);
 	/* a sync still running goes on (to its aimed cut, or its end), else it
 	 * stopped at the cut: it dies with the power, the volume with it */
 	ip_sync_join(&sync);

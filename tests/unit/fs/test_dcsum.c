@@ -544,6 +544,180 @@ static void test_dcsum_settle_cut(void **state)
 	t_settle(2);
 }
 
+
+/* ------------------------------------------------- the lazy region (D3) */
+
+static uint32_t fs_seed_of(struct t_vol *v)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	uint32_t seed;
+
+	assert_int_equal(blk_rw(raid_array_dev(v->a), BLK_OP_READ, FS_SB_BLKNO, 1, b, 0), 0);
+	seed = jg_crc_seed(((const struct fs_super *)b)->uuid);
+	free(b);
+	return seed;
+}
+
+static uint64_t t_sb_mark(struct t_vol *v, bool *lazy)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	const struct fs_super *sb = (const struct fs_super *)b;
+	uint64_t mark;
+
+	assert_int_equal(blk_rw(raid_array_dev(v->a), BLK_OP_READ, FS_SB_BLKNO, 1, b, 0), 0);
+	*lazy = jg_le32(sb->feature_incompat) & FS_FEATURE_INCOMPAT_LAZY_DCSUM;
+	mark = jg_le64(sb->dcsum_init);
+	free(b);
+	return mark;
+}
+
+/* Garbage (a pattern no checksum block has) in checksum block @i of the region. */
+static void t_region_garbage(struct t_vol *v, uint64_t start, uint64_t i)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+
+	memset(b, 0x5a, JG_BLOCK_SIZE);
+	assert_int_equal(blk_rw(raid_array_dev(v->a), BLK_OP_WRITE, start + i, 1, b, 0), 0);
+	free(b);
+}
+
+/*
+ * mkfs writes no checksum block: the superblock says LAZY_DCSUM with the mark
+ * at 0. Past the mark nothing is read: garbage there is no checksum (a read of
+ * the block is unverified, the scrub's oracle calls the region block free,
+ * fsck is clean). The first write moves the mark over its slot's block in its
+ * own transaction (the blocks it passes written empty), and the slot is kept
+ * and trusted after a remount: damage to the data block is then caught.
+ */
+static void test_dcsum_lazy_write(void **state)
+{
+	struct fsck_opts n = {.repair = false};
+	struct fsck_report r;
+	uint8_t *blk = jg_alloc_blocks(1);
+	uint64_t ino, pblk, start, nblocks, k;
+	struct t_vol v;
+	struct fs *fs;
+	bool lazy;
+
+	(void)state;
+	t_vol_new(&v, 5, 4, 4);
+	assert_int_equal(t_sb_mark(&v, &lazy), 0);
+	assert_true(lazy);
+	fs = t_mount(&v);
+	start = fs->dcsum_start;
+	nblocks = fs->dcsum_blocks;
+	assert_int_equal(fs->dcsum_init, 0);
+	assert_true(nblocks > 2);
+	assert_int_equal(fs_unmount(fs), 0);
+	for (uint64_t i = 0; i < nblocks; i++)
+		t_region_garbage(&v, start, i);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &n, &r), 0);
+
+	fs = t_mount(&v);
+	/* a block past the mark, as the scrub would ask about it: free */
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_READ, start + 1, 1, blk, 0), 0);
+	assert_int_equal(fs_block_verify(fs, start + 1, blk), BLK_FREE);
+	ino = t_file(fs, "f", T_BYTES, 7);
+	pblk = t_pblk(fs, ino, 0);
+	k = pblk / FS_DCSUM_PER_BLOCK;
+	assert_true(k + 1 < nblocks);
+	assert_int_equal(fs->dcsum_init, k + 1);
+	assert_int_equal(fs_unmount(fs), 0);
+	/* the blocks the mark passed hold a checksum block each, not the garbage */
+	for (uint64_t i = 0; i <= k; i++) {
+		assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_READ, start + i, 1, blk, 0), 0);
+		assert_int_equal(jg_blk_verify(blk, JG_BLOCK_SIZE, FS_MAGIC_DCSUM, FS_FORMAT_VERSION,
+					       start + i, fs_seed_of(&v)), 0);
+	}
+	assert_int_equal(t_sb_mark(&v, &lazy), k + 1);
+	assert_true(lazy);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &n, &r), 0);
+
+	/* the mark and the slot trusted after a remount */
+	fs = t_mount(&v);
+	assert_int_equal(fs->dcsum_init, k + 1);
+	t_expect(fs, ino, T_BYTES, 7);
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_READ, pblk, 1, blk, 0), 0);
+	assert_int_equal(fs_data_csum_check(fs, pblk, blk), 1);
+	assert_int_equal(fs_unmount(fs), 0);
+	blk[9] ^= 0xff; /* through the array: parity agrees, nothing to heal from */
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_WRITE, pblk, 1, blk, 0), 0);
+	fs = t_mount(&v);
+	assert_int_equal(fs_read(fs, ino, 0, 4096, blk), -EIO);
+	assert_int_equal(fs_unmount(fs), 0);
+	t_vol_free(&v);
+	free(blk);
+}
+
+/*
+ * The initialiser's steps: blocks written and the mark moved in a transaction
+ * not yet committed are forgotten by a power cut (the old mark stands, the
+ * blocks past it unwritten to it); committed, the mark is trusted. At the
+ * region's end the flag goes: the volume is then as one whose mkfs wrote the
+ * region (mark = end), and fsck reads every block of it.
+ */
+static void test_dcsum_lazy_initialiser(void **state)
+{
+	struct fsck_opts n = {.repair = false};
+	struct fsck_report r;
+	uint64_t left, nblocks, ino;
+	struct t_vol v;
+	struct fs *fs;
+	bool lazy;
+
+	(void)state;
+	t_vol_new(&v, 5, 4, 4);
+	fs = t_mount(&v);
+	nblocks = fs->dcsum_blocks;
+	assert_int_equal(fs_dcsum_init_step(fs, 2, &left), 0);
+	assert_int_equal(left, nblocks - 2);
+	assert_int_equal(fs_sync(fs), 0);
+	assert_int_equal(fs_dcsum_init_step(fs, 3, &left), 0);
+	assert_int_equal(fs->dcsum_init, 5);
+	fs_abandon(fs); /* the power cut: the second step never committed */
+	t_stop(&v);
+	t_assemble(&v);
+	fs = t_mount(&v);
+	assert_int_equal(fs->dcsum_init, 2);
+	ino = t_file(fs, "g", T_BYTES, 8);
+	while (left)
+		assert_int_equal(fs_dcsum_init_step(fs, 1000, &left), 0);
+	assert_int_equal(fs->dcsum_init, nblocks);
+	assert_int_equal(fs_dcsum_init_step(fs, 1000, &left), 0); /* nothing more */
+	assert_int_equal(left, 0);
+	assert_int_equal(fs_unmount(fs), 0);
+	assert_int_equal(t_sb_mark(&v, &lazy), 0);
+	assert_false(lazy);
+	assert_int_equal(fs_fsck(raid_array_dev(v.a), &n, &r), 0);
+	fs = t_mount(&v);
+	assert_int_equal(fs->dcsum_init, nblocks);
+	t_expect(fs, ino, T_BYTES, 8);
+	assert_int_equal(fs_unmount(fs), 0);
+	t_vol_free(&v);
+}
+
+/* A mark at or past the region's end, or without data checksums, is refused. */
+static void test_dcsum_lazy_bad_mark(void **state)
+{
+	uint8_t *b = jg_alloc_blocks(1);
+	struct fs_super *sb = (struct fs_super *)b;
+	struct fs_mount_opts o = {.data_mode = JNL_DATA_DECLARED, .no_commit_thread = true};
+	struct t_vol v;
+	struct fs *fs = NULL;
+
+	(void)state;
+	t_vol_new(&v, 5, 4, 4);
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_READ, FS_SB_BLKNO, 1, b, 0), 0);
+	sb->dcsum_init = sb->dcsum_blocks;
+	jg_blk_seal(b, JG_BLOCK_SIZE, FS_MAGIC_SUPER, FS_FORMAT_VERSION, 0, 0, FS_SB_BLKNO,
+		    jg_crc_seed(sb->uuid));
+	assert_int_equal(blk_rw(raid_array_dev(v.a), BLK_OP_WRITE, FS_SB_BLKNO, 1, b, 0), 0);
+	assert_int_equal(fs_mount(raid_array_dev(v.a), &o, &fs), -EUCLEAN);
+	assert_null(fs);
+	t_vol_free(&v);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +729,9 @@ int main(void)
 	    cmocka_unit_test(test_dcsum_settle),
 	    cmocka_unit_test(test_dcsum_settle_cut),
 	    cmocka_unit_test(test_dcsum_fsck),
+	    cmocka_unit_test(test_dcsum_lazy_write),
+	    cmocka_unit_test(test_dcsum_lazy_initialiser),
+	    cmocka_unit_test(test_dcsum_lazy_bad_mark),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
