@@ -164,10 +164,10 @@ int jnl_early_writeback(struct jnl *j, struct jnl_txn *t)
 	for (size_t i = 0; i < n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
 
-		free(bh->inflight);
+		jnl_copy_free(j, bh->inflight);
 		bh->inflight = NULL;
 		/* home now holds newer contents than any older logged copy */
-		free(bh->cp);
+		jnl_copy_free(j, bh->cp);
 		bh->cp = NULL;
 		jnl_bh_gc(j, bh);
 	}
@@ -186,7 +186,7 @@ out_fail:
 			bh->run = bh->inflight;
 			bh->run_kind = JNL_KIND_DATA;
 		} else {
-			free(bh->inflight);
+			jnl_copy_free(j, bh->inflight);
 		}
 		bh->inflight = NULL;
 	}

@@ -198,7 +198,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		if (rc)
 			return rc;
 	}
-	buf = jg_alloc_blocks(1);
+	buf = jnl_copy_alloc(j);
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, block, JG_BLOCK_SIZE);
@@ -290,7 +290,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		t->pend[t->npend++] = blkno;	/* room made above */
 	if (kind == JNL_KIND_DATA)
 		t->ndata_pending++;
-	free(*slot);
+	jnl_copy_free(j, *slot);
 	*slot = buf;
 	*slot_kind = (uint8_t)kind;
 	buf = NULL;
@@ -308,7 +308,7 @@ out:
 		early = false;
 	}
 	jg_mutex_unlock(&j->lock);
-	free(buf);
+	jnl_copy_free(j, buf);
 	if (!rc && early)
 		rc = jnl_early_writeback(j, t);
 	return rc;
@@ -390,7 +390,7 @@ int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno)
 		slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
 		if (*slot && *slot_kind == JNL_KIND_DATA)
 			t->ndata_pending--;
-		free(*slot);
+		jnl_copy_free(j, *slot);
 		*slot = NULL;
 		jnl_bh_gc(j, bh);
 	}
