@@ -369,7 +369,7 @@ _Static_assert(sizeof(struct fop_requests) == 520, "fop_requests size");
  * the scrub's blocks rebuilt by their checksums and rows it could not tell.
  * Version 9: the rows a failed member missed, the last rebuild. Version 10:
  * data checksums (FOP_ST_DATA_CSUM, dcsum_*). */
-#define FOP_STATUS_VERSION 10u
+#define FOP_STATUS_VERSION 11u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -426,6 +426,25 @@ struct fop_scrub_result {
 	char path[216];	     /* the owner's first name ("/dir/file"), "" for metadata */
 };
 _Static_assert(sizeof(struct fop_scrub_result) == 256, "fop_scrub_result size");
+
+/*
+ * fop_status.mem[], indexed by enum fop_mem_pool (values fixed: tools index with
+ * them): each pool's bytes now, the most since mount (0: not tracked), and the
+ * bound the mount's options give it (0: none).
+ */
+enum fop_mem_pool {
+	FOP_MEM_CACHE = 0,	/* the buffer cache (-o cache=): buffers, blocks, hash table */
+	FOP_MEM_JNL_COPIES = 1, /* the journal's copies of the blocks of transactions */
+	FOP_MEM_JNL_STAGE = 2,	/* the journal's staging buffers kept for reuse */
+	FOP_MEM_ROW_CACHE = 3,	/* the array's row cache images */
+	FOP_MEM_SCRATCH = 4,	/* the array's parity scratch, in use and kept */
+	FOP_MEM_FUSE = 5,	/* libfuse's request buffers: the bound only (not counted) */
+	FOP_MEM__COUNT = 6
+};
+#define FOP_MEM_POOLS 8u /* room in fop_status.mem */
+struct fop_status_mem {
+	uint64_t bytes, peak, bound;
+};
 
 /* fop_status.flags */
 #define FOP_ST_DEGRADED (1u << 0)	 /* a member is missing or failed */
@@ -539,6 +558,12 @@ struct fop_status {
 	 * blocks that failed theirs and were healed from their row, those nothing
 	 * healed (the read got EIO), and the slots recovery settled at this mount */
 	uint64_t dcsum_healed, dcsum_errors, dcsum_settled;
+	/* the memory the daemon keeps, by pool (issue 46; docs/design/memory.md) */
+	struct fop_status_mem mem[FOP_MEM_POOLS];
+	uint64_t mem_rss, mem_rss_peak; /* the process: VmRSS, VmHWM, bytes */
+	/* the allocator's own figures where it gives them (jemalloc: stats.allocated,
+	 * stats.resident), bytes; 0: not known (another allocator) */
+	uint64_t mem_allocated, mem_resident;
 };
 #define FOP_REBUILD_LAST_DONE (1u << 0)	 /* the rebuild_last_* fields are valid */
 #define FOP_REBUILD_LAST_READD (1u << 1) /* it was a readd of only the rows missed */

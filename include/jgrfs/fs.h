@@ -222,6 +222,10 @@ struct fs_info {
 	uint64_t data_csum_settled;	/* slots set by recovery (declared at the crash) */
 	uint64_t data_csum_init;	/* checksum blocks written so far (the lazy mark) */
 	uint64_t data_csum_blocks;	/* ... of the region's */
+	/* the buffer cache's memory, bytes (issue 46): now, the most since mount,
+	 * and its bound (fs_mount_opts.cache_blocks unpinned buffers; the pinned
+	 * ones, a handful per operation, may pass it briefly) */
+	uint64_t cache_bytes, cache_peak_bytes, cache_bound_bytes;
 };
 void fs_info_get(struct fs *fs, struct fs_info *out);
 

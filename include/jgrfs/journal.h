@@ -269,6 +269,11 @@ struct jnl_info {
 	uint64_t checkpoint_passes;	/* background checkpoint passes completed */
 	bool aborted;
 	struct jnl_recovery_report last_recovery;
+	/* memory held now and the most since jnl_start, bytes (issue 46): copies of
+	 * blocks in the stages of a transaction, and staging buffers kept for reuse
+	 * (at most stage_bound_bytes: one early batch's worth) */
+	uint64_t copy_bytes, copy_peak_bytes;
+	uint64_t stage_bytes, stage_peak_bytes, stage_bound_bytes;
 };
 void jnl_info_get(struct jnl *j, struct jnl_info *out);
 

@@ -128,7 +128,8 @@ static int fs_bcache_new(struct fs *fs, uint64_t blkno, struct fs_buf **out)
 	slot = fs_bcache_slot(bc, blkno);
 	b->hnext = bc->hash[slot];
 	bc->hash[slot] = b;
-	bc->count++;
+	if (++bc->count > bc->peak)
+		bc->peak = bc->count;
 	fs_bcache_shrink(bc);
 	*out = b;
 	return 0;

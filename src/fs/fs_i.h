@@ -79,6 +79,7 @@ struct fs_bcache {
 	struct fs_buf **hash;
 	uint64_t nhash;
 	uint64_t count, limit;
+	uint64_t peak;			/* the most count has been (issue 46) */
 	struct fs_buf lru;		/* list head: lru.lru_next is the oldest */
 	uint64_t hits, misses, reads;	/* reads: jnl_read calls for metadata */
 	uint64_t heals;			/* blocks that failed their check and were healed

@@ -1048,6 +1048,17 @@ int fs_checkpoint(struct fs *fs)
 	return fs_sync(fs) ?: jnl_checkpoint(fs->jnl);
 }
 
+/* The buffer cache's memory (issue 46): each buffer, its block, the hash table. */
+static void fs_info_cache_mem(const struct fs *fs, struct fs_info *out)
+{
+	const uint64_t each = JG_BLOCK_SIZE + sizeof(struct fs_buf);
+	const uint64_t table = fs->bc.nhash * sizeof(*fs->bc.hash);
+
+	out->cache_bytes = fs->bc.count * each + table;
+	out->cache_peak_bytes = fs->bc.peak * each + table;
+	out->cache_bound_bytes = fs->bc.limit * each + table;
+}
+
 void fs_info_get(struct fs *fs, struct fs_info *out)
 {
 	jg_mutex_lock(&fs->lock);
@@ -1065,5 +1076,6 @@ void fs_info_get(struct fs *fs, struct fs_info *out)
 	out->data_csum_settled = fs->dcsum_settled;
 	out->data_csum_init = fs->dcsum_init;
 	out->data_csum_blocks = fs->dcsum_blocks;
+	fs_info_cache_mem(fs, out);
 	jg_mutex_unlock(&fs->lock);
 }

@@ -27,6 +27,79 @@ static uint64_t fop_usec(double seconds)
 	return seconds > 0 ? (uint64_t)(seconds * 1e6) : 0;
 }
 
+/*
+ * jemalloc's control interface, where the program links it (the release build):
+ * weak, so that a build with another allocator links without it and reports
+ * the allocator's figures as unknown.
+ */
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+	__attribute__((weak));
+
+/* The allocator's bytes allocated and resident (jemalloc), 0 where unknown. */
+static void fop_status_allocator(struct fop_status *st)
+{
+	uint64_t epoch = 1;
+	size_t v, len = sizeof(v), elen = sizeof(epoch);
+
+	if (!mallctl || mallctl("epoch", &epoch, &elen, &epoch, elen)) /* refresh the stats */
+		return;
+	if (!mallctl("stats.allocated", &v, &len, NULL, 0))
+		st->mem_allocated = v;
+	len = sizeof(v);
+	if (!mallctl("stats.resident", &v, &len, NULL, 0))
+		st->mem_resident = v;
+}
+
+/* The process's VmRSS and VmHWM (/proc/self/status), bytes. */
+static void fop_status_rss(struct fop_status *st)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned long long kb;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			st->mem_rss = kb * 1024;
+		else if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+			st->mem_rss_peak = kb * 1024;
+	}
+	fclose(f);
+}
+
+/*
+ * The memory the daemon keeps, pool by pool (issue 46; docs/design/memory.md):
+ * what each layer counts, the bound the mount's options give it, and the
+ * process's and the allocator's totals, which the pools should explain.
+ */
+static void fop_status_mem(struct fop_ctx *c, struct fop_status *st)
+{
+	/* libfuse 3.14: each worker thread keeps one buffer of FUSE_MAX_MAX_PAGES
+	 * (256) pages and a header page, whatever max_write is */
+	const uint64_t fuse_buf = 256 * 4096 + 4096;
+	struct raid_info ri;
+	struct fs_info fi;
+
+	raid_info_get(c->array, &ri);
+	fs_info_get(c->fs, &fi);
+	st->mem[FOP_MEM_CACHE] = (struct fop_status_mem){ fi.cache_bytes, fi.cache_peak_bytes,
+							  fi.cache_bound_bytes };
+	st->mem[FOP_MEM_JNL_COPIES] =
+		(struct fop_status_mem){ fi.journal.copy_bytes, fi.journal.copy_peak_bytes, 0 };
+	st->mem[FOP_MEM_JNL_STAGE] =
+		(struct fop_status_mem){ fi.journal.stage_bytes, fi.journal.stage_peak_bytes,
+					 fi.journal.stage_bound_bytes };
+	st->mem[FOP_MEM_ROW_CACHE] =
+		(struct fop_status_mem){ ri.rcache_bytes, ri.rcache_bytes, ri.rcache_bound_bytes };
+	st->mem[FOP_MEM_SCRATCH] =
+		(struct fop_status_mem){ ri.scratch_bytes, ri.scratch_peak_bytes, 0 };
+	st->mem[FOP_MEM_FUSE] =
+		(struct fop_status_mem){ 0, 0, (uint64_t)c->opts->max_threads * fuse_buf };
+	fop_status_rss(st);
+	fop_status_allocator(st);
+}
+
 /* The array's shape and state, from raid_info. */
 static void fop_status_fill_array(struct fop_status *st, const struct raid_info *ri)
 {
@@ -222,6 +295,7 @@ void fop_status_fill(struct fop_ctx *c, struct fop_status *st)
 	fop_status_fill_io(c, st);
 	fop_status_fill_mount(c, st, &ri, &fi);
 	fop_scrub_status(c, st);
+	fop_status_mem(c, st);
 }
 
 /* ------------------------------------------------------- online rebuild */

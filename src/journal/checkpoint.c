@@ -77,7 +77,7 @@ static void jnl_cp_written_locked(struct jnl *j, const struct jnl_wb *wb, size_t
 		struct jnl_bh *bh = jnl_bh_find(j, wb[i].blkno);
 
 		if (bh && bh->cp == wb[i].buf) {
-			free(bh->cp);
+			jnl_copy_free(j, bh->cp);
 			bh->cp = NULL;
 		}
 	}

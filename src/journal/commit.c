@@ -387,7 +387,7 @@ static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struc
 
 		/* freed (or revoked) in this transaction: older copies never go home */
 		if (bh && bh->cp && jg_seq_after(t->tid, bh->cp_tid)) {
-			free(bh->cp);
+			jnl_copy_free(j, bh->cp);
 			bh->cp = NULL;
 			jnl_bh_gc(j, bh);
 		}
@@ -395,10 +395,10 @@ static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struc
 	for (size_t i = 0; i < l->ndata; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, l->data[i].blkno);
 
-		free(bh->com);
+		jnl_copy_free(j, bh->com);
 		bh->com = NULL;
 		/* the device now holds newer contents than any older logged copy */
-		free(bh->cp);
+		jnl_copy_free(j, bh->cp);
 		bh->cp = NULL;
 		jnl_bh_gc(j, bh);
 	}
@@ -414,7 +414,7 @@ static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struc
 		if (jnl_tb_logged(t->blocks.vals[i])) {
 			uint64_t *ltid = NULL;
 
-			free(bh->cp);
+			jnl_copy_free(j, bh->cp);
 			bh->cp = bh->com;
 			bh->cp_tid = t->tid;
 			/* (C5) until a checkpoint, a later home write of it is revoked */
@@ -429,7 +429,7 @@ static void jnl_commit_done_locked(struct jnl *j, struct jnl_txn *t, const struc
 				jg_mutex_lock(&j->lock);
 			}
 		} else {
-			free(bh->com);
+			jnl_copy_free(j, bh->com);
 		}
 		bh->com = NULL;
 		jnl_bh_gc(j, bh);

@@ -177,10 +177,10 @@ static void jnl_early_done_locked(struct jnl *j, struct jnl_txn *t, const struct
 	for (size_t i = 0; i < e->n; i++) {
 		struct jnl_bh *bh = jnl_bh_find(j, e->wb[i].blkno);
 
-		free(bh->inflight);
+		jnl_copy_free(j, bh->inflight);
 		bh->inflight = NULL;
 		/* home now holds newer contents than any older logged copy */
-		free(bh->cp);
+		jnl_copy_free(j, bh->cp);
 		bh->cp = NULL;
 		jnl_bh_gc(j, bh);
 	}
@@ -204,7 +204,7 @@ static void jnl_early_fail(struct jnl *j, int rc, const struct jnl_early *e)
 			bh->run = bh->inflight;
 			bh->run_kind = JNL_KIND_DATA;
 		} else {
-			free(bh->inflight);
+			jnl_copy_free(j, bh->inflight);
 		}
 		bh->inflight = NULL;
 	}

@@ -305,7 +305,7 @@ static bool jnl_dirty_install_locked(struct jnl *j, struct jnl_txn *t, const str
 		t->pend[t->npend++] = d->blkno;	/* room made above */
 	if (d->kind == JNL_KIND_DATA)
 		t->ndata_pending++;
-	free(*d->slot);
+	jnl_copy_free(j, *d->slot);
 	*d->slot = buf;
 	*d->slot_kind = (uint8_t)d->kind;
 	if (!t->nchanges)
@@ -347,7 +347,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		if (rc)
 			return rc;
 	}
-	buf = jg_alloc_blocks(1);
+	buf = jnl_copy_alloc(j);
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, block, JG_BLOCK_SIZE);
@@ -372,7 +372,7 @@ out:
 		early = false;
 	}
 	jg_mutex_unlock(&j->lock);
-	free(buf);
+	jnl_copy_free(j, buf);
 	if (!rc && early)
 		rc = jnl_early_writeback(j, t);
 	return rc;
@@ -454,7 +454,7 @@ int jnl_handle_forget(struct jnl_handle *h, uint64_t blkno)
 		slot = jnl_handle_slot_locked(j, t, bh, &slot_kind);
 		if (*slot && *slot_kind == JNL_KIND_DATA)
 			t->ndata_pending--;
-		free(*slot);
+		jnl_copy_free(j, *slot);
 		*slot = NULL;
 		jnl_bh_gc(j, bh);
 	}

@@ -86,6 +86,15 @@ static inline bool jnl_bh_run_data(const struct jnl_bh *bh)
 	return bh && bh->run && bh->run_kind == JNL_KIND_DATA;
 }
 
+/*
+ * The copies of blocks a jnl_bh holds in its stages are allocated by
+ * jnl_copy_alloc and freed by jnl_copy_free only, so that the memory they take
+ * is counted (jnl_info.copy_bytes, issue 46). Atomics: a copy is allocated
+ * before the journal lock is taken.
+ */
+void *jnl_copy_alloc(struct jnl *j);
+void jnl_copy_free(struct jnl *j, void *copy);
+
 /* Flags of a block in a transaction (struct jnl_txn.blocks values). */
 #define JNL_TB_META	(1u << 0)	/* logged copy (metadata, or data in journal mode) */
 #define JNL_TB_DATA	(1u << 1)	/* data written home per the data mode */
@@ -146,6 +155,8 @@ struct jnl {
 	pthread_mutex_t stage_lock;	/* a leaf: protects the two below */
 	void **stage_pool;		/* free staging buffers of JNL_MERGE_MAX blocks */
 	size_t stage_n, stage_cap;	/* ... kept up to one early batch's worth */
+	size_t stage_peak;		/* the most stage_n has been (stage_lock) */
+	uint64_t copies, copies_peak;	/* jnl_copy_alloc: blocks held now, the most held */
 
 	struct jg_mutex lock;		/* protects everything below */
 	pthread_cond_t cond;		/* any state change below that a caller waits for */

@@ -222,6 +222,29 @@ void jnl_wb_sort(struct jnl_wb *w, size_t n)
 	qsort(w, n, sizeof(*w), jnl_wb_cmp);
 }
 
+void *jnl_copy_alloc(struct jnl *j)
+{
+	void *p = jg_alloc_blocks(1);
+	uint64_t n, peak;
+
+	if (!p)
+		return NULL;
+	n = __atomic_add_fetch(&j->copies, 1, __ATOMIC_RELAXED);
+	peak = __atomic_load_n(&j->copies_peak, __ATOMIC_RELAXED);
+	while (n > peak && !__atomic_compare_exchange_n(&j->copies_peak, &peak, n, true,
+							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return p;
+}
+
+void jnl_copy_free(struct jnl *j, void *copy)
+{
+	if (!copy)
+		return;
+	__atomic_sub_fetch(&j->copies, 1, __ATOMIC_RELAXED);
+	free(copy);
+}
+
 /*
  * Staging buffers are kept for reuse, up to one early batch's worth: fresh
  * memory costs a page fault and a page clearing per 4 KiB, which took more time
@@ -248,6 +271,8 @@ void jnl_stage_free(struct jnl *j, void **stage, size_t nstage)
 		else
 			free(stage[i]);
 	}
+	if (j->stage_n > j->stage_peak)
+		j->stage_peak = j->stage_n;
 	pthread_mutex_unlock(&j->stage_lock);
 	free(stage);
 }
@@ -653,10 +678,10 @@ static void jnl_free(struct jnl *j)
 		if (j->map.keys[i] == JNL_MAP_EMPTY)
 			continue;
 		bh = (struct jnl_bh *)(uintptr_t)j->map.vals[i];
-		free(bh->run);
-		free(bh->com);
-		free(bh->inflight);
-		free(bh->cp);
+		jnl_copy_free(j, bh->run);
+		jnl_copy_free(j, bh->com);
+		jnl_copy_free(j, bh->inflight);
+		jnl_copy_free(j, bh->cp);
 		free(bh);
 	}
 	jnl_map_free(&j->map);
@@ -808,6 +833,20 @@ int jnl_read_heal(struct jnl *j, uint64_t blkno, void *buf, int (*verify)(void *
 	return rc;
 }
 
+/* The memory the journal holds (issue 46): block copies, staging buffers kept. */
+static void jnl_info_mem(struct jnl *j, struct jnl_info *out)
+{
+	const uint64_t stage_bytes = (uint64_t)JNL_MERGE_MAX * JG_BLOCK_SIZE;
+
+	out->copy_bytes = __atomic_load_n(&j->copies, __ATOMIC_RELAXED) * JG_BLOCK_SIZE;
+	out->copy_peak_bytes = __atomic_load_n(&j->copies_peak, __ATOMIC_RELAXED) * JG_BLOCK_SIZE;
+	pthread_mutex_lock(&j->stage_lock);
+	out->stage_bytes = j->stage_n * stage_bytes;
+	out->stage_peak_bytes = j->stage_peak * stage_bytes;
+	out->stage_bound_bytes = j->stage_cap * stage_bytes;
+	pthread_mutex_unlock(&j->stage_lock);
+}
+
 void jnl_info_get(struct jnl *j, struct jnl_info *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -828,4 +867,5 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->aborted = j->aborted;
 	out->last_recovery = j->last_recovery;
 	jg_mutex_unlock(&j->lock);
+	jnl_info_mem(j, out);
 }

@@ -545,15 +545,15 @@ static int jnl_rec_replay(struct jnl *j, struct jnl_scan *s, bool syncraid,
 			jg_mutex_lock(&j->lock);
 			for (size_t k = 0; k < b && !rc; k++) {
 				struct jnl_bh *bh = jnl_bh_get(j, list[i + k].home);
-				uint8_t *c = jg_alloc_blocks(1);
+				uint8_t *c = jnl_copy_alloc(j);
 
 				if (!bh || !c) {
-					free(c);
+					jnl_copy_free(j, c);
 					rc = -ENOMEM;
 					break;
 				}
 				memcpy(c, buf + k * JG_BLOCK_SIZE, JG_BLOCK_SIZE);
-				free(bh->cp);
+				jnl_copy_free(j, bh->cp);
 				bh->cp = c;
 				bh->cp_tid = list[i + k].tid;
 			}

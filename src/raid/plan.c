@@ -114,6 +114,7 @@ static int raid_grp_arena(struct raid_grp *g, size_t need)
 
 	if (need <= g->arena_bytes)
 		return 0;
+	raid_scratch_count(a, -(int64_t)g->arena_bytes);
 	free(g->arena);
 	g->arena = NULL;
 	g->arena_bytes = 0;
@@ -130,6 +131,7 @@ static int raid_grp_arena(struct raid_grp *g, size_t need)
 		if (!g->arena)
 			return -ENOMEM;
 		g->arena_bytes = need;
+		raid_scratch_count(a, (int64_t)need);
 	}
 	return 0;
 }

@@ -209,6 +209,8 @@ struct raid_array {
 	pthread_mutex_t spare_lock;	/* a leaf: protects the two below */
 	uint8_t *spare_arena;		/* a group's scratch kept for the next (plan.c, stripe.c) */
 	size_t spare_bytes;
+	uint64_t scratch_bytes, scratch_peak; /* atomics: groups' scratch allocated, kept or
+					      * in use, now and the most (issue 46) */
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
 	struct jg_mutex bm_lock;
@@ -483,6 +485,9 @@ void raid_rcache_drop_all(struct raid_array *a);
 void raid_rcache_hint(struct raid_array *a, uint64_t row);
 /* Tests: wait until the prefetch thread has nothing to do. */
 void raid_rcache_wait_idle(struct raid_array *a);
+/* The images' memory now and its bound, bytes (issue 46; images are never freed
+ * before raid_rcache_free, so now is also the most). */
+void raid_rcache_mem(struct raid_array *a, uint64_t *bytes, uint64_t *bound);
 /* Stop the prefetch thread; before the members are closed. */
 void raid_rcache_stop(struct raid_array *a);
 void raid_rcache_counts(struct raid_array *a, uint64_t *hits, uint64_t *fills,

@@ -309,6 +309,19 @@ void raid_rcache_stop(struct raid_array *a)
 		pthread_join(rc->thread, NULL);
 }
 
+void raid_rcache_mem(struct raid_array *a, uint64_t *bytes, uint64_t *bound)
+{
+	size_t each = raid_rcache_ent_bytes(&a->geo);
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&a->rc.lock);
+	for (unsigned int i = 0; i < RAID_RCACHE_ROWS; i++)
+		n += a->rc.ent[i].buf != NULL;
+	pthread_mutex_unlock(&a->rc.lock);
+	*bytes = (uint64_t)n * each;
+	*bound = raid_rcache_off(&a->geo) ? 0 : (uint64_t)RAID_RCACHE_ROWS * each;
+}
+
 void raid_rcache_init(struct raid_array *a)
 {
 	pthread_mutex_init(&a->rc.lock, NULL);

@@ -428,20 +428,34 @@ int raid_grp_run(struct raid_grp *g)
 	return 0;
 }
 
+void raid_scratch_count(struct raid_array *a, int64_t delta)
+{
+	uint64_t n = __atomic_add_fetch(&a->scratch_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
+	uint64_t peak = __atomic_load_n(&a->scratch_peak, __ATOMIC_RELAXED);
+
+	while (delta > 0 && n > peak &&
+	       !__atomic_compare_exchange_n(&a->scratch_peak, &peak, n, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 void raid_grp_free(struct raid_grp *g)
 {
 	struct raid_array *a = g->a;
+	size_t drop = g->arena_bytes; /* the size of what is freed below */
 
 	/* the larger scratch is the one worth keeping */
 	pthread_mutex_lock(&a->spare_lock);
 	if (g->arena_bytes > a->spare_bytes) {
 		uint8_t *old = a->spare_arena;
 
+		drop = a->spare_bytes;
 		a->spare_arena = g->arena;
 		a->spare_bytes = g->arena_bytes;
 		g->arena = old;
 	}
 	pthread_mutex_unlock(&a->spare_lock);
+	raid_scratch_count(a, -(int64_t)drop);
 	free(g->arena);
 	g->arena = NULL;
 	g->arena_bytes = 0;

@@ -90,6 +90,8 @@ int raid_line_runs(struct raid_grp *g, struct raid_row *r, unsigned int q, enum 
 int raid_grp_run(struct raid_grp *g);
 /* Free a group's buffers; the larger scratch is kept for the next call. */
 void raid_grp_free(struct raid_grp *g);
+/* Count @delta bytes of scratch allocated (or freed), and the most allocated (issue 46). */
+void raid_scratch_count(struct raid_array *a, int64_t delta);
 /* Rows per group: bounded by RAID_GROUP_MAX_ROWS and the worst-case scratch. */
 unsigned int raid_grp_max_rows(const struct raid_geo *geo);
 

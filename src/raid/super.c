@@ -961,6 +961,9 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	pthread_mutex_unlock(&a->stats_lock);
 	for (unsigned int i = 0; i < a->geo.n; i++)
 		out->members[i].missed_rows = raid_away_rows(a, i);
+	raid_rcache_mem(a, &out->rcache_bytes, &out->rcache_bound_bytes);
+	out->scratch_bytes = __atomic_load_n(&a->scratch_bytes, __ATOMIC_RELAXED);
+	out->scratch_peak_bytes = __atomic_load_n(&a->scratch_peak, __ATOMIC_RELAXED);
 }
 
 size_t raid_lost_blocks(struct raid_array *a, uint64_t *seq, uint64_t *blocks, size_t max)

@@ -31,7 +31,8 @@
 # objects are packed and copied, and its files checked out), each ended by a
 # syncfs and timed in seconds (their ratios are reference time / jgrfs time:
 # above 1 is jgrfs faster, as for the other columns). Use an optimised build
-# (make release) for figures worth quoting.
+# (make release) for figures worth quoting. A second table gives the jgrfs
+# daemon's resident memory (VmRSS, MiB) after each workload (issue 46).
 set -u
 
 size=1G
@@ -50,7 +51,7 @@ while getopts "s:d:t:w:o:r:T:h" opt; do
 	o) mopts="-o $OPTARG" ;;
 	r) rounds=$OPTARG ;;
 	T) tree=$OPTARG ;;
-	*) sed -n '4,34p' "$0"; exit 2 ;;
+	*) sed -n '4,35p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -131,19 +132,32 @@ timed() {
 	python3 -c "print('%.2f' % ($t1 - $t0))"
 }
 
-# workload LABEL: runs every workload on $MNT; appends "LABEL round sw sr rw cr ut gc" to results
+# rss: the resident memory of the daemon $DPID in MiB, "-" when there is none
+DPID=""
+rss() {
+	local kb
+	kb=$([ -n "$DPID" ] && awk '/^VmRSS:/{print $2}' "/proc/$DPID/status" 2>/dev/null)
+	[ -n "$kb" ] && echo $((kb / 1024)) || echo -
+}
+
+# workload LABEL: runs every workload on $MNT; appends "LABEL round sw sr rw cr ut gc"
+# and the daemon's RSS after each to results
 workload() {
-	local sw sr rw cr ut gc
+	local sw sr rw cr ut gc m=""
 	echo "  $1: sequential write" >&2
 	sw=$(fio_run seqw --filename="$MNT/seq" --rw=write --bs=1M --size=$seq_bytes --end_fsync=1)
+	m="$m $(rss)"
 	echo 3 >/proc/sys/vm/drop_caches
 	echo "  $1: sequential read" >&2
 	sr=$(fio_run seqr --filename="$MNT/seq" --rw=read --bs=1M --size=$seq_bytes)
+	m="$m $(rss)"
 	echo "  $1: 4K random write + fsync (${secs}s)" >&2
 	rw=$(fio_run randw --filename="$MNT/rand" --rw=randwrite --bs=4k --size=$rand_bytes --fsync=1 \
 		--time_based --runtime="$secs" --randrepeat=1 --randseed=42)
+	m="$m $(rss)"
 	echo "  $1: 10000 creates" >&2
 	cr=$(creates "$MNT/small" 10000)
+	m="$m $(rss)"
 	# the kernel forgets the inodes it holds before each: passthrough_ll keeps a
 	# descriptor per known inode, and the creates, the untar and the clone
 	# together pass a container's limit (20,000 here, not raisable)
@@ -151,10 +165,12 @@ workload() {
 	echo "  $1: untar of $tree" >&2
 	mkdir "$MNT/untar"
 	ut=$(timed "$MNT/untar" tar -xf "$W/tree.tar" -C "$MNT/untar")
+	m="$m $(rss)"
 	echo 2 >/proc/sys/vm/drop_caches
 	echo "  $1: git clone of $tree" >&2
 	gc=$(timed "$MNT" git clone -q --no-hardlinks "file://$W/tree.git" "$MNT/clone")
-	echo "$1 $round ${sw% *} ${sr% *} ${rw#* } $cr $ut $gc" >>"$W/results"
+	m="$m $(rss)"
+	echo "$1 $round ${sw% *} ${sr% *} ${rw#* } $cr $ut $gc$m" >>"$W/results"
 }
 
 : >"$W/results"
@@ -165,7 +181,10 @@ run_jgrfs() {
 	"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
 	# shellcheck disable=SC2086
 	"$jgrfs" mount $mopts "$W"/d[0-3].img "$MNT" || exit 1
+	DPID=$("$jgrfs" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p')
+	echo "jgrfs: daemon $DPID, $(rss) MiB resident after mount" >&2
 	workload jgrfs
+	DPID=""
 	fusermount3 -u "$MNT"
 	sleep 2
 	rm -f "$W"/d[0-3].img
@@ -273,11 +292,14 @@ done
 
 python3 - "$W/results" <<'PY'
 import statistics, sys
-res = {}  # name -> {round: [sw, sr, rw, cr]}
+res = {}  # name -> {round: [sw, sr, rw, cr, ut, gc]}
+mem = {}  # name -> {round: [the daemon's RSS in MiB after each]}, where known
 for l in open(sys.argv[1]):
     f = l.split()
     if f:
-        res.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:]]
+        res.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:8]]
+        if len(f) > 8 and "-" not in f[8:]:
+            mem.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[8:]]
 cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s",
         "untar s", "git clone s"]
 timecol = [False, False, False, False, True, True]  # ratio = reference / jgrfs
@@ -307,4 +329,12 @@ for ref in ("fuse2fs", "btrfs-raid5", "passthrough"):
         xs = [v[k] for v in ratios if v[k]]
         med.append("%.2fx" % statistics.median(xs) if xs else "-")
     row(label + (" median" if many else ""), med)
+if mem:
+    print("\ndaemon RSS (MiB) after each workload")
+    row("", cols)
+    for name, rounds in mem.items():
+        for r in sorted(rounds) if many else ():
+            row("%s #%d" % (name, r), ["%.0f" % x for x in rounds[r]])
+        row(name + (" median" if many else ""),
+            ["%.0f" % statistics.median(v[k] for v in rounds.values()) for k in range(len(cols))])
 PY

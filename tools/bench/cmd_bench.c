@@ -908,7 +908,163 @@ static void bc_add_cfg(struct bc_opts *o, const char *name, const char *data, co
 	c->region_bytes = region;
 }
 
-int cmd_bench(int argc, char **argv)
+/*
+ * What the command line says that is not a struct bc_opts field itself: turned
+ * into configurations (bc_add_configs) and member names (bc_prepare) once every
+ * option is read, as --members and --size must be checked against each other.
+ */
+struct bc_args {
+	uint64_t sweep[6]; /* --bitmap-sweep */
+	unsigned int nsweep;
+	bool journal, csum, no_fio, sized;
+	char storage[BC_MEMBERS][600]; /* --members, or the files made in --dir */
+};
+
+#define BC_GO (-1) /* a step's answer: go on (anything else is the exit status) */
+
+/* The defaults: every workload through both interfaces, 3 repeats, members of 2G. */
+static void bc_defaults(struct bc_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->repeats = 3;
+	o->params = (struct wl_params){ .seconds = 5, .seq_bytes = 512ull << 20, .files = 10000,
+					.seed = 1 };
+	o->member_bytes = 2ull << 30;
+	o->throughput = true;
+	o->rec_ops = 20000;
+	o->nrec_sizes = 3;
+	o->rec_sizes[0] = 1ull << 30;
+	o->rec_sizes[1] = 4ull << 30;
+	o->rec_sizes[2] = 16ull << 30;
+	for (int k = 0; k < WL_NKINDS; k++)
+		o->wl[k] = true;
+	o->iface[BC_FUSE] = o->iface[BC_INPROC] = true;
+	snprintf(o->dir, sizeof(o->dir), "bench.tmp");
+}
+
+/* --workloads LIST: only those; an unknown name is refused. */
+static int bc_parse_workloads(struct bc_opts *o, const char *arg)
+{
+	char buf[256], *save = NULL;
+
+	memset(o->wl, 0, sizeof(o->wl));
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int k = wl_parse(t);
+
+		if (k < 0)
+			return cli_err("--workloads: unknown workload '%s'", t), 2;
+		o->wl[k] = true;
+	}
+	return BC_GO;
+}
+
+/* One option @c (its value in optarg): BC_GO, or the exit status (help, a bad value). */
+static int bc_parse_opt(struct bc_opts *o, struct bc_args *a, int c)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'w':
+		return bc_parse_workloads(o, optarg);
+	case 'i':
+		o->iface[BC_FUSE] = strstr(optarg, "fuse") != NULL;
+		o->iface[BC_INPROC] = strstr(optarg, "inproc") != NULL;
+		if (!o->iface[BC_FUSE] && !o->iface[BC_INPROC])
+			return cli_err("--iface %s: expected fuse, inproc or both", optarg), 2;
+		break;
+	case 'b':
+		if (bc_parse_list(optarg, a->sweep, 6, &a->nsweep))
+			return cli_err("--bitmap-sweep %s: expected sizes such as 4M,512M",
+				       optarg), 2;
+		break;
+	case 'J':
+		a->journal = false;
+		break;
+	case 'K':
+		a->csum = true;
+		break;
+	case 'r':
+		if (cli_parse_u64(optarg, BC_MAX_REPEATS, &v) || !v)
+			return cli_err("--repeats: 1 to %d", BC_MAX_REPEATS), 2;
+		o->repeats = (unsigned int)v;
+		break;
+	case 's':
+		if (cli_parse_u64(optarg, 3600, &v) || !v)
+			return cli_err("--seconds: 1 to 3600"), 2;
+		o->params.seconds = (double)v;
+		break;
+	case 'q':
+		if (cli_parse_size(optarg, &o->params.seq_bytes) ||
+		    o->params.seq_bytes < (1u << 20))
+			return cli_err("--seq-size %s: at least 1M", optarg), 2;
+		o->params.seq_bytes &= ~((1ull << 20) - 1);
+		break;
+	case 'n':
+		if (cli_parse_u64(optarg, 10000000, &v) || !v)
+			return cli_err("--files %s: expected a count", optarg), 2;
+		o->params.files = (unsigned int)v;
+		break;
+	case 'S':
+		if (cli_parse_size(optarg, &o->member_bytes) || o->member_bytes < (256u << 20))
+			return cli_err("--size %s: at least 256M", optarg), 2;
+		a->sized = true;
+		break;
+	case 'm':
+		if (bc_parse_members(optarg, a->storage))
+			return 2;
+		o->given = true;
+		break;
+	case 'F':
+		a->no_fio = true;
+		break;
+	case 'L':
+		if (cli_parse_u64(optarg, 1024, &v))
+			return cli_err("--logdata %s: expected blocks, 0 to 1024", optarg), 2;
+		o->log_data = v ? (int)v : -1;
+		break;
+	case 'P':
+		o->prealloc = true;
+		break;
+	case 'R':
+		o->recovery = true;
+		break;
+	case 'O':
+		o->recovery = true;
+		o->throughput = false;
+		break;
+	case 'z':
+		if (bc_parse_list(optarg, o->rec_sizes, BC_MAX_SIZES, &o->nrec_sizes))
+			return cli_err("--recovery-sizes %s: expected sizes such as 1G,4G",
+				       optarg), 2;
+		break;
+	case 'o':
+		if (cli_parse_u64(optarg, 100000000, &o->rec_ops))
+			return cli_err("--recovery-ops %s: expected a count", optarg), 2;
+		break;
+	case 'd':
+		snprintf(o->dir, sizeof(o->dir), "%s", optarg);
+		break;
+	case 'c':
+		snprintf(o->csv, sizeof(o->csv), "%s", optarg);
+		break;
+	case 'g':
+		snprintf(o->svg, sizeof(o->svg), "%s", optarg);
+		break;
+	case 'h':
+		bc_usage(stdout);
+		return 0;
+	default:
+		if (!cli_verbosity_opt(c))
+			break;
+		bc_usage(stderr);
+		return 2;
+	}
+	return BC_GO;
+}
+
+/* The command line into @o and @a, and the options that exclude each other refused. */
+static int bc_parse_args(struct bc_opts *o, struct bc_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "workloads", required_argument, NULL, 'w' },
@@ -936,142 +1092,24 @@ int cmd_bench(int argc, char **argv)
 		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct bc_opts o;
-	uint64_t sweep[6], v;
-	unsigned int nsweep = 0;
-	char storage[BC_MEMBERS][600], *members[BC_MEMBERS];
-	bool journal = true, csum = false, no_fio = false, sized = false;
-	int c, rc = 0;
+	int c, rc;
 
-	memset(&o, 0, sizeof(o));
-	o.repeats = 3;
-	o.params = (struct wl_params){ .seconds = 5, .seq_bytes = 512ull << 20, .files = 10000,
-				       .seed = 1 };
-	o.member_bytes = 2ull << 30;
-	o.throughput = true;
-	o.rec_ops = 20000;
-	o.nrec_sizes = 3;
-	o.rec_sizes[0] = 1ull << 30;
-	o.rec_sizes[1] = 4ull << 30;
-	o.rec_sizes[2] = 16ull << 30;
-	for (int k = 0; k < WL_NKINDS; k++)
-		o.wl[k] = true;
-	o.iface[BC_FUSE] = o.iface[BC_INPROC] = true;
-	snprintf(o.dir, sizeof(o.dir), "bench.tmp");
 	while ((c = getopt_long(argc, argv, "h" CLI_VERBOSITY_SHORTOPTS, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'w': {
-			char buf[256], *save = NULL;
-
-			memset(o.wl, 0, sizeof(o.wl));
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				int k = wl_parse(t);
-
-				if (k < 0)
-					return cli_err("--workloads: unknown workload '%s'", t), 2;
-				o.wl[k] = true;
-			}
-			break;
-		}
-		case 'i':
-			o.iface[BC_FUSE] = strstr(optarg, "fuse") != NULL;
-			o.iface[BC_INPROC] = strstr(optarg, "inproc") != NULL;
-			if (!o.iface[BC_FUSE] && !o.iface[BC_INPROC])
-				return cli_err("--iface %s: expected fuse, inproc or both", optarg), 2;
-			break;
-		case 'b':
-			if (bc_parse_list(optarg, sweep, 6, &nsweep))
-				return cli_err("--bitmap-sweep %s: expected sizes such as 4M,512M",
-					       optarg), 2;
-			break;
-		case 'J':
-			journal = false;
-			break;
-		case 'K':
-			csum = true;
-			break;
-		case 'r':
-			if (cli_parse_u64(optarg, BC_MAX_REPEATS, &v) || !v)
-				return cli_err("--repeats: 1 to %d", BC_MAX_REPEATS), 2;
-			o.repeats = (unsigned int)v;
-			break;
-		case 's':
-			if (cli_parse_u64(optarg, 3600, &v) || !v)
-				return cli_err("--seconds: 1 to 3600"), 2;
-			o.params.seconds = (double)v;
-			break;
-		case 'q':
-			if (cli_parse_size(optarg, &o.params.seq_bytes) || o.params.seq_bytes < (1u << 20))
-				return cli_err("--seq-size %s: at least 1M", optarg), 2;
-			o.params.seq_bytes &= ~((1ull << 20) - 1);
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, 10000000, &v) || !v)
-				return cli_err("--files %s: expected a count", optarg), 2;
-			o.params.files = (unsigned int)v;
-			break;
-		case 'S':
-			if (cli_parse_size(optarg, &o.member_bytes) || o.member_bytes < (256u << 20))
-				return cli_err("--size %s: at least 256M", optarg), 2;
-			sized = true;
-			break;
-		case 'm':
-			if (bc_parse_members(optarg, storage))
-				return 2;
-			o.given = true;
-			break;
-		case 'F':
-			no_fio = true;
-			break;
-		case 'L':
-			if (cli_parse_u64(optarg, 1024, &v))
-				return cli_err("--logdata %s: expected blocks, 0 to 1024", optarg), 2;
-			o.log_data = v ? (int)v : -1;
-			break;
-		case 'P':
-			o.prealloc = true;
-			break;
-		case 'R':
-			o.recovery = true;
-			break;
-		case 'O':
-			o.recovery = true;
-			o.throughput = false;
-			break;
-		case 'z':
-			if (bc_parse_list(optarg, o.rec_sizes, BC_MAX_SIZES, &o.nrec_sizes))
-				return cli_err("--recovery-sizes %s: expected sizes such as 1G,4G",
-					       optarg), 2;
-			break;
-		case 'o':
-			if (cli_parse_u64(optarg, 100000000, &o.rec_ops))
-				return cli_err("--recovery-ops %s: expected a count", optarg), 2;
-			break;
-		case 'd':
-			snprintf(o.dir, sizeof(o.dir), "%s", optarg);
-			break;
-		case 'c':
-			snprintf(o.csv, sizeof(o.csv), "%s", optarg);
-			break;
-		case 'g':
-			snprintf(o.svg, sizeof(o.svg), "%s", optarg);
-			break;
-		case 'h':
-			bc_usage(stdout);
-			return 0;
-		default:
-			if (!cli_verbosity_opt(c))
-				break;
-			bc_usage(stderr);
-			return 2;
-		}
+		rc = bc_parse_opt(o, a, c);
+		if (rc != BC_GO)
+			return rc;
 	}
 	if (optind != argc)
 		return cli_err("unexpected argument '%s'", argv[optind]), 2;
-	if (o.given && (sized || o.prealloc || o.recovery))
+	if (o->given && (a->sized || o->prealloc || o->recovery))
 		return cli_err("--members: the members are used as they are, at their size; "
 			       "--size, --prealloc and --recovery make their own"), 2;
+	return BC_GO;
+}
+
+/* Root, /dev/fuse and this program's path (the daemon is run from it); fio or not. */
+static int bc_check_env(struct bc_opts *o, const struct bc_args *a)
+{
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
 		return cli_err("needs root and /dev/fuse"), 2;
 	/* No member lock in this process: a lock is held until the process exits,
@@ -1079,78 +1117,125 @@ int cmd_bench(int argc, char **argv)
 	 * 64 the table was full: "too many devices"). Each mkfs (a child) still
 	 * takes its exclusive lock, so a member in use elsewhere is refused. */
 	cli_lock_mode = CLI_LOCK_NONE;
-	if (sp_self(o.self, sizeof(o.self)))
+	if (sp_self(o->self, sizeof(o->self)))
 		return cli_err("cannot find this program"), 2;
 	/* fio through FUSE unless told otherwise or not installed */
-	o.use_fio = !no_fio && system("fio --version >/dev/null 2>&1") == 0;
+	o->use_fio = !a->no_fio && system("fio --version >/dev/null 2>&1") == 0;
+	return BC_GO;
+}
 
-	bc_add_cfg(&o, "unprotected", "ordered", "full", 0);
-	bc_add_cfg(&o, "bitmap", "ordered", "bitmap", 0);
-	for (unsigned int i = 0; i < nsweep && o.ncfg < BC_MAX_CONFIGS - 3; i++) {
+/* The configurations compared, in the order each repeat starts from. */
+static void bc_add_configs(struct bc_opts *o, const struct bc_args *a)
+{
+	bc_add_cfg(o, "unprotected", "ordered", "full", 0);
+	bc_add_cfg(o, "bitmap", "ordered", "bitmap", 0);
+	for (unsigned int i = 0; i < a->nsweep && o->ncfg < BC_MAX_CONFIGS - 3; i++) {
 		char name[32];
 
 		/* mdadm's old defaults are below a MiB (4K for a 1 GiB member) */
-		if (sweep[i] < (1u << 20))
+		if (a->sweep[i] < (1u << 20))
 			snprintf(name, sizeof(name), "bitmap-%lluK",
-				 (unsigned long long)(sweep[i] >> 10));
+				 (unsigned long long)(a->sweep[i] >> 10));
 		else
 			snprintf(name, sizeof(name), "bitmap-%lluM",
-				 (unsigned long long)(sweep[i] >> 20));
-		bc_add_cfg(&o, name, "ordered", "bitmap", sweep[i]);
+				 (unsigned long long)(a->sweep[i] >> 20));
+		bc_add_cfg(o, name, "ordered", "bitmap", a->sweep[i]);
 	}
-	bc_add_cfg(&o, "declared", "declared", "journal", 0);
-	if (csum) {
-		bc_add_cfg(&o, "declared+csum", "declared", "journal", 0);
-		o.cfg[o.ncfg - 1].csum = true;
+	bc_add_cfg(o, "declared", "declared", "journal", 0);
+	if (a->csum) {
+		bc_add_cfg(o, "declared+csum", "declared", "journal", 0);
+		o->cfg[o->ncfg - 1].csum = true;
 	}
-	if (journal)
-		bc_add_cfg(&o, "journal", "journal", "full", 0);
+	if (a->journal)
+		bc_add_cfg(o, "journal", "journal", "full", 0);
+}
 
-	if (mkdir(o.dir, 0755) && errno != EEXIST)
-		return cli_err("%s: %s", o.dir, strerror(errno)), 2;
-	snprintf(o.log, sizeof(o.log), "%s/bench.log", o.dir);
+/* --dir made, the log named, @members pointed at their names; the first line printed. */
+static int bc_prepare(struct bc_opts *o, struct bc_args *a, char **members)
+{
+	if (mkdir(o->dir, 0755) && errno != EEXIST)
+		return cli_err("%s: %s", o->dir, strerror(errno)), 2;
+	snprintf(o->log, sizeof(o->log), "%s/bench.log", o->dir);
 	for (int i = 0; i < BC_MEMBERS; i++)
-		members[i] = storage[i];
-	if (!o.given)
-		bc_member_paths(&o, members, &storage[0][0], sizeof(storage[0]));
+		members[i] = a->storage[i];
+	if (!o->given)
+		bc_member_paths(o, members, &a->storage[0][0], sizeof(a->storage[0]));
 	signal(SIGPIPE, SIG_IGN);
-	if (o.given)
+	if (o->given)
 		printf("jgrfs bench: RAID5 over %s, %s, %s, %s; %s through FUSE; log in %s\n",
 		       members[0], members[1], members[2], members[3],
-		       o.use_fio ? "fio" : "built-in generator", o.log);
+		       o->use_fio ? "fio" : "built-in generator", o->log);
 	else
 		printf("jgrfs bench: RAID5 over %d files in %s; %s through FUSE; log in %s\n",
-		       BC_MEMBERS, o.dir, o.use_fio ? "fio" : "built-in generator", o.log);
+		       BC_MEMBERS, o->dir, o->use_fio ? "fio" : "built-in generator", o->log);
+	return BC_GO;
+}
 
-	if (o.throughput && o.prealloc)
-		rc = bc_zero_members(&o, members);
-	for (unsigned int rep = 0; o.throughput && rep < o.repeats && !rc; rep++) {
-		printf("repeat %u/%u\n", rep + 1, o.repeats);
+/* Every configuration through each interface asked for, --repeats times. */
+static int bc_throughput(struct bc_opts *o, char **members)
+{
+	int rc = 0;
+
+	if (o->prealloc)
+		rc = bc_zero_members(o, members);
+	for (unsigned int rep = 0; rep < o->repeats && !rc; rep++) {
+		printf("repeat %u/%u\n", rep + 1, o->repeats);
 		/* each repeat starts at the next configuration: a slow spell of the
 		 * machine does not always fall on the same one */
-		for (unsigned int step = 0, ci = rep % o.ncfg; step < o.ncfg && !rc;
-		     step++, ci = (ci + 1) % o.ncfg) {
-			rc = bc_mkfs(&o, &o.cfg[ci], members, o.member_bytes, o.prealloc);
+		for (unsigned int step = 0, ci = rep % o->ncfg; step < o->ncfg && !rc;
+		     step++, ci = (ci + 1) % o->ncfg) {
+			rc = bc_mkfs(o, &o->cfg[ci], members, o->member_bytes, o->prealloc);
 			if (rc) {
-				rc = cli_err("%s: mkfs exited %d (see %s)", o.cfg[ci].name, rc, o.log);
+				rc = cli_err("%s: mkfs exited %d (see %s)", o->cfg[ci].name, rc, o->log);
 				break;
 			}
-			if (o.iface[BC_FUSE])
-				rc = bc_run_fuse(&o, ci, rep, members);
-			if (!rc && o.iface[BC_INPROC])
-				rc = bc_run_inproc(&o, ci, rep, members);
+			if (o->iface[BC_FUSE])
+				rc = bc_run_fuse(o, ci, rep, members);
+			if (!rc && o->iface[BC_INPROC])
+				rc = bc_run_inproc(o, ci, rep, members);
 		}
 	}
-	if (!rc && o.recovery) {
-		/* repeats outermost, as for throughput: noise hits every size alike */
-		for (unsigned int rep = 0; rep < o.repeats && !rc; rep++) {
-			printf("recovery, repeat %u/%u\n", rep + 1, o.repeats);
-			for (unsigned int s = 0; s < o.nrec_sizes && !rc; s++)
-				for (unsigned int ci = 0; ci < o.ncfg && !rc; ci++)
-					if (bc_in_recovery(&o.cfg[ci]))
-						rc = bc_recovery_one(&o, s, ci, rep, members);
-		}
+	return rc;
+}
+
+/* Recovery after kill -9 of each configuration that differs there, at each size. */
+static int bc_recovery(struct bc_opts *o, char **members)
+{
+	int rc = 0;
+
+	/* repeats outermost, as for throughput: noise hits every size alike */
+	for (unsigned int rep = 0; rep < o->repeats && !rc; rep++) {
+		printf("recovery, repeat %u/%u\n", rep + 1, o->repeats);
+		for (unsigned int s = 0; s < o->nrec_sizes && !rc; s++)
+			for (unsigned int ci = 0; ci < o->ncfg && !rc; ci++)
+				if (bc_in_recovery(&o->cfg[ci]))
+					rc = bc_recovery_one(o, s, ci, rep, members);
 	}
+	return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static struct bc_opts o;
+	struct bc_args a = { .journal = true };
+	char *members[BC_MEMBERS];
+	int rc;
+
+	bc_defaults(&o);
+	rc = bc_parse_args(&o, &a, argc, argv);
+	if (rc == BC_GO)
+		rc = bc_check_env(&o, &a);
+	if (rc != BC_GO)
+		return rc;
+	bc_add_configs(&o, &a);
+	rc = bc_prepare(&o, &a, members);
+	if (rc != BC_GO)
+		return rc;
+	rc = 0;
+	if (o.throughput)
+		rc = bc_throughput(&o, members);
+	if (!rc && o.recovery)
+		rc = bc_recovery(&o, members);
 	for (int i = 0; i < BC_MEMBERS && !o.given; i++)
 		unlink(members[i]);
 	if (rc)

@@ -256,7 +256,18 @@ out:
 	return rc;
 }
 
-int cmd_bench_fs(int argc, char **argv)
+/* What the command line asks for (cmd_bench_fs_help); bf_settle fills the rest. */
+struct bf_opts {
+	const char *dir, *modes;
+	uint64_t member_bytes, file_bytes, stall_bytes;
+	bool stall;
+	unsigned int rand_ops, creates;
+};
+
+#define BF_GO (-1) /* a step's answer: go on (anything else is the exit status) */
+
+/* The command line into @o: BF_GO, or the exit status (help, a bad value). */
+static int bf_parse_args(struct bf_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },
@@ -271,51 +282,45 @@ int cmd_bench_fs(int argc, char **argv)
 		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = ".", *modes = NULL;
-	uint64_t member_bytes = 0, file_bytes = 256ull << 20, stall_bytes = 4ull << 30, v;
-	bool stall = false;
-	unsigned int rand_ops = 300, creates = 5000;
-	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
-	struct raid_assemble_cfg acfg = { 0 };
-	struct blk_dev *devs[BF_MEMBERS];
-	char tmpl[512], paths[BF_MEMBERS][600], *pp[BF_MEMBERS], mlist[1024], *save, *tok;
-	struct raid_array *a = NULL;
-	int opt, rc = 0;
+	uint64_t v;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:s:f:r:c:m:Sz:h" CLI_VERBOSITY_SHORTOPTS,
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
-			dir = optarg;
+			o->dir = optarg;
 			break;
 		case 's':
-			if (cli_parse_size(optarg, &member_bytes) || member_bytes < (64u << 20))
+			if (cli_parse_size(optarg, &o->member_bytes) ||
+			    o->member_bytes < (64u << 20))
 				return cli_err("bad member size '%s' (at least 64M)", optarg);
 			break;
 		case 'f':
-			if (cli_parse_size(optarg, &file_bytes) || file_bytes < BF_IO)
+			if (cli_parse_size(optarg, &o->file_bytes) || o->file_bytes < BF_IO)
 				return cli_err("bad file size '%s'", optarg);
-			file_bytes -= file_bytes % BF_IO;
+			o->file_bytes -= o->file_bytes % BF_IO;
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, 1000000, &v) || !v)
 				return cli_err("bad count '%s'", optarg);
-			rand_ops = (unsigned int)v;
+			o->rand_ops = (unsigned int)v;
 			break;
 		case 'c':
 			if (cli_parse_u64(optarg, 10000000, &v) || !v)
 				return cli_err("bad count '%s'", optarg);
-			creates = (unsigned int)v;
+			o->creates = (unsigned int)v;
 			break;
 		case 'm':
-			modes = optarg;
+			o->modes = optarg;
 			break;
 		case 'S':
-			stall = true;
+			o->stall = true;
 			break;
 		case 'z':
-			if (cli_parse_size(optarg, &stall_bytes) || stall_bytes < JG_BLOCK_SIZE)
+			if (cli_parse_size(optarg, &o->stall_bytes) ||
+			    o->stall_bytes < JG_BLOCK_SIZE)
 				return cli_err("bad stall size '%s'", optarg);
 			break;
 		case 'h':
@@ -330,51 +335,83 @@ int cmd_bench_fs(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (!modes)
-		modes = stall ? "declared" : "writeback,ordered,journal,declared";
-	if (!member_bytes && stall) /* room for the file, its map, the journal */
-		member_bytes = (stall_bytes + stall_bytes / 16 + (512ull << 20)) /
-			       (BF_MEMBERS - 1) / BF_IO * BF_IO + BF_IO;
-	if (!member_bytes)
-		member_bytes = 1ull << 30;
-	if (stall && stall_bytes + stall_bytes / 32 + (256ull << 20) >
-			     member_bytes * (BF_MEMBERS - 1))
+	return BF_GO;
+}
+
+/* The defaults that depend on --stall, and the sizes checked against the array. */
+static int bf_settle(struct bf_opts *o)
+{
+	if (!o->modes)
+		o->modes = o->stall ? "declared" : "writeback,ordered,journal,declared";
+	if (!o->member_bytes && o->stall) /* room for the file, its map, the journal */
+		o->member_bytes = (o->stall_bytes + o->stall_bytes / 16 + (512ull << 20)) /
+				  (BF_MEMBERS - 1) / BF_IO * BF_IO + BF_IO;
+	if (!o->member_bytes)
+		o->member_bytes = 1ull << 30;
+	if (o->stall && o->stall_bytes + o->stall_bytes / 32 + (256ull << 20) >
+				o->member_bytes * (BF_MEMBERS - 1))
 		return cli_err("--stall-size too large for the array");
-	if (!stall && file_bytes * 2 > member_bytes * (BF_MEMBERS - 1))
+	if (!o->stall && o->file_bytes * 2 > o->member_bytes * (BF_MEMBERS - 1))
 		return cli_err("--file-size too large for the array");
-	snprintf(tmpl, sizeof(tmpl), "%s/jgrfs-bench-fs-XXXXXX", dir);
-	if (!mkdtemp(tmpl))
-		return cli_err("cannot create a directory under %s: %s", dir, strerror(errno));
+	return BF_GO;
+}
+
+/*
+ * The member files @paths in the new directory @tmpl, a RAID5 array made over
+ * them and assembled into *@a. On failure the members are closed; the caller
+ * removes the files and the directory either way.
+ */
+static int bf_make_array(const struct bf_opts *o, const char *tmpl, char paths[][600],
+			 struct blk_dev **devs, struct raid_array **a)
+{
+	struct raid_create_cfg cfg = { .assume_clean = true, /* zeroed new members */ .level = 5, .chunk_blocks = 16 };
+	struct raid_assemble_cfg acfg = { 0 };
+	char *pp[BF_MEMBERS];
+	int rc;
+
 	for (int i = 0; i < BF_MEMBERS; i++) {
-		snprintf(paths[i], sizeof(paths[i]), "%s/m%d.img", tmpl, i);
+		snprintf(paths[i], 600, "%s/m%d.img", tmpl, i);
 		pp[i] = paths[i];
 	}
-	rc = cli_open_members(pp, BF_MEMBERS, member_bytes, devs);
+	rc = cli_open_members(pp, BF_MEMBERS, o->member_bytes, devs);
 	if (rc)
-		goto out_rm;
+		return rc;
 	rc = raid_create(devs, BF_MEMBERS, &cfg, true);
 	if (!rc)
-		rc = raid_assemble(devs, BF_MEMBERS, &acfg, &a);
+		rc = raid_assemble(devs, BF_MEMBERS, &acfg, a);
 	if (rc) {
 		cli_err("cannot create the array: %s", strerror(-rc));
 		cli_close_members(devs, BF_MEMBERS);
-		goto out_rm;
 	}
+	return rc;
+}
+
+/* What is measured, and the table's heading. */
+static void bf_print_header(const struct bf_opts *o, const char *tmpl)
+{
 	printf("jgrfs bench fs: RAID5 over %d member files of %llu MiB in %s (io_uring, O_DIRECT)\n",
-	       BF_MEMBERS, (unsigned long long)(member_bytes >> 20), tmpl);
-	if (stall) {
+	       BF_MEMBERS, (unsigned long long)(o->member_bytes >> 20), tmpl);
+	if (o->stall) {
 		printf("fallocate of %llu MiB in one call while another thread stats another "
-		       "file every 1 ms\n\n", (unsigned long long)(stall_bytes >> 20));
+		       "file every 1 ms\n\n", (unsigned long long)(o->stall_bytes >> 20));
 		printf("%-14s %12s %10s %12s %12s %12s\n", "mode", "fallocate s", "stats",
 		       "median ms", "p99 ms", "max ms");
 	} else {
 		printf("sequential file %llu MiB in 1 MiB calls; %u random 4 KiB writes with "
-		       "fsync; %u creates\n\n", (unsigned long long)(file_bytes >> 20),
-		       rand_ops, creates);
+		       "fsync; %u creates\n\n", (unsigned long long)(o->file_bytes >> 20),
+		       o->rand_ops, o->creates);
 		printf("%-14s %14s %14s %16s %14s\n", "mode", "seq write MB/s", "seq read MB/s",
 		       "4K fsync writes/s", "creates/s");
 	}
-	snprintf(mlist, sizeof(mlist), "%s", modes);
+}
+
+/* Each mode of --modes in turn on array @a, a line each; the first failure stops. */
+static int bf_run_modes(const struct bf_opts *o, struct raid_array *a)
+{
+	char mlist[1024], *save, *tok;
+	int rc = 0;
+
+	snprintf(mlist, sizeof(mlist), "%s", o->modes);
 	for (tok = strtok_r(mlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		enum jnl_data_mode m;
 		struct bf_result r = { 0 };
@@ -391,15 +428,15 @@ int cmd_bench_fs(int argc, char **argv)
 			rc = cli_err("unknown data mode '%s'", tok);
 			break;
 		}
-		if (stall) {
-			rc = bf_run_stall(a, tok, m, csum, stall_bytes);
+		if (o->stall) {
+			rc = bf_run_stall(a, tok, m, csum, o->stall_bytes);
 			if (rc) {
 				cli_err("mode %s failed: %s", tok, strerror(-rc));
 				break;
 			}
 			continue;
 		}
-		rc = bf_run_mode(a, m, csum, file_bytes, rand_ops, creates, &r);
+		rc = bf_run_mode(a, m, csum, o->file_bytes, o->rand_ops, o->creates, &r);
 		if (rc) {
 			cli_err("mode %s failed: %s", tok, strerror(-rc));
 			break;
@@ -408,8 +445,32 @@ int cmd_bench_fs(int argc, char **argv)
 		       r.rand_iops, r.creates_s);
 		fflush(stdout);
 	}
-	raidcli_stop(a, devs, BF_MEMBERS);
-out_rm:
+	return rc;
+}
+
+int cmd_bench_fs(int argc, char **argv)
+{
+	struct bf_opts o = { .dir = ".", .file_bytes = 256ull << 20, .stall_bytes = 4ull << 30,
+			     .rand_ops = 300, .creates = 5000 };
+	struct blk_dev *devs[BF_MEMBERS];
+	char tmpl[512], paths[BF_MEMBERS][600];
+	struct raid_array *a = NULL;
+	int rc;
+
+	rc = bf_parse_args(&o, argc, argv);
+	if (rc == BF_GO)
+		rc = bf_settle(&o);
+	if (rc != BF_GO)
+		return rc;
+	snprintf(tmpl, sizeof(tmpl), "%s/jgrfs-bench-fs-XXXXXX", o.dir);
+	if (!mkdtemp(tmpl))
+		return cli_err("cannot create a directory under %s: %s", o.dir, strerror(errno));
+	rc = bf_make_array(&o, tmpl, paths, devs, &a);
+	if (!rc) {
+		bf_print_header(&o, tmpl);
+		rc = bf_run_modes(&o, a);
+		raidcli_stop(a, devs, BF_MEMBERS);
+	}
 	for (int i = 0; i < BF_MEMBERS; i++)
 		unlink(paths[i]);
 	rmdir(tmpl);

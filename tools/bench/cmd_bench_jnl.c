@@ -308,7 +308,18 @@ static void bj_cleanup(struct bj_state *st)
 		rmdir(st->dir);
 }
 
-int cmd_bench_jnl(int argc, char **argv)
+#define BJ_GO (-1) /* a step's answer: go on (anything else is the exit status) */
+
+/* The data modes measured, in the order printed; the declared-recovery sizes. */
+static const enum jnl_data_mode bj_modes[] = {
+	JNL_DATA_WRITEBACK, JNL_DATA_ORDERED, JNL_DATA_JOURNAL, JNL_DATA_DECLARED,
+};
+#define BJ_NMODES (sizeof(bj_modes) / sizeof(bj_modes[0]))
+static const uint64_t bj_inflight[] = { 0, 512, 2048, 8192, 32768 };
+#define BJ_NINFLIGHT (sizeof(bj_inflight) / sizeof(bj_inflight[0]))
+
+/* The command line into @o: BJ_GO, or the exit status (help, a bad value). */
+static int bj_parse_args(struct bj_opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "dir", required_argument, NULL, 'd' }, { "size", required_argument, NULL, 's' },
@@ -319,58 +330,47 @@ int cmd_bench_jnl(int argc, char **argv)
 		CLI_VERBOSITY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	static const enum jnl_data_mode modes[] = {
-		JNL_DATA_WRITEBACK, JNL_DATA_ORDERED, JNL_DATA_JOURNAL, JNL_DATA_DECLARED,
-	};
-	static const uint64_t inflight[] = { 0, 512, 2048, 8192, 32768 };
-	struct bj_state st = { .o = { .size_bytes = 128ull << 20, .journal_bytes = 32ull << 20,
-				      .members = 4, .txns = 300, .meta = 8, .data = 64,
-				      .chunk_blocks = 16 } };
-	struct bj_mode_res mr[4] = { 0 };
-	struct bj_rec_res rr[5] = { 0 };
-	struct raid_resync_report scrub = { 0 };
-	unsigned int nrec = 0;
 	uint64_t v;
-	int opt, rc = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "d:s:m:c:t:M:D:J:jh" CLI_VERBOSITY_SHORTOPTS,
 				  lo, NULL)) != -1) {
 		switch (opt) {
-		case 'd': st.o.dir = optarg; break;
+		case 'd': o->dir = optarg; break;
 		case 's':
-			if (cli_parse_size(optarg, &st.o.size_bytes) || st.o.size_bytes < (16u << 20))
+			if (cli_parse_size(optarg, &o->size_bytes) || o->size_bytes < (16u << 20))
 				return cli_err("bad --size '%s' (at least 16M)", optarg);
 			break;
 		case 'J':
-			if (cli_parse_size(optarg, &st.o.journal_bytes))
+			if (cli_parse_size(optarg, &o->journal_bytes))
 				return cli_err("bad --journal '%s'", optarg);
 			break;
 		case 'c':
 			if (cli_parse_size(optarg, &v) || v < 4096 || v > (4u << 20) || (v & (v - 1)))
 				return cli_err("bad --chunk '%s'", optarg);
-			st.o.chunk_blocks = (uint32_t)(v / JG_BLOCK_SIZE);
+			o->chunk_blocks = (uint32_t)(v / JG_BLOCK_SIZE);
 			break;
 		case 'm':
 			if (cli_parse_u64(optarg, BJ_MEMBERS_MAX, &v) || v < 3)
 				return cli_err("bad --members '%s' (3 to %d)", optarg, BJ_MEMBERS_MAX);
-			st.o.members = (unsigned int)v;
+			o->members = (unsigned int)v;
 			break;
 		case 't':
 			if (cli_parse_u64(optarg, 1000000, &v) || !v)
 				return cli_err("bad --txns '%s'", optarg);
-			st.o.txns = (unsigned int)v;
+			o->txns = (unsigned int)v;
 			break;
 		case 'M':
 			if (cli_parse_u64(optarg, 64, &v))
 				return cli_err("bad --meta '%s' (0 to 64)", optarg);
-			st.o.meta = (unsigned int)v;
+			o->meta = (unsigned int)v;
 			break;
 		case 'D':
 			if (cli_parse_u64(optarg, 4096, &v))
 				return cli_err("bad --data '%s' (0 to 4096)", optarg);
-			st.o.data = (unsigned int)v;
+			o->data = (unsigned int)v;
 			break;
-		case 'j': st.o.json = true; break;
+		case 'j': o->json = true; break;
 		case 'h': fputs(cmd_bench_jnl_help, stdout); return 0;
 		case 'v':
 		case 'q':
@@ -379,14 +379,115 @@ int cmd_bench_jnl(int argc, char **argv)
 		default: fputs(cmd_bench_jnl_help, stderr); return 1;
 		}
 	}
-	if (st.o.dir) {
-		snprintf(st.dir, sizeof(st.dir), "%s", st.o.dir);
+	return BJ_GO;
+}
+
+/* The directory of the member files: --dir, or a new one removed at the end. */
+static int bj_make_dir(struct bj_state *st)
+{
+	if (st->o.dir) {
+		snprintf(st->dir, sizeof(st->dir), "%s", st->o.dir);
 	} else {
-		snprintf(st.dir, sizeof(st.dir), "./jgrfs-bench-jnl.XXXXXX");
-		if (!mkdtemp(st.dir))
+		snprintf(st->dir, sizeof(st->dir), "./jgrfs-bench-jnl.XXXXXX");
+		if (!mkdtemp(st->dir))
 			return cli_err("mkdtemp: %s", strerror(errno)), 2;
-		st.made_dir = true;
+		st->made_dir = true;
 	}
+	return BJ_GO;
+}
+
+/* Part 1: commit throughput of each data mode into @mr, a line each unless --json. */
+static int bj_run_modes(struct bj_state *st, struct bj_mode_res *mr)
+{
+	for (unsigned int i = 0; i < BJ_NMODES; i++) {
+		int rc = bj_mode(st, bj_modes[i], &mr[i]);
+
+		if (rc)
+			return rc;
+		if (!st->o.json)
+			fprintf(stderr, "  %-9s %8.1f txn/s %8.1f MB/s data  %.1f flushes/commit  (%u txns in %.2f s)\n",
+				jnl_data_mode_name(bj_modes[i]), mr[i].tps, mr[i].mbs,
+				mr[i].flushes_per_commit, st->o.txns, mr[i].seconds);
+	}
+	return 0;
+}
+
+/* Part 2: declared recovery at each in-flight size the journal holds, into @rr. */
+static int bj_run_recoveries(struct bj_state *st, struct bj_rec_res *rr, unsigned int *nrec)
+{
+	for (unsigned int i = 0; i < BJ_NINFLIGHT; i++) {
+		int rc;
+
+		if (1024 + bj_inflight[i] * 2 >= st->jstart)
+			break;
+		rc = bj_recovery(st, bj_inflight[i], &rr[i]);
+		if (rc)
+			return rc;
+		(*nrec)++;
+		if (!st->o.json)
+			fprintf(stderr, "  declared recovery, %6llu blocks in flight: %.4f s, %llu declared + %llu log blocks resynced, %llu rows\n",
+				(unsigned long long)bj_inflight[i], rr[i].seconds,
+				(unsigned long long)rr[i].rep.declared_blocks_resynced,
+				(unsigned long long)rr[i].rep.log_blocks_resynced,
+				(unsigned long long)rr[i].rep.rows_resynced);
+	}
+	return 0;
+}
+
+/* The whole-array scrub recovery is compared with: what a full resync reads. */
+static int bj_run_scrub(struct bj_state *st, struct raid_resync_report *scrub)
+{
+	int64_t m = raid_scrub(st->a, false, NULL, NULL, scrub);
+
+	if (m < 0) {
+		cli_err("scrub: %s", strerror((int)-m));
+		return (int)m;
+	}
+	if (!st->o.json)
+		fprintf(stderr, "  whole-array scrub (what a full resync reads): %.3f s, %llu rows, %lld mismatches\n",
+			scrub->seconds, (unsigned long long)scrub->rows_checked, (long long)m);
+	return 0;
+}
+
+/* --json: every figure in one object on stdout. */
+static void bj_print_json(const struct bj_state *st, const struct bj_mode_res *mr,
+			  const struct bj_rec_res *rr, unsigned int nrec,
+			  const struct raid_resync_report *scrub)
+{
+	printf("{\"members\":%u,\"member_bytes\":%llu,\"chunk_blocks\":%u,\"txns\":%u,\"meta\":%u,\"data\":%u,\"modes\":{",
+	       st->o.members, (unsigned long long)st->o.size_bytes, st->o.chunk_blocks, st->o.txns,
+	       st->o.meta, st->o.data);
+	for (unsigned int i = 0; i < BJ_NMODES; i++)
+		printf("%s\"%s\":{\"txn_per_s\":%.1f,\"data_mb_per_s\":%.2f,\"flushes_per_commit\":%.2f}",
+		       i ? "," : "", jnl_data_mode_name(bj_modes[i]), mr[i].tps, mr[i].mbs,
+		       mr[i].flushes_per_commit);
+	printf("},\"declared_recovery\":[");
+	for (unsigned int i = 0; i < nrec; i++)
+		printf("%s{\"inflight_blocks\":%llu,\"seconds\":%.6f,\"declared_blocks\":%llu,\"log_blocks\":%llu,\"rows\":%llu}",
+		       i ? "," : "", (unsigned long long)rr[i].inflight, rr[i].seconds,
+		       (unsigned long long)rr[i].rep.declared_blocks_resynced,
+		       (unsigned long long)rr[i].rep.log_blocks_resynced,
+		       (unsigned long long)rr[i].rep.rows_resynced);
+	printf("],\"scrub_seconds\":%.4f,\"scrub_rows\":%llu}\n", scrub->seconds,
+	       (unsigned long long)scrub->rows_checked);
+}
+
+int cmd_bench_jnl(int argc, char **argv)
+{
+	struct bj_state st = { .o = { .size_bytes = 128ull << 20, .journal_bytes = 32ull << 20,
+				      .members = 4, .txns = 300, .meta = 8, .data = 64,
+				      .chunk_blocks = 16 } };
+	struct bj_mode_res mr[BJ_NMODES] = { 0 };
+	struct bj_rec_res rr[BJ_NINFLIGHT] = { 0 };
+	struct raid_resync_report scrub = { 0 };
+	unsigned int nrec = 0;
+	int rc;
+
+	rc = bj_parse_args(&st.o, argc, argv);
+	if (rc == BJ_GO)
+		rc = bj_make_dir(&st);
+	if (rc != BJ_GO)
+		return rc;
 	rc = bj_create(&st);
 	if (rc)
 		goto out;
@@ -395,59 +496,13 @@ int cmd_bench_jnl(int argc, char **argv)
 			st.o.members, (unsigned long long)(st.o.size_bytes >> 20),
 			st.o.chunk_blocks * 4, (unsigned long long)(st.jblocks >> 8),
 			(unsigned long long)st.jstart);
-	for (unsigned int i = 0; i < 4; i++) {
-		rc = bj_mode(&st, modes[i], &mr[i]);
-		if (rc)
-			goto out;
-		if (!st.o.json)
-			fprintf(stderr, "  %-9s %8.1f txn/s %8.1f MB/s data  %.1f flushes/commit  (%u txns in %.2f s)\n",
-				jnl_data_mode_name(modes[i]), mr[i].tps, mr[i].mbs,
-				mr[i].flushes_per_commit, st.o.txns, mr[i].seconds);
-	}
-	for (unsigned int i = 0; i < sizeof(inflight) / sizeof(inflight[0]); i++) {
-		if (1024 + inflight[i] * 2 >= st.jstart)
-			break;
-		rc = bj_recovery(&st, inflight[i], &rr[i]);
-		if (rc)
-			goto out;
-		nrec++;
-		if (!st.o.json)
-			fprintf(stderr, "  declared recovery, %6llu blocks in flight: %.4f s, %llu declared + %llu log blocks resynced, %llu rows\n",
-				(unsigned long long)inflight[i], rr[i].seconds,
-				(unsigned long long)rr[i].rep.declared_blocks_resynced,
-				(unsigned long long)rr[i].rep.log_blocks_resynced,
-				(unsigned long long)rr[i].rep.rows_resynced);
-	}
-	{
-		int64_t m = raid_scrub(st.a, false, NULL, NULL, &scrub);
-
-		if (m < 0) {
-			rc = (int)m;
-			cli_err("scrub: %s", strerror(-rc));
-			goto out;
-		}
-		if (!st.o.json)
-			fprintf(stderr, "  whole-array scrub (what a full resync reads): %.3f s, %llu rows, %lld mismatches\n",
-				scrub.seconds, (unsigned long long)scrub.rows_checked, (long long)m);
-	}
-	if (st.o.json) {
-		printf("{\"members\":%u,\"member_bytes\":%llu,\"chunk_blocks\":%u,\"txns\":%u,\"meta\":%u,\"data\":%u,\"modes\":{",
-		       st.o.members, (unsigned long long)st.o.size_bytes, st.o.chunk_blocks, st.o.txns,
-		       st.o.meta, st.o.data);
-		for (unsigned int i = 0; i < 4; i++)
-			printf("%s\"%s\":{\"txn_per_s\":%.1f,\"data_mb_per_s\":%.2f,\"flushes_per_commit\":%.2f}",
-			       i ? "," : "", jnl_data_mode_name(modes[i]), mr[i].tps, mr[i].mbs,
-			       mr[i].flushes_per_commit);
-		printf("},\"declared_recovery\":[");
-		for (unsigned int i = 0; i < nrec; i++)
-			printf("%s{\"inflight_blocks\":%llu,\"seconds\":%.6f,\"declared_blocks\":%llu,\"log_blocks\":%llu,\"rows\":%llu}",
-			       i ? "," : "", (unsigned long long)rr[i].inflight, rr[i].seconds,
-			       (unsigned long long)rr[i].rep.declared_blocks_resynced,
-			       (unsigned long long)rr[i].rep.log_blocks_resynced,
-			       (unsigned long long)rr[i].rep.rows_resynced);
-		printf("],\"scrub_seconds\":%.4f,\"scrub_rows\":%llu}\n", scrub.seconds,
-		       (unsigned long long)scrub.rows_checked);
-	}
+	rc = bj_run_modes(&st, mr);
+	if (!rc)
+		rc = bj_run_recoveries(&st, rr, &nrec);
+	if (!rc)
+		rc = bj_run_scrub(&st, &scrub);
+	if (!rc && st.o.json)
+		bj_print_json(&st, mr, rr, nrec, &scrub);
 out:
 	bj_cleanup(&st);
 	return rc ? 2 : 0;

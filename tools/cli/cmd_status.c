@@ -167,6 +167,56 @@ static void status_print_json_requests(const struct fop_requests *rq)
 	printf("},");
 }
 
+/* fop_status.mem[] by enum fop_mem_pool: the names of the text and the JSON */
+static const char *const status_mem_names[FOP_MEM__COUNT] = {
+	"cache", "journal_copies", "journal_staging", "row_cache", "parity_scratch", "fuse_buffers",
+};
+
+/* "memory":{...}, (issue 46): each pool's bytes, peak and bound; the totals. */
+static void status_print_json_mem(const struct fop_status *st)
+{
+	printf("\"memory\":{\"rss_bytes\":%llu,\"rss_peak_bytes\":%llu,\"allocated_bytes\":%llu,"
+	       "\"allocator_resident_bytes\":%llu",
+	       (unsigned long long)st->mem_rss, (unsigned long long)st->mem_rss_peak,
+	       (unsigned long long)st->mem_allocated, (unsigned long long)st->mem_resident);
+	for (unsigned int i = 0; i < FOP_MEM__COUNT; i++)
+		printf(",\"%s\":{\"bytes\":%llu,\"peak_bytes\":%llu,\"bound_bytes\":%llu}",
+		       status_mem_names[i], (unsigned long long)st->mem[i].bytes,
+		       (unsigned long long)st->mem[i].peak, (unsigned long long)st->mem[i].bound);
+	printf("},");
+}
+
+/* The memory lines (issue 46): in KiB throughout, so that lines compare. */
+static void status_print_mem(const struct fop_status *st)
+{
+	static const char *const names[FOP_MEM__COUNT] = {
+		"cache", "journal copies", "staging", "row cache", "parity scratch", "fuse buffers",
+	};
+
+	printf("memory:     %llu KiB resident (peak %llu KiB); allocator: ",
+	       (unsigned long long)st->mem_rss >> 10, (unsigned long long)st->mem_rss_peak >> 10);
+	if (st->mem_allocated)
+		printf("%llu KiB allocated, %llu KiB resident\n",
+		       (unsigned long long)st->mem_allocated >> 10,
+		       (unsigned long long)st->mem_resident >> 10);
+	else
+		printf("not known\n");
+	for (unsigned int i = 0; i < FOP_MEM__COUNT; i++) {
+		const struct fop_status_mem *m = &st->mem[i];
+
+		printf("            %-15s", names[i]);
+		if (i == FOP_MEM_FUSE) { /* libfuse's: not counted */
+			printf(" at most %llu KiB\n", (unsigned long long)m->bound >> 10);
+			continue;
+		}
+		printf(" %llu KiB (peak %llu KiB", (unsigned long long)m->bytes >> 10,
+		       (unsigned long long)m->peak >> 10);
+		if (m->bound)
+			printf(", bound %llu KiB", (unsigned long long)m->bound >> 10);
+		printf(")\n");
+	}
+}
+
 /* "array": geometry, state, rebuild and initial sync (its members: status_print_json_members) */
 static void status_print_json_array(const struct fop_status *st)
 {
@@ -320,6 +370,7 @@ static void status_print_json(const struct fop_status *st, const struct fop_requ
 	       (unsigned long long)st->scrub_start, (unsigned long long)st->scrub_end,
 	       (unsigned long long)(st->scrub_nresults + st->scrub_results_more));
 	status_print_json_requests(rq);
+	status_print_json_mem(st);
 	printf("\"io\":{\"reads\":%llu,\"writes\":%llu,\"flushes\":%llu,\"read_blocks\":%llu,"
 	       "\"write_blocks\":%llu,\"syncraid_rows\":%llu,\"resync_rows_checked\":%llu,"
 	       "\"resync_rows_repaired\":%llu,\"bitmap_bits_set\":%llu}}\n",
@@ -478,6 +529,7 @@ static void status_print_text(const char *mnt, const struct fop_status *st)
 	       (unsigned long long)st->reads, (unsigned long long)st->read_blocks,
 	       (unsigned long long)st->writes, (unsigned long long)st->write_blocks,
 	       (unsigned long long)st->flushes, (unsigned long long)st->syncraid_rows);
+	status_print_mem(st);
 }
 
 /*

@@ -581,6 +581,75 @@ static void test_jnl_locked_asserts_its_lock(void **state)
 	blk_close(d);
 }
 
+/*
+ * Issue 46: jnl_info counts the memory of the journal's block copies, now and
+ * the most held, through every stage: a copy per block dirtied (one for a block
+ * dirtied again in the same transaction), those committed kept until
+ * checkpointed, a forgotten block's copy dropped, data written early freed.
+ */
+static void t_copies_are(struct jnl *j, uint64_t now, uint64_t peak)
+{
+	struct jnl_info info;
+
+	jnl_info_get(j, &info);
+	assert_int_equal(info.copy_bytes, now * JG_BLOCK_SIZE);
+	assert_int_equal(info.copy_peak_bytes, peak * JG_BLOCK_SIZE);
+}
+
+static void test_jnl_info_counts_copies(void **state)
+{
+	(void)state;
+	for (unsigned int mi = 0; mi < 4; mi++) {
+		struct blk_dev *d = t_mem_dev();
+		struct jnl *j = t_open(d, t_modes[mi], true);
+		struct jnl_handle *h;
+		uint8_t *b = jg_alloc_blocks(1);
+		uint64_t tid;
+
+		t_copies_are(j, 0, 0);
+		tid = t_txn(j, 20, 3, 1, true);
+		t_txn(j, 30, 2, 1, false);
+		t_copies_are(j, 5, 5);
+		t_txn(j, 20, 1, 2, true); /* the same copy, changed */
+		t_copies_are(j, 5, 5);
+		assert_int_equal(jnl_commit(j, tid, true), 0);
+		/* the data is home, except in data=journal mode (logged: kept as metadata) */
+		t_copies_are(j, t_modes[mi] == JNL_DATA_JOURNAL ? 5 : 3, 5);
+		assert_int_equal(jnl_checkpoint(j), 0);
+		t_copies_are(j, 0, 5);
+		assert_int_equal(jnl_handle_start(j, 2, &h), 0);
+		t_fill(b, 40, 9);
+		assert_int_equal(jnl_handle_dirty_meta(h, 40, b), 0);
+		t_copies_are(j, 1, 5);
+		assert_int_equal(jnl_handle_forget(h, 40), 0);
+		assert_int_equal(jnl_handle_stop(h), 0);
+		t_copies_are(j, 0, 5);
+		assert_int_equal(jnl_close(j), 0);
+		free(b);
+		blk_close(d);
+	}
+}
+
+/* ... and data written home early, a batch at a time, is counted out. */
+static void test_jnl_info_counts_early_copies(void **state)
+{
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
+			       .no_commit_thread = true, .max_txn_data_blocks = 4 };
+	struct jnl_recovery_report rep;
+	struct blk_dev *d = t_mem_dev();
+	struct jnl *j = NULL;
+
+	(void)state;
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, &rep), 0);
+	assert_int_equal(jnl_start(j), 0);
+	t_txn(j, 100, 10, 1, false);	/* two batches of 4 written early, 2 left */
+	t_copies_are(j, 2, 4);
+	assert_int_equal(jnl_close(j), 0);
+	assert_int_equal(t_read_ver(NULL, d, 109), 1);
+	blk_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,6 +667,8 @@ int main(void)
 		cmocka_unit_test(test_jnl_thread_sleeps_through_handles),
 		cmocka_unit_test(test_jnl_transactions_without_copies),
 		cmocka_unit_test(test_jnl_locked_asserts_its_lock),
+		cmocka_unit_test(test_jnl_info_counts_copies),
+		cmocka_unit_test(test_jnl_info_counts_early_copies),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
