@@ -1008,6 +1008,22 @@ static void ip_dcinit_join(struct ip_dcinit *d)
 	d->started = false;
 }
 
+/* (I7) How far the work beside the workload got when the power went. */
+static void ip_sync_second(const struct ip_sync *s, struct ip_run *x)
+{
+	if (s->sf || (s->scrub && s->rc != -EAGAIN))
+		x->r->second = s->whole ? CT_2ND_MISSED :
+			       s->scrub ? CT_2ND_SCRUBBING : CT_2ND_REBUILDING;
+	if (!s->readd)
+		return;
+	x->r->second = s->whole || !s->phase ? CT_2ND_MISSED :
+		       s->phase == 1 ? CT_2ND_RECORDED : CT_2ND_REBUILDING;
+	if (s->rc && s->rc != -ECANCELED && !x->cut)
+		ip_why(x, CT_ERROR, "readd-run: %s of member %u failed: %s",
+		       s->phase < 2 ? "the failure" : "the readd", x->rebuild_role,
+		       strerror(-s->rc));
+}
+
 /* Member @role absent or failed in @ri. */
 static bool ip_role_failed(const struct raid_info *ri, unsigned int role)
 {
@@ -1101,16 +1117,7 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	/* a sync still running goes on (to its aimed cut, or its end), else it
 	 * stopped at the cut: it dies with the power, the volume with it */
 	ip_sync_join(&sync);
-	if (sync.sf || (sync.scrub && sync.rc != -EAGAIN))
-		x->r->second = sync.whole ? CT_2ND_MISSED :
-			       sync.scrub ? CT_2ND_SCRUBBING : CT_2ND_REBUILDING;
-	if (sync.readd)
-		x->r->second = sync.whole || !sync.phase ? CT_2ND_MISSED :
-			       sync.phase == 1 ? CT_2ND_RECORDED : CT_2ND_REBUILDING;
-	if (sync.readd && sync.rc && sync.rc != -ECANCELED && !x->cut)
-		ip_why(x, CT_ERROR, "readd-run: %s of member %u failed: %s",
-		       sync.phase < 2 ? "the failure" : "the readd", x->rebuild_role,
-		       strerror(-sync.rc));
+	ip_sync_second(&sync, x);
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
 	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;
