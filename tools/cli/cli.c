@@ -230,13 +230,14 @@ const char *cli_lock_holder(const char *path, char *buf, size_t len)
 	f = fopen("/proc/locks", "re");
 	if (!f)
 		return buf;
-	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" first */
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" first;
+	 * the members' OFD marks (dev_uring.c (U1)) name no process (pid -1) */
 	while (!pid && fgets(line, sizeof(line), f)) {
 		unsigned int maj, min;
 		unsigned long long ino;
 		long p;
 
-		if (strstr(line, "->"))
+		if (strstr(line, "->") || !strstr(line, " FLOCK "))
 			continue;
 		if (sscanf(line, "%*d: %*s %*s %*s %ld %x:%x:%llu", &p, &maj, &min, &ino) == 4 &&
 		    maj == major(st.st_dev) && min == minor(st.st_dev) && ino == st.st_ino &&
