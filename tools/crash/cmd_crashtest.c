@@ -134,44 +134,63 @@ static void *ct_workload_thread(void *p)
 	return NULL;
 }
 
+/* One mounted-volume iteration: what its steps share. */
+struct ct_iter {
+	const struct ct_opts *o;
+	enum ct_mode mode;
+	unsigned int it;
+	uint64_t seed;
+	unsigned int nmem;
+	char idir[640], mnt[704], log[704], powercut[96], opath[PATH_MAX];
+	char *members[8];
+	char mopts[64];
+	char why[256];		/* the first damage found, for the report line */
+	unsigned int damage[CT_NCHECKS];
+	pid_t pid;		/* the daemon serving @mnt; 0 once it died */
+	struct ct_workload_arg w;
+	struct ct_tree found;	/* the volume's files read back after recovery */
+	double rec_s, rows;	/* recovery: seconds to ready, stripe rows resynced */
+};
+
 /*
- * Returns 0 when the iteration ran (damage counted in @res), negative errno when
- * the harness itself could not run it.
+ * The iteration's directory, mount point, log and member files, named by mode and
+ * iteration so that a damaged one can be kept beside the others; stale members of
+ * an earlier run are removed, mkfs makes them anew. -errno when a directory fails.
  */
-static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int it,
-			struct ct_result *res)
+static int ct_it_paths(struct ct_iter *t)
 {
-	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
-	unsigned int nmem = o->level == 6 ? 5 : 4;
-	bool keep_this = false;
-	char idir[640], mnt[704], log[704], powercut[96], why[256] = "", opath[PATH_MAX];
+	snprintf(t->idir, sizeof(t->idir), "%.512s/%s-%u", t->o->dir, ct_modes[t->mode].name,
+		 t->it);
+	snprintf(t->mnt, sizeof(t->mnt), "%.640s/mnt", t->idir);
+	snprintf(t->log, sizeof(t->log), "%.640s/log", t->idir);
+	snprintf(t->opath, sizeof(t->opath), "%.4000s/opoints", t->o->dir);
+	if (mkdir(t->idir, 0755) && errno != EEXIST)
+		return -errno;
+	if (mkdir(t->mnt, 0755) && errno != EEXIST)
+		return -errno;
+	for (unsigned int i = 0; i < t->nmem; i++) {
+		t->members[i] = malloc(PATH_MAX);
+		snprintf(t->members[i], PATH_MAX, "%.640s/disk%u.img", t->idir, i);
+		unlink(t->members[i]);
+	}
+	return 0;
+}
+
+/*
+ * 1. mkfs the array in the mode's resync policy, then mount it with the real
+ * daemon (with --power-cut in a fault domain that cuts on SIGUSR1). Non-zero,
+ * the failure counted in @t, when the iteration cannot go on.
+ */
+static int ct_it_mkfs_mount(struct ct_iter *t)
+{
+	const struct ct_opts *o = t->o;
 	/* the daemon's power cut, which records what it had in flight in @opath */
-	char *fault_args[] = { "--powercut", powercut, "--opoints", opath, NULL };
-	char *members[8], sizearg[32], levelarg[8], mopts[64], jsizearg[32];
+	char *fault_args[] = { "--powercut", t->powercut, "--opoints", t->opath, NULL };
+	char sizearg[32], levelarg[8], jsizearg[32];
 	char *mkfs_argv[24];
-	struct ct_workload_arg w = { 0 };
-	struct ct_tree found = { 0 };
-	unsigned int a = 0, kill_at, damage[CT_NCHECKS] = { 0 };
-	double rec_s = 0, rows = -1;
-	pthread_t th;
-	pid_t pid;
+	unsigned int a = 0;
 	int rc;
 
-	snprintf(idir, sizeof(idir), "%.512s/%s-%u", o->dir, ct_modes[mode].name, it);
-	snprintf(mnt, sizeof(mnt), "%.640s/mnt", idir);
-	snprintf(log, sizeof(log), "%.640s/log", idir);
-	snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
-	if (mkdir(idir, 0755) && errno != EEXIST)
-		return -errno;
-	if (mkdir(mnt, 0755) && errno != EEXIST)
-		return -errno;
-	for (unsigned int i = 0; i < nmem; i++) {
-		members[i] = malloc(PATH_MAX);
-		snprintf(members[i], PATH_MAX, "%.640s/disk%u.img", idir, i);
-		unlink(members[i]);
-	}
-
-	/* 1. mkfs and mount */
 	snprintf(sizearg, sizeof(sizearg), "%llu", (unsigned long long)o->member_bytes);
 	snprintf(levelarg, sizeof(levelarg), "%u", o->level);
 	snprintf(jsizearg, sizeof(jsizearg), "%lluK",
@@ -182,183 +201,273 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	mkfs_argv[a++] = "--level";
 	mkfs_argv[a++] = levelarg;
 	mkfs_argv[a++] = "--resync";
-	mkfs_argv[a++] = (char *)ct_modes[mode].resync;
+	mkfs_argv[a++] = (char *)ct_modes[t->mode].resync;
 	mkfs_argv[a++] = "--size";
 	mkfs_argv[a++] = sizearg;
 	/* a small journal: checkpoint passes and log wrap all the time */
 	mkfs_argv[a++] = "--journal-size";
 	mkfs_argv[a++] = jsizearg;
-	for (unsigned int i = 0; i < nmem; i++)
-		mkfs_argv[a++] = members[i];
+	for (unsigned int i = 0; i < t->nmem; i++)
+		mkfs_argv[a++] = t->members[i];
 	mkfs_argv[a] = NULL;
-	rc = sp_run(o->self, log, mkfs_argv);
+	rc = sp_run(o->self, t->log, mkfs_argv);
 	if (rc) {
-		snprintf(why, sizeof(why), "mkfs exited %d (see %.150s)", rc, log);
-		damage[CT_ERROR]++;
-		goto report;
+		snprintf(t->why, sizeof(t->why), "mkfs exited %d (see %.150s)", rc, t->log);
+		t->damage[CT_ERROR]++;
+		return rc;
 	}
 	/* the member writes of the next 100 ms are kept, dropped or torn at random */
-	snprintf(powercut, sizeof(powercut), "signal,seed=%llu,tear,linger=100",
-		 (unsigned long long)seed);
-	snprintf(mopts, sizeof(mopts), "data=%s", ct_modes[mode].data);
-	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, o->power_cut ? fault_args : NULL,
-		       60, &rec_s);
-	if (pid < 0) {
-		snprintf(why, sizeof(why), "mount failed: %s (see %.150s)", strerror((int)-pid), log);
-		damage[CT_ERROR]++;
-		goto report;
+	snprintf(t->powercut, sizeof(t->powercut), "signal,seed=%llu,tear,linger=100",
+		 (unsigned long long)t->seed);
+	snprintf(t->mopts, sizeof(t->mopts), "data=%s", ct_modes[t->mode].data);
+	t->pid = sp_mount(o->self, t->mopts, t->members, t->nmem, t->mnt, t->log,
+			  o->power_cut ? fault_args : NULL, 60, &t->rec_s);
+	if (t->pid < 0) {
+		snprintf(t->why, sizeof(t->why), "mount failed: %s (see %.150s)",
+			 strerror((int)-t->pid), t->log);
+		t->damage[CT_ERROR]++;
+		return -1;
 	}
+	return 0;
+}
 
-	/* 2, 3. the workload, and the crash at a random operation of it */
-	rc = ct_model_new(seed, o->ops, &w.model);
+/*
+ * 2, 3. the workload through the mount, and the crash at a random operation of
+ * it: kill -9, or SIGUSR1 for the power cut. The workload runs in a thread so that
+ * the crash lands while an operation is under way; the dead mount is detached.
+ * Non-zero, the failure counted in @t, when the workload could not start.
+ */
+static int ct_it_crash(struct ct_iter *t)
+{
+	const struct ct_opts *o = t->o;
+	unsigned int kill_at;
+	pthread_t th;
+	int rc;
+
+	rc = ct_model_new(t->seed, o->ops, &t->w.model);
 	if (!rc)
-		rc = ct_workload_setup(mnt);
+		rc = ct_workload_setup(t->mnt);
 	if (rc) {
-		snprintf(why, sizeof(why), "workload setup: %s", strerror(-rc));
-		damage[CT_ERROR]++;
-		sp_crash(mnt, pid);
-		goto report;
+		snprintf(t->why, sizeof(t->why), "workload setup: %s", strerror(-rc));
+		t->damage[CT_ERROR]++;
+		sp_crash(t->mnt, t->pid);
+		return rc;
 	}
-	w.mnt = mnt;
-	kill_at = 1 + (unsigned int)(ct_mix(seed, 1) % o->ops);
-	pthread_create(&th, NULL, ct_workload_thread, &w);
-	while (__atomic_load_n(&w.progress, __ATOMIC_ACQUIRE) < kill_at &&
-	       !__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE)) {
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			pid = 0; /* the daemon died by itself: that is damage of its own */
-			snprintf(why, sizeof(why), "the daemon died during the workload (see %.150s)", log);
-			damage[CT_ERROR]++;
+	t->w.mnt = t->mnt;
+	kill_at = 1 + (unsigned int)(ct_mix(t->seed, 1) % o->ops);
+	pthread_create(&th, NULL, ct_workload_thread, &t->w);
+	while (__atomic_load_n(&t->w.progress, __ATOMIC_ACQUIRE) < kill_at &&
+	       !__atomic_load_n(&t->w.finished, __ATOMIC_ACQUIRE)) {
+		if (waitpid(t->pid, NULL, WNOHANG) == t->pid) {
+			t->pid = 0; /* the daemon died by itself: that is damage of its own */
+			snprintf(t->why, sizeof(t->why),
+				 "the daemon died during the workload (see %.150s)", t->log);
+			t->damage[CT_ERROR]++;
 			break;
 		}
 		usleep(200);
 	}
-	usleep((useconds_t)(ct_mix(seed, 2) % 3000)); /* land inside the operation */
-	if (pid > 0) {
-		__atomic_store_n(&w.cut, true, __ATOMIC_RELEASE);
-		kill(pid, o->power_cut ? SIGUSR1 : SIGKILL);
+	usleep((useconds_t)(ct_mix(t->seed, 2) % 3000)); /* land inside the operation */
+	if (t->pid > 0) {
+		__atomic_store_n(&t->w.cut, true, __ATOMIC_RELEASE);
+		kill(t->pid, o->power_cut ? SIGUSR1 : SIGKILL);
 		if (o->power_cut) {
 			/* the daemon dies by itself after the linger; make sure */
-			for (int i = 0; i < 500 && waitpid(pid, NULL, WNOHANG) != pid; i++)
+			for (int i = 0; i < 500 && waitpid(t->pid, NULL, WNOHANG) != t->pid; i++)
 				usleep(10000);
-			kill(pid, SIGKILL);
+			kill(t->pid, SIGKILL);
 		}
-		waitpid(pid, NULL, 0);
+		waitpid(t->pid, NULL, 0);
 	}
 	pthread_join(th, NULL);
-	umount2(mnt, MNT_DETACH);
+	umount2(t->mnt, MNT_DETACH);
+	return 0;
+}
 
-	/* 4. remount: recovery */
-	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, NULL, 600, &rec_s);
-	if (pid < 0) {
-		snprintf(why, sizeof(why), "remount after the crash failed: %s (see %.150s)",
-			 strerror((int)-pid), log);
-		damage[CT_ERROR]++;
-		goto report;
+/*
+ * 4. remount: recovery runs, timed, and the rows it resynced are read; then
+ * check (2), the files against the model (a failure dumps the model into the
+ * log), and a clean unmount. Non-zero, the failure counted in @t, when the
+ * volume did not mount or unmount: the offline checks need it unmounted.
+ */
+static int ct_it_recover(struct ct_iter *t)
+{
+	int rc;
+
+	t->pid = sp_mount(t->o->self, t->mopts, t->members, t->nmem, t->mnt, t->log, NULL, 600,
+			  &t->rec_s);
+	if (t->pid < 0) {
+		snprintf(t->why, sizeof(t->why), "remount after the crash failed: %s (see %.150s)",
+			 strerror((int)-t->pid), t->log);
+		t->damage[CT_ERROR]++;
+		return -1;
 	}
-	rows = ct_rows_resynced(mnt);
-	rc = ct_tree_read_dir(mnt, &found);
+	t->rows = ct_rows_resynced(t->mnt);
+	rc = ct_tree_read_dir(t->mnt, &t->found);
 	if (rc) {
-		snprintf(why, sizeof(why), "reading the volume back: %s", strerror(-rc));
-		damage[CT_CONTENT]++;
-	} else if (ct_model_check(w.model, &found, why)) {
-		FILE *lf = fopen(log, "a");
+		snprintf(t->why, sizeof(t->why), "reading the volume back: %s", strerror(-rc));
+		t->damage[CT_CONTENT]++;
+	} else if (ct_model_check(t->w.model, &t->found, t->why)) {
+		FILE *lf = fopen(t->log, "a");
 
-		damage[CT_CONTENT]++;
+		t->damage[CT_CONTENT]++;
 		if (lf) {
-			fprintf(lf, "crashtest: content check failed: %s\n", why);
-			ct_model_dump(w.model, &found, lf);
+			fprintf(lf, "crashtest: content check failed: %s\n", t->why);
+			ct_model_dump(t->w.model, &t->found, lf);
 			fclose(lf);
 		}
 	}
-	rc = sp_umount(mnt, pid);
+	rc = sp_umount(t->mnt, t->pid);
 	if (rc) {
-		snprintf(why, sizeof(why), "clean unmount failed: %s (see %.150s)", strerror(-rc), log);
-		damage[CT_ERROR]++;
-		goto report;
+		snprintf(t->why, sizeof(t->why), "clean unmount failed: %s (see %.150s)",
+			 strerror(-rc), t->log);
+		t->damage[CT_ERROR]++;
+		return rc;
 	}
+	return 0;
+}
 
-	/* (1) fsck -n */
-	{
-		char *argv[16] = { "jgrfs", "fsck", "-n" };
-		unsigned int k = 3;
+/* Run `jgrfs <@argv[0..k-1]> <members>`, its output into the log; its exit code. */
+static int ct_it_run(struct ct_iter *t, char **argv, unsigned int k)
+{
+	for (unsigned int i = 0; i < t->nmem; i++)
+		argv[k++] = t->members[i];
+	argv[k] = NULL;
+	return sp_run(t->o->self, t->log, argv);
+}
 
-		for (unsigned int i = 0; i < nmem; i++)
-			argv[k++] = members[i];
-		argv[k] = NULL;
-		rc = sp_run(o->self, log, argv);
-		if (rc) {
-			damage[rc >= 8 ? CT_ERROR : CT_FSCK]++;
-			if (!why[0])
-				snprintf(why, sizeof(why), "fsck -n exited %d (see %.150s)", rc, log);
-		}
+/*
+ * Check (1), `jgrfs fsck -n` on the unmounted members: an inconsistency that
+ * recovery left is damage; an exit code of 8 or more (fsck's own failure) is a
+ * harness error.
+ */
+static void ct_it_fsck(struct ct_iter *t)
+{
+	char *argv[16] = { "jgrfs", "fsck", "-n" };
+	int rc = ct_it_run(t, argv, 3);
+
+	if (rc) {
+		t->damage[rc >= 8 ? CT_ERROR : CT_FSCK]++;
+		if (!t->why[0])
+			snprintf(t->why, sizeof(t->why), "fsck -n exited %d (see %.150s)", rc,
+				 t->log);
 	}
-	/* (3) scrub */
-	{
-		char *argv[16] = { "jgrfs", "scrub" };
-		unsigned int k = 2;
+}
 
-		for (unsigned int i = 0; i < nmem; i++)
-			argv[k++] = members[i];
-		argv[k] = NULL;
-		rc = sp_run(o->self, log, argv);
-		if (rc) {
-			damage[rc == 1 ? CT_SCRUB : CT_ERROR]++;
-			if (!why[0])
-				snprintf(why, sizeof(why), "scrub exited %d (see %.150s)", rc, log);
-		}
+/*
+ * Check (3), `jgrfs scrub`: a parity mismatch recovery left (exit 1) is damage,
+ * any other failure a harness error.
+ */
+static void ct_it_scrub(struct ct_iter *t)
+{
+	char *argv[16] = { "jgrfs", "scrub" };
+	int rc = ct_it_run(t, argv, 2);
+
+	if (rc) {
+		t->damage[rc == 1 ? CT_SCRUB : CT_ERROR]++;
+		if (!t->why[0])
+			snprintf(t->why, sizeof(t->why), "scrub exited %d (see %.150s)", rc,
+				 t->log);
 	}
-	/* (4) the write hole */
-	for (unsigned int skip = 0; skip < nmem; skip++) {
+}
+
+/*
+ * Check (4), the write hole: the array assembled with each member left out in
+ * turn (in-process, read-only) must read every file back as the mount did. The
+ * first member whose absence shows damage ends the check.
+ */
+static void ct_it_hole(struct ct_iter *t)
+{
+	int rc;
+
+	for (unsigned int skip = 0; skip < t->nmem; skip++) {
 		char hw[256] = "";
 
-		rc = ct_hole_check(members, nmem, skip, &found, hw);
+		rc = ct_hole_check(t->members, t->nmem, skip, &t->found, hw);
 		if (rc) {
-			damage[rc == 1 ? CT_HOLE : CT_ERROR]++;
-			if (!why[0])
-				snprintf(why, sizeof(why), "%s", rc == 1 ? hw : strerror(-rc));
+			t->damage[rc == 1 ? CT_HOLE : CT_ERROR]++;
+			if (!t->why[0])
+				snprintf(t->why, sizeof(t->why), "%s",
+					 rc == 1 ? hw : strerror(-rc));
 			break;
 		}
 	}
+}
 
-report:
-	{
-		bool bad = false;
+/*
+ * Count the iteration into @res (each check at most once), with the points the
+ * dying daemon had in flight, and print its line when damaged or verbose.
+ * Returns true when it was damaged: its files are kept to reproduce it.
+ */
+static bool ct_it_report(struct ct_iter *t, struct ct_result *res)
+{
+	const struct ct_opts *o = t->o;
+	bool bad = false;
 
-		/* the dying daemon's record of what it had in flight (--opoints) */
-		opcov_read_file(opath, &res->cov);
+	/* the dying daemon's record of what it had in flight (--opoints) */
+	opcov_read_file(t->opath, &res->cov);
 
-		for (int c = 0; c < CT_NCHECKS; c++) {
-			res->damage[c] += damage[c] ? 1 : 0;
-			bad |= damage[c] != 0;
-		}
-		res->damaged_iterations += bad;
-		res->recovery_s[res->n] = rec_s;
-		res->rows[res->n++] = rows;
-		if (bad || o->verbose) {
-			cli_progress_erase();
-			printf("%-8s iter %3u seed %016llx crash at op %u/%u: %s%s\n",
-			       ct_modes[mode].name, it, (unsigned long long)seed,
-			       w.model ? ct_model_issued(w.model) : 0, o->ops,
-			       bad ? "DAMAGE " : "ok", why);
-			/* timing decides where a crash lands: keep what it left */
-			if (bad)
-				printf("%-8s iter %3u: its members and log are kept in %s\n",
-				       ct_modes[mode].name, it, idir);
-		}
-		fflush(stdout);
-		keep_this = bad;
+	for (int c = 0; c < CT_NCHECKS; c++) {
+		res->damage[c] += t->damage[c] ? 1 : 0;
+		bad |= t->damage[c] != 0;
 	}
-	ct_tree_free(&found);
-	ct_model_free(w.model);
-	if (!o->keep && !keep_this) {
-		for (unsigned int i = 0; i < nmem; i++)
-			unlink(members[i]);
-		unlink(log);
-		rmdir(mnt);
-		rmdir(idir);
+	res->damaged_iterations += bad;
+	res->recovery_s[res->n] = t->rec_s;
+	res->rows[res->n++] = t->rows;
+	if (bad || o->verbose) {
+		cli_progress_erase();
+		printf("%-8s iter %3u seed %016llx crash at op %u/%u: %s%s\n",
+		       ct_modes[t->mode].name, t->it, (unsigned long long)t->seed,
+		       t->w.model ? ct_model_issued(t->w.model) : 0, o->ops,
+		       bad ? "DAMAGE " : "ok", t->why);
+		/* timing decides where a crash lands: keep what it left */
+		if (bad)
+			printf("%-8s iter %3u: its members and log are kept in %s\n",
+			       ct_modes[t->mode].name, t->it, t->idir);
 	}
-	for (unsigned int i = 0; i < nmem; i++)
-		free(members[i]);
+	fflush(stdout);
+	return bad;
+}
+
+/* Free the iteration's state; its files go unless kept (--keep, or damaged). */
+static void ct_it_cleanup(struct ct_iter *t, bool keep_this)
+{
+	ct_tree_free(&t->found);
+	ct_model_free(t->w.model);
+	if (!t->o->keep && !keep_this) {
+		for (unsigned int i = 0; i < t->nmem; i++)
+			unlink(t->members[i]);
+		unlink(t->log);
+		rmdir(t->mnt);
+		rmdir(t->idir);
+	}
+	for (unsigned int i = 0; i < t->nmem; i++)
+		free(t->members[i]);
+}
+
+/*
+ * Returns 0 when the iteration ran (damage counted in @res), negative errno when
+ * the harness itself could not run it. A step that fails counts its failure and
+ * skips to the report: the checks after it would only repeat it.
+ */
+static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int it,
+			struct ct_result *res)
+{
+	struct ct_iter t = {
+		.o = o, .mode = mode, .it = it, .seed = ct_mix(o->seed, (uint64_t)mode << 32 | it),
+		.nmem = o->level == 6 ? 5 : 4, .rows = -1,
+	};
+	int rc;
+
+	rc = ct_it_paths(&t);
+	if (rc)
+		return rc;
+	if (!ct_it_mkfs_mount(&t) && !ct_it_crash(&t) && !ct_it_recover(&t)) {
+		ct_it_fsck(&t);
+		ct_it_scrub(&t);
+		ct_it_hole(&t);
+	}
+	ct_it_cleanup(&t, ct_it_report(&t, res));
 	return 0;
 }
 
