@@ -79,6 +79,7 @@ struct ct_opts {
 	uint64_t cut_at;		/* 0: by seed */
 	uint64_t aim;			/* bit per point: cuts aimed at them */
 	bool data_csum;			/* --data-checksums: volumes made with them */
+	bool sum;			/* --sum: add up the "range" lines of files */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];	/* this program, for mkfs/mount/fsck/scrub */
 };
@@ -619,6 +620,26 @@ static void ct_second_print(const struct ct_result *res, unsigned int modes)
 	}
 }
 
+/*
+ * The exit status of a run, a sum or the mounted runner: 1 when a point of @covs
+ * (@n modes) was in flight at fewer than --min-coverage cuts (named on stdout) or
+ * a protected mode showed damage, else 2 after a harness error, else 0.
+ */
+static int ct_verdict(const struct ct_opts *o, const struct opcov *covs, unsigned int n,
+		      bool protected_damage, bool errors)
+{
+	if (o->min_cov && opcov_check(stdout, covs, n, o->min_cov, o->skip_points)) {
+		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
+		       (unsigned long long)o->min_cov);
+		return 1;
+	}
+	if (protected_damage) {
+		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
+		return 1;
+	}
+	return errors ? 2 : 0;
+}
+
 /* The damage table, the coverage table and the verdict, for a run or a sum. */
 static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned int modes,
 			double seconds)
@@ -655,16 +676,7 @@ static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned
 	if (seconds > 0 && cuts)
 		printf("\n%llu cuts in %.1f s: %.1f ms per cut\n", (unsigned long long)cuts, seconds,
 		       1000 * seconds / (double)cuts);
-	if (o->min_cov && opcov_check(stdout, covs, n, o->min_cov, o->skip_points)) {
-		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
-		       (unsigned long long)o->min_cov);
-		return 1;
-	}
-	if (protected_damage) {
-		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
-		return 1;
-	}
-	return errors ? 2 : 0;
+	return ct_verdict(o, covs, n, protected_damage, errors);
 }
 
 static int ct_ip_run(const struct ct_opts *o)
@@ -913,66 +925,224 @@ static void ct_usage(FILE *f)
 		"fell short), 2 on errors. The mount runner needs root and /dev/fuse.\n");
 }
 
+static const struct option ct_longopts[] = {
+	{ "mode", required_argument, NULL, 'm' },
+	{ "level", required_argument, NULL, 'l' },
+	{ "iterations", required_argument, NULL, 'i' },
+	{ "ops", required_argument, NULL, 'o' },
+	{ "power-cut", no_argument, NULL, 'p' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "size", required_argument, NULL, 'S' },
+	{ "keep", no_argument, NULL, 'k' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "in-process", no_argument, NULL, 'I' },
+	{ "seed-from", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'i' },
+	{ "sum", no_argument, NULL, 'U' },
+	{ "journal-blocks", required_argument, NULL, 'J' },
+	{ "lifecycle", required_argument, NULL, 'L' },
+	{ "eio", no_argument, NULL, 'E' },
+	{ "min-coverage", required_argument, NULL, 'C' },
+	{ "skip-points", required_argument, NULL, 'P' },
+	{ "cut-span", required_argument, NULL, 'W' },
+	{ "cut-at", required_argument, NULL, 'A' },
+	{ "aim", required_argument, NULL, 'T' },
+	{ "data-checksums", no_argument, NULL, 'D' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --mode @arg into o->modes: one mode, or all. 0, or 2 (refused, said why). */
+static int ct_parse_mode(struct ct_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "all")) {
+		o->modes = (1u << CT_NMODES) - 1;
+		return 0;
+	}
+	o->modes = 0;
+	for (int m = 0; m < CT_NMODES; m++)
+		if (!strcmp(arg, ct_modes[m].name))
+			o->modes = 1u << m;
+	if (!o->modes)
+		return cli_err("--mode %s: expected declared, bitmap, full, off or all", arg), 2;
+	return 0;
+}
+
+/* --lifecycle @arg into o->lifecycle: a name of ct_lc_names, or "seed". 0, or 2. */
+static int ct_parse_lifecycle(struct ct_opts *o, const char *arg)
+{
+	o->lifecycle = CT_LC_COUNT + 1;
+	for (int l = 0; l < CT_LC_COUNT; l++)
+		if (!strcmp(arg, ct_lc_names[l]))
+			o->lifecycle = (enum ct_lifecycle)l;
+	if (!strcmp(arg, "seed"))
+		o->lifecycle = CT_LC_SEED;
+	if (o->lifecycle > CT_LC_SEED)
+		return cli_err("--lifecycle %s: unknown (see --help)", arg), 2;
+	return 0;
+}
+
+/*
+ * The mounted runner's iterations, every mode chosen in turn, summed into @res
+ * (zeroed here). An iteration the harness could not run ends its mode and sets
+ * @errors. Returns 0, or 2 out of memory.
+ */
+static int ct_mnt_run(const struct ct_opts *o, struct ct_result *res, bool *errors)
+{
+	struct cli_progress prog;
+	uint64_t done = 0, total;
+	char opath[PATH_MAX];
+
+	snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
+	unlink(opath);	/* a daemon's power cut records its points there (ct_iteration) */
+	printf("crashtest: RAID%u, %u iterations per mode, %u operations each, %s, seed %llu\n",
+	       o->level, o->iterations, o->ops, o->power_cut ? "kill -9 + power cut" : "kill -9",
+	       (unsigned long long)o->seed);
+	fflush(stdout);
+	total = (uint64_t)o->iterations * (unsigned int)__builtin_popcount(o->modes);
+	cli_progress_start(&prog, "crashtest", "crashes", 0);
+	for (int m = 0; m < CT_NMODES; m++) {
+		memset(&res[m], 0, sizeof(res[m]));
+		if (!(o->modes & (1u << m)))
+			continue;
+		res[m].recovery_s = calloc(o->iterations, sizeof(double));
+		res[m].rows = calloc(o->iterations, sizeof(double));
+		if (!res[m].recovery_s || !res[m].rows)
+			return cli_err("out of memory"), 2;
+		for (unsigned int it = 0; it < o->iterations; it++) {
+			int rc = ct_iteration(o, (enum ct_mode)m, it, &res[m]);
+
+			cli_progress(&prog, ++done, total);
+			if (rc) {
+				cli_err("%s iteration %u: %s", ct_modes[m].name, it, strerror(-rc));
+				*errors = true;
+				break;
+			}
+		}
+	}
+	cli_progress_done(&prog);
+	return 0;
+}
+
+/*
+ * The mounted runner's damage table (with recovery times and rows resynced), its
+ * coverage table with --power-cut, and the verdict as the exit status; frees the
+ * per-iteration arrays of @res.
+ */
+static int ct_mnt_report(const struct ct_opts *o, struct ct_result *res, bool errors)
+{
+	struct opcov covs[CT_NMODES];
+	const char *cov_names[CT_NMODES];
+	unsigned int ncov = 0;
+	bool protected_damage = false;
+
+	printf("\n%-9s %5s", "mode", "iters");
+	for (int c2 = 0; c2 < CT_NCHECKS; c2++)
+		printf(" %9s", ct_check_names[c2]);
+	printf(" %8s %12s %12s %9s %9s\n", "damaged", "recovery_med", "recovery_max",
+	       "rows_med", "rows_max");
+	for (int m = 0; m < CT_NMODES; m++) {
+		struct ct_result *r = &res[m];
+
+		if (!(o->modes & (1u << m)) || !r->n)
+			continue;
+		qsort(r->recovery_s, r->n, sizeof(double), ct_cmp_double);
+		qsort(r->rows, r->n, sizeof(double), ct_cmp_double);
+		printf("%-9s %5u", ct_modes[m].name, r->n);
+		for (int c2 = 0; c2 < CT_NCHECKS; c2++)
+			printf(" %9u", r->damage[c2]);
+		printf(" %8u %11.3fs %11.3fs %9.0f %9.0f\n", r->damaged_iterations,
+		       r->recovery_s[r->n / 2], r->recovery_s[r->n - 1], r->rows[r->n / 2],
+		       r->rows[r->n - 1]);
+		if (ct_modes[m].protected_mode && r->damaged_iterations)
+			protected_damage = true;
+		if (r->damage[CT_ERROR])
+			errors = true;
+		free(r->recovery_s);
+		free(r->rows);
+		covs[ncov] = r->cov;
+		cov_names[ncov++] = ct_modes[m].name;
+	}
+	if (o->power_cut)
+		opcov_print(stdout, covs, cov_names, ncov);
+	if (!o->keep)
+		rmdir(o->dir);
+	return ct_verdict(o, covs, ncov, protected_damage, errors);
+}
+
+/*
+ * The mounted runner: its requirements (root, /dev/fuse, this program's path to
+ * spawn mkfs, mount, fsck, scrub), then the iterations and the report.
+ */
+static int ct_mnt_main(struct ct_opts *o)
+{
+	struct ct_result res[CT_NMODES];
+	bool errors = false;
+	int rc;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
+		return cli_err("needs root and /dev/fuse"), 2;
+	if (sp_self(o->self, sizeof(o->self)))
+		return cli_err("cannot find this program: %s", strerror(errno)), 2;
+	if (mkdir(o->dir, 0755) && errno != EEXIST)
+		return cli_err("%s: %s", o->dir, strerror(errno)), 2;
+	/* this process reads and writes through the mount while the daemon dies */
+	signal(SIGPIPE, SIG_IGN);
+	/* the in-process checks assemble degraded on purpose: no warning for that */
+	if (!o->verbose)
+		jg_log_set_level(JG_LOG_ERR);
+
+	rc = ct_mnt_run(o, res, &errors);
+	if (rc)
+		return rc;
+	return ct_mnt_report(o, res, errors);
+}
+
+/*
+ * After the options, @args (@n of them): --sum of the files they name, else a
+ * run, which takes none: in process, or through mounts.
+ */
+static int ct_dispatch(struct ct_opts *o, char **args, int n)
+{
+	if (o->sum)
+		return ct_sum(o, args, n);
+	if (n)
+		return cli_err("unexpected argument '%s'", args[0]), 2;
+	if (o->data_csum && (!o->in_process || o->modes != 1u << CT_DECLARED))
+		return cli_err("--data-checksums: with --in-process --mode declared only (such a volume refuses data=ordered)"), 2;
+	if (o->in_process) {
+		if (!o->size_set)
+			o->member_bytes = 16ull << 20;
+		if (mkdir(o->dir, 0755) && errno != EEXIST)
+			return cli_err("%s: %s", o->dir, strerror(errno)), 2;
+		if (!o->verbose)
+			jg_log_set_level(JG_LOG_ERR);
+		return ct_ip_run(o);
+	}
+	return ct_mnt_main(o);
+}
+
+/*
+ * `jgrfs-crash crashtest`: the options into a struct ct_opts, then ct_dispatch()
+ * (see the top of this file).
+ */
 int cmd_crashtest(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "level", required_argument, NULL, 'l' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "ops", required_argument, NULL, 'o' },
-		{ "power-cut", no_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "in-process", no_argument, NULL, 'I' },
-		{ "seed-from", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'i' },
-		{ "sum", no_argument, NULL, 'U' },
-		{ "journal-blocks", required_argument, NULL, 'J' },
-		{ "lifecycle", required_argument, NULL, 'L' },
-		{ "eio", no_argument, NULL, 'E' },
-		{ "min-coverage", required_argument, NULL, 'C' },
-		{ "skip-points", required_argument, NULL, 'P' },
-		{ "cut-span", required_argument, NULL, 'W' },
-		{ "cut-at", required_argument, NULL, 'A' },
-		{ "aim", required_argument, NULL, 'T' },
-		{ "data-checksums", no_argument, NULL, 'D' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ct_opts o = {
 		.modes = (1u << CT_NMODES) - 1, .level = 5, .iterations = 5, .ops = 150,
 		.seed = 1, .member_bytes = 64ull << 20, .lifecycle = CT_LC_SEED,
 		.journal_blocks = 2048,
 	};
-	bool sum = false;
-	struct ct_result res[CT_NMODES];
-	struct opcov covs[CT_NMODES];
-	const char *cov_names[CT_NMODES];
-	unsigned int ncov = 0;
-	char opath[PATH_MAX];
-	bool protected_damage = false, errors = false;
-	struct cli_progress prog;
-	uint64_t v, done = 0, total;
+	uint64_t v;
 	int c;
 
 	snprintf(o.dir, sizeof(o.dir), "crashtest.tmp");
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", ct_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (!strcmp(optarg, "all")) {
-				o.modes = (1u << CT_NMODES) - 1;
-				break;
-			}
-			o.modes = 0;
-			for (int m = 0; m < CT_NMODES; m++)
-				if (!strcmp(optarg, ct_modes[m].name))
-					o.modes = 1u << m;
-			if (!o.modes)
-				return cli_err("--mode %s: expected declared, bitmap, full, off or all",
-					       optarg), 2;
+			if (ct_parse_mode(&o, optarg))
+				return 2;
 			break;
 		case 'l':
 			if (cli_parse_u64(optarg, 6, &v) || (v != 5 && v != 6))
@@ -1015,7 +1185,7 @@ int cmd_crashtest(int argc, char **argv)
 			o.seed_from = (unsigned int)v;
 			break;
 		case 'U':
-			sum = true;
+			o.sum = true;
 			break;
 		case 'J':
 			if (cli_parse_u64(optarg, 1u << 20, &v) || v < 2048)
@@ -1023,14 +1193,8 @@ int cmd_crashtest(int argc, char **argv)
 			o.journal_blocks = v;
 			break;
 		case 'L':
-			o.lifecycle = CT_LC_COUNT + 1;
-			for (int l = 0; l < CT_LC_COUNT; l++)
-				if (!strcmp(optarg, ct_lc_names[l]))
-					o.lifecycle = (enum ct_lifecycle)l;
-			if (!strcmp(optarg, "seed"))
-				o.lifecycle = CT_LC_SEED;
-			if (o.lifecycle > CT_LC_SEED)
-				return cli_err("--lifecycle %s: unknown (see --help)", optarg), 2;
+			if (ct_parse_lifecycle(&o, optarg))
+				return 2;
 			break;
 		case 'E':
 			o.eio = true;
@@ -1074,101 +1238,5 @@ int cmd_crashtest(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sum)
-		return ct_sum(&o, argv + optind, argc - optind);
-	if (optind != argc)
-		return cli_err("unexpected argument '%s'", argv[optind]), 2;
-	if (o.data_csum && (!o.in_process || o.modes != 1u << CT_DECLARED))
-		return cli_err("--data-checksums: with --in-process --mode declared only (such a volume refuses data=ordered)"), 2;
-	if (o.in_process) {
-		if (!o.size_set)
-			o.member_bytes = 16ull << 20;
-		if (mkdir(o.dir, 0755) && errno != EEXIST)
-			return cli_err("%s: %s", o.dir, strerror(errno)), 2;
-		if (!o.verbose)
-			jg_log_set_level(JG_LOG_ERR);
-		return ct_ip_run(&o);
-	}
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
-		return cli_err("needs root and /dev/fuse"), 2;
-	if (sp_self(o.self, sizeof(o.self)))
-		return cli_err("cannot find this program: %s", strerror(errno)), 2;
-	if (mkdir(o.dir, 0755) && errno != EEXIST)
-		return cli_err("%s: %s", o.dir, strerror(errno)), 2;
-	/* this process reads and writes through the mount while the daemon dies */
-	signal(SIGPIPE, SIG_IGN);
-	/* the in-process checks assemble degraded on purpose: no warning for that */
-	if (!o.verbose)
-		jg_log_set_level(JG_LOG_ERR);
-
-	snprintf(opath, sizeof(opath), "%.4000s/opoints", o.dir);
-	unlink(opath);	/* a daemon's power cut records its points there (ct_iteration) */
-	printf("crashtest: RAID%u, %u iterations per mode, %u operations each, %s, seed %llu\n",
-	       o.level, o.iterations, o.ops, o.power_cut ? "kill -9 + power cut" : "kill -9",
-	       (unsigned long long)o.seed);
-	fflush(stdout);
-	total = (uint64_t)o.iterations * (unsigned int)__builtin_popcount(o.modes);
-	cli_progress_start(&prog, "crashtest", "crashes", 0);
-	for (int m = 0; m < CT_NMODES; m++) {
-		memset(&res[m], 0, sizeof(res[m]));
-		if (!(o.modes & (1u << m)))
-			continue;
-		res[m].recovery_s = calloc(o.iterations, sizeof(double));
-		res[m].rows = calloc(o.iterations, sizeof(double));
-		if (!res[m].recovery_s || !res[m].rows)
-			return cli_err("out of memory"), 2;
-		for (unsigned int it = 0; it < o.iterations; it++) {
-			int rc = ct_iteration(&o, (enum ct_mode)m, it, &res[m]);
-
-			cli_progress(&prog, ++done, total);
-			if (rc) {
-				cli_err("%s iteration %u: %s", ct_modes[m].name, it, strerror(-rc));
-				errors = true;
-				break;
-			}
-		}
-	}
-	cli_progress_done(&prog);
-
-	printf("\n%-9s %5s", "mode", "iters");
-	for (int c2 = 0; c2 < CT_NCHECKS; c2++)
-		printf(" %9s", ct_check_names[c2]);
-	printf(" %8s %12s %12s %9s %9s\n", "damaged", "recovery_med", "recovery_max",
-	       "rows_med", "rows_max");
-	for (int m = 0; m < CT_NMODES; m++) {
-		struct ct_result *r = &res[m];
-
-		if (!(o.modes & (1u << m)) || !r->n)
-			continue;
-		qsort(r->recovery_s, r->n, sizeof(double), ct_cmp_double);
-		qsort(r->rows, r->n, sizeof(double), ct_cmp_double);
-		printf("%-9s %5u", ct_modes[m].name, r->n);
-		for (int c2 = 0; c2 < CT_NCHECKS; c2++)
-			printf(" %9u", r->damage[c2]);
-		printf(" %8u %11.3fs %11.3fs %9.0f %9.0f\n", r->damaged_iterations,
-		       r->recovery_s[r->n / 2], r->recovery_s[r->n - 1], r->rows[r->n / 2],
-		       r->rows[r->n - 1]);
-		if (ct_modes[m].protected_mode && r->damaged_iterations)
-			protected_damage = true;
-		if (r->damage[CT_ERROR])
-			errors = true;
-		free(r->recovery_s);
-		free(r->rows);
-		covs[ncov] = r->cov;
-		cov_names[ncov++] = ct_modes[m].name;
-	}
-	if (o.power_cut)
-		opcov_print(stdout, covs, cov_names, ncov);
-	if (!o.keep)
-		rmdir(o.dir);
-	if (o.min_cov && opcov_check(stdout, covs, ncov, o.min_cov, o.skip_points)) {
-		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
-		       (unsigned long long)o.min_cov);
-		return 1;
-	}
-	if (protected_damage) {
-		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
-		return 1;
-	}
-	return errors ? 2 : 0;
+	return ct_dispatch(&o, argv + optind, argc - optind);
 }
