@@ -79,6 +79,7 @@ struct ct_opts {
 	uint64_t cut_at;		/* 0: by seed */
 	uint64_t aim;			/* bit per point: cuts aimed at them */
 	bool data_csum;			/* --data-checksums: volumes made with them */
+	bool sum;			/* --sum: add up the "range" lines of files */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];	/* this program, for mkfs/mount/fsck/scrub */
 };
@@ -134,44 +135,63 @@ static void *ct_workload_thread(void *p)
 	return NULL;
 }
 
+/* One mounted-volume iteration: what its steps share. */
+struct ct_iter {
+	const struct ct_opts *o;
+	enum ct_mode mode;
+	unsigned int it;
+	uint64_t seed;
+	unsigned int nmem;
+	char idir[640], mnt[704], log[704], powercut[96], opath[PATH_MAX];
+	char *members[8];
+	char mopts[64];
+	char why[256];		/* the first damage found, for the report line */
+	unsigned int damage[CT_NCHECKS];
+	pid_t pid;		/* the daemon serving @mnt; 0 once it died */
+	struct ct_workload_arg w;
+	struct ct_tree found;	/* the volume's files read back after recovery */
+	double rec_s, rows;	/* recovery: seconds to ready, stripe rows resynced */
+};
+
 /*
- * Returns 0 when the iteration ran (damage counted in @res), negative errno when
- * the harness itself could not run it.
+ * The iteration's directory, mount point, log and member files, named by mode and
+ * iteration so that a damaged one can be kept beside the others; stale members of
+ * an earlier run are removed, mkfs makes them anew. -errno when a directory fails.
  */
-static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int it,
-			struct ct_result *res)
+static int ct_it_paths(struct ct_iter *t)
 {
-	uint64_t seed = ct_mix(o->seed, (uint64_t)mode << 32 | it);
-	unsigned int nmem = o->level == 6 ? 5 : 4;
-	bool keep_this = false;
-	char idir[640], mnt[704], log[704], powercut[96], why[256] = "", opath[PATH_MAX];
+	snprintf(t->idir, sizeof(t->idir), "%.512s/%s-%u", t->o->dir, ct_modes[t->mode].name,
+		 t->it);
+	snprintf(t->mnt, sizeof(t->mnt), "%.640s/mnt", t->idir);
+	snprintf(t->log, sizeof(t->log), "%.640s/log", t->idir);
+	snprintf(t->opath, sizeof(t->opath), "%.4000s/opoints", t->o->dir);
+	if (mkdir(t->idir, 0755) && errno != EEXIST)
+		return -errno;
+	if (mkdir(t->mnt, 0755) && errno != EEXIST)
+		return -errno;
+	for (unsigned int i = 0; i < t->nmem; i++) {
+		t->members[i] = malloc(PATH_MAX);
+		snprintf(t->members[i], PATH_MAX, "%.640s/disk%u.img", t->idir, i);
+		unlink(t->members[i]);
+	}
+	return 0;
+}
+
+/*
+ * 1. mkfs the array in the mode's resync policy, then mount it with the real
+ * daemon (with --power-cut in a fault domain that cuts on SIGUSR1). Non-zero,
+ * the failure counted in @t, when the iteration cannot go on.
+ */
+static int ct_it_mkfs_mount(struct ct_iter *t)
+{
+	const struct ct_opts *o = t->o;
 	/* the daemon's power cut, which records what it had in flight in @opath */
-	char *fault_args[] = { "--powercut", powercut, "--opoints", opath, NULL };
-	char *members[8], sizearg[32], levelarg[8], mopts[64], jsizearg[32];
+	char *fault_args[] = { "--powercut", t->powercut, "--opoints", t->opath, NULL };
+	char sizearg[32], levelarg[8], jsizearg[32];
 	char *mkfs_argv[24];
-	struct ct_workload_arg w = { 0 };
-	struct ct_tree found = { 0 };
-	unsigned int a = 0, kill_at, damage[CT_NCHECKS] = { 0 };
-	double rec_s = 0, rows = -1;
-	pthread_t th;
-	pid_t pid;
+	unsigned int a = 0;
 	int rc;
 
-	snprintf(idir, sizeof(idir), "%.512s/%s-%u", o->dir, ct_modes[mode].name, it);
-	snprintf(mnt, sizeof(mnt), "%.640s/mnt", idir);
-	snprintf(log, sizeof(log), "%.640s/log", idir);
-	snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
-	if (mkdir(idir, 0755) && errno != EEXIST)
-		return -errno;
-	if (mkdir(mnt, 0755) && errno != EEXIST)
-		return -errno;
-	for (unsigned int i = 0; i < nmem; i++) {
-		members[i] = malloc(PATH_MAX);
-		snprintf(members[i], PATH_MAX, "%.640s/disk%u.img", idir, i);
-		unlink(members[i]);
-	}
-
-	/* 1. mkfs and mount */
 	snprintf(sizearg, sizeof(sizearg), "%llu", (unsigned long long)o->member_bytes);
 	snprintf(levelarg, sizeof(levelarg), "%u", o->level);
 	snprintf(jsizearg, sizeof(jsizearg), "%lluK",
@@ -182,183 +202,273 @@ static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int
 	mkfs_argv[a++] = "--level";
 	mkfs_argv[a++] = levelarg;
 	mkfs_argv[a++] = "--resync";
-	mkfs_argv[a++] = (char *)ct_modes[mode].resync;
+	mkfs_argv[a++] = (char *)ct_modes[t->mode].resync;
 	mkfs_argv[a++] = "--size";
 	mkfs_argv[a++] = sizearg;
 	/* a small journal: checkpoint passes and log wrap all the time */
 	mkfs_argv[a++] = "--journal-size";
 	mkfs_argv[a++] = jsizearg;
-	for (unsigned int i = 0; i < nmem; i++)
-		mkfs_argv[a++] = members[i];
+	for (unsigned int i = 0; i < t->nmem; i++)
+		mkfs_argv[a++] = t->members[i];
 	mkfs_argv[a] = NULL;
-	rc = sp_run(o->self, log, mkfs_argv);
+	rc = sp_run(o->self, t->log, mkfs_argv);
 	if (rc) {
-		snprintf(why, sizeof(why), "mkfs exited %d (see %.150s)", rc, log);
-		damage[CT_ERROR]++;
-		goto report;
+		snprintf(t->why, sizeof(t->why), "mkfs exited %d (see %.150s)", rc, t->log);
+		t->damage[CT_ERROR]++;
+		return rc;
 	}
 	/* the member writes of the next 100 ms are kept, dropped or torn at random */
-	snprintf(powercut, sizeof(powercut), "signal,seed=%llu,tear,linger=100",
-		 (unsigned long long)seed);
-	snprintf(mopts, sizeof(mopts), "data=%s", ct_modes[mode].data);
-	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, o->power_cut ? fault_args : NULL,
-		       60, &rec_s);
-	if (pid < 0) {
-		snprintf(why, sizeof(why), "mount failed: %s (see %.150s)", strerror((int)-pid), log);
-		damage[CT_ERROR]++;
-		goto report;
+	snprintf(t->powercut, sizeof(t->powercut), "signal,seed=%llu,tear,linger=100",
+		 (unsigned long long)t->seed);
+	snprintf(t->mopts, sizeof(t->mopts), "data=%s", ct_modes[t->mode].data);
+	t->pid = sp_mount(o->self, t->mopts, t->members, t->nmem, t->mnt, t->log,
+			  o->power_cut ? fault_args : NULL, 60, &t->rec_s);
+	if (t->pid < 0) {
+		snprintf(t->why, sizeof(t->why), "mount failed: %s (see %.150s)",
+			 strerror((int)-t->pid), t->log);
+		t->damage[CT_ERROR]++;
+		return -1;
 	}
+	return 0;
+}
 
-	/* 2, 3. the workload, and the crash at a random operation of it */
-	rc = ct_model_new(seed, o->ops, &w.model);
+/*
+ * 2, 3. the workload through the mount, and the crash at a random operation of
+ * it: kill -9, or SIGUSR1 for the power cut. The workload runs in a thread so that
+ * the crash lands while an operation is under way; the dead mount is detached.
+ * Non-zero, the failure counted in @t, when the workload could not start.
+ */
+static int ct_it_crash(struct ct_iter *t)
+{
+	const struct ct_opts *o = t->o;
+	unsigned int kill_at;
+	pthread_t th;
+	int rc;
+
+	rc = ct_model_new(t->seed, o->ops, &t->w.model);
 	if (!rc)
-		rc = ct_workload_setup(mnt);
+		rc = ct_workload_setup(t->mnt);
 	if (rc) {
-		snprintf(why, sizeof(why), "workload setup: %s", strerror(-rc));
-		damage[CT_ERROR]++;
-		sp_crash(mnt, pid);
-		goto report;
+		snprintf(t->why, sizeof(t->why), "workload setup: %s", strerror(-rc));
+		t->damage[CT_ERROR]++;
+		sp_crash(t->mnt, t->pid);
+		return rc;
 	}
-	w.mnt = mnt;
-	kill_at = 1 + (unsigned int)(ct_mix(seed, 1) % o->ops);
-	pthread_create(&th, NULL, ct_workload_thread, &w);
-	while (__atomic_load_n(&w.progress, __ATOMIC_ACQUIRE) < kill_at &&
-	       !__atomic_load_n(&w.finished, __ATOMIC_ACQUIRE)) {
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			pid = 0; /* the daemon died by itself: that is damage of its own */
-			snprintf(why, sizeof(why), "the daemon died during the workload (see %.150s)", log);
-			damage[CT_ERROR]++;
+	t->w.mnt = t->mnt;
+	kill_at = 1 + (unsigned int)(ct_mix(t->seed, 1) % o->ops);
+	pthread_create(&th, NULL, ct_workload_thread, &t->w);
+	while (__atomic_load_n(&t->w.progress, __ATOMIC_ACQUIRE) < kill_at &&
+	       !__atomic_load_n(&t->w.finished, __ATOMIC_ACQUIRE)) {
+		if (waitpid(t->pid, NULL, WNOHANG) == t->pid) {
+			t->pid = 0; /* the daemon died by itself: that is damage of its own */
+			snprintf(t->why, sizeof(t->why),
+				 "the daemon died during the workload (see %.150s)", t->log);
+			t->damage[CT_ERROR]++;
 			break;
 		}
 		usleep(200);
 	}
-	usleep((useconds_t)(ct_mix(seed, 2) % 3000)); /* land inside the operation */
-	if (pid > 0) {
-		__atomic_store_n(&w.cut, true, __ATOMIC_RELEASE);
-		kill(pid, o->power_cut ? SIGUSR1 : SIGKILL);
+	usleep((useconds_t)(ct_mix(t->seed, 2) % 3000)); /* land inside the operation */
+	if (t->pid > 0) {
+		__atomic_store_n(&t->w.cut, true, __ATOMIC_RELEASE);
+		kill(t->pid, o->power_cut ? SIGUSR1 : SIGKILL);
 		if (o->power_cut) {
 			/* the daemon dies by itself after the linger; make sure */
-			for (int i = 0; i < 500 && waitpid(pid, NULL, WNOHANG) != pid; i++)
+			for (int i = 0; i < 500 && waitpid(t->pid, NULL, WNOHANG) != t->pid; i++)
 				usleep(10000);
-			kill(pid, SIGKILL);
+			kill(t->pid, SIGKILL);
 		}
-		waitpid(pid, NULL, 0);
+		waitpid(t->pid, NULL, 0);
 	}
 	pthread_join(th, NULL);
-	umount2(mnt, MNT_DETACH);
+	umount2(t->mnt, MNT_DETACH);
+	return 0;
+}
 
-	/* 4. remount: recovery */
-	pid = sp_mount(o->self, mopts, members, nmem, mnt, log, NULL, 600, &rec_s);
-	if (pid < 0) {
-		snprintf(why, sizeof(why), "remount after the crash failed: %s (see %.150s)",
-			 strerror((int)-pid), log);
-		damage[CT_ERROR]++;
-		goto report;
+/*
+ * 4. remount: recovery runs, timed, and the rows it resynced are read; then
+ * check (2), the files against the model (a failure dumps the model into the
+ * log), and a clean unmount. Non-zero, the failure counted in @t, when the
+ * volume did not mount or unmount: the offline checks need it unmounted.
+ */
+static int ct_it_recover(struct ct_iter *t)
+{
+	int rc;
+
+	t->pid = sp_mount(t->o->self, t->mopts, t->members, t->nmem, t->mnt, t->log, NULL, 600,
+			  &t->rec_s);
+	if (t->pid < 0) {
+		snprintf(t->why, sizeof(t->why), "remount after the crash failed: %s (see %.150s)",
+			 strerror((int)-t->pid), t->log);
+		t->damage[CT_ERROR]++;
+		return -1;
 	}
-	rows = ct_rows_resynced(mnt);
-	rc = ct_tree_read_dir(mnt, &found);
+	t->rows = ct_rows_resynced(t->mnt);
+	rc = ct_tree_read_dir(t->mnt, &t->found);
 	if (rc) {
-		snprintf(why, sizeof(why), "reading the volume back: %s", strerror(-rc));
-		damage[CT_CONTENT]++;
-	} else if (ct_model_check(w.model, &found, why)) {
-		FILE *lf = fopen(log, "a");
+		snprintf(t->why, sizeof(t->why), "reading the volume back: %s", strerror(-rc));
+		t->damage[CT_CONTENT]++;
+	} else if (ct_model_check(t->w.model, &t->found, t->why)) {
+		FILE *lf = fopen(t->log, "a");
 
-		damage[CT_CONTENT]++;
+		t->damage[CT_CONTENT]++;
 		if (lf) {
-			fprintf(lf, "crashtest: content check failed: %s\n", why);
-			ct_model_dump(w.model, &found, lf);
+			fprintf(lf, "crashtest: content check failed: %s\n", t->why);
+			ct_model_dump(t->w.model, &t->found, lf);
 			fclose(lf);
 		}
 	}
-	rc = sp_umount(mnt, pid);
+	rc = sp_umount(t->mnt, t->pid);
 	if (rc) {
-		snprintf(why, sizeof(why), "clean unmount failed: %s (see %.150s)", strerror(-rc), log);
-		damage[CT_ERROR]++;
-		goto report;
+		snprintf(t->why, sizeof(t->why), "clean unmount failed: %s (see %.150s)",
+			 strerror(-rc), t->log);
+		t->damage[CT_ERROR]++;
+		return rc;
 	}
+	return 0;
+}
 
-	/* (1) fsck -n */
-	{
-		char *argv[16] = { "jgrfs", "fsck", "-n" };
-		unsigned int k = 3;
+/* Run `jgrfs <@argv[0..k-1]> <members>`, its output into the log; its exit code. */
+static int ct_it_run(struct ct_iter *t, char **argv, unsigned int k)
+{
+	for (unsigned int i = 0; i < t->nmem; i++)
+		argv[k++] = t->members[i];
+	argv[k] = NULL;
+	return sp_run(t->o->self, t->log, argv);
+}
 
-		for (unsigned int i = 0; i < nmem; i++)
-			argv[k++] = members[i];
-		argv[k] = NULL;
-		rc = sp_run(o->self, log, argv);
-		if (rc) {
-			damage[rc >= 8 ? CT_ERROR : CT_FSCK]++;
-			if (!why[0])
-				snprintf(why, sizeof(why), "fsck -n exited %d (see %.150s)", rc, log);
-		}
+/*
+ * Check (1), `jgrfs fsck -n` on the unmounted members: an inconsistency that
+ * recovery left is damage; an exit code of 8 or more (fsck's own failure) is a
+ * harness error.
+ */
+static void ct_it_fsck(struct ct_iter *t)
+{
+	char *argv[16] = { "jgrfs", "fsck", "-n" };
+	int rc = ct_it_run(t, argv, 3);
+
+	if (rc) {
+		t->damage[rc >= 8 ? CT_ERROR : CT_FSCK]++;
+		if (!t->why[0])
+			snprintf(t->why, sizeof(t->why), "fsck -n exited %d (see %.150s)", rc,
+				 t->log);
 	}
-	/* (3) scrub */
-	{
-		char *argv[16] = { "jgrfs", "scrub" };
-		unsigned int k = 2;
+}
 
-		for (unsigned int i = 0; i < nmem; i++)
-			argv[k++] = members[i];
-		argv[k] = NULL;
-		rc = sp_run(o->self, log, argv);
-		if (rc) {
-			damage[rc == 1 ? CT_SCRUB : CT_ERROR]++;
-			if (!why[0])
-				snprintf(why, sizeof(why), "scrub exited %d (see %.150s)", rc, log);
-		}
+/*
+ * Check (3), `jgrfs scrub`: a parity mismatch recovery left (exit 1) is damage,
+ * any other failure a harness error.
+ */
+static void ct_it_scrub(struct ct_iter *t)
+{
+	char *argv[16] = { "jgrfs", "scrub" };
+	int rc = ct_it_run(t, argv, 2);
+
+	if (rc) {
+		t->damage[rc == 1 ? CT_SCRUB : CT_ERROR]++;
+		if (!t->why[0])
+			snprintf(t->why, sizeof(t->why), "scrub exited %d (see %.150s)", rc,
+				 t->log);
 	}
-	/* (4) the write hole */
-	for (unsigned int skip = 0; skip < nmem; skip++) {
+}
+
+/*
+ * Check (4), the write hole: the array assembled with each member left out in
+ * turn (in-process, read-only) must read every file back as the mount did. The
+ * first member whose absence shows damage ends the check.
+ */
+static void ct_it_hole(struct ct_iter *t)
+{
+	int rc;
+
+	for (unsigned int skip = 0; skip < t->nmem; skip++) {
 		char hw[256] = "";
 
-		rc = ct_hole_check(members, nmem, skip, &found, hw);
+		rc = ct_hole_check(t->members, t->nmem, skip, &t->found, hw);
 		if (rc) {
-			damage[rc == 1 ? CT_HOLE : CT_ERROR]++;
-			if (!why[0])
-				snprintf(why, sizeof(why), "%s", rc == 1 ? hw : strerror(-rc));
+			t->damage[rc == 1 ? CT_HOLE : CT_ERROR]++;
+			if (!t->why[0])
+				snprintf(t->why, sizeof(t->why), "%s",
+					 rc == 1 ? hw : strerror(-rc));
 			break;
 		}
 	}
+}
 
-report:
-	{
-		bool bad = false;
+/*
+ * Count the iteration into @res (each check at most once), with the points the
+ * dying daemon had in flight, and print its line when damaged or verbose.
+ * Returns true when it was damaged: its files are kept to reproduce it.
+ */
+static bool ct_it_report(struct ct_iter *t, struct ct_result *res)
+{
+	const struct ct_opts *o = t->o;
+	bool bad = false;
 
-		/* the dying daemon's record of what it had in flight (--opoints) */
-		opcov_read_file(opath, &res->cov);
+	/* the dying daemon's record of what it had in flight (--opoints) */
+	opcov_read_file(t->opath, &res->cov);
 
-		for (int c = 0; c < CT_NCHECKS; c++) {
-			res->damage[c] += damage[c] ? 1 : 0;
-			bad |= damage[c] != 0;
-		}
-		res->damaged_iterations += bad;
-		res->recovery_s[res->n] = rec_s;
-		res->rows[res->n++] = rows;
-		if (bad || o->verbose) {
-			cli_progress_erase();
-			printf("%-8s iter %3u seed %016llx crash at op %u/%u: %s%s\n",
-			       ct_modes[mode].name, it, (unsigned long long)seed,
-			       w.model ? ct_model_issued(w.model) : 0, o->ops,
-			       bad ? "DAMAGE " : "ok", why);
-			/* timing decides where a crash lands: keep what it left */
-			if (bad)
-				printf("%-8s iter %3u: its members and log are kept in %s\n",
-				       ct_modes[mode].name, it, idir);
-		}
-		fflush(stdout);
-		keep_this = bad;
+	for (int c = 0; c < CT_NCHECKS; c++) {
+		res->damage[c] += t->damage[c] ? 1 : 0;
+		bad |= t->damage[c] != 0;
 	}
-	ct_tree_free(&found);
-	ct_model_free(w.model);
-	if (!o->keep && !keep_this) {
-		for (unsigned int i = 0; i < nmem; i++)
-			unlink(members[i]);
-		unlink(log);
-		rmdir(mnt);
-		rmdir(idir);
+	res->damaged_iterations += bad;
+	res->recovery_s[res->n] = t->rec_s;
+	res->rows[res->n++] = t->rows;
+	if (bad || o->verbose) {
+		cli_progress_erase();
+		printf("%-8s iter %3u seed %016llx crash at op %u/%u: %s%s\n",
+		       ct_modes[t->mode].name, t->it, (unsigned long long)t->seed,
+		       t->w.model ? ct_model_issued(t->w.model) : 0, o->ops,
+		       bad ? "DAMAGE " : "ok", t->why);
+		/* timing decides where a crash lands: keep what it left */
+		if (bad)
+			printf("%-8s iter %3u: its members and log are kept in %s\n",
+			       ct_modes[t->mode].name, t->it, t->idir);
 	}
-	for (unsigned int i = 0; i < nmem; i++)
-		free(members[i]);
+	fflush(stdout);
+	return bad;
+}
+
+/* Free the iteration's state; its files go unless kept (--keep, or damaged). */
+static void ct_it_cleanup(struct ct_iter *t, bool keep_this)
+{
+	ct_tree_free(&t->found);
+	ct_model_free(t->w.model);
+	if (!t->o->keep && !keep_this) {
+		for (unsigned int i = 0; i < t->nmem; i++)
+			unlink(t->members[i]);
+		unlink(t->log);
+		rmdir(t->mnt);
+		rmdir(t->idir);
+	}
+	for (unsigned int i = 0; i < t->nmem; i++)
+		free(t->members[i]);
+}
+
+/*
+ * Returns 0 when the iteration ran (damage counted in @res), negative errno when
+ * the harness itself could not run it. A step that fails counts its failure and
+ * skips to the report: the checks after it would only repeat it.
+ */
+static int ct_iteration(const struct ct_opts *o, enum ct_mode mode, unsigned int it,
+			struct ct_result *res)
+{
+	struct ct_iter t = {
+		.o = o, .mode = mode, .it = it, .seed = ct_mix(o->seed, (uint64_t)mode << 32 | it),
+		.nmem = o->level == 6 ? 5 : 4, .rows = -1,
+	};
+	int rc;
+
+	rc = ct_it_paths(&t);
+	if (rc)
+		return rc;
+	if (!ct_it_mkfs_mount(&t) && !ct_it_crash(&t) && !ct_it_recover(&t)) {
+		ct_it_fsck(&t);
+		ct_it_scrub(&t);
+		ct_it_hole(&t);
+	}
+	ct_it_cleanup(&t, ct_it_report(&t, res));
 	return 0;
 }
 
@@ -510,6 +620,26 @@ static void ct_second_print(const struct ct_result *res, unsigned int modes)
 	}
 }
 
+/*
+ * The exit status of a run, a sum or the mounted runner: 1 when a point of @covs
+ * (@n modes) was in flight at fewer than --min-coverage cuts (named on stdout) or
+ * a protected mode showed damage, else 2 after a harness error, else 0.
+ */
+static int ct_verdict(const struct ct_opts *o, const struct opcov *covs, unsigned int n,
+		      bool protected_damage, bool errors)
+{
+	if (o->min_cov && opcov_check(stdout, covs, n, o->min_cov, o->skip_points)) {
+		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
+		       (unsigned long long)o->min_cov);
+		return 1;
+	}
+	if (protected_damage) {
+		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
+		return 1;
+	}
+	return errors ? 2 : 0;
+}
+
 /* The damage table, the coverage table and the verdict, for a run or a sum. */
 static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned int modes,
 			double seconds)
@@ -546,16 +676,7 @@ static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned
 	if (seconds > 0 && cuts)
 		printf("\n%llu cuts in %.1f s: %.1f ms per cut\n", (unsigned long long)cuts, seconds,
 		       1000 * seconds / (double)cuts);
-	if (o->min_cov && opcov_check(stdout, covs, n, o->min_cov, o->skip_points)) {
-		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
-		       (unsigned long long)o->min_cov);
-		return 1;
-	}
-	if (protected_damage) {
-		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
-		return 1;
-	}
-	return errors ? 2 : 0;
+	return ct_verdict(o, covs, n, protected_damage, errors);
 }
 
 static int ct_ip_run(const struct ct_opts *o)
@@ -804,66 +925,224 @@ static void ct_usage(FILE *f)
 		"fell short), 2 on errors. The mount runner needs root and /dev/fuse.\n");
 }
 
+static const struct option ct_longopts[] = {
+	{ "mode", required_argument, NULL, 'm' },
+	{ "level", required_argument, NULL, 'l' },
+	{ "iterations", required_argument, NULL, 'i' },
+	{ "ops", required_argument, NULL, 'o' },
+	{ "power-cut", no_argument, NULL, 'p' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "dir", required_argument, NULL, 'd' },
+	{ "size", required_argument, NULL, 'S' },
+	{ "keep", no_argument, NULL, 'k' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "in-process", no_argument, NULL, 'I' },
+	{ "seed-from", required_argument, NULL, 'F' },
+	{ "count", required_argument, NULL, 'i' },
+	{ "sum", no_argument, NULL, 'U' },
+	{ "journal-blocks", required_argument, NULL, 'J' },
+	{ "lifecycle", required_argument, NULL, 'L' },
+	{ "eio", no_argument, NULL, 'E' },
+	{ "min-coverage", required_argument, NULL, 'C' },
+	{ "skip-points", required_argument, NULL, 'P' },
+	{ "cut-span", required_argument, NULL, 'W' },
+	{ "cut-at", required_argument, NULL, 'A' },
+	{ "aim", required_argument, NULL, 'T' },
+	{ "data-checksums", no_argument, NULL, 'D' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* --mode @arg into o->modes: one mode, or all. 0, or 2 (refused, said why). */
+static int ct_parse_mode(struct ct_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "all")) {
+		o->modes = (1u << CT_NMODES) - 1;
+		return 0;
+	}
+	o->modes = 0;
+	for (int m = 0; m < CT_NMODES; m++)
+		if (!strcmp(arg, ct_modes[m].name))
+			o->modes = 1u << m;
+	if (!o->modes)
+		return cli_err("--mode %s: expected declared, bitmap, full, off or all", arg), 2;
+	return 0;
+}
+
+/* --lifecycle @arg into o->lifecycle: a name of ct_lc_names, or "seed". 0, or 2. */
+static int ct_parse_lifecycle(struct ct_opts *o, const char *arg)
+{
+	o->lifecycle = CT_LC_COUNT + 1;
+	for (int l = 0; l < CT_LC_COUNT; l++)
+		if (!strcmp(arg, ct_lc_names[l]))
+			o->lifecycle = (enum ct_lifecycle)l;
+	if (!strcmp(arg, "seed"))
+		o->lifecycle = CT_LC_SEED;
+	if (o->lifecycle > CT_LC_SEED)
+		return cli_err("--lifecycle %s: unknown (see --help)", arg), 2;
+	return 0;
+}
+
+/*
+ * The mounted runner's iterations, every mode chosen in turn, summed into @res
+ * (zeroed here). An iteration the harness could not run ends its mode and sets
+ * @errors. Returns 0, or 2 out of memory.
+ */
+static int ct_mnt_run(const struct ct_opts *o, struct ct_result *res, bool *errors)
+{
+	struct cli_progress prog;
+	uint64_t done = 0, total;
+	char opath[PATH_MAX];
+
+	snprintf(opath, sizeof(opath), "%.4000s/opoints", o->dir);
+	unlink(opath);	/* a daemon's power cut records its points there (ct_iteration) */
+	printf("crashtest: RAID%u, %u iterations per mode, %u operations each, %s, seed %llu\n",
+	       o->level, o->iterations, o->ops, o->power_cut ? "kill -9 + power cut" : "kill -9",
+	       (unsigned long long)o->seed);
+	fflush(stdout);
+	total = (uint64_t)o->iterations * (unsigned int)__builtin_popcount(o->modes);
+	cli_progress_start(&prog, "crashtest", "crashes", 0);
+	for (int m = 0; m < CT_NMODES; m++) {
+		memset(&res[m], 0, sizeof(res[m]));
+		if (!(o->modes & (1u << m)))
+			continue;
+		res[m].recovery_s = calloc(o->iterations, sizeof(double));
+		res[m].rows = calloc(o->iterations, sizeof(double));
+		if (!res[m].recovery_s || !res[m].rows)
+			return cli_err("out of memory"), 2;
+		for (unsigned int it = 0; it < o->iterations; it++) {
+			int rc = ct_iteration(o, (enum ct_mode)m, it, &res[m]);
+
+			cli_progress(&prog, ++done, total);
+			if (rc) {
+				cli_err("%s iteration %u: %s", ct_modes[m].name, it, strerror(-rc));
+				*errors = true;
+				break;
+			}
+		}
+	}
+	cli_progress_done(&prog);
+	return 0;
+}
+
+/*
+ * The mounted runner's damage table (with recovery times and rows resynced), its
+ * coverage table with --power-cut, and the verdict as the exit status; frees the
+ * per-iteration arrays of @res.
+ */
+static int ct_mnt_report(const struct ct_opts *o, struct ct_result *res, bool errors)
+{
+	struct opcov covs[CT_NMODES];
+	const char *cov_names[CT_NMODES];
+	unsigned int ncov = 0;
+	bool protected_damage = false;
+
+	printf("\n%-9s %5s", "mode", "iters");
+	for (int c2 = 0; c2 < CT_NCHECKS; c2++)
+		printf(" %9s", ct_check_names[c2]);
+	printf(" %8s %12s %12s %9s %9s\n", "damaged", "recovery_med", "recovery_max",
+	       "rows_med", "rows_max");
+	for (int m = 0; m < CT_NMODES; m++) {
+		struct ct_result *r = &res[m];
+
+		if (!(o->modes & (1u << m)) || !r->n)
+			continue;
+		qsort(r->recovery_s, r->n, sizeof(double), ct_cmp_double);
+		qsort(r->rows, r->n, sizeof(double), ct_cmp_double);
+		printf("%-9s %5u", ct_modes[m].name, r->n);
+		for (int c2 = 0; c2 < CT_NCHECKS; c2++)
+			printf(" %9u", r->damage[c2]);
+		printf(" %8u %11.3fs %11.3fs %9.0f %9.0f\n", r->damaged_iterations,
+		       r->recovery_s[r->n / 2], r->recovery_s[r->n - 1], r->rows[r->n / 2],
+		       r->rows[r->n - 1]);
+		if (ct_modes[m].protected_mode && r->damaged_iterations)
+			protected_damage = true;
+		if (r->damage[CT_ERROR])
+			errors = true;
+		free(r->recovery_s);
+		free(r->rows);
+		covs[ncov] = r->cov;
+		cov_names[ncov++] = ct_modes[m].name;
+	}
+	if (o->power_cut)
+		opcov_print(stdout, covs, cov_names, ncov);
+	if (!o->keep)
+		rmdir(o->dir);
+	return ct_verdict(o, covs, ncov, protected_damage, errors);
+}
+
+/*
+ * The mounted runner: its requirements (root, /dev/fuse, this program's path to
+ * spawn mkfs, mount, fsck, scrub), then the iterations and the report.
+ */
+static int ct_mnt_main(struct ct_opts *o)
+{
+	struct ct_result res[CT_NMODES];
+	bool errors = false;
+	int rc;
+
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
+		return cli_err("needs root and /dev/fuse"), 2;
+	if (sp_self(o->self, sizeof(o->self)))
+		return cli_err("cannot find this program: %s", strerror(errno)), 2;
+	if (mkdir(o->dir, 0755) && errno != EEXIST)
+		return cli_err("%s: %s", o->dir, strerror(errno)), 2;
+	/* this process reads and writes through the mount while the daemon dies */
+	signal(SIGPIPE, SIG_IGN);
+	/* the in-process checks assemble degraded on purpose: no warning for that */
+	if (!o->verbose)
+		jg_log_set_level(JG_LOG_ERR);
+
+	rc = ct_mnt_run(o, res, &errors);
+	if (rc)
+		return rc;
+	return ct_mnt_report(o, res, errors);
+}
+
+/*
+ * After the options, @args (@n of them): --sum of the files they name, else a
+ * run, which takes none: in process, or through mounts.
+ */
+static int ct_dispatch(struct ct_opts *o, char **args, int n)
+{
+	if (o->sum)
+		return ct_sum(o, args, n);
+	if (n)
+		return cli_err("unexpected argument '%s'", args[0]), 2;
+	if (o->data_csum && (!o->in_process || o->modes != 1u << CT_DECLARED))
+		return cli_err("--data-checksums: with --in-process --mode declared only (such a volume refuses data=ordered)"), 2;
+	if (o->in_process) {
+		if (!o->size_set)
+			o->member_bytes = 16ull << 20;
+		if (mkdir(o->dir, 0755) && errno != EEXIST)
+			return cli_err("%s: %s", o->dir, strerror(errno)), 2;
+		if (!o->verbose)
+			jg_log_set_level(JG_LOG_ERR);
+		return ct_ip_run(o);
+	}
+	return ct_mnt_main(o);
+}
+
+/*
+ * `jgrfs-crash crashtest`: the options into a struct ct_opts, then ct_dispatch()
+ * (see the top of this file).
+ */
 int cmd_crashtest(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "level", required_argument, NULL, 'l' },
-		{ "iterations", required_argument, NULL, 'i' },
-		{ "ops", required_argument, NULL, 'o' },
-		{ "power-cut", no_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "in-process", no_argument, NULL, 'I' },
-		{ "seed-from", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'i' },
-		{ "sum", no_argument, NULL, 'U' },
-		{ "journal-blocks", required_argument, NULL, 'J' },
-		{ "lifecycle", required_argument, NULL, 'L' },
-		{ "eio", no_argument, NULL, 'E' },
-		{ "min-coverage", required_argument, NULL, 'C' },
-		{ "skip-points", required_argument, NULL, 'P' },
-		{ "cut-span", required_argument, NULL, 'W' },
-		{ "cut-at", required_argument, NULL, 'A' },
-		{ "aim", required_argument, NULL, 'T' },
-		{ "data-checksums", no_argument, NULL, 'D' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct ct_opts o = {
 		.modes = (1u << CT_NMODES) - 1, .level = 5, .iterations = 5, .ops = 150,
 		.seed = 1, .member_bytes = 64ull << 20, .lifecycle = CT_LC_SEED,
 		.journal_blocks = 2048,
 	};
-	bool sum = false;
-	struct ct_result res[CT_NMODES];
-	struct opcov covs[CT_NMODES];
-	const char *cov_names[CT_NMODES];
-	unsigned int ncov = 0;
-	char opath[PATH_MAX];
-	bool protected_damage = false, errors = false;
-	struct cli_progress prog;
-	uint64_t v, done = 0, total;
+	uint64_t v;
 	int c;
 
 	snprintf(o.dir, sizeof(o.dir), "crashtest.tmp");
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", ct_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (!strcmp(optarg, "all")) {
-				o.modes = (1u << CT_NMODES) - 1;
-				break;
-			}
-			o.modes = 0;
-			for (int m = 0; m < CT_NMODES; m++)
-				if (!strcmp(optarg, ct_modes[m].name))
-					o.modes = 1u << m;
-			if (!o.modes)
-				return cli_err("--mode %s: expected declared, bitmap, full, off or all",
-					       optarg), 2;
+			if (ct_parse_mode(&o, optarg))
+				return 2;
 			break;
 		case 'l':
 			if (cli_parse_u64(optarg, 6, &v) || (v != 5 && v != 6))
@@ -906,7 +1185,7 @@ int cmd_crashtest(int argc, char **argv)
 			o.seed_from = (unsigned int)v;
 			break;
 		case 'U':
-			sum = true;
+			o.sum = true;
 			break;
 		case 'J':
 			if (cli_parse_u64(optarg, 1u << 20, &v) || v < 2048)
@@ -914,14 +1193,8 @@ int cmd_crashtest(int argc, char **argv)
 			o.journal_blocks = v;
 			break;
 		case 'L':
-			o.lifecycle = CT_LC_COUNT + 1;
-			for (int l = 0; l < CT_LC_COUNT; l++)
-				if (!strcmp(optarg, ct_lc_names[l]))
-					o.lifecycle = (enum ct_lifecycle)l;
-			if (!strcmp(optarg, "seed"))
-				o.lifecycle = CT_LC_SEED;
-			if (o.lifecycle > CT_LC_SEED)
-				return cli_err("--lifecycle %s: unknown (see --help)", optarg), 2;
+			if (ct_parse_lifecycle(&o, optarg))
+				return 2;
 			break;
 		case 'E':
 			o.eio = true;
@@ -965,101 +1238,5 @@ int cmd_crashtest(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sum)
-		return ct_sum(&o, argv + optind, argc - optind);
-	if (optind != argc)
-		return cli_err("unexpected argument '%s'", argv[optind]), 2;
-	if (o.data_csum && (!o.in_process || o.modes != 1u << CT_DECLARED))
-		return cli_err("--data-checksums: with --in-process --mode declared only (such a volume refuses data=ordered)"), 2;
-	if (o.in_process) {
-		if (!o.size_set)
-			o.member_bytes = 16ull << 20;
-		if (mkdir(o.dir, 0755) && errno != EEXIST)
-			return cli_err("%s: %s", o.dir, strerror(errno)), 2;
-		if (!o.verbose)
-			jg_log_set_level(JG_LOG_ERR);
-		return ct_ip_run(&o);
-	}
-	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK))
-		return cli_err("needs root and /dev/fuse"), 2;
-	if (sp_self(o.self, sizeof(o.self)))
-		return cli_err("cannot find this program: %s", strerror(errno)), 2;
-	if (mkdir(o.dir, 0755) && errno != EEXIST)
-		return cli_err("%s: %s", o.dir, strerror(errno)), 2;
-	/* this process reads and writes through the mount while the daemon dies */
-	signal(SIGPIPE, SIG_IGN);
-	/* the in-process checks assemble degraded on purpose: no warning for that */
-	if (!o.verbose)
-		jg_log_set_level(JG_LOG_ERR);
-
-	snprintf(opath, sizeof(opath), "%.4000s/opoints", o.dir);
-	unlink(opath);	/* a daemon's power cut records its points there (ct_iteration) */
-	printf("crashtest: RAID%u, %u iterations per mode, %u operations each, %s, seed %llu\n",
-	       o.level, o.iterations, o.ops, o.power_cut ? "kill -9 + power cut" : "kill -9",
-	       (unsigned long long)o.seed);
-	fflush(stdout);
-	total = (uint64_t)o.iterations * (unsigned int)__builtin_popcount(o.modes);
-	cli_progress_start(&prog, "crashtest", "crashes", 0);
-	for (int m = 0; m < CT_NMODES; m++) {
-		memset(&res[m], 0, sizeof(res[m]));
-		if (!(o.modes & (1u << m)))
-			continue;
-		res[m].recovery_s = calloc(o.iterations, sizeof(double));
-		res[m].rows = calloc(o.iterations, sizeof(double));
-		if (!res[m].recovery_s || !res[m].rows)
-			return cli_err("out of memory"), 2;
-		for (unsigned int it = 0; it < o.iterations; it++) {
-			int rc = ct_iteration(&o, (enum ct_mode)m, it, &res[m]);
-
-			cli_progress(&prog, ++done, total);
-			if (rc) {
-				cli_err("%s iteration %u: %s", ct_modes[m].name, it, strerror(-rc));
-				errors = true;
-				break;
-			}
-		}
-	}
-	cli_progress_done(&prog);
-
-	printf("\n%-9s %5s", "mode", "iters");
-	for (int c2 = 0; c2 < CT_NCHECKS; c2++)
-		printf(" %9s", ct_check_names[c2]);
-	printf(" %8s %12s %12s %9s %9s\n", "damaged", "recovery_med", "recovery_max",
-	       "rows_med", "rows_max");
-	for (int m = 0; m < CT_NMODES; m++) {
-		struct ct_result *r = &res[m];
-
-		if (!(o.modes & (1u << m)) || !r->n)
-			continue;
-		qsort(r->recovery_s, r->n, sizeof(double), ct_cmp_double);
-		qsort(r->rows, r->n, sizeof(double), ct_cmp_double);
-		printf("%-9s %5u", ct_modes[m].name, r->n);
-		for (int c2 = 0; c2 < CT_NCHECKS; c2++)
-			printf(" %9u", r->damage[c2]);
-		printf(" %8u %11.3fs %11.3fs %9.0f %9.0f\n", r->damaged_iterations,
-		       r->recovery_s[r->n / 2], r->recovery_s[r->n - 1], r->rows[r->n / 2],
-		       r->rows[r->n - 1]);
-		if (ct_modes[m].protected_mode && r->damaged_iterations)
-			protected_damage = true;
-		if (r->damage[CT_ERROR])
-			errors = true;
-		free(r->recovery_s);
-		free(r->rows);
-		covs[ncov] = r->cov;
-		cov_names[ncov++] = ct_modes[m].name;
-	}
-	if (o.power_cut)
-		opcov_print(stdout, covs, cov_names, ncov);
-	if (!o.keep)
-		rmdir(o.dir);
-	if (o.min_cov && opcov_check(stdout, covs, ncov, o.min_cov, o.skip_points)) {
-		printf("\nFAIL: ordering points above were in flight at fewer than %llu cuts\n",
-		       (unsigned long long)o.min_cov);
-		return 1;
-	}
-	if (protected_damage) {
-		printf("\nFAIL: a protected mode showed damage (seeds above reproduce it)\n");
-		return 1;
-	}
-	return errors ? 2 : 0;
+	return ct_dispatch(&o, argv + optind, argc - optind);
 }
