@@ -136,7 +136,8 @@ writer() {
 		dd if="$T/src$k" of="$MNT/$f" bs=1M conv=fsync status=none 2>>"$T/writer$k.err" ||
 			{ echo "writer $k: write of $f failed" >>"$T/writer$k.err"; return 1; }
 		sum=$(sha256sum <"$T/src$k") || return 1
-		echo "${sum%% *}  $f" >"$T/sums.d/$f"
+		# whole or not there for check_files (which skips dot files)
+		echo "${sum%% *}  $f" >"$T/sums.d/.$k" && mv "$T/sums.d/.$k" "$T/sums.d/$f" || return 1
 		echo "$f" >>"$T/acked"
 		if [ $n -ge $KEEP ]; then
 			old=$PART$k.$((n - KEEP))
