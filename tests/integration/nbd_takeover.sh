@@ -16,9 +16,11 @@
 #      stopped by the failure is run again once the array is whole, under the
 #      writers (it must find nothing), and the initial sync ends;
 #   B. the server of member 1 stops (SIGSTOP) under the writers: its member
-#      fails after JGRFS_NBD_TIMEOUT; the server is killed and started again
-#      on its image, and `jgrfs readd --fenced` brings it back under the
-#      writers; then an online scrub under the writers;
+#      fails after JGRFS_NBD_TIMEOUT; the server comes back (SIGCONT) and runs
+#      the writes it held, then is killed and started again on its image, and
+#      `jgrfs readd --fenced` brings it back under the writers (the rows it
+#      missed: those of its unanswered writes too); then an online scrub
+#      under the writers;
 #   C. member 3 turns slow, then fails its reads: a block read again after
 #      its repair (stripe.c raid_read_repair) fails too, and the daemon fails
 #      the member; `jgrfs replace` rebuilds it onto a new export under the
@@ -337,7 +339,7 @@ it_unmount
 DEVS="$(nbd_uri 0) $(nbd_uri 1) $(nbd_uri 4) $(nbd_uri 3)"
 check_offline "part A"
 
-it_log "B. the server of member 1 stops under writers; killed, restarted, readd --fenced under writers"
+it_log "B. the server of member 1 stops under writers, comes back, killed, restarted, readd --fenced under writers"
 export JGRFS_NBD_TIMEOUT=2	# the daemon's: jgrfs(8) ENVIRONMENT
 tk_mount
 unset JGRFS_NBD_TIMEOUT
@@ -353,8 +355,17 @@ it_log "  member 1 failed after the timeout (unfenced: $(member_field 1 unfenced
 check_scrub_stopped
 n0=$(acked)
 wait_for 120 "two files acknowledged with member 1 failed" acked_since "$n0" 2
-kill -9 "$NBD_PID1"	# the stopped server dies with whatever it held
+# it comes back: the writes it held run on its export now, after the member
+# failed, over rows the array wrote without it; then its process exits (the
+# old connection is dead: readd --fenced is true)
+before=$(md5sum <"$T/d1.img")
+kill -CONT "$NBD_PID1"
+sleep 1	# nothing to poll: it says nothing of what it runs for a closed connection
+kill -9 "$NBD_PID1"
 wait "$NBD_PID1" 2>/dev/null
+held=no
+[ "$(md5sum <"$T/d1.img")" = "$before" ] || held=yes
+it_log "  server 1 came back, then killed: its export changed after the failure: $held"
 nbd_start 1
 n0=$(acked)
 t0=$(date +%s.%N)
