@@ -53,6 +53,11 @@
  *      is lost: permissions are the kernel's (default_permissions), O_TRUNC is
  *      a setattr (V3), and a read-only mount is read-only in the kernel too
  *      (fop_serve passes "ro"), so a write open fails there with EROFS.
+ * (V9) A write of the writeback cache is answered all or nothing: the kernel
+ *      looks at the error alone (fuse_writepage_end), so a short count (ENOSPC
+ *      part way) would pass for the whole range and fsync would return 0 for
+ *      a tail that never reached the disks. fop_write writes on until the
+ *      range is done or fails, and answers that error.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -461,6 +466,13 @@ static void fop_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	/* from the writeback cache: the times are the kernel's (V5) */
 	n = fs_write_flags(c->fs, ino, (uint64_t)off, size, buf,
 			   fi->writepage ? FS_WRITE_KEEP_TIMES : 0);
+	/* (V9) from the writeback cache: all of it, or the error */
+	while (fi->writepage && n >= 0 && (size_t)n < size) {
+		ssize_t m = fs_write_flags(c->fs, ino, (uint64_t)off + (uint64_t)n,
+					   size - (size_t)n, buf + n, FS_WRITE_KEEP_TIMES);
+
+		n = m > 0 ? n + m : m < 0 ? m : -EIO;
+	}
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
 		return;
