@@ -296,7 +296,7 @@ static void raid_dev_uring_close(struct blk_dev *d)
 }
 
 /*
- * (U1) Every open of a member marks its open file description in use with a
+ * (DU1) Every open of a member marks its open file description in use with a
  * shared OFD lock. The kernel drops such a lock only when the description's
  * last reference goes, and each io_uring request in flight holds one: after a
  * kill -9 the lock outlives the process until its writes have ended (the ring
@@ -428,7 +428,7 @@ int raid_dev_uring_open(const char *path, uint64_t create_blocks, struct blk_dev
 		return -ENOMEM;
 	}
 	u->fd = fd;
-	(void)raid_dev_uring_mark(fd, F_RDLCK); /* (U1); shared marks never conflict */
+	(void)raid_dev_uring_mark(fd, F_RDLCK); /* (DU1); shared marks never conflict */
 	u->is_blockdev = S_ISBLK(st.st_mode);
 	if (u->is_blockdev)
 		u->id = (struct blk_id){.kind = BLK_ID_BDEV, .a = (uint64_t)st.st_rdev};

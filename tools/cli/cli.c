@@ -231,7 +231,7 @@ const char *cli_lock_holder(const char *path, char *buf, size_t len)
 	if (!f)
 		return buf;
 	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" first;
-	 * the members' OFD marks (dev_uring.c (U1)) name no process (pid -1) */
+	 * the members' OFD marks (dev_uring.c (DU1)) name no process (pid -1) */
 	while (!pid && fgets(line, sizeof(line), f)) {
 		unsigned int maj, min;
 		unsigned long long ino;
@@ -340,7 +340,7 @@ int cli_open_members(char **paths, int n, uint64_t create_bytes, struct blk_dev 
 		/* after the open, which creates a missing file; before any read or write */
 		locked = cli_nlocked;
 		rc = cli_lock_member(paths[i]);
-		/* every other user gone: wait for what a killed one left in flight (U1) */
+		/* every other user gone: wait for what a killed one left in flight (DU1) */
 		if (!rc && cli_nlocked > locked && cli_lock_mode == CLI_LOCK_EXCLUSIVE) {
 			rc = blk_ctl(devs[i], BLK_CTL_DRAIN, NULL);
 			if (rc == -ENOTTY)
