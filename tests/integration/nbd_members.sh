@@ -44,30 +44,7 @@ it_setup "$@"
 command -v nbdkit >/dev/null || it_skip "no nbdkit (make deps installs it)"
 command -v sha256sum >/dev/null || it_skip "no sha256sum"
 
-# nbd_start I [--filter=F] [KEY=VALUE...]: serve $T/d$I.img on $T/s$I.sock in
-# the background; returns once the server listens (nbdkit writes its pid file
-# then). Filter parameters go after the plugin's, as nbdkit(1) wants them.
-nbd_start() {
-	local i=$1 n=0 filter=()
-	shift
-	if [ $# -gt 0 ] && [ "${1#--filter=}" != "$1" ]; then
-		filter=("$1")
-		shift
-	fi
-	rm -f "$T/s$i.sock" "$T/p$i.pid"
-	nbdkit -f --unix "$T/s$i.sock" --pidfile "$T/p$i.pid" "${filter[@]}" file "$T/d$i.img" "$@" \
-		</dev/null >>"$T/nbdkit$i.log" 2>&1 &
-	IT_PIDS="$IT_PIDS $!"	# fuse_lib's trap kills them
-	while [ ! -s "$T/p$i.pid" ]; do
-		n=$((n + 1))
-		[ $n -lt 100 ] || it_fail "nbdkit $i did not start (see $T/nbdkit$i.log)"
-		sleep 0.1
-	done
-	eval "NBD_PID$i=$!"
-}
-nbd_uri() {
-	echo "nbd+unix:///?socket=$T/s$1.sock"
-}
+. "$(dirname "$0")/nbd_lib.sh"
 # The files written so far read back right, past the page cache.
 check_files() {
 	sync
