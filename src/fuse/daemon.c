@@ -476,6 +476,7 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *loop = NULL;
 	struct fop_stopper stopper = {0};
+	struct fop_uring *uring = NULL;
 	struct fs_mount_opts fso;
 	struct fop_ctx c;
 	char mnt[PATH_MAX];
@@ -541,6 +542,11 @@ int fop_serve(struct raid_array *a, const char *mountpoint, const struct fop_opt
 		goto out;
 	}
 	mounted = true;
+	if (o->uring) {
+		rc = fop_uring_attach(c.se, &uring);
+		if (rc)
+			goto out;
+	}
 	c.mount_time = time(NULL);
 	fop_readahead_set(mnt, o->max_write_bytes / 1024);
 
@@ -582,6 +588,7 @@ out:
 		fop_signals_remove();
 	if (loop)
 		fuse_loop_cfg_destroy(loop);
+	fop_uring_detach(uring); /* its threads may reply: before the session goes */
 	if (c.se) {
 		if (mounted)
 			fuse_session_unmount(c.se);

@@ -24,6 +24,8 @@ void fop_opts_init(struct fop_opts *o)
 	o->writeback_cache = true;
 	o->max_write_bytes = FOP_MAX_WRITE_LIMIT;
 	o->max_threads = 8;
+	/* the test suites run over either transport without changing a command line */
+	o->uring = getenv("JGRFS_FUSE_URING") && !strcmp(getenv("JGRFS_FUSE_URING"), "1");
 	o->timeout_s = 86400.0;
 	o->sync_rate_mb = 128;
 	o->log_level = JG_LOG_NOTICE;
@@ -223,6 +225,10 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 		o->writeback_cache = true;
 	} else if (!strcmp(opt, "no_writeback_cache")) {
 		o->writeback_cache = false;
+	} else if (!strcmp(opt, "uring")) {
+		o->uring = true;
+	} else if (!strcmp(opt, "no_uring")) {
+		o->uring = false;
 	} else if (!strcmp(opt, "debug")) {
 		o->debug = true;
 		o->foreground = true;
