@@ -63,9 +63,9 @@ struct fur_cmd_req {
 _Static_assert(sizeof(struct fur_req_header) == 288, "fuse_uring_req_header");
 _Static_assert(sizeof(struct fur_cmd_req) == 24, "fuse_uring_cmd_req");
 
-#define FUR_DEPTH 8   /* entries per queue: requests in flight on one CPU's queue */
-#define FUR_PRE 256   /* before the payload: room for the in header and op_in */
-#define FUR_STOP 1    /* user_data of the NOP that stops a queue's thread */
+#define FUR_DEPTH 8 /* entries per queue: requests in flight on one CPU's queue */
+#define FUR_PRE 256 /* before the payload: room for the in header and op_in */
+#define FUR_STOP 1  /* user_data of the NOP that stops a queue's thread */
 
 struct fop_uring;
 struct fur_queue;
@@ -73,8 +73,8 @@ struct fur_queue;
 struct fur_ent {
 	struct fur_queue *q;
 	struct fur_req_header *hdr;
-	char *buf;		 /* FUR_PRE bytes, then the payload the kernel fills */
-	_Atomic uint64_t unique; /* the request being served; 0 while fetching */
+	char *buf;			/* FUR_PRE bytes, then the payload the kernel fills */
+	_Atomic uint64_t unique;	/* the request being served; 0 while fetching */
 	struct iovec iov[FUR_IOV_SEGS]; /* REGISTER's: the two buffers */
 };
 
@@ -93,7 +93,7 @@ struct fop_uring {
 	int fd; /* /dev/fuse */
 	unsigned int nq;
 	struct fur_queue *q;
-	size_t payload; /* each entry's payload buffer */
+	size_t payload;		      /* each entry's payload buffer */
 	_Atomic uint64_t init_unique; /* the INIT request's, once read */
 	atomic_bool offered;	      /* that INIT offered FUSE_OVER_IO_URING */
 	atomic_bool running;	      /* the INIT reply carried the flag: rings serve */
@@ -184,8 +184,9 @@ static void fur_dispatch(struct fur_ent *e)
 	}
 	oplen = in.len - sizeof(in) - plen;
 #ifdef FUR_TRACE
-	jg_log(JG_LOG_DEBUG, "fuse", "io_uring: queue %u: unique %llu opcode %u len %u op_in %zu payload %u",
-	       e->q->qid, (unsigned long long)in.unique, in.opcode, in.len, oplen, plen);
+	jg_log(JG_LOG_DEBUG, "fuse",
+	       "io_uring: queue %u: unique %llu opcode %u len %u op_in %zu payload %u", e->q->qid,
+	       (unsigned long long)in.unique, in.opcode, in.len, oplen, plen);
 #endif
 	memcpy(payload - oplen, e->hdr->op_in, oplen);
 	memcpy(payload - oplen - sizeof(in), &in, sizeof(in));
@@ -326,8 +327,8 @@ static ssize_t fur_read(int fd, void *buf, size_t len, void *ud)
 			flags |= (uint64_t)ii->flags2 << 32;
 		atomic_store(&u->offered, !!(flags & FUR_OVER_IO_URING));
 #ifdef FUR_TRACE
-		jg_log(JG_LOG_DEBUG, "fuse", "io_uring: INIT %u.%u flags 0x%llx", ii->major, ii->minor,
-		       (unsigned long long)flags);
+		jg_log(JG_LOG_DEBUG, "fuse", "io_uring: INIT %u.%u flags 0x%llx", ii->major,
+		       ii->minor, (unsigned long long)flags);
 #endif
 		atomic_store(&u->init_unique, in->unique);
 	}
@@ -389,11 +390,14 @@ static ssize_t fur_writev(int fd, struct iovec *iov, int count, void *ud)
 
 	/* the INIT reply: the flag only once the rings are up (or the kernel waits on them) */
 	if (!atomic_load(&u->offered)) {
-		jg_log(JG_LOG_WARN, "fuse", "-o uring: the kernel does not offer FUSE over "
+		jg_log(JG_LOG_WARN, "fuse",
+		       "-o uring: the kernel does not offer FUSE over "
 		       "io_uring (Linux 6.14+, fuse.enable_uring=1): requests stay on /dev/fuse");
 	} else if ((rc = fur_rings_setup(u, io))) {
-		jg_log(JG_LOG_WARN, "fuse", "-o uring: io_uring setup: %s: requests stay on "
-		       "/dev/fuse", strerror(-rc));
+		jg_log(JG_LOG_WARN, "fuse",
+		       "-o uring: io_uring setup: %s: requests stay on "
+		       "/dev/fuse",
+		       strerror(-rc));
 	} else {
 		io->flags |= FUR_INIT_EXT;
 		io->flags2 |= (uint32_t)(FUR_OVER_IO_URING >> 32);
