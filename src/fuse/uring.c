@@ -97,6 +97,7 @@ struct fop_uring {
 	_Atomic uint64_t init_unique; /* the INIT request's, once read */
 	atomic_bool offered;	      /* that INIT offered FUSE_OVER_IO_URING */
 	atomic_bool running;	      /* the INIT reply carried the flag: rings serve */
+	atomic_bool refused;	      /* a command failed: said once */
 };
 
 static __thread struct fur_ent *fur_cur; /* the ring request this thread serves */
@@ -295,7 +296,8 @@ static void *fur_queue_main(void *arg)
 			break;
 		if (res < 0) {
 			/* refused, or the connection ended (-ENOTCONN): the entry is done */
-			if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED)
+			if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED &&
+			    !atomic_exchange(&q->u->refused, true))
 				jg_log(JG_LOG_WARN, "fuse",
 				       "io_uring: queue %u: the kernel refused the ring: %s "
 				       "(requests stay on /dev/fuse)",
