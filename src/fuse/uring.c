@@ -162,6 +162,8 @@ static int fur_submit_cmd(struct fur_ent *e, uint32_t cmd_op, uint64_t commit_id
 	return rc < 0 ? rc : 0;
 }
 
+static ssize_t fur_reply(struct fur_ent *e, const struct iovec *iov, int count);
+
 /*
  * A request arrived in @e: the in header and the opcode's fixed argument in
  * the header buffer, the rest (names, data) in the payload. libfuse 3.14
@@ -180,9 +182,13 @@ static void fur_dispatch(struct fur_ent *e)
 	/* in.len counts all three; what is not payload is the fixed argument */
 	if (in.len < sizeof(in) + plen || in.len - sizeof(in) - plen > sizeof(e->hdr->op_in) ||
 	    plen > e->q->u->payload) {
+		struct fuse_out_header oh = {.len = sizeof(oh), .error = -EIO, .unique = in.unique};
+		struct iovec iov = {.iov_base = &oh, .iov_len = sizeof(oh)};
+
 		jg_log(JG_LOG_ERR, "fuse", "io_uring: request %llu opcode %u: len %u, payload %u",
 		       (unsigned long long)in.unique, in.opcode, in.len, plen);
-		return; /* the entry is lost to the ring; the kernel aborts at unmount */
+		fur_reply(e, &iov, 1); /* the caller gets EIO, the entry fetches again */
+		return;
 	}
 	oplen = in.len - sizeof(in) - plen;
 #ifdef FUR_TRACE
