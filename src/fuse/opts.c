@@ -122,6 +122,23 @@ static bool fop_opts_mount_only(const char *opt)
 	return !strncmp(opt, "x-", 2) || !strncmp(opt, "comment=", 8);
 }
 
+/* The options NAME and no_NAME that turn a feature on and off: true if @opt is one. */
+static bool fop_opts_switch(struct fop_opts *o, const char *opt)
+{
+	const struct {
+		const char *name;
+		bool *flag;
+	} sw[] = {{"writeback_cache", &o->writeback_cache}, {"uring", &o->uring}};
+	bool on = strncmp(opt, "no_", 3) != 0;
+
+	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
+		if (!strcmp(on ? opt : opt + 3, sw[i].name)) {
+			*sw[i].flag = on;
+			return true;
+		}
+	return false;
+}
+
 /* Take one option; returns 0 or -EINVAL (logged). */
 static int fop_opts_one(struct fop_opts *o, const char *opt)
 {
@@ -221,14 +238,8 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 		o->force = true;
 	} else if (!strcmp(opt, "degraded")) {
 		o->degraded = true;
-	} else if (!strcmp(opt, "writeback_cache")) {
-		o->writeback_cache = true;
-	} else if (!strcmp(opt, "no_writeback_cache")) {
-		o->writeback_cache = false;
-	} else if (!strcmp(opt, "uring")) {
-		o->uring = true;
-	} else if (!strcmp(opt, "no_uring")) {
-		o->uring = false;
+	} else if (fop_opts_switch(o, opt)) {
+		/* NAME or no_NAME */
 	} else if (!strcmp(opt, "debug")) {
 		o->debug = true;
 		o->foreground = true;
