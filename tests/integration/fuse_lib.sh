@@ -43,6 +43,8 @@ it_cleanup() {
 	for l in ${IT_LOOPS:-}; do
 		losetup -d "$l" 2>/dev/null
 	done
+	# the module parameter as it_uring_enable found it
+	[ -n "${IT_URING_WAS:-}" ] && echo "$IT_URING_WAS" >/sys/module/fuse/parameters/enable_uring 2>/dev/null
 	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${T:-}" ]; then
 		for f in "$T"/san.* "$T"/*.log; do
 			[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
@@ -92,7 +94,8 @@ it_setup() {
 it_uring_enable() {
 	local p=/sys/module/fuse/parameters/enable_uring
 	[ -e $p ] || it_skip "JGRFS_FUSE_URING=1: this kernel has no FUSE over io_uring (Linux 6.14+)"
-	[ "$(cat $p)" = Y ] || echo 1 >$p 2>/dev/null ||
+	IT_URING_WAS=$(cat $p)
+	[ "$IT_URING_WAS" = Y ] || echo 1 >$p 2>/dev/null ||
 		it_skip "JGRFS_FUSE_URING=1: fuse.enable_uring is N and cannot be set"
 }
 
