@@ -68,6 +68,9 @@ struct fop_opts {
 					 * no_writeback_cache) */
 	unsigned int max_write_bytes;	/* max_write=; 4K..1M, default 1 MiB (libfuse limit) */
 	unsigned int max_threads;	/* threads=; FUSE worker threads, 1..64, default 8 */
+	bool uring;			/* uring: requests over io_uring where the kernel
+					 * offers it (src/fuse/uring.c); default off, or on
+					 * with JGRFS_FUSE_URING=1 in the environment (tests) */
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s */
 	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
@@ -130,6 +133,8 @@ int fop_assemble_check(void *ctx, struct raid_array *a);
 	"                      kernel's writeback cache; fsync and close still flush)\n"           \
 	"  max_write=SIZE      largest write request, 4K..1M (default 1M)\n"                       \
 	"  threads=N           FUSE worker threads (default 8)\n"                                  \
+	"  uring               FUSE requests over io_uring where the kernel offers it\n"          \
+	"                      (Linux 6.14+, fuse.enable_uring=1), else /dev/fuse\n"             \
 	"  max_read_errors=N   read errors of a member corrected (reconstructed from the\n"      \
 	"                      others and rewritten) before it is failed (default 20)\n"         \
 	"  timeout=SECONDS     kernel cache of names and attributes (default 86400)\n"             \

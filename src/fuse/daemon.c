@@ -475,6 +475,7 @@ struct fop_serve_state {
 	struct fuse_args args;
 	struct fuse_loop_config *loop;
 	struct fop_stopper stopper;
+	struct fop_uring *uring; /* -o uring: the requests' rings (uring.c) */
 	char mnt[PATH_MAX]; /* the mountpoint, absolute */
 	bool mounted, stopper_on;
 };
@@ -562,6 +563,11 @@ static int fop_session_up(struct fop_ctx *c, const struct fop_opts *o, struct fo
 	if (fuse_session_mount(c->se, sv->mnt))
 		return -EIO; /* libfuse said why */
 	sv->mounted = true;
+	if (o->uring) {
+		rc = fop_uring_attach(c->se, &sv->uring);
+		if (rc)
+			return rc;
+	}
 	c->mount_time = time(NULL);
 	fop_readahead_set(sv->mnt, o->max_write_bytes / 1024);
 
@@ -617,6 +623,7 @@ static void fop_session_down(struct fop_ctx *c, struct fop_serve_state *sv)
 		fop_signals_remove();
 	if (sv->loop)
 		fuse_loop_cfg_destroy(sv->loop);
+	fop_uring_detach(sv->uring); /* its threads may reply: before the session goes */
 	if (c->se) {
 		if (sv->mounted)
 			fuse_session_unmount(c->se);

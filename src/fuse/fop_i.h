@@ -163,4 +163,15 @@ void fop_watch_start(struct fop_ctx *c);
 /* Stop and join it: before fop_rebuild_join(), so that no rebuild starts after. */
 void fop_watch_stop(struct fop_ctx *c);
 
+/* uring.c: FUSE requests over io_uring (-o uring), beside /dev/fuse */
+struct fop_uring;
+/*
+ * Take the session's replies and reads of /dev/fuse (after
+ * fuse_session_mount, before the loop): the INIT reply asks for the ring when
+ * the kernel offers it, else all stays on /dev/fuse. One session per process.
+ */
+int fop_uring_attach(struct fuse_session *se, struct fop_uring **out);
+/* Stop the queues' threads and free the rings: after the loop, before unmount. NULL: nothing. */
+void fop_uring_detach(struct fop_uring *u);
+
 #endif /* JGRFS_FOP_I_H */

@@ -24,6 +24,8 @@ void fop_opts_init(struct fop_opts *o)
 	o->writeback_cache = true;
 	o->max_write_bytes = FOP_MAX_WRITE_LIMIT;
 	o->max_threads = 8;
+	/* the test suites run over either transport without changing a command line */
+	o->uring = getenv("JGRFS_FUSE_URING") && !strcmp(getenv("JGRFS_FUSE_URING"), "1");
 	o->timeout_s = 86400.0;
 	o->sync_rate_mb = 128;
 	o->log_level = JG_LOG_NOTICE;
@@ -118,6 +120,23 @@ static bool fop_opts_mount_only(const char *opt)
 		if (!strcmp(opt, names[i]))
 			return true;
 	return !strncmp(opt, "x-", 2) || !strncmp(opt, "comment=", 8);
+}
+
+/* The options NAME and no_NAME that turn a feature on and off: true if @opt is one. */
+static bool fop_opts_switch(struct fop_opts *o, const char *opt)
+{
+	const struct {
+		const char *name;
+		bool *flag;
+	} sw[] = {{"writeback_cache", &o->writeback_cache}, {"uring", &o->uring}};
+	bool on = strncmp(opt, "no_", 3) != 0;
+
+	for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++)
+		if (!strcmp(on ? opt : opt + 3, sw[i].name)) {
+			*sw[i].flag = on;
+			return true;
+		}
+	return false;
 }
 
 /* Take one option; returns 0 or -EINVAL (logged). */
@@ -219,10 +238,8 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 		o->force = true;
 	} else if (!strcmp(opt, "degraded")) {
 		o->degraded = true;
-	} else if (!strcmp(opt, "writeback_cache")) {
-		o->writeback_cache = true;
-	} else if (!strcmp(opt, "no_writeback_cache")) {
-		o->writeback_cache = false;
+	} else if (fop_opts_switch(o, opt)) {
+		/* NAME or no_NAME */
 	} else if (!strcmp(opt, "debug")) {
 		o->debug = true;
 		o->foreground = true;

@@ -43,6 +43,8 @@ it_cleanup() {
 	for l in ${IT_LOOPS:-}; do
 		losetup -d "$l" 2>/dev/null
 	done
+	# the module parameter as it_uring_enable found it
+	[ -n "${IT_URING_WAS:-}" ] && echo "$IT_URING_WAS" >/sys/module/fuse/parameters/enable_uring 2>/dev/null
 	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${T:-}" ]; then
 		for f in "$T"/san.* "$T"/*.log; do
 			[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
@@ -83,6 +85,27 @@ it_setup() {
 	trap 'exit 130' INT
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/san"
 	export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/san:print_stacktrace=1"
+	[ "${JGRFS_FUSE_URING:-}" = 1 ] && it_uring_enable
+	return 0
+}
+
+# JGRFS_FUSE_URING=1 runs a test over FUSE io_uring (every mount's default
+# becomes -o uring): the kernel must offer it, so the module parameter is set.
+it_uring_enable() {
+	local p=/sys/module/fuse/parameters/enable_uring
+	[ -e $p ] || it_skip "JGRFS_FUSE_URING=1: this kernel has no FUSE over io_uring (Linux 6.14+)"
+	IT_URING_WAS=$(cat $p)
+	[ "$IT_URING_WAS" = Y ] || echo 1 >$p 2>/dev/null ||
+		it_skip "JGRFS_FUSE_URING=1: fuse.enable_uring is N and cannot be set"
+}
+
+# Over io_uring, the daemon has its queue threads once the kernel took the ring.
+it_uring_check() {
+	local pid
+	stat "$MNT" >/dev/null || it_fail "stat $MNT"
+	pid=$(it_daemon_pid)
+	grep -qx fuse-uring /proc/"$pid"/task/*/comm 2>/dev/null ||
+		it_fail "JGRFS_FUSE_URING=1 but daemon ${pid:-?} serves no io_uring queue"
 }
 
 # it_make_members N SIZE: N sparse member files; sets DEVS.
@@ -119,6 +142,7 @@ it_mount() {
 		it_fail "mount $*"
 	}
 	grep -q " $MNT fuse" /proc/mounts || it_fail "mount returned 0 but $MNT is not mounted"
+	case "${JGRFS_FUSE_URING:-}:$*" in 1:*no_uring*) ;; 1:*) it_uring_check ;; esac
 }
 
 it_daemon_pid() {

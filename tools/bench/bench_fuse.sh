@@ -8,6 +8,8 @@
 #                            [-w LIST] [-o MOUNT_OPTIONS] [-T TREE] PATH/TO/jgrfs
 #
 #   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
+#            and jgrfs-uring (not by default): jgrfs mounted -o uring, its
+#            requests over io_uring (sets fuse.enable_uring, restored at exit)
 #   -T TREE  the source tree to untar and check out (default /usr/include)
 #   -o OPTS  extra `jgrfs mount -o` options (e.g. data=ordered)
 #   -r N     N rounds, each filesystem once per round (default 1), each round
@@ -51,7 +53,7 @@ while getopts "s:d:t:w:o:r:T:h" opt; do
 	o) mopts="-o $OPTARG" ;;
 	r) rounds=$OPTARG ;;
 	T) tree=$OPTARG ;;
-	*) sed -n '4,35p' "$0"; exit 2 ;;
+	*) sed -n '4,37p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -175,20 +177,24 @@ workload() {
 
 : >"$W/results"
 
+# run_jgrfs [NAME [MOUNT_OPTION]]: jgrfs, or jgrfs-uring with -o uring
 run_jgrfs() {
-	echo "jgrfs: RAID5 over 4 x $size files" >&2
+	local name=${1:-jgrfs}
+	echo "$name: RAID5 over 4 x $size files" >&2
 	for i in 0 1 2 3; do truncate -s "$size" "$W/d$i.img"; done
 	"$jgrfs" mkfs -l 5 "$W"/d[0-3].img >/dev/null || { echo "bench_fuse: mkfs failed" >&2; exit 1; }
 	# shellcheck disable=SC2086
-	"$jgrfs" mount $mopts "$W"/d[0-3].img "$MNT" || exit 1
+	"$jgrfs" mount $mopts ${2:+-o $2} "$W"/d[0-3].img "$MNT" || exit 1
 	DPID=$("$jgrfs" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p')
-	echo "jgrfs: daemon $DPID, $(rss) MiB resident after mount" >&2
-	workload jgrfs
+	echo "$name: daemon $DPID, $(rss) MiB resident after mount" >&2
+	workload "$name"
 	DPID=""
 	fusermount3 -u "$MNT"
 	sleep 2
 	rm -f "$W"/d[0-3].img
 }
+
+run_jgrfs_uring() { run_jgrfs jgrfs-uring uring; }
 
 run_fuse2fs() {
 	echo "fuse2fs: ext4 image of $((bytes * 3 / 1048576)) MiB" >&2
@@ -272,6 +278,14 @@ runners=()
 if wanted jgrfs; then
 	runners+=(run_jgrfs)
 fi
+uring_param=/sys/module/fuse/parameters/enable_uring
+if wanted jgrfs-uring; then
+	[ -e $uring_param ] || { echo "bench_fuse: jgrfs-uring: no FUSE over io_uring in this kernel" >&2; exit 1; }
+	uring_was=$(cat $uring_param)
+	echo 1 >$uring_param || exit 1
+	trap 'echo "$uring_was" >$uring_param; cleanup' EXIT
+	runners+=(run_jgrfs_uring)
+fi
 if wanted fuse2fs && command -v fuse2fs >/dev/null && command -v mkfs.ext4 >/dev/null; then
 	runners+=(run_fuse2fs)
 fi
@@ -314,14 +328,15 @@ for name, rounds in res.items():
         row("%s #%d" % (name, r), [fmt(k, x) for k, x in enumerate(rounds[r])])
     row(name + (" median" if many else ""),
         [fmt(k, statistics.median(v[k] for v in rounds.values())) for k in range(len(cols))])
-j = res.get("jgrfs")
-for ref in ("fuse2fs", "btrfs-raid5", "passthrough"):
-    if not j or ref not in res:
+for jname, ref in [(j, r) for j in ("jgrfs", "jgrfs-uring")
+                   for r in ("fuse2fs", "btrfs-raid5", "passthrough", "jgrfs")]:
+    j = res.get(jname)
+    if not j or ref not in res or ref == jname:
         continue
     both = [r for r in sorted(j) if r in res[ref]]
     ratios = [[(b / a if a else None) if t else (a / b if b else None)
                for a, b, t in zip(j[r], res[ref][r], timecol)] for r in both]
-    label = "jgrfs/" + ref.split("-")[0]
+    label = jname + "/" + ref.split("-")[0]
     for r, v in zip(both, ratios) if many else ():
         row("%s #%d" % (label, r), ["%.2fx" % x if x else "-" for x in v])
     med = []

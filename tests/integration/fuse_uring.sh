@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# tests/integration/fuse_uring.sh - FUSE requests over io_uring (-o uring,
+# src/fuse/uring.c), and the mount where the kernel does not offer it.
+#
+# With fuse.enable_uring set, a mount with -o uring serves a queue thread per
+# CPU; writers pinned to each CPU (a request goes to its caller's CPU's queue)
+# copy a tree of small and large files, rename and remove some, and the tree
+# reads back the same after a remount over /dev/fuse. With the parameter unset
+# (as on a kernel without it: its FUSE_INIT offers no such flag) -o uring
+# mounts on /dev/fuse, says so in one line, and the files read back. The
+# parameter is restored at exit (it changes only what new mounts are offered).
+. "$(dirname "$0")/fuse_lib.sh"
+it_setup "$@"
+P=/sys/module/fuse/parameters/enable_uring
+[ -e $P ] || it_skip "this kernel has no FUSE over io_uring (Linux 6.14+)"
+WAS=$(cat $P)
+echo 1 >$P 2>/dev/null || it_skip "fuse.enable_uring cannot be set"
+trap 'echo "$WAS" >$P; it_cleanup' EXIT
+
+it_make_members 3 128M
+it_mkfs -l 5
+it_mount -o uring
+pid=$(it_daemon_pid)
+stat "$MNT" >/dev/null
+n=$(grep -cx fuse-uring /proc/"$pid"/task/*/comm | awk -F: '{s += $2} END {print s}')
+cpus=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
+[ "$n" = "$cpus" ] || it_fail "-o uring: $n queue threads, expected one per possible CPU ($cpus)"
+
+# the source: small files, one of 3 MiB (writes of max_write), names of 255 bytes
+mkdir -p "$T/src/d1" "$T/src/d2"
+for i in $(seq 1 200); do head -c $((i * 37)) /dev/urandom >"$T/src/d1/f$i"; done
+head -c $((3 << 20)) /dev/urandom >"$T/src/d2/big"
+long=$(printf 'n%.0s' $(seq 255))
+echo long >"$T/src/d2/$long"
+ln -s d1/f7 "$T/src/link"
+
+for c in $(seq 0 $((cpus - 1))); do
+	taskset -c "$c" cp -a "$T/src" "$MNT/copy$c" &
+done
+wait
+for c in $(seq 0 $((cpus - 1))); do
+	diff -r "$T/src" "$MNT/copy$c" || it_fail "copy over io_uring (CPU $c) differs"
+done
+mv "$MNT/copy0/d1/f1" "$MNT/copy0/d1/moved" && rm "$MNT/copy0/d1/f2" || it_fail "rename/unlink"
+sync
+echo 3 >/proc/sys/vm/drop_caches	# forgets: on /dev/fuse beside the ring
+[ "$(ls "$MNT/copy0/d1" | wc -l)" = 199 ] || it_fail "readdir after rename and unlink"
+it_unmount
+
+it_mount -o no_uring
+grep -qx fuse-uring /proc/"$(it_daemon_pid)"/task/*/comm && it_fail "-o no_uring serves a queue"
+cmp "$T/src/d2/big" "$MNT/copy1/d2/big" || it_fail "3 MiB file after remount"
+cmp "$T/src/d1/f1" "$MNT/copy0/d1/moved" || it_fail "renamed file after remount"
+[ -e "$MNT/copy0/d1/f2" ] && it_fail "removed file is back after remount"
+it_unmount
+
+# a kernel that does not offer it: /dev/fuse, one line saying why
+echo 0 >$P
+JGRFS_FUSE_URING=0 it_mount -o uring
+grep -q "the kernel does not offer FUSE over io_uring" "$T/mount.log" ||
+	{ cat "$T/mount.log"; it_fail "-o uring without the kernel's offer: no line saying so"; }
+grep -qx fuse-uring /proc/"$(it_daemon_pid)"/task/*/comm && it_fail "a queue without the offer"
+diff -r "$T/src/d1" "$MNT/copy1/d1" || it_fail "files over the /dev/fuse fallback differ"
+it_unmount
+it_fsck_clean
+it_finish
