@@ -16,7 +16,7 @@ P=/sys/module/fuse/parameters/enable_uring
 [ -e $P ] || it_skip "this kernel has no FUSE over io_uring (Linux 6.14+)"
 WAS=$(cat $P)
 echo 1 >$P 2>/dev/null || it_skip "fuse.enable_uring cannot be set"
-trap 'echo "$WAS" >$P; it_cleanup' EXIT
+trap 'rc=$?; echo "$WAS" >$P; (exit $rc); it_cleanup' EXIT
 
 it_make_members 3 128M
 it_mkfs -l 5
@@ -55,13 +55,23 @@ cmp "$T/src/d1/f1" "$MNT/copy0/d1/moved" || it_fail "renamed file after remount"
 [ -e "$MNT/copy0/d1/f2" ] && it_fail "removed file is back after remount"
 it_unmount
 
-# a kernel that does not offer it: /dev/fuse, one line saying why
+# a kernel that does not offer it: /dev/fuse, one line saying why. The line
+# comes with the kernel's INIT, after a background daemon has let go of its
+# stderr (syslog only): mounted in the foreground here, to read it.
 echo 0 >$P
-JGRFS_FUSE_URING=0 it_mount -o uring
-grep -q "the kernel does not offer FUSE over io_uring" "$T/mount.log" ||
-	{ cat "$T/mount.log"; it_fail "-o uring without the kernel's offer: no line saying so"; }
+# shellcheck disable=SC2086
+"$JGRFS" mount -f -o uring $DEVS "$MNT" >"$T/fg.log" 2>&1 &
+fg=$!
+IT_PIDS="$IT_PIDS $fg"
+for _ in $(seq 1 300); do grep -q " $MNT fuse" /proc/mounts && break; sleep 0.1; done
+grep -q " $MNT fuse" /proc/mounts || { cat "$T/fg.log"; it_fail "mount -f -o uring did not mount"; }
+stat "$MNT" >/dev/null
+for _ in $(seq 1 100); do grep -q "does not offer FUSE over io_uring" "$T/fg.log" && break; sleep 0.1; done
+grep -q "the kernel does not offer FUSE over io_uring" "$T/fg.log" ||
+	{ cat "$T/fg.log"; it_fail "-o uring without the kernel's offer: no line saying so"; }
 grep -qx fuse-uring /proc/"$(it_daemon_pid)"/task/*/comm && it_fail "a queue without the offer"
 diff -r "$T/src/d1" "$MNT/copy1/d1" || it_fail "files over the /dev/fuse fallback differ"
 it_unmount
+wait "$fg" || it_fail "the foreground daemon exited $?"
 it_fsck_clean
 it_finish
