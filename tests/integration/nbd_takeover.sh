@@ -118,6 +118,9 @@ writer() {
 				{ echo "writer $k: rm $old failed" >>"$T/writer$k.err"; return 1; }
 		fi
 		n=$((n + 1))
+		# a paced writer: unpaced, two of them took all of a 10 MB/s export
+		# on a loaded machine and starved the rebuild onto it (90-220 s)
+		sleep 0.3
 	done
 }
 WRITERS=""
