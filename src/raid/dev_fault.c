@@ -23,6 +23,15 @@
  * is what a real disk may show after losing power, and members disagree: the
  * RAID write hole. Same seed, same outcome.
  *
+ * (Z2) Fault devices of one domain over the same lower device are one disk
+ *      opened twice (a member failed, then readded on the same file): they share
+ *      its cache. A flush (or a PREFLUSH) through either makes durable the
+ *      writes of both, and a FUA write supersedes the unflushed writes of both.
+ *      Without that, a cut would revert a write that landed through the old
+ *      device over what a later, flushed write through the new one put there,
+ *      which no disk does. The newer device's writes are visited first at the
+ *      cut (the list is newest first).
+ *
  * Each write is tagged with its thread's ordering point (jg_opoint_set(),
  * include/jgrfs/base.h). The cut records the points in flight: those of the
  * unflushed writes and of the write or flush it fell on (cut_points), which the
@@ -162,6 +171,16 @@ static void raid_fault_pending_drop(struct dev_fault *f)
 		free(p->old);
 		free(p);
 	}
+}
+
+/* (Z2) A flush of @f's disk: the unflushed writes of every device over it are
+ * durable. Domain lock held. */
+static void raid_fault_disk_flushed_locked(struct dev_fault *f)
+{
+	JG_ASSERT_HELD(&f->dom->lock);
+	for (struct dev_fault *s = f->dom->members; s; s = s->next_member)
+		if (s == f || s->lower == f->lower)
+			raid_fault_pending_drop(s);
 }
 
 /* One request to the lower device, as a copy (Z1); its result into @r. */
@@ -326,14 +345,18 @@ static int raid_fault_fua_write_locked(struct dev_fault *f, struct blk_req *r)
 	rc = raid_fault_lower(f, r);
 	if (rc)
 		return rc;
-	for (struct fault_pending *p = f->pending; p; p = p->next) {
-		uint64_t lo = p->blkno > b0 ? p->blkno : b0;
-		uint64_t hi = p->blkno + p->nblocks < b1 ? p->blkno + p->nblocks : b1;
+	for (struct dev_fault *s = f->dom->members; s; s = s->next_member) {
+		if (s != f && s->lower != f->lower)
+			continue; /* (Z2) only the disk written to */
+		for (struct fault_pending *p = s->pending; p; p = p->next) {
+			uint64_t lo = p->blkno > b0 ? p->blkno : b0;
+			uint64_t hi = p->blkno + p->nblocks < b1 ? p->blkno + p->nblocks : b1;
 
-		if (lo < hi)
-			memcpy(p->old + (lo - p->blkno) * JG_BLOCK_SIZE,
-			       (const uint8_t *)r->buf + (lo - b0) * JG_BLOCK_SIZE,
-			       (hi - lo) * JG_BLOCK_SIZE);
+			if (lo < hi)
+				memcpy(p->old + (lo - p->blkno) * JG_BLOCK_SIZE,
+				       (const uint8_t *)r->buf + (lo - b0) * JG_BLOCK_SIZE,
+				       (hi - lo) * JG_BLOCK_SIZE);
+		}
 	}
 	return 0;
 }
@@ -360,7 +383,7 @@ static int raid_fault_write_locked(struct dev_fault *f, struct blk_req *r)
 	if (d->cut)
 		return 0; /* lost with the power */
 	if (r->flags & BLK_PREFLUSH)
-		raid_fault_pending_drop(f);
+		raid_fault_disk_flushed_locked(f);
 	if (r->flags & BLK_FUA)
 		return raid_fault_fua_write_locked(f, r);
 
@@ -439,7 +462,7 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			} else if (!d->cut) {
 				rc = raid_fault_lower(f, r);
 				if (!rc)
-					raid_fault_pending_drop(f);
+					raid_fault_disk_flushed_locked(f);
 			}
 		} else {
 			rc = -EINVAL;

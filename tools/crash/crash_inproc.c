@@ -898,11 +898,9 @@ static int ip_readd_run(struct ip_sync *s)
 	for (int i = 0; i < 3; i++)
 		if (ip_sync_step(s, 0, 0))
 			return -ECANCELED;
-	/* Back on the same file: what the failed device held unflushed has landed
-	 * by now (as a disk's cache is written or dropped before it answers again;
-	 * kept here). Left unflushed, the domain would revert those writes at the
-	 * cut over what the readd wrote later, which no disk does. */
-	blk_flush(x->fault[role]);
+	/* Back on the same file, through a new device over the same disk: the
+	 * domain gives the two one cache (dev_fault.c (Z2)), so what the failed
+	 * device still held unflushed is made durable by the readd's flushes. */
 	rc = raid_dev_fault_open(x->dom, x->lower[role], &dev);
 	if (rc)
 		return rc;

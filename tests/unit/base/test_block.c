@@ -172,6 +172,46 @@ static void test_dev_fault_fua_supersedes_pending(void **state)
 	}
 }
 
+/*
+ * (Z2) Two fault devices over one lower device are one disk opened twice (a
+ * member readded on the same file): a flush or a FUA write through the new one
+ * covers what landed through the old one, so a cut brings back neither the
+ * bytes from before the old write nor, for a FUA write, the old write itself.
+ */
+static void test_dev_fault_shared_disk(void **state)
+{
+	(void)state;
+	for (int fua = 0; fua < 2; fua++) {
+		struct raid_fault_cfg cfg = { .cut_after_writes = 4, .seed = 3, .keep_percent = 0 };
+		struct raid_fault_domain *dom;
+		struct blk_dev *m, *old, *cur;
+		uint8_t *b = jg_alloc_blocks(2);
+
+		t_fault_open(&cfg, 8, &dom, &m, &old);
+		assert_int_equal(raid_dev_fault_open(dom, m, &cur), 0);
+		memset(b, 1, 2 * JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(old, BLK_OP_WRITE, 0, 2, b, 0), 0);	/* 0-1 unflushed */
+		memset(b, 2, JG_BLOCK_SIZE);
+		assert_int_equal(blk_rw(cur, BLK_OP_WRITE, 0, 1, b, fua ? BLK_FUA : 0), 0);
+		if (!fua)
+			assert_int_equal(blk_flush(cur), 0);	/* the disk's whole cache */
+		assert_int_equal(blk_rw(cur, BLK_OP_WRITE, 2, 1, b, 0), 0);
+		assert_int_equal(blk_rw(cur, BLK_OP_WRITE, 5, 1, b, 0), 0);	/* the cut */
+		assert_true(raid_fault_domain_is_cut(dom));
+		assert_int_equal(blk_rw(m, BLK_OP_READ, 0, 2, b, 0), 0);
+		if (b[0] != 2)
+			fail_msg("fua=%d: block 0 holds %u after the cut; the new device's durable write put 2 there",
+				 fua, b[0]);
+		/* block 1: flushed with the disk (1), or, after only a FUA write of
+		 * block 0, still unflushed and reverted (0) */
+		if (b[JG_BLOCK_SIZE] != (fua ? 0 : 1))
+			fail_msg("fua=%d: block 1 holds %u after the cut", fua, b[JG_BLOCK_SIZE]);
+		blk_close(cur);
+		t_fault_close(dom, m, old);
+		free(b);
+	}
+}
+
 static void test_dev_fault_tear_is_seeded(void **state)
 {
 	uint8_t out[2][JG_BLOCK_SIZE];
@@ -355,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_dev_mem_rw),
 		cmocka_unit_test(test_dev_fault_power_cut),
 		cmocka_unit_test(test_dev_fault_fua_supersedes_pending),
+		cmocka_unit_test(test_dev_fault_shared_disk),
 		cmocka_unit_test(test_dev_fault_tear_is_seeded),
 		cmocka_unit_test(test_dev_fault_fail_block),
 		cmocka_unit_test(test_dev_uring_file),
