@@ -109,6 +109,11 @@ CRASH_OFF_ITERS ?= 400
 # checkpoint: never, the background one keeps up).
 CRASH_AIM_ITERS ?= 300
 CRASH_AIM ?= JNL_CP_FULL,RAID_BITMAP_SET,RAID_BITMAP_CLEAR
+# Two more aimed shares of CRASH_AIM_ITERS: (C6), a flush only declared mode
+# issues (seeds from 2000000), and recovery's resync, cut in a recovery cut
+# after a row it repaired (every mode, seeds from 3000000).
+CRASH_AIM_DECLARED ?= JNL_LOG_FLUSH
+CRASH_AIM_RECOVERY ?= JNL_RESYNC
 CRASH_JOBS ?= 2
 CRASH_CHUNK ?= 100
 CRASH_SEED ?= 1
@@ -123,13 +128,18 @@ CRASH_SKIP ?= FS_DCSUM_INIT
 crash-long: release
 	@mkdir -p $(CRASH_DIR); rm -f $(CRASH_DIR)/range-*.out; \
 	for j in $$(seq 0 $$(( $(CRASH_JOBS) - 1 ))); do \
-		( run() { $(RELEASE)/tools/jgrfs-crash crashtest --in-process --mode $$1 --seed $(CRASH_SEED) \
-				--seed-from $$2 --count $$3 --dir $(CRASH_DIR)/job$$j $${4:+$$4 $$5} \
-				> $(CRASH_DIR)/range-$$1-$$2.out 2> $(CRASH_DIR)/range-$$1-$$2.err; }; \
+		( run() { m=$$1 f=$$2 n=$$3; shift 3; \
+			$(RELEASE)/tools/jgrfs-crash crashtest --in-process --mode $$m --seed $(CRASH_SEED) \
+				--seed-from $$f --count $$n --dir $(CRASH_DIR)/job$$j "$$@" \
+				> $(CRASH_DIR)/range-$$m-$$f.out 2> $(CRASH_DIR)/range-$$m-$$f.err; }; \
 		  per=$$(( $(CRASH_OFF_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); \
 		  run off $$s $$per; \
 		  per=$$(( $(CRASH_AIM_ITERS) / $(CRASH_JOBS) )); s=$$(( 1000000 + j * per )); \
 		  for mode in declared bitmap full; do run $$mode $$s $$per --aim $(CRASH_AIM); done; \
+		  run declared $$(( s + 1000000 )) $$per --aim $(CRASH_AIM_DECLARED); \
+		  for mode in declared bitmap full; do \
+			run $$mode $$(( s + 2000000 )) $$per --aim $(CRASH_AIM_RECOVERY) --lifecycle recovery-cut; \
+		  done; \
 		  per=$$(( $(CRASH_ITERS) / $(CRASH_JOBS) )); s=$$(( j * per )); e=$$(( (j + 1) * per )); \
 		  while [ $$s -lt $$e ]; do \
 			n=$$(( e - s )); [ $$n -gt $(CRASH_CHUNK) ] && n=$(CRASH_CHUNK); \

@@ -108,8 +108,11 @@ struct raid_fault_cfg {
 	/* Cut the power right after the @cut_point_nth (1-based) plain write tagged
 	 * with a point in @cut_point_mask (bit per enum jg_opoint) was made: it is in
 	 * flight, not yet flushed. For points a wrapper above the array cannot aim
-	 * at: the array's own, and a full checkpoint's home writes (its first
-	 * request is often its FUA superblock alone). 0: off. */
+	 * at: the array's own, a full checkpoint's home writes (its first
+	 * request is often its FUA superblock alone), and the writes of recovery's
+	 * resync (only a row whose parity did not match has any). A member flush
+	 * tagged with such a point counts too: the cut falls on it, and it is lost
+	 * (a flush bounding the log, (C6)). 0: off. */
 	uint64_t cut_point_mask;
 	unsigned int cut_point_nth;
 };

@@ -457,6 +457,9 @@ static int raid_dev_fault_submit(struct blk_dev *dev, struct blk_req *reqs, unsi
 			if (d->cfg.cut_at_flushes && !d->cut && ++d->writes >= d->cfg.cut_after_writes &&
 			    d->cfg.cut_after_writes)
 				raid_fault_cut_locked(d, jg_opoint_get()); /* this flush is lost */
+			if (!d->cut && ((d->cfg.cut_point_mask >> jg_opoint_get()) & 1) &&
+			    ++d->point_writes == d->cfg.cut_point_nth)
+				raid_fault_cut_locked(d, jg_opoint_get()); /* aimed: lost too */
 			if (f->fail_all) {
 				rc = -EIO;
 			} else if (!d->cut) {

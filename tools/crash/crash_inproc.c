@@ -468,14 +468,17 @@ static const struct blk_dev_ops ip_aim_ops = {
 	.close = ip_aim_close,
 };
 
-/* Points aimed at by the fault domain, at the k-th plain member write tagged
- * with them: the array's own, which no wrapper above the array sees, and a full
- * checkpoint, whose only request at a mount or an unmount with nothing to write
- * home is its superblock's (PREFLUSH and FUA: never in flight). */
+/* Points aimed at by the fault domain, at the k-th plain member write (or
+ * flush) tagged with them: the array's own, which no wrapper above the array
+ * sees; a full checkpoint, whose only request at a mount or an unmount with
+ * nothing to write home is its superblock's (PREFLUSH and FUA: never in
+ * flight); recovery's resync, whose requests above the array are reads and
+ * whose writes exist only for a row it repairs; and (C6), a member flush. */
 #define IP_DOMAIN_POINTS (1ull << JG_OP_RAID_SB | 1ull << JG_OP_RAID_BITMAP_SET | \
 			  1ull << JG_OP_RAID_BITMAP_CLEAR | 1ull << JG_OP_RAID_RESYNC | \
 			  1ull << JG_OP_RAID_REBUILD | 1ull << JG_OP_RAID_SYNC | \
-			  1ull << JG_OP_JNL_CP_FULL)
+			  1ull << JG_OP_JNL_CP_FULL | 1ull << JG_OP_JNL_RESYNC | \
+			  1ull << JG_OP_JNL_LOG_FLUSH)
 
 static bool ip_aim_in_domain(int point)
 {
