@@ -35,6 +35,14 @@
  *      the events, the stale and failed checks or "too few", is accepted at any
  *      event count, and superblock rounds and assembly's catch-up never write
  *      it (raid_sb_writers_locked covers the members only).
+ * (S14) A device claiming a role that another given device claims at a later
+ *      event count is the member that role had before a hot spare or a rebuild
+ *      took it over (a failed disk that came back, listed with its
+ *      replacement): it is left out as in (S12), never read or written, with a
+ *      warning naming both, as MD kicks a non-fresh device. The role is held,
+ *      so nothing runs degraded for it. Two claims at the same event count
+ *      cannot be told apart (a copy of a member, or one device given twice by
+ *      two paths): refused.
  * (S12) A given device neither of whose superblock copies verifies, but that
  *      is not foreign (a copy has the magic and fails its crc or ranges, or a
  *      read fails: a disk that rotted or fails), is left out as if not given:
@@ -91,6 +99,7 @@ struct raid_cand { /* one given device during assembly */
 	unsigned int role;
 	unsigned int copy;	/* the superblock copy taken (S8) */
 	bool other_same;	/* the other copy is valid and at the same event */
+	unsigned int given;	/* its index among the devices given */
 };
 
 /*
@@ -346,6 +355,7 @@ static int raid_asm_read(struct raid_asm *x, struct blk_dev **devs, unsigned int
 		if (rc)
 			return rc;
 		x->c[x->nc].dev = devs[i];
+		x->c[x->nc].given = i;
 		x->nc++;
 	}
 	if (!x->nc) {
@@ -395,6 +405,32 @@ static int raid_asm_same_array(struct raid_asm *x)
 	return 0;
 }
 
+/* (S14) Leave out every member claim that a later claim of its role replaced. */
+static void raid_asm_replaced(struct raid_asm *x)
+{
+	struct raid_cand *c = x->c;
+
+	for (unsigned int i = 0; i < x->nc; i++) {
+		unsigned int newer = x->nc;
+
+		if (c[i].role == RAID_ROLE_SPARE)
+			continue;
+		for (unsigned int j = 0; j < x->nc && newer == x->nc; j++)
+			if (j != i && c[j].role == c[i].role && jg_seq_after(c[j].events, c[i].events))
+				newer = j;
+		if (newer == x->nc)
+			continue;
+		jg_log(JG_LOG_WARN, "raid",
+		       "assemble: dev=%s claims role %u at events=%llu, but dev=%s holds it at events=%llu: it was replaced; assembling without it, untouched (wipe it, or add it as a spare)",
+		       c[i].dev->name, c[i].role, (unsigned long long)c[i].events,
+		       c[newer].dev->name, (unsigned long long)c[newer].events);
+		x->left_out |= 1ull << c[i].given;
+		memmove(&c[i], &c[i + 1], (x->nc - i - 1) * sizeof(c[0]));
+		x->nc--;
+		i--;
+	}
+}
+
 /* (S2) Unique roles, the spares set aside (S11), the freshest event count of a member. */
 static int raid_asm_roles(struct raid_asm *x)
 {
@@ -403,6 +439,7 @@ static int raid_asm_roles(struct raid_asm *x)
 
 	for (unsigned int r = 0; r < RAID_MAX_MEMBERS; r++)
 		x->by_role[r] = -1;
+	raid_asm_replaced(x);
 	x->maxev = 0;
 	for (unsigned int i = 0; i < x->nc; i++) {
 		if (c[i].role == RAID_ROLE_SPARE) {
@@ -544,7 +581,7 @@ static int raid_asm_absent(struct raid_asm *x)
 	    JG_LOG_ERR, "raid",
 	    "assemble: array uuid=%s: role %s of %u not among the devices given (found: %s%s): refused, nothing written; give every member, or ask for a degraded start (the absent member is then marked failed and needs a rebuild or readd)",
 	    x->u, roles, x->nmem, found,
-	    x->left_out ? "; a device given had no valid superblock: named above" : "");
+	    x->left_out ? "; a device given was left out: named above" : "");
 	return -ENODEV;
 }
 

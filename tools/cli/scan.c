@@ -375,8 +375,11 @@ int scan_resolve(const uint8_t uuid[16], char **paths, int max)
 			u, conf);
 		goto out;
 	}
+	/* one role claimed at two event counts: a member and the one it replaced,
+	 * which assembly leaves out (src/raid/assemble.c (S14)) */
 	for (int i = 1; i < n; i++)
-		if (!s.d[i].spare && !s.d[i - 1].spare && s.d[i].role == s.d[i - 1].role) {
+		if (!s.d[i].spare && !s.d[i - 1].spare && s.d[i].role == s.d[i - 1].role &&
+		    s.d[i].events == s.d[i - 1].events) {
 			cli_err("UUID=%s: %s and %s both claim role %u (a copy, or a loop device "
 				"over a member file?): nothing used; give the members by path",
 				u, s.d[i - 1].path, s.d[i].path, s.d[i].role);

@@ -587,6 +587,155 @@ static void test_spare_create_member_twice(void **state)
 	free(b);
 }
 
+/* ------------------------------------- a spare's activation cut by a crash */
+
+/* The whole device @d of @blocks blocks, in a new buffer. */
+static uint8_t *t_dev_image(struct blk_dev *d, uint64_t blocks)
+{
+	uint8_t *b = jg_alloc_blocks(blocks);
+
+	assert_non_null(b);
+	assert_int_equal(blk_rw(d, BLK_OP_READ, 0, (uint32_t)blocks, b, 0), 0);
+	return b;
+}
+
+/*
+ * Role @k of @gc fails on a running array with one hot spare, which is taken
+ * and rebuilt onto (as the daemon's spare thread does), every device in one
+ * fault domain cut at its @cut_at-th write (0: never), unflushed writes kept,
+ * lost or torn. Then, power back, the members and the spare are assembled
+ * without force (nothing but the failure and the rebuild was written), and
+ * whatever the cut left -- role @k still its old device, failed with the spare
+ * still a spare, or the spare a member being rebuilt or whole -- every block
+ * reads right before anything is repaired, the device is never both a spare and
+ * a member, and after the rebuild is taken up (resumed, or started from the
+ * spare) role @k holds exactly the lost member's content and parity is right.
+ * Returns the writes of the uncut activation in *@w0 (before) and *@w1 (after).
+ */
+static void t_crash_spare(const struct geo_case *gc, unsigned int k, uint64_t cut_at,
+			  uint64_t *w0, uint64_t *w1)
+{
+	struct raid_fault_cfg fc = {.seed = cut_at * 13 + 7, .tear = true,
+				    .cut_after_writes = cut_at};
+	struct blk_dev *f[RAID_MAX_MEMBERS + 1], *devs[RAID_MAX_MEMBERS + 1], *d;
+	struct raid_assemble_cfg acfg = t_cfg(NULL);
+	struct raid_fault_domain *dom;
+	struct raid_info info;
+	struct raid_geo g;
+	uint8_t *data, *rd, *old, *now;
+	unsigned int role;
+	bool spare_is_k, all;
+	struct tsp s;
+
+	t_make_spares(&s, gc, 1);
+	assert_int_equal(t_assemble_sp(&s, ~0u, 0), 0);
+	raid_info_get(s.t.a, &info);
+	data = jg_alloc_blocks(info.array_blocks);
+	rd = jg_alloc_blocks(info.array_blocks);
+	t_fill(data, info.array_blocks, 300 + k);
+	assert_int_equal(t_io(&s.t, BLK_OP_WRITE, 0, (uint32_t)info.array_blocks, data, 0), 0);
+	t_stop(&s.t);
+	t_geo(&s.t, &g);
+	old = t_member_image(&s.t, k);
+
+	/* the running array, every device behind the fault domain */
+	assert_int_equal(raid_fault_domain_new(&fc, &dom), 0);
+	for (unsigned int i = 0; i <= s.t.n; i++) {
+		assert_int_equal(raid_dev_fault_open(dom, i < s.t.n ? s.t.mem[i] : s.sp[0], &f[i]),
+				 0);
+		devs[i] = t_keep(f[i]);
+	}
+	assert_int_equal(raid_assemble(devs, s.t.n + 1, &acfg, &s.t.a), 0);
+	*w0 = raid_fault_domain_writes(dom);
+	(void)raid_fail_member(s.t.a, k);
+	if (!raid_spare_take(s.t.a, &role, &d)) {
+		assert_int_equal(role, k);
+		(void)raid_rebuild(s.t.a, role, d, NULL, NULL); /* a dead process after the cut */
+	}
+	*w1 = raid_fault_domain_writes(dom);
+	raid_abandon(s.t.a);
+	s.t.a = NULL;
+	for (unsigned int i = 0; i <= s.t.n; i++)
+		blk_close(f[i]);
+	raid_fault_domain_free(dom);
+
+	/* power back, every device given (the failed one too: it came back) */
+	all = !t_assemble_sp(&s, ~0u, 1);
+	/* refused: its failure was recorded, the spare not yet a member, so it is
+	 * stale; left out as the refusal says */
+	if (!all && t_assemble_sp(&s, ~(1u << k), 1))
+		fail_msg("level=%u members=%u cut at write %llu: the array does not assemble without force",
+			 gc->level, gc->n, (unsigned long long)cut_at);
+	raid_info_get(s.t.a, &info);
+	spare_is_k = !strcmp(info.members[k].name, "spare0");
+	if (!all && spare_is_k)
+		fail_msg("level=%u members=%u cut at write %llu: refused with the failed member given, though the spare holds its role (assemble.c (S14))",
+			 gc->level, gc->n, (unsigned long long)cut_at);
+	if (spare_is_k == (info.nspares == 1))
+		fail_msg("level=%u members=%u cut at write %llu: the spare is %s",
+			 gc->level, gc->n, (unsigned long long)cut_at,
+			 spare_is_k ? "both a member and a spare" : "neither a member nor a spare");
+	assert_int_equal(t_io(&s.t, BLK_OP_READ, 0, (uint32_t)info.array_blocks, rd, 0), 0);
+	if (memcmp(rd, data, info.array_blocks * JG_BLOCK_SIZE))
+		fail_msg("level=%u members=%u cut at write %llu: data differs after the crash (role %u %s)",
+			 gc->level, gc->n, (unsigned long long)cut_at, k,
+			 spare_is_k ? "on the spare" : "on its old device");
+	if (spare_is_k && info.members[k].rebuilding)
+		assert_int_equal(raid_rebuild(s.t.a, k, NULL, NULL, NULL), 0);
+	else if (!spare_is_k && info.members[k].failed) {
+		assert_int_equal(raid_spare_take(s.t.a, &role, &d), 0);
+		assert_int_equal(raid_rebuild(s.t.a, role, d, NULL, NULL), 0);
+		spare_is_k = true;
+	}
+	if (raid_scrub(s.t.a, false, NULL, NULL, NULL) != 0)
+		fail_msg("level=%u members=%u cut at write %llu: parity mismatches after the rebuild",
+			 gc->level, gc->n, (unsigned long long)cut_at);
+	t_stop(&s.t);
+	now = spare_is_k ? t_dev_image(s.sp[0], MB) : t_member_image(&s.t, k);
+	if (memcmp(old + g.data_offset * JG_BLOCK_SIZE, now + g.data_offset * JG_BLOCK_SIZE,
+		   g.data_blocks * JG_BLOCK_SIZE))
+		fail_msg("level=%u members=%u cut at write %llu: role %u differs from the lost member",
+			 gc->level, gc->n, (unsigned long long)cut_at, k);
+	free(now);
+	free(old);
+	free(data);
+	free(rd);
+	t_free_sp(&s);
+}
+
+/*
+ * Issue 43: a spare's activation (the member's failure recorded, the spare's
+ * superblock turned into a member's, its rebuild with marks, the last round)
+ * cut by a power failure at every write it makes, in each level.
+ */
+static void test_spare_crash_activation(void **state)
+{
+	bool quick = getenv("JGRFS_TEST_QUICK"); /* under valgrind: a sample */
+
+	(void)state;
+	t_default_knobs.rebuild_mark_always = true;
+	for (unsigned int gi = 0; gi < GEO_N(geo_each_level); gi++) {
+		const struct geo_case *gc = &geo_each_level[gi];
+		unsigned int k = 1 + gi % (gc->n - 1), cuts = 0;
+		uint64_t w0, w1, b0, b1;
+
+		t_crash_spare(gc, k, 0, &w0, &w1);
+		if (w1 - w0 < 4)
+			fail_msg("level=%u: the activation wrote %llu times, too few to cut",
+				 gc->level, (unsigned long long)(w1 - w0));
+		for (uint64_t at = w0 + 1; at <= w1; at += quick ? 7 : 1) {
+			t_crash_spare(gc, k, at, &b0, &b1);
+			if (b0 != w0)
+				fail_msg("level=%u: the writes before the activation differ from run to run",
+					 gc->level);
+			cuts++;
+		}
+		print_message("level=%u members=%u: %u cuts over %llu writes of the activation\n",
+			      gc->level, gc->n, cuts, (unsigned long long)(w1 - w0));
+	}
+	t_default_knobs.rebuild_mark_always = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,6 +747,7 @@ int main(void)
 	    cmocka_unit_test(test_spare_any_event_count),
 	    cmocka_unit_test(test_spare_named_by_rebuild),
 	    cmocka_unit_test(test_spare_create_member_twice),
+	    cmocka_unit_test(test_spare_crash_activation),
 	};
 
 	jg_log_set_level(JG_LOG_ERR);
