@@ -316,15 +316,21 @@ int raid_members_flush(struct raid_array *a, uint32_t roles)
 	for (unsigned int i = 0; i < nr; i++)
 		if (!reqs[i].result)
 			raid_away_flush_done(a, role[i], seq);
-	if (!rc)
-		return 0;
-	/* a flush that fails lost writes, whatever the error: the member fails */
-	for (unsigned int i = 0; i < nr; i++)
-		if (reqs[i].result)
-			failed |= 1u << role[i];
-	if (failed && !raid_fail_roles(a, failed, devs))
-		return 0; /* the others are durable; the failed one is out */
-	return rc;
+	if (rc) {
+		/* a flush that fails lost writes, whatever the error: the member fails */
+		for (unsigned int i = 0; i < nr; i++)
+			if (reqs[i].result)
+				failed |= 1u << role[i];
+		if (!failed || raid_fail_roles(a, failed, devs))
+			return rc;
+	}
+	/*
+	 * super.c (S12): a member skipped here, or failed by this flush, may hold
+	 * in its cache alone writes that completed before it failed. They are
+	 * durable for the caller only once its failure is: until then a power cut
+	 * leaves it in sync at the old event, its chunks reverted.
+	 */
+	return raid_fail_durable(a, (wmiss & roles) | failed);
 }
 
 /* ----------------------------------------------------------------- group */
