@@ -12,7 +12,8 @@
 # cache dropped). Then `jgrfs spare add` (refused for a working member's
 # device; a new file accepted, listed idle, also in --json) and `spare remove`
 # (no longer listed, its superblock wiped). Unmount; fsck -n of the members
-# (the spare in the failed member's place) is clean.
+# (the spare in the failed member's place) is clean. Then the failed member
+# comes back, listed with the others: the mount leaves it out, untouched.
 #
 #   fuse_spare.sh PATH/TO/jgrfs
 . "$(dirname "$0")/fuse_lib.sh"
@@ -39,6 +40,9 @@ SRC=$T/src
 cp -a "$SRC" "$MNT/src" || it_fail "cp -a"
 head -c 16M /dev/urandom >"$T/rand"
 dd if="$T/rand" of="$MNT/rand" bs=1M conv=fsync status=none || it_fail "dd"
+
+# the member as it is now: it comes back at the end, beside its replacement
+cp --sparse=always "$T/disk3.img" "$T/disk3.back" || it_fail "cp disk3"
 
 it_log "member $loop fails; no command follows"
 truncate -s 0 "$T/disk3.img"
@@ -90,4 +94,16 @@ it_unmount
 
 DEVS="$T/disk0.img $T/disk1.img $T/disk2.img $T/spare0.img"
 it_fsck_clean
+
+# raid (S14): a disk that failed and comes back, listed with the spare that
+# took its role, claims that role at an older event: left out, untouched
+it_log "the failed member back, listed beside its replacement"
+sum=$(md5sum <"$T/disk3.back")
+DEVS="$DEVS $T/disk3.back"
+it_mount
+grep -q "disk3.back claims role 3 .*it was replaced; assembling without it" "$T/mount.log" ||
+	{ cat "$T/mount.log"; it_fail "mount: no warning naming the replaced member"; }
+cmp "$T/rand" "$MNT/rand" && cmp "$T/new" "$MNT/new" || it_fail "files with the old member listed"
+it_unmount
+[ "$(md5sum <"$T/disk3.back")" = "$sum" ] || it_fail "the replaced member was written"
 it_finish
