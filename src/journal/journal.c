@@ -222,6 +222,20 @@ void jnl_wb_sort(struct jnl_wb *w, size_t n)
 	qsort(w, n, sizeof(*w), jnl_wb_cmp);
 }
 
+/*
+ * Under AddressSanitizer a block of the arena is poisoned while it holds no
+ * copy, so that a use of a copy after its free is caught there as it is in a
+ * copy allocated alone.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define JNL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define JNL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define JNL_POISON(p, n) ((void)(p), (void)(n))
+#define JNL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* One copy more is held; the peak follows. */
 static void jnl_copy_count(struct jnl *j)
 {
@@ -263,6 +277,7 @@ static void jnl_arena_make_locked(struct jnl *j)
 		return;
 	}
 	j->nslabs = n;
+	JNL_POISON(a, n * JNL_SLAB_BYTES);
 	__atomic_store_n(&j->arena, (uint8_t *)a, __ATOMIC_RELEASE);
 }
 
@@ -292,6 +307,7 @@ void *jnl_copy_alloc_data(struct jnl *j)
 	if (j->slab != JNL_NO_SLAB) {
 		p = j->arena + (j->slab * JNL_SLAB_BLOCKS + j->slab_used++) * JG_BLOCK_SIZE;
 		j->slab_refs[j->slab]++;
+		JNL_UNPOISON(p, JG_BLOCK_SIZE);
 	}
 	pthread_mutex_unlock(&j->stage_lock);
 	if (!p)
@@ -313,6 +329,7 @@ void jnl_copy_free(struct jnl *j, void *copy)
 		pthread_mutex_lock(&j->stage_lock);
 		JG_ASSERT(j->slab_refs[off / JNL_SLAB_BYTES]);
 		j->slab_refs[off / JNL_SLAB_BYTES]--;
+		JNL_POISON(copy, JG_BLOCK_SIZE);
 		pthread_mutex_unlock(&j->stage_lock);
 		return;
 	}
@@ -774,6 +791,8 @@ static void jnl_free(struct jnl *j)
 	free(j->rec_declared);
 	for (size_t s = 0; s < j->nslabs; s++)
 		JG_ASSERT(!j->slab_refs[s]);	/* every copy was freed above */
+	if (j->arena)
+		JNL_UNPOISON(j->arena, j->nslabs * JNL_SLAB_BYTES);
 	free(j->arena);
 	free(j->slab_refs);
 	for (size_t i = 0; i < j->stage_n; i++)
