@@ -163,6 +163,10 @@ int fs_link_ref(struct fs *fs, uint64_t ino, uint64_t newparent, const char *new
 int fs_forget(struct fs *fs, uint64_t ino, uint64_t n);
 
 ssize_t fs_read(struct fs *fs, uint64_t ino, uint64_t off, size_t size, void *buf);
+/*
+ * @buf must not change during the call: a whole block's checksum and the
+ * journal's copy of it are both taken from it, one after the other.
+ */
 ssize_t fs_write(struct fs *fs, uint64_t ino, uint64_t off, size_t size, const void *buf);
 /*
  * fs_write with FS_WRITE_KEEP_TIMES: mtime and ctime are left as they are, for a

@@ -213,15 +213,18 @@ static int fs_write_chunk(struct fs *fs, uint64_t ino, uint64_t off, uint64_t si
 				if (!rc && fresh_runs)
 					fs_runs_add(fresh_runs, lblk);
 			}
+		} else if (n == JG_BLOCK_SIZE) {
+			/* a whole block straight from the caller's buffer, which stays as
+			 * it is for the call: its checksum and the journal's copy are of
+			 * the same bytes, and no bounce copy is made */
+			rc = fs_data_dirty(tx, pblk, src + (pos - off));
 		} else {
-			if (n < JG_BLOCK_SIZE) {
-				/* partial block: merge with what is there (F1: zeros when new) */
-				if (fresh)
-					memset(blk, 0, JG_BLOCK_SIZE);
-				else
-					rc = jnl_read(fs->jnl, pblk, 1, blk) ?:
-					     fs_dcsum_verify_run(fs, ino, lblk, pblk, 1, blk);
-			}
+			/* partial block: merge with what is there (F1: zeros when new) */
+			if (fresh)
+				memset(blk, 0, JG_BLOCK_SIZE);
+			else
+				rc = jnl_read(fs->jnl, pblk, 1, blk) ?:
+				     fs_dcsum_verify_run(fs, ino, lblk, pblk, 1, blk);
 			if (!rc) {
 				memcpy(blk + skip, src + (pos - off), n);
 				rc = fs_data_dirty(tx, pblk, blk);

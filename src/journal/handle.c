@@ -347,7 +347,7 @@ static int jnl_handle_dirty(struct jnl_handle *h, uint64_t blkno, const void *bl
 		if (rc)
 			return rc;
 	}
-	buf = jnl_copy_alloc(j);
+	buf = kind == JNL_KIND_DATA ? jnl_copy_alloc_data(j) : jnl_copy_alloc(j);
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, block, JG_BLOCK_SIZE);

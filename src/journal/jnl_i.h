@@ -94,6 +94,19 @@ static inline bool jnl_bh_run_data(const struct jnl_bh *bh)
  */
 void *jnl_copy_alloc(struct jnl *j);
 void jnl_copy_free(struct jnl *j, void *copy);
+/*
+ * A copy of a data block, from the journal's arena: slabs of JNL_SLAB_BLOCKS
+ * blocks (2 MiB, one huge page), each copy the next block of the current slab.
+ * The blocks of a sequential write so lie side by side in memory as on the
+ * device, and their early batch is written from the copies themselves, with
+ * no staging copy (jnl_wb_reqs). A slab is taken again once every copy in it
+ * is freed; with no slab free (or no arena) the copy is allocated alone.
+ */
+void *jnl_copy_alloc_data(struct jnl *j);
+#define JNL_SLAB_BLOCKS 512u
+#define JNL_SLAB_BYTES ((size_t)JNL_SLAB_BLOCKS * JG_BLOCK_SIZE)
+#define JNL_ARENA_MAX_SLABS 64u
+#define JNL_NO_SLAB SIZE_MAX
 
 /* Flags of a block in a transaction (struct jnl_txn.blocks values). */
 #define JNL_TB_META	(1u << 0)	/* logged copy (metadata, or data in journal mode) */
@@ -156,6 +169,13 @@ struct jnl {
 	void **stage_pool;		/* free staging buffers of JNL_MERGE_MAX blocks */
 	size_t stage_n, stage_cap;	/* ... kept up to one early batch's worth */
 	size_t stage_peak;		/* the most stage_n has been (stage_lock) */
+	/* jnl_copy_alloc_data's arena, made at the first data copy; stage_lock
+	 * protects the fields (the pointer is also read atomically without it) */
+	uint8_t *arena;
+	bool arena_tried;
+	size_t nslabs;			/* its slabs: two early batches and two more */
+	uint32_t *slab_refs;		/* per slab: its copies not yet freed */
+	size_t slab, slab_used;		/* the slab copies are taken from, its blocks taken */
 	uint64_t copies, copies_peak;	/* jnl_copy_alloc: blocks held now, the most held */
 
 	struct jg_mutex lock;		/* protects everything below */
@@ -292,6 +312,7 @@ void jnl_wb_sort(struct jnl_wb *w, size_t n);
  * *@stage (give back with jnl_stage_free). -ENOMEM.
  */
 #define JNL_MERGE_MAX 256u	/* blocks per merged request (1 MiB) */
+#define JNL_DIRECT_MIN 16u	/* copies side by side written from where they are */
 int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struct blk_req *reqs,
 		void ***stage, size_t *nstage);
 /* Staging buffers back to the journal's pool (or freed past its size). */

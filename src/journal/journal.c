@@ -222,26 +222,117 @@ void jnl_wb_sort(struct jnl_wb *w, size_t n)
 	qsort(w, n, sizeof(*w), jnl_wb_cmp);
 }
 
-void *jnl_copy_alloc(struct jnl *j)
-{
-	void *p = jg_alloc_blocks(1);
-	uint64_t n, peak;
+/*
+ * Under AddressSanitizer a block of the arena is poisoned while it holds no
+ * copy, so that a use of a copy after its free is caught there as it is in a
+ * copy allocated alone.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define JNL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define JNL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define JNL_POISON(p, n) ((void)(p), (void)(n))
+#define JNL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
-	if (!p)
-		return NULL;
-	n = __atomic_add_fetch(&j->copies, 1, __ATOMIC_RELAXED);
-	peak = __atomic_load_n(&j->copies_peak, __ATOMIC_RELAXED);
+/* One copy more is held; the peak follows. */
+static void jnl_copy_count(struct jnl *j)
+{
+	uint64_t n = __atomic_add_fetch(&j->copies, 1, __ATOMIC_RELAXED);
+	uint64_t peak = __atomic_load_n(&j->copies_peak, __ATOMIC_RELAXED);
+
 	while (n > peak && !__atomic_compare_exchange_n(&j->copies_peak, &peak, n, true,
 							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
+}
+
+void *jnl_copy_alloc(struct jnl *j)
+{
+	void *p = jg_alloc_blocks(1);
+
+	if (p)
+		jnl_copy_count(j);
+	return p;
+}
+
+/*
+ * The arena: room for two early batches of data copies and two slabs more (the
+ * batch being filled, and slabs kept by copies that live longer: data a commit
+ * logged stays until its checkpoint). Only the slabs used are ever touched.
+ * Tried once; without it every copy is allocated alone. stage_lock held.
+ */
+static void jnl_arena_make_locked(struct jnl *j)
+{
+	size_t n = 2 * ((j->cfg.max_txn_data_blocks + JNL_SLAB_BLOCKS - 1) / JNL_SLAB_BLOCKS) + 2;
+	void *a = NULL;
+
+	j->arena_tried = true;
+	if (n > JNL_ARENA_MAX_SLABS)
+		n = JNL_ARENA_MAX_SLABS;
+	j->slab_refs = calloc(n, sizeof(*j->slab_refs));
+	if (!j->slab_refs || posix_memalign(&a, JNL_SLAB_BYTES, n * JNL_SLAB_BYTES)) {
+		free(j->slab_refs);
+		j->slab_refs = NULL;
+		return;
+	}
+	j->nslabs = n;
+	JNL_POISON(a, n * JNL_SLAB_BYTES);
+	__atomic_store_n(&j->arena, (uint8_t *)a, __ATOMIC_RELEASE);
+}
+
+/* The current slab is used up: the first one whose copies are all freed, if
+ * any. stage_lock held. */
+static void jnl_slab_next_locked(struct jnl *j)
+{
+	j->slab = JNL_NO_SLAB;
+	if (!j->arena_tried)
+		jnl_arena_make_locked(j);
+	for (size_t s = 0; s < j->nslabs; s++) {
+		if (!j->slab_refs[s]) {
+			j->slab = s;
+			j->slab_used = 0;
+			return;
+		}
+	}
+}
+
+void *jnl_copy_alloc_data(struct jnl *j)
+{
+	uint8_t *p = NULL;
+
+	pthread_mutex_lock(&j->stage_lock);
+	if (j->slab == JNL_NO_SLAB || j->slab_used == JNL_SLAB_BLOCKS)
+		jnl_slab_next_locked(j);
+	if (j->slab != JNL_NO_SLAB) {
+		p = j->arena + (j->slab * JNL_SLAB_BLOCKS + j->slab_used++) * JG_BLOCK_SIZE;
+		j->slab_refs[j->slab]++;
+		JNL_UNPOISON(p, JG_BLOCK_SIZE);
+	}
+	pthread_mutex_unlock(&j->stage_lock);
+	if (!p)
+		return jnl_copy_alloc(j);
+	jnl_copy_count(j);
 	return p;
 }
 
 void jnl_copy_free(struct jnl *j, void *copy)
 {
+	uint8_t *a = __atomic_load_n(&j->arena, __ATOMIC_ACQUIRE);
+	uintptr_t off = (uintptr_t)copy - (uintptr_t)a;
+
 	if (!copy)
 		return;
 	__atomic_sub_fetch(&j->copies, 1, __ATOMIC_RELAXED);
+	if (a && (uintptr_t)copy >= (uintptr_t)a && off < j->nslabs * JNL_SLAB_BYTES) {
+		/* in the arena: its slab is free again with its last copy */
+		pthread_mutex_lock(&j->stage_lock);
+		JG_ASSERT(j->slab_refs[off / JNL_SLAB_BYTES]);
+		j->slab_refs[off / JNL_SLAB_BYTES]--;
+		JNL_POISON(copy, JG_BLOCK_SIZE);
+		pthread_mutex_unlock(&j->stage_lock);
+		return;
+	}
 	free(copy);
 }
 
@@ -285,13 +376,19 @@ int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struc
 	size_t ns = 0;
 
 	while (i < n) {
-		size_t k = i + 1;
+		size_t k = i + 1, c = i + 1;
 
 		while (k < n && k - i < JNL_MERGE_MAX && w[k].blkno == w[k - 1].blkno + 1)
 			k++;
+		/* copies side by side in memory (the arena's): written from there, as
+		 * one request or, cut where a slab ends, as two */
+		while (c < k && (uint8_t *)w[c].buf == (uint8_t *)w[c - 1].buf + JG_BLOCK_SIZE)
+			c++;
+		if (c - i >= JNL_DIRECT_MIN)
+			k = c;
 		reqs[nr] = (struct blk_req){ .op = BLK_OP_WRITE, .flags = flags,
 					     .blkno = w[i].blkno, .nblocks = (uint32_t)(k - i) };
-		if (k - i == 1) {
+		if (k == c) {
 			reqs[nr].buf = w[i].buf;
 		} else {
 			uint8_t *b = jnl_fault_alloc(j) ? NULL : jnl_stage_get(j);
@@ -562,6 +659,7 @@ int jnl_open(struct blk_dev *dev, const struct jnl_cfg *cfg, struct jnl **out)
 	if (!j->cfg.max_txn_data_blocks)
 		j->cfg.max_txn_data_blocks = 4096;
 	j->start_blkno = cfg->start_blkno;
+	j->slab = JNL_NO_SLAB;
 	jnl_map_init(&j->map);
 	jnl_map_init(&j->logged);
 	jg_mutex_init(&j->lock, PTHREAD_MUTEX_DEFAULT);
@@ -691,6 +789,12 @@ static void jnl_free(struct jnl *j)
 	free(j->cp_list);
 	free(j->cpp_list);
 	free(j->rec_declared);
+	for (size_t s = 0; s < j->nslabs; s++)
+		JG_ASSERT(!j->slab_refs[s]);	/* every copy was freed above */
+	if (j->arena)
+		JNL_UNPOISON(j->arena, j->nslabs * JNL_SLAB_BYTES);
+	free(j->arena);
+	free(j->slab_refs);
 	for (size_t i = 0; i < j->stage_n; i++)
 		free(j->stage_pool[i]);
 	free(j->stage_pool);
