@@ -26,14 +26,13 @@ if [ "${2:-}" = inproc ]; then
 	[ -d /dev/shm ] && [ -w /dev/shm ] && base=/dev/shm
 	dir=$(mktemp -d "$base/crashtest-ip.XXXXXX") || exit 1
 	trap 'rm -rf "$dir"' EXIT
-	# Three journal points are left to `make crash-long` (100 cuts each there):
-	# few writes carry them and --aim reaches none of them -- (C6) and the
-	# journal superblock end in a flush or FUA (in flight only when a cut falls
-	# on that very request), recovery's resync only when a row it reads needed
-	# repair (6 and 3 of 190 random declared cuts). Every other point, the
-	# array's included, must be in flight at one cut at least; those random cuts
-	# reach seldom or never (a full checkpoint, the bitmap's writes) are aimed at.
-	skip=JNL_LOG_FLUSH,JNL_RESYNC,JNL_SB
+	# The journal superblock is left to `make crash-long` (100 cuts there): its
+	# writes end in a flush or FUA, in flight only when a cut falls on that very
+	# request, and --aim does not reach it. Every other point, the array's
+	# included, must be in flight at one cut at least; those random cuts reach
+	# seldom or never (a full checkpoint, the bitmap's writes, (C6), recovery's
+	# resync) are aimed at.
+	skip=JNL_SB
 	# every cut mounts and checks a volume a dozen times: ASan's 256 MiB quarantine
 	# of freed memory makes each allocation a fresh page (half the run's time)
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
@@ -53,13 +52,19 @@ if [ "${2:-}" = inproc ]; then
 	# batch, which a commit takes only now and then: the random cuts of a run
 	# this short reach it at 0 to 1 of some 75 (0 in one CI run of 48d5ece),
 	# an aimed one at the first of them every time
-	for aim in declared:JNL_CP_FULL declared:JNL_LOG_BATCH bitmap:RAID_BITMAP_SET \
-		bitmap:RAID_BITMAP_CLEAR; do
+	for aim in declared:JNL_CP_FULL declared:JNL_LOG_BATCH declared:JNL_LOG_FLUSH \
+		bitmap:RAID_BITMAP_SET bitmap:RAID_BITMAP_CLEAR; do
 		echo "== in-process power cuts in ${aim%%:*} mode aimed at ${aim#*:}"
 		"$jgrfs" crashtest --in-process --mode "${aim%%:*}" --aim "${aim#*:}" \
 			--iterations 2 --ops 300 --seed 5 --dir "$dir/c" | tee "$dir/c-${aim#*:}.out"
 		[ "${PIPESTATUS[0]}" = 0 ] || rc2=1
 	done
+	# recovery's resync cut at a write it makes to repair a row (9 in 10 recovery
+	# cuts have one)
+	echo "== in-process power cuts during recovery aimed at its resync"
+	"$jgrfs" crashtest --in-process --mode all --lifecycle recovery-cut --aim JNL_RESYNC \
+		--iterations 2 --ops 300 --seed 5 --dir "$dir/c" | tee "$dir/c-JNL_RESYNC.out"
+	[ "${PIPESTATUS[0]}" = 0 ] || rc2=1
 	# the initial sync of members that held old data, cut at its writes, a member
 	# lost after recovery: every protected mode must read every file right
 	echo "== in-process power cuts during the initial sync, aimed at (Y2)"
