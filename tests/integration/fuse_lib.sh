@@ -43,8 +43,8 @@ it_cleanup() {
 	for l in ${IT_LOOPS:-}; do
 		losetup -d "$l" 2>/dev/null
 	done
-	# the module parameter as it_uring_enable found it
-	[ -n "${IT_URING_WAS:-}" ] && echo "$IT_URING_WAS" >/sys/module/fuse/parameters/enable_uring 2>/dev/null
+	# the module parameter as the first test using it found it, by the last
+	[ -n "${IT_URING_HELD:-}" ] && it_uring_users remove
 	if [ "$rc" != 0 ] && [ "$rc" != 77 ] && [ -n "${T:-}" ]; then
 		for f in "$T"/san.* "$T"/*.log; do
 			[ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }
@@ -91,13 +91,37 @@ it_setup() {
 
 # JGRFS_FUSE_URING=1 runs a test over FUSE io_uring (every mount's default
 # becomes -o uring): the kernel must offer it, so the module parameter is set.
+# Tests run two at a time: $IT_URING_USERS lists the tests (their pids) that
+# set it; the first keeps what it found in $IT_URING_USERS.was, the last to end
+# puts that back (a test killed meanwhile is pruned; its .was kept).
+IT_URING_PARAM=/sys/module/fuse/parameters/enable_uring
+IT_URING_USERS=/run/jgrfs-it-uring.users
 it_uring_enable() {
-	local p=/sys/module/fuse/parameters/enable_uring
-	[ -e $p ] || it_skip "JGRFS_FUSE_URING=1: this kernel has no FUSE over io_uring (Linux 6.14+)"
-	IT_URING_WAS=$(cat $p)
-	[ "$IT_URING_WAS" = Y ] || echo 1 >$p 2>/dev/null ||
-		it_skip "JGRFS_FUSE_URING=1: fuse.enable_uring is N and cannot be set"
+	[ -e $IT_URING_PARAM ] || it_skip "JGRFS_FUSE_URING=1: this kernel has no FUSE over io_uring (Linux 6.14+)"
+	it_uring_users add || it_skip "JGRFS_FUSE_URING=1: fuse.enable_uring is N and cannot be set"
+	IT_URING_HELD=1
 }
+
+# it_uring_users add|remove: this test into or out of the list, under a lock
+# (a subshell's descriptor: no daemon inherits it); the first in sets the
+# parameter, the last out puts it back
+it_uring_users() (
+	local pid live=""
+	flock -x 9 || exit 1
+	for pid in $(cat "$IT_URING_USERS" 2>/dev/null); do
+		[ "$pid" != $$ ] && kill -0 "$pid" 2>/dev/null && live="$live $pid"
+	done
+	if [ "$1" = add ]; then
+		[ -n "$live" ] || [ -e "$IT_URING_USERS.was" ] ||
+			cat $IT_URING_PARAM >"$IT_URING_USERS.was" || exit 1
+		echo $live $$ >"$IT_URING_USERS"
+		[ "$(cat $IT_URING_PARAM)" = Y ] || echo 1 >$IT_URING_PARAM 2>/dev/null
+	else
+		echo $live >"$IT_URING_USERS"
+		[ -n "$live" ] || ! [ -e "$IT_URING_USERS.was" ] ||
+			{ cat "$IT_URING_USERS.was" >$IT_URING_PARAM && rm -f "$IT_URING_USERS.was"; }
+	fi
+) 9>>"$IT_URING_USERS.lock"
 
 # Over io_uring, the daemon has its queue threads once the kernel took the ring.
 it_uring_check() {
