@@ -20,7 +20,11 @@
  *        before it; not, as sync would, the operations after it);
  *   (M2) a file that was fsynced holds, in each sector, the value it had at its
  *        last acknowledged fsync or a value written to that sector afterwards;
- *        its size is its size at that fsync or a size it had afterwards;
+ *        its size is its size at that fsync or a size it had afterwards --
+ *        among them the block-aligned sizes an extending write passes through,
+ *        one chunk (handle) at a time: a commit between two chunks (the timer,
+ *        a full transaction) makes such a size durable, as POSIX allows a
+ *        write cut short by a crash;
  *   (M3) no sector holds bytes never written to that file at that place.
  */
 #ifndef JGRFS_TOOLS_CRASH_H

@@ -242,6 +242,133 @@ static void test_ct_model_write_fails_part_way(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * (M2) An extending write of several blocks is written one chunk (handle) at a
+ * time, and a commit between two chunks makes the size between durable: the
+ * check takes a block-aligned size the write passed through, not one inside a
+ * block. The hooks below keep the last appending write of 3+ whole blocks that
+ * no later fsync, truncate, rename or unlink of its path made moot.
+ */
+static struct {
+	char path[64];
+	uint64_t off, len;
+	bool live;
+} lastw;
+
+static void lw_forget(const char *path)
+{
+	if (!strcmp(path, lastw.path))
+		lastw.live = false;
+}
+
+static int lw_pwrite(void *ctx, const char *path, const void *buf, size_t len, uint64_t off,
+		     bool create)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", (const char *)ctx, path);
+	if (len >= 3 * 4096 && off % 4096 == 0 && (create || (!stat(p, &st) &&
+						     (uint64_t)st.st_size == off))) {
+		snprintf(lastw.path, sizeof(lastw.path), "%s", path);
+		lastw.off = off;
+		lastw.len = len;
+		lastw.live = true;
+	} else if (!strcmp(path, lastw.path) && !stat(p, &st) && off + len > (uint64_t)st.st_size) {
+		lastw.live = false;	/* extended again: sizes of its own */
+	}
+	return posix.pwrite(ctx, path, buf, len, off, create);
+}
+
+static int lw_fsync(void *ctx, const char *path)
+{
+	lw_forget(path);
+	return posix.fsync(ctx, path);
+}
+
+static int lw_truncate(void *ctx, const char *path, uint64_t size)
+{
+	lw_forget(path);
+	return posix.truncate(ctx, path, size);
+}
+
+static int lw_rename(void *ctx, const char *from, const char *to)
+{
+	lw_forget(from);
+	lw_forget(to);
+	return posix.rename(ctx, from, to);
+}
+
+static int lw_unlink(void *ctx, const char *path)
+{
+	lw_forget(path);
+	return posix.unlink(ctx, path);
+}
+
+static int lw_link(void *ctx, const char *from, const char *to)
+{
+	lw_forget(from);	/* a second name: an fsync through it is not seen */
+	return posix.link(ctx, from, to);
+}
+
+static void test_ct_model_write_chunk_sizes(void **state)
+{
+	char dir[64], cmd[128], why[256] = "";
+	struct ct_found *x = NULL;
+	unsigned int tried = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40 && !x; seed++, tried++) {
+		struct ct_tree t = { 0 };
+		struct ct_model *m;
+		struct ct_ops ops;
+		unsigned int progress = 0;
+
+		snprintf(dir, sizeof(dir), "/tmp/jgrfs-ct-XXXXXX");
+		assert_non_null(mkdtemp(dir));
+		ct_posix_ops(&posix, dir);
+		ops = posix;
+		ops.pwrite = lw_pwrite;
+		ops.fsync = lw_fsync;
+		ops.truncate = lw_truncate;
+		ops.rename = lw_rename;
+		ops.unlink = lw_unlink;
+		ops.link = lw_link;
+		memset(&lastw, 0, sizeof(lastw));
+		assert_int_equal(ct_model_new(seed, 200, &m), 0);
+		assert_int_equal(ct_workload_setup_ops(&ops), 0);
+		assert_int_equal(ct_workload_run_ops(m, &ops, &progress, NULL), 200);
+		assert_int_equal(ct_tree_read_ops(&ops, &t), 0);
+		for (unsigned int i = 0; i < t.n && lastw.live; i++)
+			if (!strcmp(t.files[i].path, lastw.path) &&
+			    t.files[i].size == lastw.off + lastw.len)
+				x = &t.files[i];
+		if (x) {
+			uint64_t size = x->size;
+
+			if (ct_model_check(m, &t, why))
+				fail_msg("seed %llu: intact volume rejected: %s",
+					 (unsigned long long)seed, why);
+			x->size = lastw.off + 4096;	/* its first chunk's end */
+			if (ct_model_check(m, &t, why))
+				fail_msg("seed %llu: %s at %llu, a size its write of %llu at %llu "
+					 "passed through, rejected: %s", (unsigned long long)seed,
+					 x->path, (unsigned long long)x->size,
+					 (unsigned long long)lastw.len, (unsigned long long)lastw.off,
+					 why);
+			x->size = lastw.off + 4096 + CT_SECTOR;	/* inside a block */
+			assert_int_equal(ct_model_check(m, &t, why), 1);
+			x->size = size;
+		}
+		ct_tree_free(&t);
+		ct_model_free(m);
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	if (!x)
+		fail_msg("no seed of %u left a multi-block appending write unsynced", tried);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +382,7 @@ int main(void)
 	};
 	const struct CMUnitTest alone[] = {
 		cmocka_unit_test(test_ct_model_write_fails_part_way),
+		cmocka_unit_test(test_ct_model_write_chunk_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown) |
