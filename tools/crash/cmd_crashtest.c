@@ -760,14 +760,19 @@ static int ct_ip_run(const struct ct_opts *o)
 			res[m].n++;
 			cli_progress(&prog, ++done, total);
 			if (bad || o->verbose) {
+				unsigned int cms = ct_ip_commit_interval_ms(seed);
+				char commit[40] = "";
+
+				if (cms) /* (I8) */
+					snprintf(commit, sizeof(commit), ", commit every %u ms", cms);
 				cli_progress_erase();
 				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
-				       "%llu%s%s), op %u/%u%s%s%s%s: %s%s\n", ct_modes[m].name, it,
+				       "%llu%s%s), op %u/%u%s%s%s%s%s: %s%s\n", ct_modes[m].name, it,
 				       (unsigned long long)seed, ct_lc_names[r.lifecycle],
 				       (unsigned long long)r.cut_at, (unsigned long long)r.writes,
 				       (unsigned long long)c.cut_span, r.aimed >= 0 ? ", aimed at " : "",
 				       r.aimed >= 0 ? jg_opoint_label((enum jg_opoint)r.aimed) : "",
-				       r.issued, o->ops, r.second ? ", second fault " : "",
+				       r.issued, o->ops, commit, r.second ? ", second fault " : "",
 				       r.second ? ct_second_names[r.second] : "",
 				       r.forced ? ", forced" : "",
 				       r.mount_failed ? ", row 0 at risk: mount failed" :

@@ -1053,6 +1053,20 @@ static int ip_workload_devs(struct ip_run *x, uint64_t cut_at, struct ip_eio_tri
 	return 0;
 }
 
+/*
+ * (I8) The commit timer: one seed in four runs the workload with a commit
+ * interval of 1..50 ms, the rest with the default (5 s), which fires during a
+ * workload only when its cut takes seconds (a loaded machine). A timed commit
+ * runs on the commit thread beside the operations and can fall between the
+ * chunks of one write (a size the write passed through becomes durable).
+ */
+unsigned int ct_ip_commit_interval_ms(uint64_t seed)
+{
+	uint64_t r = ct_mix(seed, 23);
+
+	return r % 4 ? 0 : 1 + (unsigned int)((r >> 8) % 50);
+}
+
 /* (I2) the workload in the first domain, cut at write @cut_at (0: at the end). */
 static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 {
@@ -1077,6 +1091,7 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	if (rc)
 		return rc;
 	rc = ip_workload_devs(x, eio_cut ? cut_at : 0, &trig, devs);
+	mo.commit_interval_ms = ct_ip_commit_interval_ms(x->seed);
 	if (!rc)
 		rc = raid_assemble(devs, c->nmem, &acfg, &a);
 	if (rc) {

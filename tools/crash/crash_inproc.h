@@ -57,6 +57,9 @@
  *        the power; recovery and the checks are those of one fault.
  *        ct_ip_result.second says how far the second fault got (a cut before
  *        the member failed tested one fault: counted apart).
+ *   (I8) one seed in four has a commit interval of 1..50 ms (ct_ip_commit_interval_ms):
+ *        timed commits beside the workload, between the chunks of a write, as
+ *        the 5 s default gives only when a cut takes seconds (under load).
  *
  * Faults while running (--eio): one member fails the writes of some blocks with
  * -EIO and no power is cut; the volume is unmounted cleanly (errors allowed)
@@ -143,6 +146,9 @@ enum ct_second {
 	CT_2ND_COUNT,
 };
 extern const char *const ct_second_names[CT_2ND_COUNT];
+
+/* (I8) the workload mount's commit interval for @seed (0: the default). */
+unsigned int ct_ip_commit_interval_ms(uint64_t seed);
 
 struct ct_ip_result {
 	unsigned int damage[CT_NCHECKS];
