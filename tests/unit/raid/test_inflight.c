@@ -178,13 +178,14 @@ static void *t_fail_run(void *arg)
 static void test_inflight_flush_waits_for_fail(void **state)
 {
 	static const struct geo_case gc = {5, 4, 4};
-	struct raid_fault_cfg fc = {.seed = 11, .keep_percent = 0};
+	/* flushes counted among the domain's writes: the flush's progress is seen */
+	struct raid_fault_cfg fc = {.seed = 11, .keep_percent = 0, .cut_at_flushes = true};
 	struct t_io_thread fl = {0};
 	struct t_fail_thread ft = {0};
 	pthread_t tf, tfl;
 	struct raid_geo g;
 	struct tarr t;
-	uint64_t nblk, bb;
+	uint64_t nblk, bb, w0;
 	unsigned int x, y;
 	uint8_t *ref, *nb = jg_alloc_blocks(1), *back = jg_alloc_blocks(1);
 	bool acked;
@@ -201,8 +202,14 @@ static void test_inflight_flush_waits_for_fail(void **state)
 	assert_int_equal(pthread_create(&tf, NULL, t_fail_run, &ft), 0);
 	raid_dev_fault_wait_stalled(t.top[y]); /* X failed in memory, its round in flight */
 	assert_true(raid_missing_write(t.a) & (1u << x));
+	w0 = raid_fault_domain_writes(t.dom);
 	fl = (struct t_io_thread){.dev = t.dev, .op = BLK_OP_FLUSH};
 	assert_int_equal(pthread_create(&tfl, NULL, t_io_run, &fl), 0);
+	/* its member flushes (every member but X) have been issued: from here a
+	 * flush that does not wait returns at once, however slow the machine */
+	for (unsigned int i = 0; i < 10000 && raid_fault_domain_writes(t.dom) < w0 + gc.n - 1; i++)
+		t_sleep_ms(1);
+	assert_true(raid_fault_domain_writes(t.dom) >= w0 + gc.n - 1);
 	acked = t_wait_flag(&fl.done, 1000);
 	raid_fault_domain_cut(t.dom);
 	raid_dev_fault_release(t.top[y]);
