@@ -9,12 +9,13 @@
 # seconds, rates and estimates, and for the commands marked "numbers" (a live
 # volume's counters) every number. On a mismatch the test prints the diff and
 # leaves the new transcript in $JGRFS_CLI_OUTPUT (default
-# /tmp/cli_output.actual): after a deliberate change, review it and copy it
-# over cli_output.expected.
+# /tmp/cli_output.XXXXXX.actual, named by the run's directory, so that two
+# checkouts' suites never share it; the failure message names it): after a
+# deliberate change, review it and copy it over cli_output.expected.
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 EXPECTED="$(cd "$(dirname "$0")" && pwd)/cli_output.expected"
-ACTUAL=${JGRFS_CLI_OUTPUT:-/tmp/cli_output.actual}
+ACTUAL=${JGRFS_CLI_OUTPUT:-/tmp/cli_output.${T##*.}.actual}
 cd "$T" || it_fail "cd $T"
 rmdir mnt && mkdir mnt
 
@@ -130,4 +131,5 @@ if ! diff -u "$EXPECTED" "$ACTUAL"; then
 	it_fail "the commands' output differs from $EXPECTED (above; new transcript: $ACTUAL)"
 fi
 it_log "$(grep -c '^\$ jgrfs' "$ACTUAL") commands say exactly what is expected"
+[ -n "${JGRFS_CLI_OUTPUT:-}" ] || rm -f "$ACTUAL"	# kept only when it differs
 it_finish
