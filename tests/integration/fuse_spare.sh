@@ -105,5 +105,13 @@ grep -q "disk3.back claims role 3 .*it was replaced; assembling without it" "$T/
 	{ cat "$T/mount.log"; it_fail "mount: no warning naming the replaced member"; }
 cmp "$T/rand" "$MNT/rand" && cmp "$T/new" "$MNT/new" || it_fail "files with the old member listed"
 it_unmount
+# examine says the same of it, device by device, and writes nothing either
+# shellcheck disable=SC2086
+"$JGRFS" examine $DEVS >"$T/examine.out" 2>&1 || { cat "$T/examine.out"; it_fail "examine"; }
+grep -q "disk3.back: role 3, .*left out: its role is .*spare0.img's now" "$T/examine.out" ||
+	{ cat "$T/examine.out"; it_fail "examine: the replaced member not named as left out"; }
+# shellcheck disable=SC2086
+"$JGRFS" examine --json $DEVS | grep -q '"path":"[^"]*disk3.back".*"replaced_by":"[^"]*spare0.img"' ||
+	it_fail "examine --json: no replaced_by on the replaced member"
 [ "$(md5sum <"$T/disk3.back")" = "$sum" ] || it_fail "the replaced member was written"
 it_finish

@@ -333,6 +333,27 @@ static void cmd_examine_sb_text(const struct examine_dev *d)
 	cmd_examine_copies_text(d, "    ");
 }
 
+/*
+ * assemble.c (S14): a device whose role another device given holds in the
+ * assembled array was replaced (or outdated) and left out, untouched: that
+ * device's name, else NULL. @info may be NULL (not assembled).
+ */
+static const char *cmd_examine_holder(const struct raid_info *info, const struct examine_dev *d)
+{
+	const struct raid_sb *sb = cmd_examine_sb(d);
+
+	if (!info || d->rc || jg_le32(sb->role) == RAID_ROLE_SPARE)
+		return NULL;
+	for (unsigned int i = 0; i < info->nmembers && i < RAIDCLI_MAX_MEMBERS; i++) {
+		const struct raid_member_info *m = &info->members[i];
+
+		if (m->role == jg_le32(sb->role) && m->present &&
+		    strncmp(m->name, d->path, sizeof(m->name) - 1))
+			return m->name;
+	}
+	return NULL;
+}
+
 static void cmd_examine_text(const struct raid_info *info, const struct examine_dev *devs, int n)
 {
 	char b[32];
@@ -408,6 +429,9 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 		       jg_le64(sb->data_offset));
 		if (jg_le32(sb->bitmap_blocks))
 			printf(", bitmap %" PRIu64 " dirty", devs[i].bm_dirty);
+		if (cmd_examine_holder(info, &devs[i]))
+			printf(", left out: its role is %s's now (replaced; wipe it, or add it "
+			       "as a spare)", cmd_examine_holder(info, &devs[i]));
 		printf("\n");
 		cmd_examine_copies_text(&devs[i], "    ");
 	}
@@ -415,7 +439,7 @@ static void cmd_examine_text(const struct raid_info *info, const struct examine_
 
 /* ------------------------------------------------------------ JSON */
 
-static void cmd_examine_sb_json(const struct examine_dev *d)
+static void cmd_examine_sb_json(const struct examine_dev *d, const struct raid_info *info)
 {
 	const struct raid_sb *sb = cmd_examine_sb(d);
 	const char *pol;
@@ -447,6 +471,10 @@ static void cmd_examine_sb_json(const struct examine_dev *d)
 	       jg_le32(sb->bitmap_blocks), d->bm_dirty, d->bm_bad,
 	       jg_le32(sb->flags) & RAID_SB_FLAG_JNL_PENDING ? "true" : "false",
 	       jg_le32(sb->failed_mask));
+	if (cmd_examine_holder(info, d)) {
+		printf(",\"replaced_by\":");
+		raidcli_json_str(stdout, cmd_examine_holder(info, d));
+	}
 	printf(",\"copies\":[");
 	for (unsigned int c = 0; c < d->copies; c++) {
 		const struct raid_sb *cs = cmd_examine_copy(d, c);
@@ -524,7 +552,7 @@ static void cmd_examine_json(const struct raid_info *info, const struct examine_
 	for (int i = 0; i < n; i++) {
 		if (i)
 			printf(",");
-		cmd_examine_sb_json(&devs[i]);
+		cmd_examine_sb_json(&devs[i], info);
 	}
 	printf("]}\n");
 }
