@@ -263,6 +263,8 @@ struct jnl_info {
 	uint64_t flushes;		/* device flushes issued since jnl_start */
 	uint64_t logged_data_blocks;	/* data blocks logged by small commits (log_data_max) */
 	uint64_t thread_wakeups;	/* the commit thread woke from its idle sleep */
+	uint64_t timed_commits;		/* commits the commit thread began because the
+					 * running transaction was older than the interval */
 	uint64_t early_batches;		/* early writeback batches (data home before commit) */
 	uint64_t early_waits;		/* writers that waited for the commit thread's batch */
 	uint64_t checkpoints;		/* full checkpoints (log nearly full; close) */

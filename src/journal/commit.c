@@ -683,8 +683,10 @@ static void *jnl_thread_main(void *arg)
 		if (!j->aborted && t && !jnl_txn_empty(t)) {
 			if (j->commit_req_set && !jg_seq_after(t->tid, j->commit_req))
 				due = true;
-			if (now - t->start_time >= interval)
+			if (now - t->start_time >= interval) {
 				due = true;
+				j->timed_commits++;
+			}
 			if (jnl_txn_footprint(j, t, 0) >= j->soft_txn_blocks)
 				due = true;
 		}

@@ -184,6 +184,8 @@ struct jnl {
 					 * stop or abort. Apart from cond, so that the end of
 					 * every handle does not wake the thread */
 	uint64_t thread_wakeups;	/* returns from that sleep (jnl_info) */
+	uint64_t timed_commits;		/* commits begun because the running
+					 * transaction aged past the interval */
 	uint64_t head, tail;		/* relative log blocks; head: next to write */
 	uint64_t unflushed_from;	/* (C6) log blocks from here on: parity maybe not durable */
 	uint64_t used;			/* log blocks between tail and head */

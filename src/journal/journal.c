@@ -963,6 +963,7 @@ void jnl_info_get(struct jnl *j, struct jnl_info *out)
 	out->declare_blocks = j->declare_blocks;
 	out->logged_data_blocks = j->logged_data_blocks;
 	out->thread_wakeups = j->thread_wakeups;
+	out->timed_commits = j->timed_commits;
 	out->early_batches = j->early_batches;
 	out->early_waits = j->early_waits;
 	out->checkpoints = j->checkpoints;

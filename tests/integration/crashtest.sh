@@ -118,6 +118,14 @@ if [ "${2:-}" = inproc ]; then
 		echo "FAIL: --min-coverage 1000000 exited $rc without naming (C3)"
 		exit 1
 	fi
+	# (I8) timed commits must have run beside the workload, or that path went uncut
+	timed=$(sed -n 's/^range .* timed=\([0-9]*\) .*/\1/p' "$dir/a.out" |
+		awk '{ n += $1 } END { print n + 0 }')
+	echo "commit timer: commits by the timer in $timed of 64 iterations"
+	if [ "$timed" -lt 1 ]; then
+		echo "FAIL: no iteration's commit timer committed during its workload (I8)"
+		exit 1
+	fi
 	off=$(sed -n 's/^range mode=off .* damaged=\([0-9]*\) .*/\1/p' "$dir/a.out")
 	echo "resync=off: $off of 16 power cuts left damage"
 	if [ -z "$off" ] || [ "$off" -lt 1 ]; then

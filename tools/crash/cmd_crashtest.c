@@ -96,6 +96,7 @@ struct ct_result {
 	unsigned int second[CT_2ND_COUNT];
 	unsigned int forced, waived, mount_failed;
 	uint64_t risk_files;
+	unsigned int timed;	/* (I8) iterations whose commit timer committed */
 };
 
 /* Rows the recovery of the mount at @mnt resynced: the array's own pass (full,
@@ -515,8 +516,8 @@ static void ct_range_line(FILE *out, const struct ct_opts *o, enum ct_mode m,
 	fprintf(out, " cuts=%llu", (unsigned long long)r->cov.cuts);
 	for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
 		fprintf(out, " second_%s=%u", ct_second_names[k], r->second[k]);
-	fprintf(out, " forced=%u waived=%u no_mount=%u risk_files=%llu", r->forced, r->waived,
-		r->mount_failed, (unsigned long long)r->risk_files);
+	fprintf(out, " forced=%u waived=%u no_mount=%u risk_files=%llu timed=%u", r->forced,
+		r->waived, r->mount_failed, (unsigned long long)r->risk_files, r->timed);
 	for (unsigned int p = 0; p < JG_OP_COUNT; p++)
 		fprintf(out, " %s=%llu", jg_opoint_id(p), (unsigned long long)r->cov.hits[p]);
 	fprintf(out, "\n");
@@ -561,6 +562,8 @@ static int ct_range_parse(char *line, struct ct_result *res, unsigned int *level
 			r.mount_failed = (unsigned int)v;
 		else if (!strcmp(tok, "risk_files"))
 			r.risk_files = v;
+		else if (!strcmp(tok, "timed"))
+			r.timed = (unsigned int)v;
 		for (int k = CT_2ND_NONE + 1; k < CT_2ND_COUNT; k++)
 			if (!strncmp(tok, "second_", 7) && !strcmp(tok + 7, ct_second_names[k]))
 				r.second[k] = (unsigned int)v;
@@ -581,6 +584,7 @@ static int ct_range_parse(char *line, struct ct_result *res, unsigned int *level
 	res[mode].waived += r.waived;
 	res[mode].mount_failed += r.mount_failed;
 	res[mode].risk_files += r.risk_files;
+	res[mode].timed += r.timed;
 	for (int c = 0; c < CT_NCHECKS; c++)
 		res[mode].damage[c] += r.damage[c];
 	opcov_merge(&res[mode].cov, &r.cov);
@@ -618,6 +622,21 @@ static void ct_second_print(const struct ct_result *res, unsigned int modes)
 		printf(" %8u %8u %8u %10llu\n", r->forced, r->waived, r->mount_failed,
 		       (unsigned long long)r->risk_files);
 	}
+}
+
+/* (I8) Per mode, the iterations in which the commit timer began a commit. */
+static void ct_timed_print(const struct ct_result *res, unsigned int modes)
+{
+	const char *sep = "";
+
+	printf("\ncommit timer (I8): commits by the timer during the workload in");
+	for (int m = 0; m < CT_NMODES; m++) {
+		if (!(modes & (1u << m)) || !res[m].n)
+			continue;
+		printf("%s %s %u of %u iterations", sep, ct_modes[m].name, res[m].timed, res[m].n);
+		sep = ",";
+	}
+	printf("\n");
 }
 
 /*
@@ -672,6 +691,7 @@ static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned
 		cuts += r->cov.cuts;
 	}
 	ct_second_print(res, modes);
+	ct_timed_print(res, modes);
 	opcov_print(stdout, covs, names, n);
 	if (seconds > 0 && cuts)
 		printf("\n%llu cuts in %.1f s: %.1f ms per cut\n", (unsigned long long)cuts, seconds,
@@ -755,6 +775,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			res[m].waived += r.waived;
 			res[m].mount_failed += r.mount_failed;
 			res[m].risk_files += r.risk_files;
+			res[m].timed += r.timed;
 			res[m].damaged_iterations += bad;
 			any_bad |= bad;
 			res[m].n++;

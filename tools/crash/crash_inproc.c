@@ -1134,6 +1134,12 @@ static int ip_workload(struct ip_run *x, struct ct_model *m, uint64_t cut_at)
 	 * stopped at the cut: it dies with the power, the volume with it */
 	ip_sync_join(&sync);
 	ip_sync_second(&sync, x);
+	if (v.fs) {
+		struct fs_info fi;
+
+		fs_info_get(v.fs, &fi);
+		x->r->timed = fi.journal.timed_commits > 0; /* (I8) reached */
+	}
 	x->r->issued = ct_model_issued(m);
 	x->r->writes = raid_fault_domain_writes(x->dom);
 	x->r->cut_at = aim < 0 && raid_fault_domain_is_cut(x->dom) ? cut_at : 0;

@@ -59,7 +59,8 @@
  *        the member failed tested one fault: counted apart).
  *   (I8) one seed in four has a commit interval of 1..50 ms (ct_ip_commit_interval_ms):
  *        timed commits beside the workload, between the chunks of a write, as
- *        the 5 s default gives only when a cut takes seconds (under load).
+ *        the 5 s default gives only when a cut takes seconds (under load);
+ *        ct_ip_result.timed says whether the timer did commit.
  *
  * Faults while running (--eio): one member fails the writes of some blocks with
  * -EIO and no power is cut; the volume is unmounted cleanly (errors allowed)
@@ -155,6 +156,8 @@ struct ct_ip_result {
 	char why[256];
 	enum ct_lifecycle lifecycle;
 	unsigned int issued;		/* workload operations issued */
+	bool timed;			/* (I8) the commit timer began a commit during the
+					 * workload (before the cut, or just after it) */
 	uint64_t writes;		/* member writes counted by the first domain */
 	uint64_t cut_at;		/* the write the cut fell on; 0: at the end */
 	int aimed;			/* the point aimed at, -1: none */
