@@ -221,7 +221,10 @@ static int ct_it_mkfs_mount(struct ct_iter *t)
 	/* the member writes of the next 100 ms are kept, dropped or torn at random */
 	snprintf(t->powercut, sizeof(t->powercut), "signal,seed=%llu,tear,linger=100",
 		 (unsigned long long)t->seed);
-	snprintf(t->mopts, sizeof(t->mopts), "data=%s", ct_modes[t->mode].data);
+	/* crash_inproc.h (I8): one seed in four with the shortest commit interval
+	 * the daemon takes, so that timed commits fall among the operations */
+	snprintf(t->mopts, sizeof(t->mopts), "data=%s%s", ct_modes[t->mode].data,
+		 ct_ip_commit_interval_ms(t->seed) ? ",commit=1" : "");
 	t->pid = sp_mount(o->self, t->mopts, t->members, t->nmem, t->mnt, t->log,
 			  o->power_cut ? fault_args : NULL, 60, &t->rec_s);
 	if (t->pid < 0) {

@@ -969,8 +969,10 @@ int ct_model_check_skip(const struct ct_model *m, const struct ct_tree *t,
 				break;
 			}
 		}
-		if (i == ns->n)
+		if (i == ns->n) {
+			why[0] = '\0'; /* a state matched: what others failed on is moot */
 			return 0;
+		}
 	}
 	snprintf(why, 256, "%s", close[0] ? close : first[0] ? first : "no possible state matches");
 	return 1;
