@@ -131,12 +131,13 @@ static void fop_status_mem(struct fop_ctx *c, struct fop_status *st)
 	st->mem[FOP_MEM_ROW_CACHE] =
 		(struct fop_status_mem){ ri.rcache_bytes, ri.rcache_bytes, ri.rcache_bound_bytes };
 	/* parity scratch: a call holds one group's at a time, and one more is
-	 * kept. The calls that may hold some at once: each FUSE worker (a read
-	 * taking the row path), the journal's writes (one at a time), the
-	 * checksum initialiser, the initial sync, a rebuild, the scrub, the row
-	 * cache's read-ahead and the spare watcher: threads + 7 */
+	 * kept. The threads that may be in such a call at once: each FUSE
+	 * worker (a read taking the row path, a heal), the holder of the
+	 * journal's io_lock (every journal write), the checksum initialiser,
+	 * the initial sync, the rebuild and the scrub: threads + 5. (The row
+	 * cache's read-ahead reads into its image, with no scratch.) */
 	st->mem[FOP_MEM_SCRATCH] = (struct fop_status_mem){
-		ri.scratch_bytes, ri.scratch_peak_bytes, (threads + 8) * ri.scratch_call_max_bytes };
+		ri.scratch_bytes, ri.scratch_peak_bytes, (threads + 6) * ri.scratch_call_max_bytes };
 	st->scratch_calls = ri.scratch_calls;
 	st->scratch_calls_peak = ri.scratch_calls_peak;
 	st->scratch_call_max = ri.scratch_call_max_bytes;

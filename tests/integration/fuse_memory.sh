@@ -65,11 +65,11 @@ check(0 < a["busy_peak"] <= a["touched"] <= a["total"] and a["busy"] <= a["busy_
 check(m["journal_staging"]["bound_bytes"] == max(16 * MiB, 2 * max(cap, batch + T) * B + MiB),
       "staging bound")
 check(m["log_images"]["bound_bytes"] == 2 * mt * B, "log images bound")
-# parity scratch: threads + 7 calls at once and one kept, each at most a group
+# parity scratch: threads + 5 calls at once and one kept, each at most a group
 sc = m["scratch_calls"]
 check(0 < sc["call_max_bytes"] <= 32 * MiB, "scratch a call %d" % sc["call_max_bytes"])
-check(m["parity_scratch"]["bound_bytes"] == (T + 8) * sc["call_max_bytes"], "scratch bound")
-check(0 < sc["peak"] <= T + 7 and sc["now"] <= sc["peak"], "scratch calls %s" % sc)
+check(m["parity_scratch"]["bound_bytes"] == (T + 6) * sc["call_max_bytes"], "scratch bound")
+check(0 < sc["peak"] <= T + 5 and sc["now"] <= sc["peak"], "scratch calls %s" % sc)
 pools = ("cache", "journal_copies", "journal_arena", "journal_staging", "row_cache",
          "parity_scratch")
 for name in pools:
