@@ -99,9 +99,9 @@ if bad:
 EOF
 
 # Where the program links jemalloc (the release build), what it keeps beyond
-# what is allocated: a 512 MiB write frees a 4 KiB copy per block, and with an
-# arena per thread pair each arena kept the pages freed into it (105-116 MiB
-# over the allocated after such a write on 2 CPUs; 46-48 MiB with one arena).
+# what is allocated after the 512 MiB write: when every block's copy was a
+# 4 KiB allocation of its own, 105-116 MiB with an arena per thread pair,
+# 46-48 MiB with one; 7 MiB with the journal's arena of data copies.
 slack() {
 	"$JGRFS" status --json "$MNT" | python3 -c '
 import json, sys
