@@ -345,8 +345,7 @@ for name, rounds in res.items():
         [cell(fmt(k, statistics.median(v[k] for v in rounds.values())),
               [m[k] if k < len(m) else None for m in mem[name].values()])
          for k in range(len(cols))], 24)
-print()
-row("", cols)
+header = True
 for jname, ref in [(j, r) for j in ("jgrfs", "jgrfs-uring")
                    for r in ("fuse2fs", "btrfs-raid5", "passthrough", "jgrfs")]:
     j = res.get(jname)
@@ -356,6 +355,10 @@ for jname, ref in [(j, r) for j in ("jgrfs", "jgrfs-uring")
     ratios = [[(b / a if a else None) if t else (a / b if b else None)
                for a, b, t in zip(j[r], res[ref][r], timecol)] for r in both]
     label = jname + "/" + ref.split("-")[0]
+    if header:
+        print()
+        row("", cols)
+        header = False
     for r, v in zip(both, ratios) if many else ():
         row("%s #%d" % (label, r), ["%.2fx" % x if x else "-" for x in v])
     med = []
