@@ -3,21 +3,24 @@
 # tools/bench/bench_rewrite.sh - two 512 MiB writes on one mount, an idle pause
 # between them (issue 46: "the second write is slower than the first").
 #
-#   sudo tools/bench/bench_rewrite.sh [-r ROUNDS] [-i IDLE_S,...] [-s MiB] JGRFS
+#   sudo tools/bench/bench_rewrite.sh [-r ROUNDS] [-i IDLE_S,...] [-s MiB] [-p] JGRFS
 #
 # Per round and per idle time: a fresh volume on 4 sparse 1 GiB members in a
 # temporary directory, mounted with default options; `dd bs=1M conv=fsync` of
 # -s MiB into a new file, IDLE seconds of nothing, the same into another file.
 # For each write: MiB/s, the daemon's minor and major page faults, its CPU
 # time (user+system, ms), its VmRSS after, and the memory lines of `jgrfs
-# status`. MALLOC_CONF from the environment reaches the daemon.
+# status`. -p: `perf stat` of the daemon during each write too (its task clock,
+# page faults and the kernel's share of its cycles). MALLOC_CONF from the
+# environment reaches the daemon.
 set -u
-ROUNDS=3 IDLES="20,1" SIZE=512
-while getopts "r:i:s:" o; do
+ROUNDS=3 IDLES="20,1" SIZE=512 PERF=false
+while getopts "r:i:s:p" o; do
 	case $o in
 	r) ROUNDS=$OPTARG ;;
 	i) IDLES=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
+	p) PERF=true ;;
 	*) exit 2 ;;
 	esac
 done
@@ -35,11 +38,22 @@ proc_counts() {
 
 one_write() { # NAME PID
 	local a b t0 t1 rss
+	local perf=""
+	if $PERF; then
+		perf stat -e task-clock,page-faults,cycles:u,cycles:k -p "$2" -o "$T/perf.txt" &
+		perf=$!
+		sleep 0.5
+	fi
 	a=$(proc_counts "$2")
 	t0=$(date +%s.%N)
 	dd if=/dev/zero of="$MNT/$1" bs=1M count="$SIZE" conv=fsync status=none || return 1
 	t1=$(date +%s.%N)
 	b=$(proc_counts "$2")
+	if [ -n "$perf" ]; then
+		kill -INT "$perf"
+		wait "$perf"
+		grep -E "task-clock|page-faults|cycles" "$T/perf.txt" | sed "s/^ */$1 perf: /"
+	fi
 	rss=$(awk '/^VmRSS|^VmHWM/ { printf "%s=%s ", $1, $2 }' "/proc/$2/status")
 	read -r a1 a2 a3 <<<"$a"
 	read -r b1 b2 b3 <<<"$b"
