@@ -439,14 +439,16 @@ _Static_assert(sizeof(struct fop_scrub_result) == 256, "fop_scrub_result size");
  */
 enum fop_mem_pool {
 	FOP_MEM_CACHE = 0,	/* the buffer cache (-o cache=): buffers, blocks, hash table */
-	FOP_MEM_JNL_COPIES = 1, /* the journal's copies of the blocks of transactions */
-	FOP_MEM_JNL_STAGE = 2,	/* the journal's staging buffers kept for reuse */
+	FOP_MEM_JNL_COPIES = 1, /* the journal's block copies allocated alone (not in its arena) */
+	FOP_MEM_JNL_STAGE = 2,	/* the journal's staging buffers, in use and kept for reuse */
 	FOP_MEM_ROW_CACHE = 3,	/* the array's row cache images */
 	FOP_MEM_SCRATCH = 4,	/* the array's parity scratch, in use and kept */
 	FOP_MEM_FUSE = 5,	/* libfuse's request buffers: the bound only (not counted) */
-	FOP_MEM__COUNT = 6
+	FOP_MEM_JNL_ARENA = 6,	/* the journal's arena of data copies: the slabs ever used */
+	FOP_MEM_LOG_IMG = 7,	/* the journal's commit and declare images: the bound only */
+	FOP_MEM__COUNT = 8
 };
-#define FOP_MEM_POOLS 8u /* room in fop_status.mem */
+#define FOP_MEM_POOLS 12u /* room in fop_status.mem */
 struct fop_status_mem {
 	uint64_t bytes, peak, bound;
 };
@@ -569,6 +571,13 @@ struct fop_status {
 	/* the allocator's own figures where it gives them (jemalloc: stats.allocated,
 	 * stats.resident), bytes; 0: not known (another allocator) */
 	uint64_t mem_allocated, mem_resident;
+	/* the journal's arena (fop_status.mem[FOP_MEM_JNL_ARENA]): its slabs, those
+	 * in use now, the most in use at once, those ever used */
+	uint32_t arena_slabs, arena_slabs_busy, arena_slabs_busy_peak, arena_slabs_touched;
+	/* the array's calls holding parity scratch now, the most at once, and
+	 * the most a call may hold at once (how its bound is made) */
+	uint32_t scratch_calls, scratch_calls_peak;
+	uint64_t scratch_call_max;
 };
 #define FOP_REBUILD_LAST_DONE (1u << 0)	 /* the rebuild_last_* fields are valid */
 #define FOP_REBUILD_LAST_READD (1u << 1) /* it was a readd of only the rows missed */

@@ -271,11 +271,24 @@ struct jnl_info {
 	uint64_t checkpoint_passes;	/* background checkpoint passes completed */
 	bool aborted;
 	struct jnl_recovery_report last_recovery;
-	/* memory held now and the most since jnl_start, bytes (issue 46): copies of
-	 * blocks in the stages of a transaction, and staging buffers kept for reuse
-	 * (at most stage_bound_bytes: one early batch's worth) */
+	/*
+	 * Memory held now and the most since jnl_start, bytes (issue 46;
+	 * docs/design/memory.md has the bounds): copies of blocks in the stages
+	 * of a transaction, all of them and those allocated alone (the others
+	 * are in the arena); staging buffers, in use and kept for reuse (up to
+	 * stage_keep_bytes: one early batch's worth)
+	 */
 	uint64_t copy_bytes, copy_peak_bytes;
-	uint64_t stage_bytes, stage_peak_bytes, stage_bound_bytes;
+	uint64_t copy_alone_bytes, copy_alone_peak_bytes;
+	uint64_t stage_bytes, stage_peak_bytes, stage_keep_bytes;
+	/* the arena of data copies (made at the first data write; 0 slabs
+	 * before): its slabs, those in use now, the most in use at once, and
+	 * those ever used (resident from then on) */
+	uint32_t arena_slabs, arena_slabs_busy, arena_slabs_busy_peak, arena_slabs_touched;
+	uint64_t arena_slab_bytes;
+	/* what the bounds follow from: the log (blocks, without its superblock),
+	 * the largest transaction's footprint, the early batch (blocks) */
+	uint64_t log_cap_blocks, max_txn_blocks, batch_blocks;
 };
 void jnl_info_get(struct jnl *j, struct jnl_info *out);
 

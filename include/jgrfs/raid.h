@@ -439,10 +439,13 @@ struct raid_info {
 	uint64_t scrub_rows;		/* next row to check */
 	uint64_t scrub_mismatches;	/* found before the mark */
 	/* memory, bytes (issue 46): the row cache's images now and their bound; the
-	 * parity scratch of the calls in flight and the one kept, now and the most
-	 * (each call's at most 32 MiB: RAID_GROUP_MAX_BYTES) */
+	 * parity scratch of the calls in flight and the one kept, now and the most */
 	uint64_t rcache_bytes, rcache_bound_bytes;
 	uint64_t scratch_bytes, scratch_peak_bytes;
+	/* the calls holding scratch now and the most at once, and the most
+	 * scratch one call holds: max(RAID_GROUP_MAX_BYTES, one row's worst) */
+	uint32_t scratch_calls, scratch_calls_peak;
+	uint64_t scratch_call_max_bytes;
 };
 void raid_info_get(struct raid_array *a, struct raid_info *out);
 

@@ -69,6 +69,47 @@ static void fop_status_rss(struct fop_status *st)
 }
 
 /*
+ * The journal's pools and their bounds (docs/design/memory.md, "Bounds"), from
+ * the volume's log and the mount's options: @threads FUSE workers, which
+ * are the writers of data; metadata has one writer more, the checksum
+ * initialiser.
+ */
+static void fop_status_mem_jnl(const struct jnl_info *ji, uint64_t threads, struct fop_status *st)
+{
+	const uint64_t B = JG_BLOCK_SIZE, stage_buf = 256 * B;
+	/* copies: one per block in the log not yet checkpointed, in the stages
+	 * of the running and the committing transactions (their footprints),
+	 * one made but not yet installed per writer, and the data of two early
+	 * batches, each over by at most a block a writer */
+	uint64_t copies = ji->log_cap_blocks + 2 * ji->max_txn_blocks + (threads + 1) +
+			  2 * (ji->batch_blocks + threads);
+	/* staging: the writes are one at a time (io_lock); one stages at most
+	 * twice its blocks and a buffer, the largest being a full checkpoint
+	 * (the log) or a commit's data (a batch); the pool keeps a batch's worth */
+	uint64_t wmax = ji->log_cap_blocks > ji->batch_blocks + threads ? ji->log_cap_blocks
+									 : ji->batch_blocks + threads;
+	uint64_t stage = 2 * wmax * B + stage_buf;
+
+	st->mem[FOP_MEM_JNL_COPIES] = (struct fop_status_mem){
+		ji->copy_alone_bytes, ji->copy_alone_peak_bytes, copies * B };
+	st->mem[FOP_MEM_JNL_STAGE] = (struct fop_status_mem){
+		ji->stage_bytes, ji->stage_peak_bytes,
+		stage > ji->stage_keep_bytes ? stage : ji->stage_keep_bytes };
+	/* the arena: the slabs ever used stay resident; it is made whole */
+	st->mem[FOP_MEM_JNL_ARENA] = (struct fop_status_mem){
+		ji->arena_slabs_touched * ji->arena_slab_bytes,
+		ji->arena_slabs_touched * ji->arena_slab_bytes,
+		(uint64_t)ji->arena_slabs * ji->arena_slab_bytes };
+	st->arena_slabs = ji->arena_slabs;
+	st->arena_slabs_busy = ji->arena_slabs_busy;
+	st->arena_slabs_busy_peak = ji->arena_slabs_busy_peak;
+	st->arena_slabs_touched = ji->arena_slabs_touched;
+	/* a commit's log image (its footprint) and an early batch's declare
+	 * blocks (within the footprint too); not counted */
+	st->mem[FOP_MEM_LOG_IMG] = (struct fop_status_mem){ 0, 0, 2 * ji->max_txn_blocks * B };
+}
+
+/*
  * The memory the daemon keeps, pool by pool (issue 46; docs/design/memory.md):
  * what each layer counts, the bound the mount's options give it, and the
  * process's and the allocator's totals, which the pools should explain.
@@ -78,6 +119,7 @@ static void fop_status_mem(struct fop_ctx *c, struct fop_status *st)
 	/* libfuse 3.14: each worker thread keeps one buffer of FUSE_MAX_MAX_PAGES
 	 * (256) pages and a header page, whatever max_write is */
 	const uint64_t fuse_buf = 256 * 4096 + 4096;
+	const uint64_t threads = c->opts->max_threads;
 	struct raid_info ri;
 	struct fs_info fi;
 
@@ -85,17 +127,21 @@ static void fop_status_mem(struct fop_ctx *c, struct fop_status *st)
 	fs_info_get(c->fs, &fi);
 	st->mem[FOP_MEM_CACHE] = (struct fop_status_mem){ fi.cache_bytes, fi.cache_peak_bytes,
 							  fi.cache_bound_bytes };
-	st->mem[FOP_MEM_JNL_COPIES] =
-		(struct fop_status_mem){ fi.journal.copy_bytes, fi.journal.copy_peak_bytes, 0 };
-	st->mem[FOP_MEM_JNL_STAGE] =
-		(struct fop_status_mem){ fi.journal.stage_bytes, fi.journal.stage_peak_bytes,
-					 fi.journal.stage_bound_bytes };
+	fop_status_mem_jnl(&fi.journal, threads, st);
 	st->mem[FOP_MEM_ROW_CACHE] =
 		(struct fop_status_mem){ ri.rcache_bytes, ri.rcache_bytes, ri.rcache_bound_bytes };
-	st->mem[FOP_MEM_SCRATCH] =
-		(struct fop_status_mem){ ri.scratch_bytes, ri.scratch_peak_bytes, 0 };
-	st->mem[FOP_MEM_FUSE] =
-		(struct fop_status_mem){ 0, 0, (uint64_t)c->opts->max_threads * fuse_buf };
+	/* parity scratch: a call holds one group's at a time, and one more is
+	 * kept. The threads that may be in such a call at once: each FUSE
+	 * worker (a read taking the row path, a heal), the holder of the
+	 * journal's io_lock (every journal write), the checksum initialiser,
+	 * the initial sync, the rebuild and the scrub: threads + 5. (The row
+	 * cache's read-ahead reads into its image, with no scratch.) */
+	st->mem[FOP_MEM_SCRATCH] = (struct fop_status_mem){
+		ri.scratch_bytes, ri.scratch_peak_bytes, (threads + 6) * ri.scratch_call_max_bytes };
+	st->scratch_calls = ri.scratch_calls;
+	st->scratch_calls_peak = ri.scratch_calls_peak;
+	st->scratch_call_max = ri.scratch_call_max_bytes;
+	st->mem[FOP_MEM_FUSE] = (struct fop_status_mem){ 0, 0, threads * fuse_buf };
 	fop_status_rss(st);
 	fop_status_allocator(st);
 }

@@ -168,7 +168,8 @@ struct jnl {
 	pthread_mutex_t stage_lock;	/* a leaf: protects the two below */
 	void **stage_pool;		/* free staging buffers of JNL_MERGE_MAX blocks */
 	size_t stage_n, stage_cap;	/* ... kept up to one early batch's worth */
-	size_t stage_peak;		/* the most stage_n has been (stage_lock) */
+	size_t stage_out;		/* staging buffers in use by the write under way */
+	size_t stage_peak;		/* the most stage_n + stage_out has been (stage_lock) */
 	/* jnl_copy_alloc_data's arena, made at the first data copy; stage_lock
 	 * protects the fields (the pointer is also read atomically without it) */
 	uint8_t *arena;
@@ -176,7 +177,12 @@ struct jnl {
 	size_t nslabs;			/* its slabs: two early batches and two more */
 	uint32_t *slab_refs;		/* per slab: its copies not yet freed */
 	size_t slab, slab_used;		/* the slab copies are taken from, its blocks taken */
-	uint64_t copies, copies_peak;	/* jnl_copy_alloc: blocks held now, the most held */
+	size_t slabs_busy_peak;		/* the most slabs in use at once (stage_lock) */
+	size_t slabs_touched;		/* slabs ever taken: 0 .. this - 1, first fit */
+	/* copies held now and the most held: all of them, and those allocated
+	 * alone (outside the arena); atomics */
+	uint64_t copies, copies_peak;
+	uint64_t copies_alone, copies_alone_peak;
 
 	struct jg_mutex lock;		/* protects everything below */
 	pthread_cond_t cond;		/* any state change below that a caller waits for */

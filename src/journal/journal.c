@@ -236,14 +236,14 @@ void jnl_wb_sort(struct jnl_wb *w, size_t n)
 #define JNL_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* One copy more is held; the peak follows. */
-static void jnl_copy_count(struct jnl *j)
+/* One more of *@n is held; *@peak follows. */
+static void jnl_count_up(uint64_t *n, uint64_t *peak)
 {
-	uint64_t n = __atomic_add_fetch(&j->copies, 1, __ATOMIC_RELAXED);
-	uint64_t peak = __atomic_load_n(&j->copies_peak, __ATOMIC_RELAXED);
+	uint64_t v = __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
+	uint64_t p = __atomic_load_n(peak, __ATOMIC_RELAXED);
 
-	while (n > peak && !__atomic_compare_exchange_n(&j->copies_peak, &peak, n, true,
-							 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	while (v > p && !__atomic_compare_exchange_n(peak, &p, v, true, __ATOMIC_RELAXED,
+						     __ATOMIC_RELAXED))
 		;
 }
 
@@ -251,8 +251,10 @@ void *jnl_copy_alloc(struct jnl *j)
 {
 	void *p = jg_alloc_blocks(1);
 
-	if (p)
-		jnl_copy_count(j);
+	if (p) {
+		jnl_count_up(&j->copies, &j->copies_peak);
+		jnl_count_up(&j->copies_alone, &j->copies_alone_peak);
+	}
 	return p;
 }
 
@@ -262,14 +264,19 @@ void *jnl_copy_alloc(struct jnl *j)
  * logged stays until its checkpoint). Only the slabs used are ever touched.
  * Tried once; without it every copy is allocated alone. stage_lock held.
  */
-static void jnl_arena_make_locked(struct jnl *j)
+static size_t jnl_arena_slabs_for(const struct jnl *j)
 {
 	size_t n = 2 * ((j->cfg.max_txn_data_blocks + JNL_SLAB_BLOCKS - 1) / JNL_SLAB_BLOCKS) + 2;
+
+	return n > JNL_ARENA_MAX_SLABS ? JNL_ARENA_MAX_SLABS : n;
+}
+
+static void jnl_arena_make_locked(struct jnl *j)
+{
+	size_t n = jnl_arena_slabs_for(j);
 	void *a = NULL;
 
 	j->arena_tried = true;
-	if (n > JNL_ARENA_MAX_SLABS)
-		n = JNL_ARENA_MAX_SLABS;
 	j->slab_refs = calloc(n, sizeof(*j->slab_refs));
 	if (!j->slab_refs || posix_memalign(&a, JNL_SLAB_BYTES, n * JNL_SLAB_BYTES)) {
 		free(j->slab_refs);
@@ -281,10 +288,22 @@ static void jnl_arena_make_locked(struct jnl *j)
 	__atomic_store_n(&j->arena, (uint8_t *)a, __ATOMIC_RELEASE);
 }
 
+/* Slabs in use: holding copies, or the one copies are taken from. stage_lock held. */
+static size_t jnl_slabs_busy_locked(const struct jnl *j)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < j->nslabs; s++)
+		n += j->slab_refs[s] || s == j->slab;
+	return n;
+}
+
 /* The current slab is used up: the first one whose copies are all freed, if
  * any. stage_lock held. */
 static void jnl_slab_next_locked(struct jnl *j)
 {
+	size_t busy;
+
 	j->slab = JNL_NO_SLAB;
 	if (!j->arena_tried)
 		jnl_arena_make_locked(j);
@@ -292,9 +311,16 @@ static void jnl_slab_next_locked(struct jnl *j)
 		if (!j->slab_refs[s]) {
 			j->slab = s;
 			j->slab_used = 0;
-			return;
+			break;
 		}
 	}
+	if (j->slab == JNL_NO_SLAB)
+		return;
+	if (j->slab + 1 > j->slabs_touched)
+		j->slabs_touched = j->slab + 1;
+	busy = jnl_slabs_busy_locked(j);
+	if (busy > j->slabs_busy_peak)
+		j->slabs_busy_peak = busy;
 }
 
 void *jnl_copy_alloc_data(struct jnl *j)
@@ -312,7 +338,7 @@ void *jnl_copy_alloc_data(struct jnl *j)
 	pthread_mutex_unlock(&j->stage_lock);
 	if (!p)
 		return jnl_copy_alloc(j);
-	jnl_copy_count(j);
+	jnl_count_up(&j->copies, &j->copies_peak);
 	return p;
 }
 
@@ -333,6 +359,7 @@ void jnl_copy_free(struct jnl *j, void *copy)
 		pthread_mutex_unlock(&j->stage_lock);
 		return;
 	}
+	__atomic_sub_fetch(&j->copies_alone, 1, __ATOMIC_RELAXED);
 	free(copy);
 }
 
@@ -350,28 +377,66 @@ static void *jnl_stage_get(struct jnl *j)
 	if (j->stage_n)
 		b = j->stage_pool[--j->stage_n];
 	pthread_mutex_unlock(&j->stage_lock);
-	return b ? b : jg_alloc_blocks(JNL_MERGE_MAX);
+	if (!b)
+		b = jg_alloc_blocks(JNL_MERGE_MAX);
+	if (!b)
+		return NULL;
+	pthread_mutex_lock(&j->stage_lock);
+	if (++j->stage_out + j->stage_n > j->stage_peak)
+		j->stage_peak = j->stage_out + j->stage_n;
+	pthread_mutex_unlock(&j->stage_lock);
+	return b;
 }
 
 void jnl_stage_free(struct jnl *j, void **stage, size_t nstage)
 {
 	pthread_mutex_lock(&j->stage_lock);
+	JG_ASSERT(j->stage_out >= nstage);
+	j->stage_out -= nstage;
 	for (size_t i = 0; i < nstage; i++) {
 		if (j->stage_n < j->stage_cap)
 			j->stage_pool[j->stage_n++] = stage[i];
 		else
 			free(stage[i]);
 	}
-	if (j->stage_n > j->stage_peak)
-		j->stage_peak = j->stage_n;
 	pthread_mutex_unlock(&j->stage_lock);
 	free(stage);
+}
+
+/*
+ * A staging buffer for a run of @nb blocks: the rest of the current one (*@b,
+ * *@used blocks taken) when the run fits there, else a new one, so that runs
+ * share buffers and a write stages at most twice its blocks' size (plus one
+ * buffer), however short its runs. NULL: out of memory.
+ */
+static uint8_t *jnl_stage_run(struct jnl *j, size_t nb, uint8_t **b, size_t *used,
+			      void ***st, size_t *ns)
+{
+	uint8_t *nbuf;
+	void **nst;
+
+	if (*b && *used + nb <= JNL_MERGE_MAX) {
+		*used += nb;
+		return *b + (*used - nb) * JG_BLOCK_SIZE;
+	}
+	nst = realloc(*st, (*ns + 1) * sizeof(**st));
+	if (!nst)
+		return NULL;
+	*st = nst;
+	nbuf = jnl_fault_alloc(j) ? NULL : jnl_stage_get(j);
+	if (!nbuf)
+		return NULL;
+	(*st)[(*ns)++] = nbuf;
+	*b = nbuf;
+	*used = nb;
+	return nbuf;
 }
 
 int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struct blk_req *reqs,
 		void ***stage, size_t *nstage)
 {
-	size_t i = 0, nr = 0;
+	size_t i = 0, nr = 0, used = 0;
+	uint8_t *cur = NULL;
 	void **st = NULL;
 	size_t ns = 0;
 
@@ -391,18 +456,12 @@ int jnl_wb_reqs(struct jnl *j, struct jnl_wb *w, size_t n, uint32_t flags, struc
 		if (k == c) {
 			reqs[nr].buf = w[i].buf;
 		} else {
-			uint8_t *b = jnl_fault_alloc(j) ? NULL : jnl_stage_get(j);
-			void **nst = realloc(st, (ns + 1) * sizeof(*st));
+			uint8_t *b = jnl_stage_run(j, k - i, &cur, &used, &st, &ns);
 
-			if (!b || !nst) {
-				free(b);
-				if (nst)
-					st = nst;
+			if (!b) {
 				jnl_stage_free(j, st, ns);
 				return -ENOMEM;
 			}
-			st = nst;
-			st[ns++] = b;
 			for (size_t m = i; m < k; m++)
 				memcpy(b + (m - i) * JG_BLOCK_SIZE, w[m].buf, JG_BLOCK_SIZE);
 			reqs[nr].buf = b;
@@ -937,17 +996,29 @@ int jnl_read_heal(struct jnl *j, uint64_t blkno, void *buf, int (*verify)(void *
 	return rc;
 }
 
-/* The memory the journal holds (issue 46): block copies, staging buffers kept. */
+/* The memory the journal holds (issue 46): block copies, the arena, staging buffers. */
 static void jnl_info_mem(struct jnl *j, struct jnl_info *out)
 {
 	const uint64_t stage_bytes = (uint64_t)JNL_MERGE_MAX * JG_BLOCK_SIZE;
 
 	out->copy_bytes = __atomic_load_n(&j->copies, __ATOMIC_RELAXED) * JG_BLOCK_SIZE;
 	out->copy_peak_bytes = __atomic_load_n(&j->copies_peak, __ATOMIC_RELAXED) * JG_BLOCK_SIZE;
+	out->copy_alone_bytes = __atomic_load_n(&j->copies_alone, __ATOMIC_RELAXED) * JG_BLOCK_SIZE;
+	out->copy_alone_peak_bytes =
+	    __atomic_load_n(&j->copies_alone_peak, __ATOMIC_RELAXED) * JG_BLOCK_SIZE;
+	out->log_cap_blocks = j->cap;
+	out->max_txn_blocks = j->max_txn_blocks;
+	out->batch_blocks = j->cfg.max_txn_data_blocks;
+	out->arena_slab_bytes = JNL_SLAB_BYTES;
 	pthread_mutex_lock(&j->stage_lock);
-	out->stage_bytes = j->stage_n * stage_bytes;
+	out->stage_bytes = (j->stage_n + j->stage_out) * stage_bytes;
 	out->stage_peak_bytes = j->stage_peak * stage_bytes;
-	out->stage_bound_bytes = j->stage_cap * stage_bytes;
+	out->stage_keep_bytes = j->stage_cap * stage_bytes;
+	/* before the first data write, the slabs it will have */
+	out->arena_slabs = (uint32_t)(j->arena_tried ? j->nslabs : jnl_arena_slabs_for(j));
+	out->arena_slabs_busy = (uint32_t)(j->arena ? jnl_slabs_busy_locked(j) : 0);
+	out->arena_slabs_busy_peak = (uint32_t)j->slabs_busy_peak;
+	out->arena_slabs_touched = (uint32_t)j->slabs_touched;
 	pthread_mutex_unlock(&j->stage_lock);
 }
 

@@ -133,6 +133,15 @@ static int raid_grp_arena(struct raid_grp *g, size_t need)
 		g->arena_bytes = need;
 		raid_scratch_count(a, (int64_t)need);
 	}
+	if (!g->arena_counted) {
+		uint64_t n = __atomic_add_fetch(&a->scratch_calls, 1, __ATOMIC_RELAXED);
+		uint64_t p = __atomic_load_n(&a->scratch_calls_peak, __ATOMIC_RELAXED);
+
+		while (n > p && !__atomic_compare_exchange_n(&a->scratch_calls_peak, &p, n, true,
+							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+		g->arena_counted = true;
+	}
 	return 0;
 }
 

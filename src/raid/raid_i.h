@@ -44,6 +44,10 @@ struct raid_geo {
 	uint64_t array_blocks;
 };
 
+/* The most scratch one call holds: a group of raid_grp_max_rows() rows, each
+ * (ndata + 2 npar) chunks at worst (stripe.c; issue 46) */
+uint64_t raid_scratch_call_max(const struct raid_geo *geo);
+
 /*
  * Positions in a row: 0 .. ndata-1 the data chunks in array order, ndata = P,
  * ndata + 1 = Q (RAID6). raid_layout_member() maps a position to a member role.
@@ -211,6 +215,7 @@ struct raid_array {
 	size_t spare_bytes;
 	uint64_t scratch_bytes, scratch_peak; /* atomics: groups' scratch allocated, kept or
 					      * in use, now and the most (issue 46) */
+	uint64_t scratch_calls, scratch_calls_peak; /* atomics: calls holding scratch */
 
 	/* write-intent bitmap (bitmap.c); everything below up to sync_lock under bm_lock */
 	struct jg_mutex bm_lock;

@@ -462,6 +462,9 @@ void raid_grp_free(struct raid_grp *g)
 	}
 	pthread_mutex_unlock(&a->spare_lock);
 	raid_scratch_count(a, -(int64_t)drop);
+	if (g->arena_counted)
+		__atomic_sub_fetch(&a->scratch_calls, 1, __ATOMIC_RELAXED);
+	g->arena_counted = false;
 	free(g->arena);
 	g->arena = NULL;
 	g->arena_bytes = 0;
@@ -480,6 +483,12 @@ unsigned int raid_grp_max_rows(const struct raid_geo *geo)
 	if (n < 1)
 		n = 1;
 	return n > RAID_GROUP_MAX_ROWS ? RAID_GROUP_MAX_ROWS : (unsigned int)n;
+}
+
+uint64_t raid_scratch_call_max(const struct raid_geo *geo)
+{
+	return (uint64_t)raid_grp_max_rows(geo) * (geo->ndata + 2 * geo->npar) *
+	       raid_chunk_bytes(geo);
 }
 
 /* -------------------------------------------------- user requests (bdev.c) */

@@ -62,6 +62,7 @@ struct raid_grp {
 	unsigned int nmr, capmr;
 	uint8_t *arena; /* scratch of the group */
 	size_t arena_bytes;
+	bool arena_counted; /* counted in raid_array.scratch_calls */
 	uint8_t *tmp;	  /* one block, RAID6 RMW */
 	uint64_t checked, mismatched, repaired, syncraid;
 	bool fua;	 /* a write of the group asked for FUA: its data writes get it */

@@ -964,6 +964,10 @@ void raid_info_get(struct raid_array *a, struct raid_info *out)
 	raid_rcache_mem(a, &out->rcache_bytes, &out->rcache_bound_bytes);
 	out->scratch_bytes = __atomic_load_n(&a->scratch_bytes, __ATOMIC_RELAXED);
 	out->scratch_peak_bytes = __atomic_load_n(&a->scratch_peak, __ATOMIC_RELAXED);
+	out->scratch_calls = (uint32_t)__atomic_load_n(&a->scratch_calls, __ATOMIC_RELAXED);
+	out->scratch_calls_peak =
+	    (uint32_t)__atomic_load_n(&a->scratch_calls_peak, __ATOMIC_RELAXED);
+	out->scratch_call_max_bytes = raid_scratch_call_max(&a->geo);
 }
 
 size_t raid_lost_blocks(struct raid_array *a, uint64_t *seq, uint64_t *blocks, size_t max)

@@ -33,8 +33,10 @@
 # objects are packed and copied, and its files checked out), each ended by a
 # syncfs and timed in seconds (their ratios are reference time / jgrfs time:
 # above 1 is jgrfs faster, as for the other columns). Use an optimised build
-# (make release) for figures worth quoting. A second table gives the jgrfs
-# daemon's resident memory (VmRSS, MiB) after each workload (issue 46).
+# (make release) for figures worth quoting. Beside each figure of jgrfs, the
+# daemon's memory after that workload (issue 46), in MiB: "RSS/HWM", its
+# resident size (VmRSS) and the most it has had since mount (VmHWM); n/a for
+# the other filesystems, which have no daemon of ours.
 set -u
 
 size=1G
@@ -134,12 +136,13 @@ timed() {
 	python3 -c "print('%.2f' % ($t1 - $t0))"
 }
 
-# rss: the resident memory of the daemon $DPID in MiB, "-" when there is none
+# rss: the daemon $DPID's VmRSS and VmHWM in MiB, as RSS:HWM, "-" when there is none
 DPID=""
 rss() {
-	local kb
-	kb=$([ -n "$DPID" ] && awk '/^VmRSS:/{print $2}' "/proc/$DPID/status" 2>/dev/null)
-	[ -n "$kb" ] && echo $((kb / 1024)) || echo -
+	local m
+	m=$([ -n "$DPID" ] && awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
+		END { if (r != "") printf "%d:%d", r / 1024, h / 1024 }' "/proc/$DPID/status" 2>/dev/null)
+	echo "${m:--}"
 }
 
 # workload LABEL: runs every workload on $MNT; appends "LABEL round sw sr rw cr ut gc"
@@ -186,7 +189,7 @@ run_jgrfs() {
 	# shellcheck disable=SC2086
 	"$jgrfs" mount $mopts ${2:+-o $2} "$W"/d[0-3].img "$MNT" || exit 1
 	DPID=$("$jgrfs" status --json "$MNT" | sed -n 's/^{"pid":\([0-9]*\).*/\1/p')
-	echo "$name: daemon $DPID, $(rss) MiB resident after mount" >&2
+	echo "$name: daemon $DPID, $(rss) MiB resident (now:peak) after mount" >&2
 	workload "$name"
 	DPID=""
 	fusermount3 -u "$MNT"
@@ -307,27 +310,42 @@ done
 python3 - "$W/results" <<'PY'
 import statistics, sys
 res = {}  # name -> {round: [sw, sr, rw, cr, ut, gc]}
-mem = {}  # name -> {round: [the daemon's RSS in MiB after each]}, where known
+mem = {}  # name -> {round: [(RSS, HWM) in MiB after each, or None]}
 for l in open(sys.argv[1]):
     f = l.split()
     if f:
         res.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[2:8]]
-        if len(f) > 8 and "-" not in f[8:]:
-            mem.setdefault(f[0], {})[int(f[1])] = [float(x) for x in f[8:]]
+        mem.setdefault(f[0], {})[int(f[1])] = [
+            tuple(float(y) for y in x.split(":")) if ":" in x else None for x in f[8:14]]
 cols = ["seq write MiB/s", "seq read MiB/s", "4K randw+fsync IOPS", "creates/s",
         "untar s", "git clone s"]
 timecol = [False, False, False, False, True, True]  # ratio = reference / jgrfs
 many = any(len(r) > 1 for r in res.values())
 def fmt(k, x):
     return ("%.2f" if timecol[k] else "%.1f") % x
-def row(label, vals):
-    print("%-26s" % label + "".join("%21s" % v for v in vals))
-row("", cols)
+def memfmt(ms):
+    """RSS/HWM (MiB) after a workload: medians of the rounds that have them"""
+    ms = [m for m in ms if m]
+    if not ms:
+        return "n/a"
+    return "%.0f/%.0f" % (statistics.median(m[0] for m in ms),
+                          statistics.median(m[1] for m in ms))
+def cell(fig, ms):
+    return "%s %9s" % (fig, memfmt(ms))
+def row(label, vals, w=21):
+    print("%-26s" % label + "".join("%*s" % (w, v) for v in vals))
+print("figure, then the daemon's RSS/HWM in MiB after the workload (jgrfs only)")
+row("", cols, 24)
 for name, rounds in res.items():
     for r in sorted(rounds) if many else ():
-        row("%s #%d" % (name, r), [fmt(k, x) for k, x in enumerate(rounds[r])])
+        row("%s #%d" % (name, r),
+            [cell(fmt(k, x), [mem[name][r][k] if k < len(mem[name][r]) else None])
+             for k, x in enumerate(rounds[r])], 24)
     row(name + (" median" if many else ""),
-        [fmt(k, statistics.median(v[k] for v in rounds.values())) for k in range(len(cols))])
+        [cell(fmt(k, statistics.median(v[k] for v in rounds.values())),
+              [m[k] if k < len(m) else None for m in mem[name].values()])
+         for k in range(len(cols))], 24)
+header = True
 for jname, ref in [(j, r) for j in ("jgrfs", "jgrfs-uring")
                    for r in ("fuse2fs", "btrfs-raid5", "passthrough", "jgrfs")]:
     j = res.get(jname)
@@ -337,6 +355,10 @@ for jname, ref in [(j, r) for j in ("jgrfs", "jgrfs-uring")
     ratios = [[(b / a if a else None) if t else (a / b if b else None)
                for a, b, t in zip(j[r], res[ref][r], timecol)] for r in both]
     label = jname + "/" + ref.split("-")[0]
+    if header:
+        print()
+        row("", cols)
+        header = False
     for r, v in zip(both, ratios) if many else ():
         row("%s #%d" % (label, r), ["%.2fx" % x if x else "-" for x in v])
     med = []
@@ -344,12 +366,4 @@ for jname, ref in [(j, r) for j in ("jgrfs", "jgrfs-uring")
         xs = [v[k] for v in ratios if v[k]]
         med.append("%.2fx" % statistics.median(xs) if xs else "-")
     row(label + (" median" if many else ""), med)
-if mem:
-    print("\ndaemon RSS (MiB) after each workload")
-    row("", cols)
-    for name, rounds in mem.items():
-        for r in sorted(rounds) if many else ():
-            row("%s #%d" % (name, r), ["%.0f" % x for x in rounds[r]])
-        row(name + (" median" if many else ""),
-            ["%.0f" % statistics.median(v[k] for v in rounds.values()) for k in range(len(cols))])
 PY

@@ -169,12 +169,27 @@ static void status_print_json_requests(const struct fop_requests *rq)
 
 /* fop_status.mem[] by enum fop_mem_pool: the names of the text and the JSON */
 static const char *const status_mem_names[FOP_MEM__COUNT] = {
-	"cache", "journal_copies", "journal_staging", "row_cache", "parity_scratch", "fuse_buffers",
+	"cache",	  "journal_copies", "journal_staging", "row_cache",
+	"parity_scratch", "fuse_buffers",   "journal_arena",   "log_images",
 };
+
+/* The pools together: bytes now, the sum of their peaks, the sum of their bounds. */
+static void status_mem_total(const struct fop_status *st, uint64_t *now, uint64_t *peaks,
+			     uint64_t *bound)
+{
+	*now = *peaks = *bound = 0;
+	for (unsigned int i = 0; i < FOP_MEM__COUNT; i++) {
+		*now += st->mem[i].bytes;
+		*peaks += st->mem[i].peak;
+		*bound += st->mem[i].bound;
+	}
+}
 
 /* "memory":{...}, (issue 46): each pool's bytes, peak and bound; the totals. */
 static void status_print_json_mem(const struct fop_status *st)
 {
+	uint64_t now, peaks, bound;
+
 	printf("\"memory\":{\"rss_bytes\":%llu,\"rss_peak_bytes\":%llu,\"allocated_bytes\":%llu,"
 	       "\"allocator_resident_bytes\":%llu",
 	       (unsigned long long)st->mem_rss, (unsigned long long)st->mem_rss_peak,
@@ -183,15 +198,48 @@ static void status_print_json_mem(const struct fop_status *st)
 		printf(",\"%s\":{\"bytes\":%llu,\"peak_bytes\":%llu,\"bound_bytes\":%llu}",
 		       status_mem_names[i], (unsigned long long)st->mem[i].bytes,
 		       (unsigned long long)st->mem[i].peak, (unsigned long long)st->mem[i].bound);
-	printf("},");
+	status_mem_total(st, &now, &peaks, &bound);
+	printf(",\"arena_slabs\":{\"total\":%u,\"busy\":%u,\"busy_peak\":%u,\"touched\":%u}"
+	       ",\"scratch_calls\":{\"now\":%u,\"peak\":%u,\"call_max_bytes\":%llu}"
+	       ",\"total\":{\"bytes\":%llu,\"peaks_bytes\":%llu,\"bound_bytes\":%llu}},",
+	       st->arena_slabs, st->arena_slabs_busy, st->arena_slabs_busy_peak,
+	       st->arena_slabs_touched, st->scratch_calls, st->scratch_calls_peak,
+	       (unsigned long long)st->scratch_call_max, (unsigned long long)now,
+	       (unsigned long long)peaks, (unsigned long long)bound);
+}
+
+/* One pool's line of status_print_mem. */
+static void status_print_mem_pool(const struct fop_status *st, enum fop_mem_pool i)
+{
+	static const char *const names[FOP_MEM__COUNT] = {
+		"cache",	  "journal copies", "staging",	     "row cache",
+		"parity scratch", "fuse buffers",   "journal arena", "log images",
+	};
+	const struct fop_status_mem *m = &st->mem[i];
+
+	printf("            %-15s", names[i]);
+	if (i == FOP_MEM_FUSE || i == FOP_MEM_LOG_IMG) { /* not counted */
+		printf(" at most %llu KiB\n", (unsigned long long)m->bound >> 10);
+		return;
+	}
+	if (i == FOP_MEM_JNL_ARENA)
+		printf(" %u of %u slabs in use (peak %u), %u used:", st->arena_slabs_busy,
+		       st->arena_slabs, st->arena_slabs_busy_peak, st->arena_slabs_touched);
+	printf(" %llu KiB (peak %llu KiB", (unsigned long long)m->bytes >> 10,
+	       (unsigned long long)m->peak >> 10);
+	if (i == FOP_MEM_SCRATCH)
+		printf(", %u calls at once at most", st->scratch_calls_peak);
+	printf(", bound %llu KiB)\n", (unsigned long long)m->bound >> 10);
 }
 
 /* The memory lines (issue 46): in KiB throughout, so that lines compare. */
 static void status_print_mem(const struct fop_status *st)
 {
-	static const char *const names[FOP_MEM__COUNT] = {
-		"cache", "journal copies", "staging", "row cache", "parity scratch", "fuse buffers",
+	static const enum fop_mem_pool order[FOP_MEM__COUNT] = {
+		FOP_MEM_CACHE,	   FOP_MEM_JNL_COPIES, FOP_MEM_JNL_ARENA, FOP_MEM_JNL_STAGE,
+		FOP_MEM_LOG_IMG,   FOP_MEM_ROW_CACHE,  FOP_MEM_SCRATCH,	  FOP_MEM_FUSE,
 	};
+	uint64_t now, peaks, bound;
 
 	printf("memory:     %llu KiB resident (peak %llu KiB); allocator: ",
 	       (unsigned long long)st->mem_rss >> 10, (unsigned long long)st->mem_rss_peak >> 10);
@@ -201,20 +249,12 @@ static void status_print_mem(const struct fop_status *st)
 		       (unsigned long long)st->mem_resident >> 10);
 	else
 		printf("not known\n");
-	for (unsigned int i = 0; i < FOP_MEM__COUNT; i++) {
-		const struct fop_status_mem *m = &st->mem[i];
-
-		printf("            %-15s", names[i]);
-		if (i == FOP_MEM_FUSE) { /* libfuse's: not counted */
-			printf(" at most %llu KiB\n", (unsigned long long)m->bound >> 10);
-			continue;
-		}
-		printf(" %llu KiB (peak %llu KiB", (unsigned long long)m->bytes >> 10,
-		       (unsigned long long)m->peak >> 10);
-		if (m->bound)
-			printf(", bound %llu KiB", (unsigned long long)m->bound >> 10);
-		printf(")\n");
-	}
+	for (unsigned int k = 0; k < FOP_MEM__COUNT; k++)
+		status_print_mem_pool(st, order[k]);
+	status_mem_total(st, &now, &peaks, &bound);
+	printf("            %-15s %llu KiB (peaks %llu KiB, bound %llu KiB)\n", "total",
+	       (unsigned long long)now >> 10, (unsigned long long)peaks >> 10,
+	       (unsigned long long)bound >> 10);
 }
 
 /* "array": geometry, state, rebuild and initial sync (its members: status_print_json_members) */

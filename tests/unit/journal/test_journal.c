@@ -695,6 +695,47 @@ static void test_jnl_early_data_from_copies(void **state)
 	blk_close(d);
 }
 
+/*
+ * Issue 46: short runs share staging buffers. A commit whose data is 40 pairs
+ * of contiguous blocks (staged: each pair one request, its copies not side by
+ * side) stages them all in one buffer, not one buffer a pair (40 MiB
+ * before), and the pool keeps it; the device ends up with every block.
+ */
+static void test_jnl_short_runs_share_staging(void **state)
+{
+	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_ORDERED,
+			       .no_commit_thread = true, .max_txn_data_blocks = 600 };
+	struct jnl_recovery_report rep;
+	struct blk_dev *d = t_mem_dev();
+	struct jnl_handle *h = NULL;
+	uint8_t *b = jg_alloc_blocks(1);
+	struct jnl_info info;
+	struct jnl *j = NULL;
+
+	(void)state;
+	assert_int_equal(jnl_open(d, &cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, &rep), 0);
+	assert_int_equal(jnl_start(j), 0);
+	assert_int_equal(jnl_handle_start(j, 1, &h), 0);
+	for (unsigned int i = 0; i < 80; i++) {
+		/* each pair's second block first: copies not side by side */
+		uint64_t blk = 300 + (i / 2) * 10 + 1 - i % 2;
+
+		t_fill(b, blk, 3);
+		assert_int_equal(jnl_handle_dirty_data(h, blk, b), 0);
+	}
+	assert_int_equal(jnl_handle_stop(h), 0);
+	assert_int_equal(jnl_commit(j, 0, true), 0);
+	jnl_info_get(j, &info);
+	assert_int_equal(info.stage_peak_bytes, (uint64_t)JNL_MERGE_MAX * JG_BLOCK_SIZE);
+	assert_int_equal(info.stage_bytes, (uint64_t)JNL_MERGE_MAX * JG_BLOCK_SIZE);
+	assert_int_equal(jnl_close(j), 0);
+	for (unsigned int i = 0; i < 80; i++)
+		assert_int_equal(t_read_ver(NULL, d, 300 + (i / 2) * 10 + i % 2), 3);
+	free(b);
+	blk_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -715,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_jnl_info_counts_copies),
 		cmocka_unit_test(test_jnl_info_counts_early_copies),
 		cmocka_unit_test(test_jnl_early_data_from_copies),
+		cmocka_unit_test(test_jnl_short_runs_share_staging),
 	};
 
 	jg_log_set_level(JG_LOG_ERR - 1);
