@@ -235,6 +235,7 @@ static void fur_dispatch(struct fur_ent *e)
 	size_t oplen;
 
 	memcpy(&in, e->hdr->in_out, sizeof(in));
+	fur_cur = e; /* its reply is this thread's to submit */
 	/* in.len counts all three; what is not payload is the fixed argument */
 	if (in.len < sizeof(in) + plen || in.len - sizeof(in) - plen > sizeof(e->hdr->op_in) ||
 	    plen > e->q->u->payload) {
@@ -244,6 +245,7 @@ static void fur_dispatch(struct fur_ent *e)
 		jg_log(JG_LOG_ERR, "fuse", "io_uring: request %llu opcode %u: len %u, payload %u",
 		       (unsigned long long)in.unique, in.opcode, in.len, plen);
 		fur_reply(e, &iov, 1); /* the caller gets EIO, the entry fetches again */
+		fur_cur = NULL;
 		return;
 	}
 	oplen = in.len - sizeof(in) - plen;
@@ -257,7 +259,6 @@ static void fur_dispatch(struct fur_ent *e)
 	fb.mem = payload - oplen - sizeof(in);
 	fb.size = in.len;
 	atomic_store(&e->unique, in.unique);
-	fur_cur = e;
 	fuse_session_process_buf(e->q->u->se, &fb);
 	fur_cur = NULL;
 }
