@@ -119,8 +119,8 @@ struct fop_uring {
 	int fd; /* /dev/fuse */
 	unsigned int nq, depth;
 	struct fur_queue *q;
-	struct fur_ent *ents;	      /* nq x depth, queue by queue */
-	struct io_uring msg;	      /* sends messages to the entries' rings */
+	struct fur_ent *ents; /* nq x depth, queue by queue */
+	struct io_uring msg;  /* sends messages to the entries' rings */
 	bool msg_up;
 	pthread_mutex_t msg_lock;     /* msg: any thread may send */
 	size_t payload;		      /* each entry's payload buffer */
@@ -175,7 +175,8 @@ static int fur_prep_cmd(struct fur_ent *e, uint32_t cmd_op, uint64_t commit_id)
 	if (cmd_op == FUR_CMD_REGISTER) {
 		/* read at issue; kept in the entry all the same, should the issue be deferred */
 		e->iov[0] = (struct iovec){.iov_base = e->hdr, .iov_len = sizeof(*e->hdr)};
-		e->iov[1] = (struct iovec){.iov_base = e->buf + FUR_PRE, .iov_len = e->q->u->payload};
+		e->iov[1] =
+		    (struct iovec){.iov_base = e->buf + FUR_PRE, .iov_len = e->q->u->payload};
 		sqe->addr = (uint64_t)(uintptr_t)e->iov;
 		sqe->len = FUR_IOV_SEGS;
 	}
