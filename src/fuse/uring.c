@@ -7,10 +7,14 @@
  * session's custom io (fuse_session_custom_io) sees every read of /dev/fuse
  * and every reply: it notes whether the kernel's FUSE_INIT offers
  * FUSE_OVER_IO_URING, adds the flag to the INIT reply when the rings are set
- * up, and sends a reply to a ring request through the ring. A thread per
- * kernel queue (one per possible CPU: the kernel queues a request on the
- * queue of the CPU its caller runs on) waits on its own io_uring and hands
- * each request to fuse_session_process_buf() as if read from /dev/fuse.
+ * up, and sends a reply to a ring request through the ring. Each kernel
+ * queue (one per possible CPU: the kernel queues a request on the queue of
+ * the CPU its caller runs on) has a few entries, and each entry its own
+ * thread and its own io_uring: the thread waits for a request on its entry,
+ * hands it to fuse_session_process_buf() as if read from /dev/fuse, and its
+ * reply goes back with the next wait. A request that waits (an fsync) holds
+ * its entry's thread only; the kernel gives the next request of that CPU to
+ * another entry.
  *
  * The kernel keeps FUSE_INIT, forgets, interrupts and notifications on
  * /dev/fuse, so the session loop goes on reading it; a kernel that refuses the
@@ -64,36 +68,61 @@ struct fur_cmd_req {
 _Static_assert(sizeof(struct fur_req_header) == 288, "fuse_uring_req_header");
 _Static_assert(sizeof(struct fur_cmd_req) == 24, "fuse_uring_cmd_req");
 
-#define FUR_DEPTH 8 /* entries per queue: requests in flight on one CPU's queue */
+/*
+ * Entries (and threads) per queue: requests one CPU's queue serves at once.
+ * FUR_DEPTH_MAX each, fewer on a machine of many CPUs so that a mount has at
+ * most FUR_ENTS_MAX, but never fewer than FUR_DEPTH_MIN a queue (a request
+ * that waits must leave its CPU's queue another entry).
+ */
+#define FUR_DEPTH_MAX 8
+#define FUR_DEPTH_MIN 2
+#define FUR_ENTS_MAX 32
 #define FUR_PRE 256 /* before the payload: room for the in header and op_in */
-#define FUR_STOP 1  /* user_data of the NOP that stops a queue's thread */
+/*
+ * user_data of a message (IORING_OP_MSG_RING) to an entry's ring: stop its
+ * thread, or (the entry's address | FUR_MSG_COMMIT) commit the reply another
+ * thread wrote into it. A command's own completion carries the entry's
+ * address, which is aligned.
+ */
+#define FUR_MSG_STOP 1
+#define FUR_MSG_COMMIT 1
 
 struct fop_uring;
 struct fur_queue;
 
+/*
+ * One entry of a queue, served by its own thread on its own io_uring: that
+ * thread alone submits to the ring and reaps it (liburing is not thread safe
+ * per ring, and the kernel runs an entry's request delivery as task work of
+ * the thread that submitted its command: the one waiting on it).
+ */
 struct fur_ent {
 	struct fur_queue *q;
+	struct io_uring ring;
+	bool ring_up, thread_up;
+	pthread_t thread;
 	struct fur_req_header *hdr;
 	char *buf;			/* FUR_PRE bytes, then the payload the kernel fills */
 	_Atomic uint64_t unique;	/* the request being served; 0 while fetching */
+	uint64_t commit_id;		/* a reply written by another thread: its request */
 	struct iovec iov[FUR_IOV_SEGS]; /* REGISTER's: the two buffers */
 };
 
 struct fur_queue {
 	struct fop_uring *u;
 	unsigned int qid;
-	struct io_uring ring;
-	bool ring_up, thread_up;
-	pthread_mutex_t sq_lock; /* the submission queue: a reply may come from any thread */
-	pthread_t thread;
-	struct fur_ent ent[FUR_DEPTH];
+	struct fur_ent *ent; /* u->depth */
 };
 
 struct fop_uring {
 	struct fuse_session *se;
 	int fd; /* /dev/fuse */
-	unsigned int nq;
+	unsigned int nq, depth;
 	struct fur_queue *q;
+	struct fur_ent *ents; /* nq x depth, queue by queue */
+	struct io_uring msg;  /* sends messages to the entries' rings */
+	bool msg_up;
+	pthread_mutex_t msg_lock;     /* msg: any thread may send */
 	size_t payload;		      /* each entry's payload buffer */
 	_Atomic uint64_t init_unique; /* the INIT request's, once read */
 	atomic_bool offered;	      /* that INIT offered FUSE_OVER_IO_URING */
@@ -128,38 +157,66 @@ static unsigned int fur_nr_queues(void)
 
 /* ------------------------------------------------------------- requests */
 
-/* Submit one command for @e: REGISTER its buffers, or commit its reply and fetch. */
-static int fur_submit_cmd(struct fur_ent *e, uint32_t cmd_op, uint64_t commit_id)
+/*
+ * Queue one command on @e's ring: REGISTER its buffers, or commit its reply
+ * and fetch the next request. Only @e's thread calls this; its wait submits.
+ */
+static int fur_prep_cmd(struct fur_ent *e, uint32_t cmd_op, uint64_t commit_id)
 {
-	struct fur_queue *q = e->q;
-	struct io_uring_sqe *sqe;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
 	struct fur_cmd_req *req;
-	int rc;
 
-	pthread_mutex_lock(&q->sq_lock);
-	sqe = io_uring_get_sqe(&q->ring);
-	if (!sqe) {
-		pthread_mutex_unlock(&q->sq_lock);
-		return -EBUSY; /* cannot happen: the ring has room for every entry */
-	}
+	if (!sqe)
+		return -EBUSY; /* cannot happen: one command at a time */
 	memset(sqe, 0, 128);
 	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = q->u->fd;
+	sqe->fd = e->q->u->fd;
 	sqe->cmd_op = cmd_op;
 	if (cmd_op == FUR_CMD_REGISTER) {
 		/* read at issue; kept in the entry all the same, should the issue be deferred */
 		e->iov[0] = (struct iovec){.iov_base = e->hdr, .iov_len = sizeof(*e->hdr)};
-		e->iov[1] = (struct iovec){.iov_base = e->buf + FUR_PRE, .iov_len = q->u->payload};
+		e->iov[1] =
+		    (struct iovec){.iov_base = e->buf + FUR_PRE, .iov_len = e->q->u->payload};
 		sqe->addr = (uint64_t)(uintptr_t)e->iov;
 		sqe->len = FUR_IOV_SEGS;
 	}
 	req = (struct fur_cmd_req *)sqe->cmd;
 	req->commit_id = commit_id;
-	req->qid = (uint16_t)q->qid;
+	req->qid = (uint16_t)e->q->qid;
 	io_uring_sqe_set_data(sqe, e);
-	rc = io_uring_submit(&q->ring);
-	pthread_mutex_unlock(&q->sq_lock);
-	return rc < 0 ? rc : 0;
+	return 0;
+}
+
+/*
+ * Post a completion carrying @data on @e's ring, from any thread, without
+ * touching that ring's submission queue (IORING_OP_MSG_RING from ours).
+ */
+static int fur_msg(struct fop_uring *u, struct fur_ent *e, uint64_t data)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	int rc;
+
+	pthread_mutex_lock(&u->msg_lock);
+	sqe = io_uring_get_sqe(&u->msg);
+	if (!sqe) {
+		pthread_mutex_unlock(&u->msg_lock);
+		return -EBUSY; /* cannot happen: each message is reaped before the next */
+	}
+	io_uring_prep_msg_ring(sqe, e->ring.ring_fd, 0, data, 0);
+	io_uring_sqe_set_data64(sqe, 0);
+	rc = io_uring_submit(&u->msg);
+	if (rc >= 0) {
+		do
+			rc = io_uring_wait_cqe(&u->msg, &cqe);
+		while (rc == -EINTR);
+		if (!rc) {
+			rc = cqe->res < 0 ? cqe->res : 0;
+			io_uring_cqe_seen(&u->msg, cqe);
+		}
+	}
+	pthread_mutex_unlock(&u->msg_lock);
+	return rc;
 }
 
 static ssize_t fur_reply(struct fur_ent *e, const struct iovec *iov, int count);
@@ -179,6 +236,7 @@ static void fur_dispatch(struct fur_ent *e)
 	size_t oplen;
 
 	memcpy(&in, e->hdr->in_out, sizeof(in));
+	fur_cur = e; /* its reply is this thread's to submit */
 	/* in.len counts all three; what is not payload is the fixed argument */
 	if (in.len < sizeof(in) + plen || in.len - sizeof(in) - plen > sizeof(e->hdr->op_in) ||
 	    plen > e->q->u->payload) {
@@ -188,6 +246,7 @@ static void fur_dispatch(struct fur_ent *e)
 		jg_log(JG_LOG_ERR, "fuse", "io_uring: request %llu opcode %u: len %u, payload %u",
 		       (unsigned long long)in.unique, in.opcode, in.len, plen);
 		fur_reply(e, &iov, 1); /* the caller gets EIO, the entry fetches again */
+		fur_cur = NULL;
 		return;
 	}
 	oplen = in.len - sizeof(in) - plen;
@@ -201,7 +260,6 @@ static void fur_dispatch(struct fur_ent *e)
 	fb.mem = payload - oplen - sizeof(in);
 	fb.size = in.len;
 	atomic_store(&e->unique, in.unique);
-	fur_cur = e;
 	fuse_session_process_buf(e->q->u->se, &fb);
 	fur_cur = NULL;
 }
@@ -211,17 +269,19 @@ static struct fur_ent *fur_find(struct fop_uring *u, uint64_t unique)
 {
 	if (fur_cur && atomic_load(&fur_cur->unique) == unique)
 		return fur_cur;
-	for (unsigned int i = 0; i < u->nq; i++)
-		for (unsigned int k = 0; k < FUR_DEPTH; k++)
-			if (atomic_load(&u->q[i].ent[k].unique) == unique)
-				return &u->q[i].ent[k];
+	for (unsigned int i = 0; i < u->nq * u->depth; i++)
+		if (atomic_load(&u->ents[i].unique) == unique)
+			return &u->ents[i];
 	return NULL;
 }
 
 /*
  * The reply to a ring request: the out header in the header buffer, the
  * arguments after it in the payload (where the request's were: it is
- * answered), then COMMIT_AND_FETCH sends it and waits for the next.
+ * answered), then COMMIT_AND_FETCH sends it and waits for the next. The
+ * entry's thread, which normally replies (from the handler it runs), submits
+ * the command with its next wait: one system call a request. A reply from
+ * another thread asks the entry's thread to, by a message.
  */
 static ssize_t fur_reply(struct fur_ent *e, const struct iovec *iov, int count)
 {
@@ -243,7 +303,12 @@ static ssize_t fur_reply(struct fur_ent *e, const struct iovec *iov, int count)
 	memcpy(e->hdr->in_out, oh, sizeof(*oh));
 	e->hdr->ent_in_out.payload_sz = (uint32_t)len;
 	atomic_store(&e->unique, 0);
-	rc = fur_submit_cmd(e, FUR_CMD_COMMIT_AND_FETCH, unique);
+	if (fur_cur == e) {
+		rc = fur_prep_cmd(e, FUR_CMD_COMMIT_AND_FETCH, unique);
+	} else {
+		e->commit_id = unique; /* read by the entry's thread after the message */
+		rc = fur_msg(e->q->u, e, (uint64_t)(uintptr_t)e | FUR_MSG_COMMIT);
+	}
 	if (rc) {
 		errno = -rc;
 		return -1;
@@ -251,31 +316,45 @@ static ssize_t fur_reply(struct fur_ent *e, const struct iovec *iov, int count)
 	return (ssize_t)(sizeof(*oh) + len);
 }
 
-/* Stop the queue's thread: after its request in hand, if any. */
-static void fur_queue_wake(struct fur_queue *q)
+/*
+ * A completion on @e's ring: its command's (a request, or the command's
+ * end), or a message. False: the thread is done.
+ */
+static bool fur_ent_complete(struct fur_ent *e, uint64_t data, int res)
 {
-	struct io_uring_sqe *sqe;
-
-	pthread_mutex_lock(&q->sq_lock);
-	sqe = io_uring_get_sqe(&q->ring);
-	if (sqe) {
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data64(sqe, FUR_STOP);
-		io_uring_submit(&q->ring);
+	if (data == FUR_MSG_STOP)
+		return false;
+	if (data & FUR_MSG_COMMIT) {
+		/* a reply another thread wrote: committed with the next wait */
+		if (fur_prep_cmd(e, FUR_CMD_COMMIT_AND_FETCH, e->commit_id))
+			return false;
+		return true;
 	}
-	pthread_mutex_unlock(&q->sq_lock);
+	if (res < 0) {
+		/* refused, or the connection ended (-ENOTCONN): the entry is done */
+		if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED &&
+		    !atomic_exchange(&e->q->u->refused, true))
+			jg_log(JG_LOG_WARN, "fuse",
+			       "io_uring: queue %u: the kernel refused the ring: %s "
+			       "(requests stay on /dev/fuse)",
+			       e->q->qid, strerror(-res));
+		return false;
+	}
+	fur_dispatch(e);
+	return true;
 }
 
 /*
- * One queue: register its entries, then serve what arrives. A REGISTER the
- * kernel refuses completes at once with the error (and the kernel turns the
- * connection back to /dev/fuse); one it takes completes when a request comes.
+ * One entry: register it, then serve what arrives, the reply to each request
+ * submitted with the wait for the next. A REGISTER the kernel refuses
+ * completes at once with the error (and the kernel turns the connection back
+ * to /dev/fuse); one it takes completes when a request comes.
  */
-static void *fur_queue_main(void *arg)
+static void *fur_ent_main(void *arg)
 {
-	struct fur_queue *q = arg;
-	unsigned int live = 0;
+	struct fur_ent *e = arg;
 	cpu_set_t set;
+	int rc;
 
 	/*
 	 * On the CPU whose callers it serves, as libfuse 3.17 does (measured
@@ -283,47 +362,30 @@ static void *fur_queue_main(void *arg)
 	 * our cpuset refuses it; the thread then runs anywhere.
 	 */
 	CPU_ZERO(&set);
-	CPU_SET(q->qid, &set);
+	CPU_SET(e->q->qid, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 
-	for (unsigned int k = 0; k < FUR_DEPTH; k++) {
-		int rc = fur_submit_cmd(&q->ent[k], FUR_CMD_REGISTER, 0);
-
-		if (rc) {
-			jg_log(JG_LOG_WARN, "fuse", "io_uring: queue %u: submit: %s", q->qid,
-			       strerror(-rc));
-			break;
-		}
-		live++;
-	}
-	while (live) {
+	rc = fur_prep_cmd(e, FUR_CMD_REGISTER, 0);
+	for (bool on = !rc; on;) {
 		struct io_uring_cqe *cqe;
-		struct fur_ent *e;
-		int res, rc;
+		uint64_t data;
+		int res;
 
-		rc = io_uring_wait_cqe(&q->ring, &cqe);
+		rc = io_uring_submit_and_wait(&e->ring, 1);
 		if (rc == -EINTR)
 			continue;
-		if (rc)
+		if (rc < 0)
 			break;
-		e = io_uring_cqe_get_data(cqe);
-		res = cqe->res;
-		io_uring_cqe_seen(&q->ring, cqe);
-		if ((uintptr_t)e == FUR_STOP)
-			break;
-		if (res < 0) {
-			/* refused, or the connection ended (-ENOTCONN): the entry is done */
-			if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED &&
-			    !atomic_exchange(&q->u->refused, true))
-				jg_log(JG_LOG_WARN, "fuse",
-				       "io_uring: queue %u: the kernel refused the ring: %s "
-				       "(requests stay on /dev/fuse)",
-				       q->qid, strerror(-res));
-			live--;
+		if (io_uring_peek_cqe(&e->ring, &cqe))
 			continue;
-		}
-		fur_dispatch(e);
+		data = cqe->user_data;
+		res = cqe->res;
+		io_uring_cqe_seen(&e->ring, cqe);
+		on = fur_ent_complete(e, data, res);
 	}
+	if (rc < 0 && rc != -EINTR)
+		jg_log(JG_LOG_WARN, "fuse", "io_uring: queue %u: submit: %s", e->q->qid,
+		       strerror(-rc));
 	return NULL;
 }
 
@@ -365,25 +427,61 @@ static int fur_rings_setup(struct fop_uring *u, const struct fuse_init_out *io)
 	u->payload = io->max_write > 8192 ? io->max_write : 8192;
 	if (u->payload < pages * 4096)
 		u->payload = pages * 4096;
-	for (unsigned int i = 0; i < u->nq; i++) {
-		struct fur_queue *q = &u->q[i];
+	memset(&p, 0, sizeof(p));
+	rc = io_uring_queue_init_params(2, &u->msg, &p);
+	if (rc)
+		return rc;
+	u->msg_up = true;
+	for (unsigned int i = 0; i < u->nq * u->depth; i++) {
+		struct fur_ent *e = &u->ents[i];
 
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SQE128;
-		/* each entry's command, and the stop NOP */
-		rc = io_uring_queue_init_params(FUR_DEPTH * 2, &q->ring, &p);
+		/* one command at a time; messages arrive as completions only */
+		rc = io_uring_queue_init_params(2, &e->ring, &p);
 		if (rc)
 			return rc;
-		q->ring_up = true;
-		for (unsigned int k = 0; k < FUR_DEPTH; k++) {
-			struct fur_ent *e = &q->ent[k];
-
-			e->hdr = calloc(1, sizeof(*e->hdr));
-			if (!e->hdr || posix_memalign((void **)&e->buf, 4096, FUR_PRE + u->payload))
-				return -ENOMEM;
-		}
+		e->ring_up = true;
+		e->hdr = calloc(1, sizeof(*e->hdr));
+		if (!e->hdr || posix_memalign((void **)&e->buf, 4096, FUR_PRE + u->payload))
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * The kernel took the INIT reply that asked for the ring: it is initialised,
+ * and holds requests until every queue has registered an entry. A thread per
+ * entry; a queue none of whose threads starts ends the connection.
+ */
+static void fur_threads_start(struct fop_uring *u)
+{
+	atomic_store(&u->running, true);
+	for (unsigned int i = 0; i < u->nq; i++) {
+		unsigned int up = 0;
+		int rc = 0;
+
+		for (unsigned int k = 0; k < u->depth; k++) {
+			struct fur_ent *e = &u->q[i].ent[k];
+
+			rc = pthread_create(&e->thread, NULL, fur_ent_main, e);
+			if (rc)
+				break;
+			e->thread_up = true;
+			up++;
+			/* the tests look for it: the ring serves this mount */
+			pthread_setname_np(e->thread, "fuse-uring");
+		}
+		if (rc)
+			jg_log(up ? JG_LOG_WARN : JG_LOG_ERR, "fuse",
+			       "io_uring: queue %u: %u of %u threads: %s", i, up, u->depth,
+			       strerror(rc));
+		if (!up) {
+			fuse_session_exit(u->se);
+			return;
+		}
+	}
+	jg_log(JG_LOG_INFO, "fuse", "requests over io_uring: %u queues of %u", u->nq, u->depth);
 }
 
 static ssize_t fur_writev(int fd, struct iovec *iov, int count, void *ud)
@@ -425,21 +523,7 @@ static ssize_t fur_writev(int fd, struct iovec *iov, int count, void *ud)
 	n = writev(fd, iov, count);
 	if (n < 0 || !ring)
 		return n;
-	/* the kernel took the reply: it is initialised, and waits for every queue */
-	atomic_store(&u->running, true);
-	for (unsigned int i = 0; i < u->nq; i++) {
-		rc = pthread_create(&u->q[i].thread, NULL, fur_queue_main, &u->q[i]);
-		if (rc) {
-			/* the kernel's requests wait for this queue: end the connection */
-			jg_log(JG_LOG_ERR, "fuse", "io_uring: queue thread: %s", strerror(rc));
-			fuse_session_exit(u->se);
-			break;
-		}
-		u->q[i].thread_up = true;
-		/* the tests look for it: the ring serves this mount */
-		pthread_setname_np(u->q[i].thread, "fuse-uring");
-	}
-	jg_log(JG_LOG_INFO, "fuse", "requests over io_uring: %u queues of %u", u->nq, FUR_DEPTH);
+	fur_threads_start(u);
 	return n;
 }
 
@@ -458,18 +542,24 @@ int fop_uring_attach(struct fuse_session *se, struct fop_uring **out)
 	u->se = se;
 	u->fd = fuse_session_fd(se);
 	u->nq = fur_nr_queues();
+	u->depth = u->nq ? FUR_ENTS_MAX / u->nq : 0;
+	u->depth = u->depth > FUR_DEPTH_MAX ? FUR_DEPTH_MAX : u->depth;
+	u->depth = u->depth < FUR_DEPTH_MIN ? FUR_DEPTH_MIN : u->depth;
 	u->q = calloc(u->nq ? u->nq : 1, sizeof(*u->q));
-	if (!u->nq || !u->q) {
+	u->ents = calloc(u->nq ? (size_t)u->nq * u->depth : 1, sizeof(*u->ents));
+	if (!u->nq || !u->q || !u->ents) {
 		jg_log(JG_LOG_ERR, "fuse", "-o uring: no CPU count, or no memory");
+		free(u->ents);
 		free(u->q);
 		free(u);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&u->msg_lock, NULL);
 	for (unsigned int i = 0; i < u->nq; i++) {
 		u->q[i].u = u;
 		u->q[i].qid = i;
-		pthread_mutex_init(&u->q[i].sq_lock, NULL);
-		for (unsigned int k = 0; k < FUR_DEPTH; k++)
+		u->q[i].ent = &u->ents[(size_t)i * u->depth];
+		for (unsigned int k = 0; k < u->depth; k++)
 			u->q[i].ent[k].q = &u->q[i];
 	}
 	fur_the = u;
@@ -488,22 +578,40 @@ void fop_uring_detach(struct fop_uring *u)
 {
 	if (!u)
 		return;
-	for (unsigned int i = 0; i < u->nq; i++) {
-		struct fur_queue *q = &u->q[i];
+	for (unsigned int i = 0; i < u->nq * u->depth; i++) {
+		struct fur_ent *e = &u->ents[i];
 
-		if (q->thread_up) {
-			fur_queue_wake(q);
-			pthread_join(q->thread, NULL);
+		/*
+		 * After its request in hand, if any. A thread whose command the
+		 * kernel ended (unmount) is gone already: the message is not read.
+		 */
+		if (e->thread_up) {
+			int rc = fur_msg(u, e, FUR_MSG_STOP);
+
+			if (rc) {
+				jg_log(JG_LOG_ERR, "fuse", "io_uring: stopping queue %u: %s",
+				       e->q->qid, strerror(-rc));
+				continue;
+			}
+			pthread_join(e->thread, NULL);
+			e->thread_up = false;
 		}
-		/* cancels the commands the kernel still holds */
-		if (q->ring_up)
-			io_uring_queue_exit(&q->ring);
-		for (unsigned int k = 0; k < FUR_DEPTH; k++) {
-			free(q->ent[k].hdr);
-			free(q->ent[k].buf);
-		}
-		pthread_mutex_destroy(&q->sq_lock);
 	}
+	for (unsigned int i = 0; i < u->nq * u->depth; i++) {
+		struct fur_ent *e = &u->ents[i];
+
+		if (e->thread_up)
+			continue; /* not stopped: its ring and buffers stay (the process ends) */
+		/* cancels the commands the kernel still holds */
+		if (e->ring_up)
+			io_uring_queue_exit(&e->ring);
+		free(e->hdr);
+		free(e->buf);
+	}
+	if (u->msg_up)
+		io_uring_queue_exit(&u->msg);
+	pthread_mutex_destroy(&u->msg_lock);
+	free(u->ents);
 	free(u->q);
 	if (fur_the == u)
 		fur_the = NULL;
