@@ -576,6 +576,8 @@ int fop_uring_attach(struct fuse_session *se, struct fop_uring **out)
 
 void fop_uring_detach(struct fop_uring *u)
 {
+	bool stuck = false;
+
 	if (!u)
 		return;
 	for (unsigned int i = 0; i < u->nq * u->depth; i++) {
@@ -600,14 +602,18 @@ void fop_uring_detach(struct fop_uring *u)
 	for (unsigned int i = 0; i < u->nq * u->depth; i++) {
 		struct fur_ent *e = &u->ents[i];
 
-		if (e->thread_up)
+		if (e->thread_up) {
+			stuck = true;
 			continue; /* not stopped: its ring and buffers stay (the process ends) */
+		}
 		/* cancels the commands the kernel still holds */
 		if (e->ring_up)
 			io_uring_queue_exit(&e->ring);
 		free(e->hdr);
 		free(e->buf);
 	}
+	if (stuck)
+		return; /* a thread still running uses its entry, its queue and u */
 	if (u->msg_up)
 		io_uring_queue_exit(&u->msg);
 	pthread_mutex_destroy(&u->msg_lock);
