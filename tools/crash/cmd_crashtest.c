@@ -702,6 +702,51 @@ static int ct_ip_report(const struct ct_opts *o, struct ct_result *res, unsigned
 	return ct_verdict(o, covs, n, protected_damage, errors);
 }
 
+/* One iteration's result added into its mode's; true when it was damaged. */
+static bool ct_ip_add(struct ct_result *res, const struct ct_ip_result *r)
+{
+	bool bad = false;
+
+	for (int k = 0; k < CT_NCHECKS; k++) {
+		res->damage[k] += r->damage[k] ? 1 : 0;
+		bad |= r->damage[k] != 0;
+	}
+	for (unsigned int k = 0; k < r->ncuts; k++)
+		opcov_add(&res->cov, r->points[k]);
+	res->second[r->second]++;
+	res->forced += r->forced;
+	res->waived += r->waived;
+	res->mount_failed += r->mount_failed;
+	res->risk_files += r->risk_files;
+	res->timed += r->timed;
+	res->damaged_iterations += bad;
+	res->n++;
+	return bad;
+}
+
+/* An iteration's line: where the cut fell, what came with it, and the verdict. */
+static void ct_ip_line(const struct ct_opts *o, enum ct_mode m, unsigned int it, uint64_t seed,
+		       uint64_t cut_span, const struct ct_ip_result *r, bool bad)
+{
+	unsigned int cms = ct_ip_commit_interval_ms(seed);
+	char commit[40] = "";
+
+	if (cms) /* (I8) */
+		snprintf(commit, sizeof(commit), ", commit every %u ms", cms);
+	printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
+	       "%llu%s%s), op %u/%u%s%s%s%s%s: %s%s\n", ct_modes[m].name, it,
+	       (unsigned long long)seed, ct_lc_names[r->lifecycle],
+	       (unsigned long long)r->cut_at, (unsigned long long)r->writes,
+	       (unsigned long long)cut_span, r->aimed >= 0 ? ", aimed at " : "",
+	       r->aimed >= 0 ? jg_opoint_label((enum jg_opoint)r->aimed) : "",
+	       r->issued, o->ops, commit, r->second ? ", second fault " : "",
+	       r->second ? ct_second_names[r->second] : "",
+	       r->forced ? ", forced" : "",
+	       r->mount_failed ? ", row 0 at risk: mount failed" :
+	       r->waived ? ", checks waived" : "",
+	       bad ? "DAMAGE " : "ok", r->why);
+}
+
 static int ct_ip_run(const struct ct_opts *o)
 {
 	struct ct_result res[CT_NMODES];
@@ -758,7 +803,7 @@ static int ct_ip_run(const struct ct_opts *o)
 			       (unsigned long long)r.writes);
 		for (unsigned int it = o->seed_from; it < o->seed_from + o->iterations; it++) {
 			uint64_t seed = ct_seed(o, (enum ct_mode)m, it);
-			bool bad = false;
+			bool bad;
 
 			ct_watch_seed = seed;
 			alarm(120);
@@ -767,41 +812,12 @@ static int ct_ip_run(const struct ct_opts *o)
 			if (rc)
 				return cli_err("%s iteration %u: %s", ct_modes[m].name, it,
 					       strerror(-rc)), 2;
-			for (int k = 0; k < CT_NCHECKS; k++) {
-				res[m].damage[k] += r.damage[k] ? 1 : 0;
-				bad |= r.damage[k] != 0;
-			}
-			for (unsigned int k = 0; k < r.ncuts; k++)
-				opcov_add(&res[m].cov, r.points[k]);
-			res[m].second[r.second]++;
-			res[m].forced += r.forced;
-			res[m].waived += r.waived;
-			res[m].mount_failed += r.mount_failed;
-			res[m].risk_files += r.risk_files;
-			res[m].timed += r.timed;
-			res[m].damaged_iterations += bad;
+			bad = ct_ip_add(&res[m], &r);
 			any_bad |= bad;
-			res[m].n++;
 			cli_progress(&prog, ++done, total);
 			if (bad || o->verbose) {
-				unsigned int cms = ct_ip_commit_interval_ms(seed);
-				char commit[40] = "";
-
-				if (cms) /* (I8) */
-					snprintf(commit, sizeof(commit), ", commit every %u ms", cms);
 				cli_progress_erase();
-				printf("%-8s iter %6u seed %016llx %-12s cut at write %llu/%llu (span "
-				       "%llu%s%s), op %u/%u%s%s%s%s%s: %s%s\n", ct_modes[m].name, it,
-				       (unsigned long long)seed, ct_lc_names[r.lifecycle],
-				       (unsigned long long)r.cut_at, (unsigned long long)r.writes,
-				       (unsigned long long)c.cut_span, r.aimed >= 0 ? ", aimed at " : "",
-				       r.aimed >= 0 ? jg_opoint_label((enum jg_opoint)r.aimed) : "",
-				       r.issued, o->ops, commit, r.second ? ", second fault " : "",
-				       r.second ? ct_second_names[r.second] : "",
-				       r.forced ? ", forced" : "",
-				       r.mount_failed ? ", row 0 at risk: mount failed" :
-				       r.waived ? ", checks waived" : "",
-				       bad ? "DAMAGE " : "ok", r.why);
+				ct_ip_line(o, (enum ct_mode)m, it, seed, c.cut_span, &r, bad);
 			}
 			fflush(stdout);
 		}
