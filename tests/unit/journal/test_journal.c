@@ -630,19 +630,28 @@ static void test_jnl_info_counts_copies(void **state)
 	}
 }
 
+/* A journal on @d opened, recovered (nothing to replay) and started. */
+static struct jnl *t_jnl_started(struct blk_dev *d, const struct jnl_cfg *cfg)
+{
+	struct jnl_recovery_report rep;
+	struct jnl *j = NULL;
+
+	assert_int_equal(jnl_open(d, cfg, &j), 0);
+	assert_int_equal(jnl_recover(j, &rep), 0);
+	assert_int_equal(jnl_start(j), 0);
+	return j;
+}
+
 /* ... and data written home early, a batch at a time, is counted out. */
 static void test_jnl_info_counts_early_copies(void **state)
 {
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
 			       .no_commit_thread = true, .max_txn_data_blocks = 4 };
-	struct jnl_recovery_report rep;
 	struct blk_dev *d = t_mem_dev();
 	struct jnl *j = NULL;
 
 	(void)state;
-	assert_int_equal(jnl_open(d, &cfg, &j), 0);
-	assert_int_equal(jnl_recover(j, &rep), 0);
-	assert_int_equal(jnl_start(j), 0);
+	j = t_jnl_started(d, &cfg);
 	t_txn(j, 100, 10, 1, false);	/* two batches of 4 written early, 2 left */
 	t_copies_are(j, 2, 4);
 	assert_int_equal(jnl_close(j), 0);
@@ -661,7 +670,6 @@ static void test_jnl_early_data_from_copies(void **state)
 {
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_DECLARED,
 			       .no_commit_thread = true, .max_txn_data_blocks = 600 };
-	struct jnl_recovery_report rep;
 	struct blk_dev *d = t_mem_dev();
 	struct jnl_handle *h = NULL;
 	uint8_t *b = jg_alloc_blocks(1);
@@ -669,9 +677,7 @@ static void test_jnl_early_data_from_copies(void **state)
 	struct jnl *j = NULL;
 
 	(void)state;
-	assert_int_equal(jnl_open(d, &cfg, &j), 0);
-	assert_int_equal(jnl_recover(j, &rep), 0);
-	assert_int_equal(jnl_start(j), 0);
+	j = t_jnl_started(d, &cfg);
 	t_txn(j, 100, 600, 1, false);	/* one early batch: blocks 100..611 in the first slab */
 	jnl_info_get(j, &info);
 	assert_int_equal(info.copy_bytes, 0);
@@ -705,7 +711,6 @@ static void test_jnl_short_runs_share_staging(void **state)
 {
 	struct jnl_cfg cfg = { .start_blkno = T_JSTART, .mode = JNL_DATA_ORDERED,
 			       .no_commit_thread = true, .max_txn_data_blocks = 600 };
-	struct jnl_recovery_report rep;
 	struct blk_dev *d = t_mem_dev();
 	struct jnl_handle *h = NULL;
 	uint8_t *b = jg_alloc_blocks(1);
@@ -713,9 +718,7 @@ static void test_jnl_short_runs_share_staging(void **state)
 	struct jnl *j = NULL;
 
 	(void)state;
-	assert_int_equal(jnl_open(d, &cfg, &j), 0);
-	assert_int_equal(jnl_recover(j, &rep), 0);
-	assert_int_equal(jnl_start(j), 0);
+	j = t_jnl_started(d, &cfg);
 	assert_int_equal(jnl_handle_start(j, 1, &h), 0);
 	for (unsigned int i = 0; i < 80; i++) {
 		/* each pair's second block first: copies not side by side */
