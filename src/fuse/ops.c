@@ -58,6 +58,17 @@
  *      part way) would pass for the whole range and fsync would return 0 for
  *      a tail that never reached the disks. fop_write writes on until the
  *      range is done or fails, and answers that error.
+ * (V10) No create either, where (V8) holds: the kernel learns (V8) from the
+ *      first OPEN, and until then each file made by CREATE is open with our
+ *      answer's handle, so its close sends a RELEASE. A mount that only makes
+ *      files (an untar, a copy into an empty volume) never sends that OPEN:
+ *      one RELEASE per file. So CREATE gets ENOSYS, after which the kernel
+ *      makes each file with MKNOD and opens it itself (the first such open is
+ *      the OPEN of (V8)): a create costs a LOOKUP and a MKNOD from the first
+ *      file on. O_EXCL holds (MKNOD fails with EEXIST on a name that exists),
+ *      and the creator may still write a file whose mode it cannot (the kernel
+ *      skips the permission check of a file its open created). Without (V8)
+ *      CREATE is answered: MKNOD and OPEN would be two requests for its one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -529,6 +540,10 @@ static void fop_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 	int rc;
 
 	fop_count(c, FOP_REQ_CREATE);
+	if (c->no_open) {
+		fuse_reply_err(req, ENOSYS); /* (V10): the kernel sends no more */
+		return;
+	}
 	rc = fs_create_ref(c->fs, parent, name, S_IFREG | (mode & 07777), 0, NULL, who->uid,
 			   who->gid, &a); /* (V1) */
 	if (rc)
