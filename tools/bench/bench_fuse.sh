@@ -5,7 +5,7 @@
 # btrfs, with fio. Prints figures; asserts nothing (speed lives in benchmarks).
 #
 #   sudo tools/bench/bench_fuse.sh [-s MEMBER_SIZE] [-d DIR] [-t SECONDS] [-r ROUNDS]
-#                            [-w LIST] [-o MOUNT_OPTIONS] [-T TREE] PATH/TO/jgrfs
+#                            [-w LIST] [-o MOUNT_OPTIONS] [-T TREE] [-p CPUS] PATH/TO/jgrfs
 #
 #   -w LIST  which filesystems, of jgrfs,fuse2fs,btrfs,passthrough (default all)
 #            and jgrfs-uring (not by default): jgrfs mounted -o uring, its
@@ -16,6 +16,10 @@
 #            starting one filesystem further (a multiple of the number of
 #            filesystems puts each in every position alike); with more than
 #            one, the medians and the median of the per-round ratios
+#   -p CPUS  run the workloads (fio, the creates, tar, git) on these CPUs
+#            (taskset -c): a caller kept on one CPU is what the kernel's
+#            wake-on-current-cpu for io_uring requests gives (docs/design/
+#            fuse-uring.md); the daemons stay where the scheduler puts them
 #
 #   jgrfs    RAID5 over 4 member files of MEMBER_SIZE (default 1G), data=declared
 #   fuse2fs  ext4 in one image file the size of the jgrfs array (3 x MEMBER_SIZE),
@@ -46,7 +50,8 @@ which=jgrfs,fuse2fs,btrfs,passthrough
 mopts=""
 rounds=1
 tree=/usr/include
-while getopts "s:d:t:w:o:r:T:h" opt; do
+pincpus=""
+while getopts "s:d:t:w:o:r:T:p:h" opt; do
 	case $opt in
 	s) size=$OPTARG ;;
 	d) dir=$OPTARG ;;
@@ -55,7 +60,8 @@ while getopts "s:d:t:w:o:r:T:h" opt; do
 	o) mopts="-o $OPTARG" ;;
 	r) rounds=$OPTARG ;;
 	T) tree=$OPTARG ;;
-	*) sed -n '4,37p' "$0"; exit 2 ;;
+	p) pincpus=$OPTARG ;;
+	*) sed -n '4,43p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -67,6 +73,14 @@ case "$jgrfs" in /*) ;; *) jgrfs=$(pwd)/$jgrfs ;; esac
 for p in fio python3 fusermount3 git tar; do
 	command -v $p >/dev/null || { echo "bench_fuse: $p missing" >&2; exit 1; }
 done
+# pin: the prefix that runs a workload's program on the -p CPUs
+pin=()
+if [ -n "$pincpus" ]; then
+	taskset -c "$pincpus" true 2>/dev/null ||
+		{ echo "bench_fuse: -p $pincpus: not CPUs this process may run on" >&2; exit 2; }
+	pin=(taskset -c "$pincpus")
+	echo "workloads on CPU(s) $pincpus" >&2
+fi
 
 W=$(mktemp -d "$dir/jgrfs-bench.XXXXXX") || exit 1
 MNT=$W/mnt
@@ -95,7 +109,7 @@ rand_bytes=$((64 << 20))
 fio_run() {
 	local name=$1
 	shift
-	fio --name="$name" --output-format=json --ioengine=psync "$@" >"$W/fio.json" 2>"$W/fio.err" ||
+	"${pin[@]}" fio --name="$name" --output-format=json --ioengine=psync "$@" >"$W/fio.json" 2>"$W/fio.err" ||
 		{ cat "$W/fio.err" >&2; echo "0 0"; return; }
 	python3 - "$W/fio.json" <<'PY'
 import json, sys
@@ -107,7 +121,7 @@ PY
 
 # creates DIR N: N files of 4 KiB, then one syncfs; prints files/s
 creates() {
-	python3 - "$1" "$2" <<'PY'
+	"${pin[@]}" python3 - "$1" "$2" <<'PY'
 import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 os.makedirs(d, exist_ok=True)
@@ -130,7 +144,7 @@ timed() {
 	local d=$1 t0 t1
 	shift
 	t0=$(date +%s.%N)
-	"$@" >/dev/null 2>"$W/timed.err" && sync -f "$d" ||
+	"${pin[@]}" "$@" >/dev/null 2>"$W/timed.err" && sync -f "$d" ||
 		{ cat "$W/timed.err" >&2; echo 0; return; }
 	t1=$(date +%s.%N)
 	python3 -c "print('%.2f' % ($t1 - $t0))"
