@@ -373,8 +373,11 @@ _Static_assert(sizeof(struct fop_requests) == 520, "fop_requests size");
 /* Version 6: files at risk and lost blocks. Version 7: the online scrub. Version 8:
  * the scrub's blocks rebuilt by their checksums and rows it could not tell.
  * Version 9: the rows a failed member missed, the last rebuild. Version 10:
- * data checksums (FOP_ST_DATA_CSUM, dcsum_*). */
-#define FOP_STATUS_VERSION 11u
+ * data checksums (FOP_ST_DATA_CSUM, dcsum_*). Version 11: the memory by pool
+ * (mem[], mem_*, arena_*, scratch_*). Version 12: the threads that run
+ * request handlers (fuse_threads, fuse_ring_entries) and the ring's pool
+ * (FOP_MEM_FUSE_RING). */
+#define FOP_STATUS_VERSION 12u
 #define FOP_STATUS_MEMBERS 32u
 #define FOP_STATUS_EVENTS 16u /* room for enum raid_event_kind */
 #define FOP_STATUS_SPARES 8u
@@ -446,9 +449,11 @@ enum fop_mem_pool {
 	FOP_MEM_FUSE = 5,	/* libfuse's request buffers: the bound only (not counted) */
 	FOP_MEM_JNL_ARENA = 6,	/* the journal's arena of data copies: the slabs ever used */
 	FOP_MEM_LOG_IMG = 7,	/* the journal's commit and declare images: the bound only */
-	FOP_MEM__COUNT = 8
+	FOP_MEM_FUSE_RING = 8,	/* -o uring: the ring entries' buffers (0 without the ring) */
+	FOP_MEM__COUNT = 9
 };
 #define FOP_MEM_POOLS 12u /* room in fop_status.mem */
+_Static_assert(FOP_MEM__COUNT <= FOP_MEM_POOLS, "fop_status.mem holds every pool");
 struct fop_status_mem {
 	uint64_t bytes, peak, bound;
 };
@@ -578,6 +583,10 @@ struct fop_status {
 	 * the most a call may hold at once (how its bound is made) */
 	uint32_t scratch_calls, scratch_calls_peak;
 	uint64_t scratch_call_max;
+	/* the threads that run request handlers, the bounds' T: the FUSE workers
+	 * (-o threads=) and, while the ring serves requests (-o uring), its
+	 * entries, a thread each (0: no ring, or it does not serve) */
+	uint32_t fuse_threads, fuse_ring_entries;
 };
 #define FOP_REBUILD_LAST_DONE (1u << 0)	 /* the rebuild_last_* fields are valid */
 #define FOP_REBUILD_LAST_READD (1u << 1) /* it was a readd of only the rows missed */

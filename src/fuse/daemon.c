@@ -567,6 +567,7 @@ static int fop_session_up(struct fop_ctx *c, const struct fop_opts *o, struct fo
 		rc = fop_uring_attach(c->se, &sv->uring);
 		if (rc)
 			return rc;
+		c->uring = sv->uring; /* for the status: its entries and buffers */
 	}
 	c->mount_time = time(NULL);
 	fop_readahead_set(sv->mnt, o->max_write_bytes / 1024);

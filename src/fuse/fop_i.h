@@ -27,6 +27,9 @@ struct fop_ctx {
 	const struct fop_opts *opts;
 	struct fuse_session *se;
 	struct fop_notify *notify; /* notify=PROGRAM, or NULL: its counters for status */
+	/* -o uring: the requests' rings (uring.c), or NULL; set before the
+	 * session loop, valid until after it and the ring's threads ended */
+	struct fop_uring *uring;
 	uid_t owner_uid; /* who mounted: may switch resync-all */
 	bool no_open;	 /* the kernel opens files without us (V8 of ops.c); set by init */
 	time_t mount_time;
@@ -171,6 +174,21 @@ struct fop_uring;
  * the kernel offers it, else all stays on /dev/fuse. One session per process.
  */
 int fop_uring_attach(struct fuse_session *se, struct fop_uring **out);
+/*
+ * What the ring holds, for the status (docs/design/memory.md): @entries, its
+ * entries while it serves requests, each with a thread that runs request
+ * handlers as the FUSE workers do (0: no ring, the kernel did not offer it,
+ * its set-up failed, or the kernel refused it and requests went back to
+ * /dev/fuse); @bytes, the entries' buffers (a header and FUR_PRE bytes and
+ * the payload each) allocated now, and @bound, what they take once all are
+ * (0 until the kernel's INIT set the payload's size, and without the ring).
+ */
+struct fop_uring_mem {
+	unsigned int entries;
+	uint64_t bytes, bound;
+};
+/* Fill @out for @u (NULL: all 0). Any thread, lock-free; a snapshot. */
+void fop_uring_mem(const struct fop_uring *u, struct fop_uring_mem *out);
 /* Stop the queues' threads and free the rings: after the loop, before unmount. NULL: nothing. */
 void fop_uring_detach(struct fop_uring *u);
 

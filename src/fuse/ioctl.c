@@ -70,7 +70,8 @@ static void fop_status_rss(struct fop_status *st)
 
 /*
  * The journal's pools and their bounds (docs/design/memory.md, "Bounds"), from
- * the volume's log and the mount's options: @threads FUSE workers, which
+ * the volume's log and the mount's options: @threads that run request
+ * handlers (the FUSE workers, and the ring's entries when it serves), which
  * are the writers of data; metadata has one writer more, the checksum
  * initialiser.
  */
@@ -119,10 +120,17 @@ static void fop_status_mem(struct fop_ctx *c, struct fop_status *st)
 	/* libfuse 3.14: each worker thread keeps one buffer of FUSE_MAX_MAX_PAGES
 	 * (256) pages and a header page, whatever max_write is */
 	const uint64_t fuse_buf = 256 * 4096 + 4096;
-	const uint64_t threads = c->opts->max_threads;
+	struct fop_uring_mem um;
+	uint64_t threads;
 	struct raid_info ri;
 	struct fs_info fi;
 
+	/* T: the threads that run request handlers, the FUSE workers and, with
+	 * -o uring while the ring serves, a thread per entry */
+	fop_uring_mem(c->uring, &um);
+	threads = (uint64_t)c->opts->max_threads + um.entries;
+	st->fuse_threads = c->opts->max_threads;
+	st->fuse_ring_entries = um.entries;
 	raid_info_get(c->array, &ri);
 	fs_info_get(c->fs, &fi);
 	st->mem[FOP_MEM_CACHE] = (struct fop_status_mem){ fi.cache_bytes, fi.cache_peak_bytes,
@@ -131,17 +139,20 @@ static void fop_status_mem(struct fop_ctx *c, struct fop_status *st)
 	st->mem[FOP_MEM_ROW_CACHE] =
 		(struct fop_status_mem){ ri.rcache_bytes, ri.rcache_bytes, ri.rcache_bound_bytes };
 	/* parity scratch: a call holds one group's at a time, and one more is
-	 * kept. The threads that may be in such a call at once: each FUSE
-	 * worker (a read taking the row path, a heal), the holder of the
-	 * journal's io_lock (every journal write), the checksum initialiser,
-	 * the initial sync, the rebuild and the scrub: threads + 5. (The row
-	 * cache's read-ahead reads into its image, with no scratch.) */
+	 * kept. The threads that may be in such a call at once: each that
+	 * runs request handlers (a read taking the row path, a heal), the
+	 * holder of the journal's io_lock (every journal write), the checksum
+	 * initialiser, the initial sync, the rebuild and the scrub: threads +
+	 * 5. (The row cache's read-ahead reads into its image, with no scratch.) */
 	st->mem[FOP_MEM_SCRATCH] = (struct fop_status_mem){
 		ri.scratch_bytes, ri.scratch_peak_bytes, (threads + 6) * ri.scratch_call_max_bytes };
 	st->scratch_calls = ri.scratch_calls;
 	st->scratch_calls_peak = ri.scratch_calls_peak;
 	st->scratch_call_max = ri.scratch_call_max_bytes;
-	st->mem[FOP_MEM_FUSE] = (struct fop_status_mem){ 0, 0, threads * fuse_buf };
+	/* libfuse's buffers are the workers' only; the ring's entries have
+	 * theirs, allocated whole when the ring is set up: its peak is now */
+	st->mem[FOP_MEM_FUSE] = (struct fop_status_mem){ 0, 0, c->opts->max_threads * fuse_buf };
+	st->mem[FOP_MEM_FUSE_RING] = (struct fop_status_mem){ um.bytes, um.bytes, um.bound };
 	fop_status_rss(st);
 	fop_status_allocator(st);
 }

@@ -128,6 +128,9 @@ struct fop_uring {
 	atomic_bool offered;	      /* that INIT offered FUSE_OVER_IO_URING */
 	atomic_bool running;	      /* the INIT reply carried the flag: rings serve */
 	atomic_bool refused;	      /* a command failed: said once */
+	/* the entries' buffers allocated now, and what they take once all are:
+	 * for the status (fop_uring_mem), which any thread may ask */
+	_Atomic uint64_t mem_bytes, mem_bound;
 };
 
 static __thread struct fur_ent *fur_cur; /* the ring request this thread serves */
@@ -432,6 +435,8 @@ static int fur_rings_setup(struct fop_uring *u, const struct fuse_init_out *io)
 	if (rc)
 		return rc;
 	u->msg_up = true;
+	atomic_store(&u->mem_bound,
+		     (uint64_t)u->nq * u->depth * (sizeof(*u->ents->hdr) + FUR_PRE + u->payload));
 	for (unsigned int i = 0; i < u->nq * u->depth; i++) {
 		struct fur_ent *e = &u->ents[i];
 
@@ -443,8 +448,12 @@ static int fur_rings_setup(struct fop_uring *u, const struct fuse_init_out *io)
 			return rc;
 		e->ring_up = true;
 		e->hdr = calloc(1, sizeof(*e->hdr));
-		if (!e->hdr || posix_memalign((void **)&e->buf, 4096, FUR_PRE + u->payload))
+		if (!e->hdr)
 			return -ENOMEM;
+		atomic_fetch_add(&u->mem_bytes, sizeof(*e->hdr));
+		if (posix_memalign((void **)&e->buf, 4096, FUR_PRE + u->payload))
+			return -ENOMEM;
+		atomic_fetch_add(&u->mem_bytes, FUR_PRE + u->payload);
 	}
 	return 0;
 }
@@ -574,6 +583,20 @@ int fop_uring_attach(struct fuse_session *se, struct fop_uring **out)
 	return 0;
 }
 
+void fop_uring_mem(const struct fop_uring *u, struct fop_uring_mem *out)
+{
+	*out = (struct fop_uring_mem){0};
+	if (!u)
+		return;
+	/* running only after the kernel took the INIT reply that asked for the
+	 * ring; refused once it sent the connection back to /dev/fuse. nq and
+	 * depth are set before the session starts, so before any handler runs */
+	if (atomic_load(&u->running) && !atomic_load(&u->refused))
+		out->entries = u->nq * u->depth;
+	out->bytes = atomic_load(&u->mem_bytes);
+	out->bound = atomic_load(&u->mem_bound);
+}
+
 void fop_uring_detach(struct fop_uring *u)
 {
 	bool stuck = false;
@@ -609,6 +632,8 @@ void fop_uring_detach(struct fop_uring *u)
 		/* cancels the commands the kernel still holds */
 		if (e->ring_up)
 			io_uring_queue_exit(&e->ring);
+		atomic_fetch_sub(&u->mem_bytes, (e->hdr ? sizeof(*e->hdr) : 0) +
+						    (e->buf ? FUR_PRE + u->payload : 0));
 		free(e->hdr);
 		free(e->buf);
 	}

@@ -12,13 +12,35 @@
 # jemalloc (the release build) the resident peak must be within the sum of the
 # bounds and what the daemon had after mount, and the memory the allocator
 # keeps beyond what is allocated is bounded too.
+#
+# With `uring` as its argument ($3), or JGRFS_FUSE_URING=1, the same mounted
+# -o uring (fuse.enable_uring set as fuse_lib.sh does, or a skip): the ring's
+# entries run request handlers too, so the bounds' T is the 4 workers and the
+# entries (as many as the daemon has `fuse-uring` threads, and as uring.c
+# gives the CPUs), and the entries' buffers are a pool of the total.
+#
+#   fuse_memory.sh PATH/TO/jgrfs [PATH/TO/jgrfs-crash] [uring]
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
 command -v python3 >/dev/null || it_skip "no python3"
+MODE=${3:-devfuse}
+[ "${JGRFS_FUSE_URING:-}" = 1 ] && MODE=uring
+if [ "$MODE" = uring ] && [ -z "${IT_URING_HELD:-}" ]; then
+	it_uring_enable	# fuse.enable_uring, shared with the tests running beside (fuse_lib.sh)
+fi
 
 it_make_members 4 512M
 it_mkfs -l 5
-it_mount -o cache=8M,threads=4
+if [ "$MODE" = uring ]; then
+	it_mount -o cache=8M,threads=4,uring
+	it_uring_check	# the ring serves (a kernel that refuses it: requests on /dev/fuse)
+else
+	it_mount -o cache=8M,threads=4
+fi
+# the entry threads the daemon runs: the T the status must count
+pid=$(it_daemon_pid)
+ring_threads=$(cat /proc/"$pid"/task/*/comm | grep -cx fuse-uring)
+it_log "mode $MODE: $ring_threads ring entry threads"
 
 "$JGRFS" status --json "$MNT" >"$T/mount.json" || it_fail "status --json after mount"
 dd if=/dev/zero of="$MNT/big" bs=1M count=48 conv=fsync status=none || it_fail "dd"
@@ -30,20 +52,43 @@ dd if=/dev/zero of="$MNT/big2" bs=1M count=512 conv=fsync status=none || it_fail
 "$JGRFS" status "$MNT" >"$T/status.txt" || it_fail "status"
 grep -q "^memory: " "$T/status.txt" || it_fail "no memory line in jgrfs status"
 grep -q "^ *total .*bound" "$T/status.txt" || it_fail "no total line in jgrfs status"
+if [ "$MODE" = uring ]; then
+	grep -q "^ *fuse ring  *$ring_threads entries, a thread each: .*bound" "$T/status.txt" ||
+		it_fail "no fuse ring line of $ring_threads entries in jgrfs status"
+else
+	grep -q "^ *fuse ring  *none: requests on /dev/fuse$" "$T/status.txt" ||
+		it_fail "no fuse ring line saying none in jgrfs status"
+fi
 sed -n '/^memory:/,/total/p' "$T/status.txt"
 
-python3 - "$T/status.json" "$T/mount.json" <<'EOF' || it_fail "memory pools (above)"
-import json, sys
+python3 - "$T/status.json" "$T/mount.json" "$MODE" "$ring_threads" <<'EOF' || it_fail "memory pools (above)"
+import json, re, sys
 
 st = json.load(open(sys.argv[1]))
 m, fs = st["memory"], st["filesystem"]
 m0 = json.load(open(sys.argv[2]))["memory"]
+uring, ring_threads = sys.argv[3] == "uring", int(sys.argv[4])
 bad = []
 def check(ok, what):
     if not ok:
         bad.append(what)
 
-KiB, MiB, B, T = 1 << 10, 1 << 20, 4096, 4       # threads=4
+KiB, MiB, B, W = 1 << 10, 1 << 20, 4096, 4       # threads=4
+# -o uring: a queue a possible CPU, 8 entries each, fewer past 4 CPUs so that
+# a mount has at most 32, never fewer than 2 (FUR_DEPTH_* of uring.c)
+# the kernel's queues, one a possible CPU ("0-1": 2), read as uring.c reads them
+lo, hi = re.match(r"(\d+)(?:-(\d+))?", open("/sys/devices/system/cpu/possible").read()).groups()
+nq = int(hi or lo) + 1
+E = nq * min(8, max(2, 32 // nq)) if uring else 0
+check(ring_threads == E, "%d fuse-uring threads, %d entries expected" % (ring_threads, E))
+th = m["threads"]
+check(th == {"fuse": W, "ring_entries": E}, "threads %s: %d workers, %d entries" % (th, W, E))
+T = W + E                                        # the threads running request handlers
+# the ring's entries: a 288-byte header and 256 bytes and a payload of
+# max_write (1 MiB) each, allocated whole when the ring is set up
+r = m["fuse_ring"]
+check(r["bound_bytes"] == E * (MiB + 544), "fuse ring bound for %d entries" % E)
+check(r["bytes"] == r["peak_bytes"] == r["bound_bytes"], "fuse ring %s not whole" % r)
 # the volume's log: its blocks without the superblock, the largest footprint
 cap = fs["journal_blocks"] - 1
 mt = min(cap // 4, 2048)
@@ -52,7 +97,7 @@ batch = 4096                                     # an early batch, 16 MiB
 c = m["cache"]
 check(8 * MiB < c["bound_bytes"] < 9 * MiB, "cache bound %d for cache=8M" % c["bound_bytes"])
 # libfuse: a buffer of 256 pages and a header page per worker thread
-check(m["fuse_buffers"]["bound_bytes"] == T * (MiB + B), "fuse bound for threads=4")
+check(m["fuse_buffers"]["bound_bytes"] == W * (MiB + B), "fuse bound for threads=4")
 # copies: the log, two transactions' footprints, a copy a writer, two batches
 check(m["journal_copies"]["bound_bytes"] == (cap + 2 * mt + T + 1 + 2 * (batch + T)) * B,
       "journal copies bound")
@@ -81,9 +126,9 @@ for name in pools:
 # the writes went through the arena, a batch (8 slabs) at a time at least
 check(a["busy_peak"] >= 8, "arena: no full batch seen")
 tot = m["total"]
-bounds = sum(m[n]["bound_bytes"] for n in pools + ("fuse_buffers", "log_images"))
+bounds = sum(m[n]["bound_bytes"] for n in pools + ("fuse_buffers", "log_images", "fuse_ring"))
 check(tot["bound_bytes"] == bounds, "total bound %d, not the sum %d" % (tot["bound_bytes"], bounds))
-check(tot["bytes"] == sum(m[n]["bytes"] for n in pools), "total bytes")
+check(tot["bytes"] == sum(m[n]["bytes"] for n in pools + ("fuse_ring",)), "total bytes")
 check(tot["bytes"] <= tot["peaks_bytes"] <= tot["bound_bytes"], "total %s above its bound" % tot)
 check(0 < m["rss_bytes"] <= m["rss_peak_bytes"], "rss")
 check(tot["bytes"] <= m["rss_bytes"], "pools %d above the resident %d" % (tot["bytes"], m["rss_bytes"]))

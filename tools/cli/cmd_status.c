@@ -171,6 +171,7 @@ static void status_print_json_requests(const struct fop_requests *rq)
 static const char *const status_mem_names[FOP_MEM__COUNT] = {
 	"cache",	  "journal_copies", "journal_staging", "row_cache",
 	"parity_scratch", "fuse_buffers",   "journal_arena",   "log_images",
+	"fuse_ring",
 };
 
 /* The pools together: bytes now, the sum of their peaks, the sum of their bounds. */
@@ -201,11 +202,12 @@ static void status_print_json_mem(const struct fop_status *st)
 	status_mem_total(st, &now, &peaks, &bound);
 	printf(",\"arena_slabs\":{\"total\":%u,\"busy\":%u,\"busy_peak\":%u,\"touched\":%u}"
 	       ",\"scratch_calls\":{\"now\":%u,\"peak\":%u,\"call_max_bytes\":%llu}"
+	       ",\"threads\":{\"fuse\":%u,\"ring_entries\":%u}"
 	       ",\"total\":{\"bytes\":%llu,\"peaks_bytes\":%llu,\"bound_bytes\":%llu}},",
 	       st->arena_slabs, st->arena_slabs_busy, st->arena_slabs_busy_peak,
 	       st->arena_slabs_touched, st->scratch_calls, st->scratch_calls_peak,
-	       (unsigned long long)st->scratch_call_max, (unsigned long long)now,
-	       (unsigned long long)peaks, (unsigned long long)bound);
+	       (unsigned long long)st->scratch_call_max, st->fuse_threads, st->fuse_ring_entries,
+	       (unsigned long long)now, (unsigned long long)peaks, (unsigned long long)bound);
 }
 
 /* One pool's line of status_print_mem. */
@@ -214,17 +216,29 @@ static void status_print_mem_pool(const struct fop_status *st, enum fop_mem_pool
 	static const char *const names[FOP_MEM__COUNT] = {
 		"cache",	  "journal copies", "staging",	     "row cache",
 		"parity scratch", "fuse buffers",   "journal arena", "log images",
+		"fuse ring",
 	};
 	const struct fop_status_mem *m = &st->mem[i];
 
 	printf("            %-15s", names[i]);
+	if (i == FOP_MEM_FUSE_RING && !m->bound) {
+		printf(" none: requests on /dev/fuse\n");
+		return;
+	}
 	if (i == FOP_MEM_FUSE || i == FOP_MEM_LOG_IMG) { /* not counted */
-		printf(" at most %llu KiB\n", (unsigned long long)m->bound >> 10);
+		printf(" at most %llu KiB", (unsigned long long)m->bound >> 10);
+		if (i == FOP_MEM_FUSE)
+			printf(", %u threads", st->fuse_threads);
+		printf("\n");
 		return;
 	}
 	if (i == FOP_MEM_JNL_ARENA)
 		printf(" %u of %u slabs in use (peak %u), %u used:", st->arena_slabs_busy,
 		       st->arena_slabs, st->arena_slabs_busy_peak, st->arena_slabs_touched);
+	if (i == FOP_MEM_FUSE_RING && st->fuse_ring_entries)
+		printf(" %u entries, a thread each:", st->fuse_ring_entries);
+	else if (i == FOP_MEM_FUSE_RING) /* set up, then refused: its threads have ended */
+		printf(" not serving, requests on /dev/fuse:");
 	printf(" %llu KiB (peak %llu KiB", (unsigned long long)m->bytes >> 10,
 	       (unsigned long long)m->peak >> 10);
 	if (i == FOP_MEM_SCRATCH)
@@ -238,6 +252,7 @@ static void status_print_mem(const struct fop_status *st)
 	static const enum fop_mem_pool order[FOP_MEM__COUNT] = {
 		FOP_MEM_CACHE,	   FOP_MEM_JNL_COPIES, FOP_MEM_JNL_ARENA, FOP_MEM_JNL_STAGE,
 		FOP_MEM_LOG_IMG,   FOP_MEM_ROW_CACHE,  FOP_MEM_SCRATCH,	  FOP_MEM_FUSE,
+		FOP_MEM_FUSE_RING,
 	};
 	uint64_t now, peaks, bound;
 
