@@ -564,7 +564,7 @@ static int fop_session_up(struct fop_ctx *c, const struct fop_opts *o, struct fo
 		return -EIO; /* libfuse said why */
 	sv->mounted = true;
 	if (o->uring) {
-		rc = fop_uring_attach(c->se, &sv->uring);
+		rc = fop_uring_attach(c->se, o->uring_poll_us, &sv->uring);
 		if (rc)
 			return rc;
 		c->uring = sv->uring; /* for the status: its entries and buffers */

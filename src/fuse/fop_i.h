@@ -172,8 +172,10 @@ struct fop_uring;
  * Take the session's replies and reads of /dev/fuse (after
  * fuse_session_mount, before the loop): the INIT reply asks for the ring when
  * the kernel offers it, else all stays on /dev/fuse. One session per process.
+ * @poll_us: how long an entry's thread looks for the next request before it
+ * sleeps (uring.c (R1)); 0: it sleeps at once.
  */
-int fop_uring_attach(struct fuse_session *se, struct fop_uring **out);
+int fop_uring_attach(struct fuse_session *se, unsigned int poll_us, struct fop_uring **out);
 /*
  * What the ring holds, for the status (docs/design/memory.md): @entries, its
  * entries while it serves requests, each with a thread that runs request

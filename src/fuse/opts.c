@@ -26,6 +26,7 @@ void fop_opts_init(struct fop_opts *o)
 	o->max_threads = 8;
 	/* the test suites run over either transport without changing a command line */
 	o->uring = getenv("JGRFS_FUSE_URING") && !strcmp(getenv("JGRFS_FUSE_URING"), "1");
+	o->uring_poll_us = 20;
 	o->timeout_s = 86400.0;
 	o->sync_rate_mb = 128;
 	o->log_level = JG_LOG_NOTICE;
@@ -198,6 +199,11 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected 1 to 64", opt);
 		}
 		o->max_threads = (unsigned int)v;
+	} else if (!strncmp(opt, "uring_poll=", 11)) {
+		rc = fop_opts_u64(val, 1000, &v);
+		if (rc)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected microseconds, 0 to 1000", opt);
+		o->uring_poll_us = (unsigned int)v;
 	} else if (!strncmp(opt, "timeout=", 8)) {
 		char *end;
 		double t = strtod(val, &end);

@@ -22,6 +22,19 @@
  *
  * The protocol's structures are defined here from the kernel's uapi
  * (include/uapi/linux/fuse.h, 7.42): the installed headers predate them.
+ *
+ * (R1) After its reply, an entry's thread looks for the next request for
+ *      uring_poll= microseconds (yielding the CPU between looks) before it
+ *      sleeps in the kernel. The kernel (6.18) wakes the caller of a ring
+ *      request with a plain wake_up() from the thread that answers it, whose
+ *      CPU is busy at that moment, so the scheduler puts the caller on an idle
+ *      CPU if there is one: at every request, the wake-up of an idle CPU, tens
+ *      of microseconds in a virtual machine (docs/design/fuse-uring.md). With
+ *      the CPUs that recently answered still looking, none is idle and the
+ *      caller stays where it was; a thread that finds nothing sleeps, so an
+ *      idle mount spins for one budget after its last request and no more.
+ *      The kernel's own fix wakes the caller on the answering CPU (a patch
+ *      after 6.18); with it the budget can be 0.
  */
 #include <errno.h>
 #include <sched.h>
@@ -31,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fop_i.h"
@@ -128,6 +142,7 @@ struct fop_uring {
 	atomic_bool offered;	      /* that INIT offered FUSE_OVER_IO_URING */
 	atomic_bool running;	      /* the INIT reply carried the flag: rings serve */
 	atomic_bool refused;	      /* a command failed: said once */
+	long poll_ns;		      /* (R1): uring_poll= */
 	/* the entries' buffers allocated now, and what they take once all are:
 	 * for the status (fop_uring_mem), which any thread may ask */
 	_Atomic uint64_t mem_bytes, mem_bound;
@@ -348,6 +363,34 @@ static bool fur_ent_complete(struct fur_ent *e, uint64_t data, int res)
 }
 
 /*
+ * (R1) Submit @e's command (the reply and the wait for the next request) and
+ * wait for a completion: looked for, yielding, up to the poll budget, then
+ * slept for. As io_uring_submit_and_wait().
+ */
+static int fur_submit_and_wait(struct fur_ent *e)
+{
+	struct io_uring_cqe *cqe;
+	struct timespec t0, t;
+	int rc;
+
+	if (!e->q->u->poll_ns)
+		return io_uring_submit_and_wait(&e->ring, 1);
+	rc = io_uring_submit(&e->ring);
+	if (rc < 0)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (!io_uring_peek_cqe(&e->ring, &cqe))
+			return rc;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >=
+		    e->q->u->poll_ns)
+			return io_uring_submit_and_wait(&e->ring, 1);
+		sched_yield(); /* the caller may be waiting for this CPU */
+	}
+}
+
+/*
  * One entry: register it, then serve what arrives, the reply to each request
  * submitted with the wait for the next. A REGISTER the kernel refuses
  * completes at once with the error (and the kernel turns the connection back
@@ -374,7 +417,7 @@ static void *fur_ent_main(void *arg)
 		uint64_t data;
 		int res;
 
-		rc = io_uring_submit_and_wait(&e->ring, 1);
+		rc = fur_submit_and_wait(e);
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0)
@@ -538,7 +581,7 @@ static ssize_t fur_writev(int fd, struct iovec *iov, int count, void *ud)
 
 /* ------------------------------------------------------------ interface */
 
-int fop_uring_attach(struct fuse_session *se, struct fop_uring **out)
+int fop_uring_attach(struct fuse_session *se, unsigned int poll_us, struct fop_uring **out)
 {
 	static const struct fuse_custom_io io = {.writev = fur_writev, .read = fur_read};
 	struct fop_uring *u;
@@ -549,6 +592,7 @@ int fop_uring_attach(struct fuse_session *se, struct fop_uring **out)
 	if (!u)
 		return -ENOMEM;
 	u->se = se;
+	u->poll_ns = (long)poll_us * 1000;
 	u->fd = fuse_session_fd(se);
 	u->nq = fur_nr_queues();
 	u->depth = u->nq ? FUR_ENTS_MAX / u->nq : 0;

@@ -3,7 +3,8 @@
 #
 # tools/bench/bench_rtt.sh - what one FUSE request costs its caller: the time of
 # an fstat(2) that the kernel must ask the daemon (a GETATTR, the mount's
-# attribute timeout 0), on jgrfs over /dev/fuse and over io_uring, on libfuse's
+# attribute timeout 0), on jgrfs over /dev/fuse and over io_uring (with its
+# default uring_poll= and without it, uring.c (R1)), on libfuse's
 # passthrough_ll over /dev/fuse, and on a local file (no request: the system
 # call alone). Each with the caller left to the scheduler ("free") and kept on
 # one CPU ("on CPU N"). Prints figures; asserts nothing.
@@ -17,8 +18,8 @@
 #
 # Why both: the kernel answers a caller waiting on a request of the ring with a
 # plain wake-up, so on a machine with an idle CPU the caller is moved there at
-# each answer (docs/design/fuse-uring.md, "What the ring gives"); kept on one
-# CPU, it stays beside the ring's thread of that CPU.
+# each answer unless no CPU is idle (docs/design/fuse-uring.md, "What a
+# request costs"); kept on one CPU, it stays beside the ring's thread there.
 set -u
 
 calls=20000
@@ -31,7 +32,7 @@ while getopts "n:r:c:d:h" opt; do
 	r) rounds=$OPTARG ;;
 	c) cpu=$OPTARG ;;
 	d) dir=$OPTARG ;;
-	*) sed -n '4,17p' "$0"; exit 2 ;;
+	*) sed -n '4,18p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -91,6 +92,7 @@ jgrfs_one() {
 jgrfs_one "jgrfs, /dev/fuse" timeout=0
 if [ -n "$uring_was" ] && echo 1 >$uring_param; then
 	jgrfs_one "jgrfs, io_uring" timeout=0,uring
+	jgrfs_one "jgrfs, io_uring, no polling" timeout=0,uring,uring_poll=0
 else
 	echo "bench_rtt: no FUSE over io_uring in this kernel: its line is left out" >&2
 fi
