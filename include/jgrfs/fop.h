@@ -73,7 +73,7 @@ struct fop_opts {
 					 * with JGRFS_FUSE_URING=1 in the environment (tests) */
 	unsigned int uring_poll_us;	/* uring_poll=; how long a ring entry's thread looks
 					 * for the next request before it sleeps (uring.c
-					 * (R1)); 0..1000 us, default 20 */
+					 * (R1)); 0..1000 us, default 50 */
 	unsigned int max_read_errors;	/* max_read_errors=; 0: RAID_MAX_READ_ERRORS */
 	double timeout_s;		/* timeout=: entry and attribute cache, default 86400 s */
 	unsigned int sync_rate_mb;	/* sync_rate=: initial sync's MiB/s when idle; 0: no limit */
@@ -139,7 +139,7 @@ int fop_assemble_check(void *ctx, struct raid_array *a);
 	"  uring               FUSE requests over io_uring where the kernel offers it\n"          \
 	"                      (Linux 6.14+, fuse.enable_uring=1), else /dev/fuse\n"             \
 	"  uring_poll=USEC     with uring, how long a queue's thread looks for the next\n"        \
-	"                      request before it sleeps, 0..1000 (default 20; 0: never)\n"        \
+	"                      request before it sleeps, 0..1000 (default 50; 0: never)\n"        \
 	"  max_read_errors=N   read errors of a member corrected (reconstructed from the\n"      \
 	"                      others and rewritten) before it is failed (default 20)\n"         \
 	"  timeout=SECONDS     kernel cache of names and attributes (default 86400)\n"             \

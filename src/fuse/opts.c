@@ -26,7 +26,7 @@ void fop_opts_init(struct fop_opts *o)
 	o->max_threads = 8;
 	/* the test suites run over either transport without changing a command line */
 	o->uring = getenv("JGRFS_FUSE_URING") && !strcmp(getenv("JGRFS_FUSE_URING"), "1");
-	o->uring_poll_us = 20;
+	o->uring_poll_us = 50;
 	o->timeout_s = 86400.0;
 	o->sync_rate_mb = 128;
 	o->log_level = JG_LOG_NOTICE;

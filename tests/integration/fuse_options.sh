@@ -99,6 +99,7 @@ it_unmount
 
 it_log "refused options"
 for o in data=fast commit=0 max_write=2M threads=0 max_read_errors=0 logdata=2000 logdata=x resync=bitmap no_such_option \
+	uring_poll=1001 uring_poll=x \
 	notify=relative/prog notify=/nonexistent/prog notify=/etc/passwd; do
 	# shellcheck disable=SC2086
 	if "$JGRFS" mount -o $o $DEVS "$MNT" >"$T/bad.log" 2>&1; then

@@ -8,7 +8,9 @@
 # copy a tree of small and large files, rename and remove some, and the tree
 # reads back the same after a remount over /dev/fuse. With the parameter unset
 # (as on a kernel without it: its FUSE_INIT offers no such flag) -o uring
-# mounts on /dev/fuse, says so in one line, and the files read back. The
+# mounts on /dev/fuse, says so in one line, and the files read back. An idle
+# mount's ring threads sleep (uring.c (R1): they look for a next request only
+# for uring_poll= us after a reply). The
 # parameter is restored at exit (it changes only what new mounts are offered).
 . "$(dirname "$0")/fuse_lib.sh"
 it_setup "$@"
@@ -47,6 +49,21 @@ for c in $(seq 0 $((cpus - 1))); do
 done
 mv "$MNT/copy0/d1/f1" "$MNT/copy0/d1/moved" && rm "$MNT/copy0/d1/f2" || it_fail "rename/unlink"
 sync
+
+# (R1): after its reply a queue's thread looks for the next request for
+# uring_poll= us (50 by default), then sleeps: an idle mount spends no CPU in
+# its ring threads. Over 2 s without a request they may take a tick or two of
+# CPU; a thread that kept looking would take 2 s of one.
+ring_ticks() {
+	cat /proc/"$pid"/task/*/stat 2>/dev/null |
+		awk '$2 == "(fuse-uring)" { t += $14 + $15 } END { print t + 0 }'
+}
+sleep 0.5
+t0=$(ring_ticks)
+sleep 2
+t1=$(ring_ticks)
+[ $((t1 - t0)) -le 20 ] ||
+	it_fail "(R1): the ring threads took $((t1 - t0)) ticks of CPU in 2 s without a request"
 echo 3 >/proc/sys/vm/drop_caches	# forgets: on /dev/fuse beside the ring
 [ "$(ls "$MNT/copy0/d1" | wc -l)" = 199 ] || it_fail "readdir after rename and unlink"
 it_unmount
