@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # tests/integration/fuse_requests.sh - FUSE requests per operation (issue 28).
 #
-# A small file's create, write and close, its stat, an overwrite with fsync and
-# the unlink, each counted by the daemon (FOP_IOC_REQUESTS: requests by kind
+# The mount's first create (with the once-a-mount CREATE, OPEN and FLUSH, and
+# no RELEASE: (V10)), a reopen, a small file's create, write and close, its
+# stat, an overwrite with fsync and the unlink, each counted by the daemon (FOP_IOC_REQUESTS: requests by kind
 # since mount) and compared with the table EXPECTED below. More requests than
 # the table fails, printing the counts: a change that costs a round trip per
 # file shows here. Fewer fails too, so that the table stays what the kernel
