@@ -3,10 +3,11 @@
 # tools/bench/bench_rewrite.sh - two 512 MiB writes on one mount, an idle pause
 # between them (issue 46: "the second write is slower than the first").
 #
-#   sudo tools/bench/bench_rewrite.sh [-r ROUNDS] [-i IDLE_S,...] [-s MiB] [-p] JGRFS
+#   sudo tools/bench/bench_rewrite.sh [-r ROUNDS] [-i IDLE_S,...] [-s MiB] [-p] [-P] JGRFS
 #
 # Per round and per idle time: a fresh volume on 4 sparse 1 GiB members in a
-# temporary directory, mounted with default options; `dd bs=1M conv=fsync` of
+# temporary directory (-P: members written whole with zeros first, so that no
+# write of the array lands in a hole of a member file), mounted with default options; `dd bs=1M conv=fsync` of
 # -s MiB into a new file, IDLE seconds of nothing, the same into another file.
 # For each write: MiB/s, the daemon's minor and major page faults, its CPU
 # time (user+system, ms), its VmRSS after, and the memory lines of `jgrfs
@@ -14,13 +15,14 @@
 # page faults and the kernel's share of its cycles). MALLOC_CONF from the
 # environment reaches the daemon.
 set -u
-ROUNDS=3 IDLES="20,1" SIZE=512 PERF=false
-while getopts "r:i:s:p" o; do
+ROUNDS=3 IDLES="20,1" SIZE=512 PERF=false PREALLOC=false
+while getopts "r:i:s:pP" o; do
 	case $o in
 	r) ROUNDS=$OPTARG ;;
 	i) IDLES=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	p) PERF=true ;;
+	P) PREALLOC=true ;;
 	*) exit 2 ;;
 	esac
 done
@@ -69,11 +71,18 @@ mem_lines() {
 }
 
 echo "# $(date -u) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $JG"
-echo "# MALLOC_CONF=${MALLOC_CONF:-(unset)}; ${SIZE} MiB a write; idle: $IDLES s"
+echo "# MALLOC_CONF=${MALLOC_CONF:-(unset)}; ${SIZE} MiB a write; idle: $IDLES s;" \
+	"members $($PREALLOC && echo "written whole first (-P)" || echo sparse)"
 for r in $(seq "$ROUNDS"); do
 	for idle in ${IDLES//,/ }; do
 		rm -f "$T"/d*.img
-		for i in 0 1 2 3; do truncate -s 1G "$T/d$i.img"; done
+		for i in 0 1 2 3; do
+			if $PREALLOC; then
+				dd if=/dev/zero of="$T/d$i.img" bs=1M count=1024 conv=fsync status=none
+			else
+				truncate -s 1G "$T/d$i.img"
+			fi
+		done
 		"$JG" mkfs -l 5 "$T"/d0.img "$T"/d1.img "$T"/d2.img "$T"/d3.img >/dev/null 2>&1 ||
 			{ echo "mkfs failed"; exit 1; }
 		"$JG" mount "$T"/d0.img "$T"/d1.img "$T"/d2.img "$T"/d3.img "$MNT" >"$T/mount.log" 2>&1 ||
