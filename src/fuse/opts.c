@@ -140,6 +140,50 @@ static bool fop_opts_switch(struct fop_opts *o, const char *opt)
 	return false;
 }
 
+/*
+ * The options of the FUSE session: max_write=, threads=, uring_poll=, timeout=.
+ * True if @opt is one; *@rc is then 0 or -EINVAL (logged).
+ */
+static bool fop_opts_fuse(struct fop_opts *o, const char *opt, const char *val, int *rc)
+{
+	uint64_t v = 0;
+	int r = 0;
+
+	if (!strncmp(opt, "max_write=", 10)) {
+		r = fop_opts_size(val, &v);
+		if (r || v < JG_BLOCK_SIZE || v > FOP_MAX_WRITE_LIMIT) {
+			r = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected 4K to 1M", opt);
+		}
+		o->max_write_bytes = (unsigned int)v;
+	} else if (!strncmp(opt, "threads=", 8)) {
+		r = fop_opts_u64(val, 64, &v);
+		if (r || v == 0) {
+			r = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected 1 to 64", opt);
+		}
+		o->max_threads = (unsigned int)v;
+	} else if (!strncmp(opt, "uring_poll=", 11)) {
+		r = fop_opts_u64(val, 1000, &v);
+		if (r)
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected microseconds, 0 to 1000", opt);
+		o->uring_poll_us = (unsigned int)v;
+	} else if (!strncmp(opt, "timeout=", 8)) {
+		char *end;
+		double t = strtod(val, &end);
+
+		if (*end || !(t >= 0 && t <= 86400)) {
+			r = -EINVAL;
+			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 0 to 86400", opt);
+		}
+		o->timeout_s = t;
+	} else {
+		return false;
+	}
+	*rc = r;
+	return true;
+}
+
 /* Take one option; returns 0 or -EINVAL (logged). */
 static int fop_opts_one(struct fop_opts *o, const char *opt)
 {
@@ -178,13 +222,6 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected a size of at least 256K", opt);
 		}
 		o->cache_blocks = v / JG_BLOCK_SIZE;
-	} else if (!strncmp(opt, "max_write=", 10)) {
-		rc = fop_opts_size(val, &v);
-		if (rc || v < JG_BLOCK_SIZE || v > FOP_MAX_WRITE_LIMIT) {
-			rc = -EINVAL;
-			jg_log(JG_LOG_ERR, "fuse", "%s: expected 4K to 1M", opt);
-		}
-		o->max_write_bytes = (unsigned int)v;
 	} else if (!strncmp(opt, "max_read_errors=", 16)) {
 		rc = fop_opts_u64(val, 1000000, &v);
 		if (rc || v == 0) {
@@ -192,27 +229,8 @@ static int fop_opts_one(struct fop_opts *o, const char *opt)
 			jg_log(JG_LOG_ERR, "fuse", "%s: expected 1 to 1000000", opt);
 		}
 		o->max_read_errors = (unsigned int)v;
-	} else if (!strncmp(opt, "threads=", 8)) {
-		rc = fop_opts_u64(val, 64, &v);
-		if (rc || v == 0) {
-			rc = -EINVAL;
-			jg_log(JG_LOG_ERR, "fuse", "%s: expected 1 to 64", opt);
-		}
-		o->max_threads = (unsigned int)v;
-	} else if (!strncmp(opt, "uring_poll=", 11)) {
-		rc = fop_opts_u64(val, 1000, &v);
-		if (rc)
-			jg_log(JG_LOG_ERR, "fuse", "%s: expected microseconds, 0 to 1000", opt);
-		o->uring_poll_us = (unsigned int)v;
-	} else if (!strncmp(opt, "timeout=", 8)) {
-		char *end;
-		double t = strtod(val, &end);
-
-		if (*end || !(t >= 0 && t <= 86400)) {
-			rc = -EINVAL;
-			jg_log(JG_LOG_ERR, "fuse", "%s: expected seconds, 0 to 86400", opt);
-		}
-		o->timeout_s = t;
+	} else if (fop_opts_fuse(o, opt, val, &rc)) {
+		/* max_write=, threads=, uring_poll=, timeout= */
 	} else if (!strncmp(opt, "sync_rate=", 10)) {
 		rc = fop_opts_u64(val, 1000000, &v);
 		if (rc)
